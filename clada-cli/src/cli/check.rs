@@ -1,0 +1,48 @@
+//! `clada check`: parse and validate, touch nothing.
+
+use clada_markers::{CheckReport, ParseOptions, decode, parse_with, render, render_check_text};
+
+use super::{CheckArgs, CheckFormat};
+use crate::output;
+
+pub(crate) fn run(args: CheckArgs) -> u8 {
+    let input = match output::read_input(args.file.as_deref()) {
+        Ok(input) => input,
+        Err(message) => {
+            eprintln!("clada: {message}");
+            return 2;
+        }
+    };
+    let color = output::stdout_color();
+    let text = match decode(&input.bytes) {
+        Ok(text) => text,
+        Err(d) => {
+            let printed = match args.format {
+                CheckFormat::Json => output::json(&CheckReport::unreadable(&d)),
+                CheckFormat::Text => {
+                    // The bytes are not text: show the message without an excerpt.
+                    let shown = String::from_utf8_lossy(&input.bytes);
+                    let mut s = render(std::slice::from_ref(&d), &shown, &input.name, color);
+                    if s.is_empty() {
+                        s = format!("error[{}]: {}\n", d.kind, d.message);
+                    }
+                    s
+                }
+            };
+            output::print(&printed);
+            return 1;
+        }
+    };
+    let doc = parse_with(
+        text,
+        ParseOptions {
+            allow_escape: args.allow_escape,
+        },
+    );
+    let printed = match args.format {
+        CheckFormat::Json => output::json(&CheckReport::new(&doc)),
+        CheckFormat::Text => render_check_text(&doc, &input.name, color),
+    };
+    output::print(&printed);
+    u8::from(doc.has_errors())
+}

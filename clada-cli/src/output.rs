@@ -1,0 +1,67 @@
+//! Reading the document and writing results: stdin or a file, colour
+//! decisions, and a broken pipe that is not an error.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+
+use clada_markers::read_limited;
+
+/// A document as read, with the name diagnostics call it by.
+pub(crate) struct Input {
+    pub(crate) name: String,
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// Reads FILE, or standard input for `-` or no FILE. Reads at most one byte
+/// past the document size limit. Errors are messages for the user.
+pub(crate) fn read_input(file: Option<&Path>) -> Result<Input, String> {
+    match file {
+        None => read_stdin(),
+        Some(p) if p == Path::new("-") => read_stdin(),
+        Some(path) => {
+            let shown = path.display();
+            let f = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+            let size = f.metadata().ok().map(|m| m.len());
+            if f.metadata().is_ok_and(|m| m.is_dir()) {
+                return Err(format!("cannot read {shown}: it is a directory"));
+            }
+            let bytes = read_limited(f, size).map_err(|e| format!("cannot read {shown}: {e}"))?;
+            Ok(Input {
+                name: path.display().to_string(),
+                bytes,
+            })
+        }
+    }
+}
+
+fn read_stdin() -> Result<Input, String> {
+    let stdin = std::io::stdin().lock();
+    let bytes = read_limited(stdin.take(u64::MAX), None)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    Ok(Input {
+        name: "<stdin>".to_owned(),
+        bytes,
+    })
+}
+
+/// Colour only on a terminal, and never when `NO_COLOR` is set.
+pub(crate) fn stdout_color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Writes to stdout. A reader that went away (a closed pipe) is not an
+/// error: the result simply has no audience.
+pub(crate) fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_string_pretty(value) {
+        Ok(mut s) => {
+            s.push('\n');
+            s
+        }
+        Err(e) => format!("{{\"error\": \"cannot serialise the report: {e}\"}}\n"),
+    }
+}

@@ -1,0 +1,228 @@
+//! The document model: units, tasks, attributes and bodies.
+//!
+//! Everything borrows from the document text: a body is a slice of the
+//! input, copied only when the document uses CRLF line breaks (a CR before a
+//! line feed is never part of content, so such a body must be rebuilt
+//! without it). Every node carries the byte spans of its parts.
+//!
+//! A task that has any error diagnostic keeps its keyword, attributes and
+//! spans, but has no [`Op`]: only well-formed tasks say what to do.
+
+use std::borrow::Cow;
+use std::num::NonZeroUsize;
+
+use serde::Serialize;
+
+use crate::attributes::Attribute;
+use crate::diagnostics::Diagnostic;
+use crate::span::Span;
+use crate::syntax::{TaskKind, Version};
+
+/// A parsed document: its units in order and every diagnostic found.
+#[derive(Clone, Debug)]
+pub struct Document<'a> {
+    pub source: &'a str,
+    pub units: Vec<Unit<'a>>,
+    /// Sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Document<'a> {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// Every task in document order.
+    pub fn tasks(&self) -> impl Iterator<Item = &Task<'a>> {
+        self.units.iter().flat_map(Unit::tasks)
+    }
+
+    /// The diagnostics that belong to the unit numbered `block`.
+    pub fn diagnostics_of(&self, block: usize) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics
+            .iter()
+            .filter(move |d| d.block == Some(block))
+    }
+
+    /// Whether the unit numbered `block` may run: it has no error.
+    pub fn is_runnable(&self, block: usize) -> bool {
+        !self.diagnostics_of(block).any(Diagnostic::is_error)
+    }
+}
+
+/// A block, or a standalone task: the thing that succeeds or fails alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unit<'a> {
+    Block(Block<'a>),
+    Task(Task<'a>),
+}
+
+impl<'a> Unit<'a> {
+    /// 1-based, in document order; a standalone task is a block of its own.
+    pub fn number(&self) -> usize {
+        match self {
+            Unit::Block(b) => b.number,
+            Unit::Task(t) => t.block,
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            Unit::Block(b) => b.span,
+            Unit::Task(t) => t.span,
+        }
+    }
+
+    pub fn tasks(&self) -> &[Task<'a>] {
+        match self {
+            Unit::Block(b) => &b.tasks,
+            Unit::Task(t) => std::slice::from_ref(t),
+        }
+    }
+
+    pub fn is_block(&self) -> bool {
+        matches!(self, Unit::Block(_))
+    }
+}
+
+/// `<<<<<<< TASKS` … `>>>>>>> TASKS`: tasks that run in order, fail-fast.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block<'a> {
+    pub number: usize,
+    /// From the opener to the closer, or to where the block was cut off.
+    pub span: Span,
+    /// The opener line, without its line break.
+    pub opener: Span,
+    pub fence: usize,
+    pub attributes: Vec<Attribute<'a>>,
+    pub version: Option<Version>,
+    pub tasks: Vec<Task<'a>>,
+    /// The closer line, when the block has one.
+    pub closer: Option<Span>,
+}
+
+/// One operation, as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task<'a> {
+    /// 1-based across the whole document.
+    pub number: usize,
+    /// The number of the unit this task belongs to.
+    pub block: usize,
+    pub kind: TaskKind,
+    pub fence: usize,
+    /// From the start of the opener to the end of the closer line.
+    pub span: Span,
+    /// The opener line, without its line break.
+    pub opener: Span,
+    pub attributes: Vec<Attribute<'a>>,
+    /// The bodies between the structural lines, in order.
+    pub sections: Vec<Span>,
+    /// The closer line, when the task has one.
+    pub closer: Option<Span>,
+    /// What to do; `None` when the task has an error.
+    pub op: Option<Op<'a>>,
+}
+
+impl<'a> Task<'a> {
+    /// The value of attribute `name`, if present.
+    pub fn attribute(&self, name: &str) -> Option<&Attribute<'a>> {
+        self.attributes.iter().find(|a| a.name == name)
+    }
+
+    /// The path the task acts on, for reports: `path`, else `from`, else
+    /// `dir`.
+    pub fn display_path(&self) -> Option<&str> {
+        ["path", "from", "dir"]
+            .into_iter()
+            .find_map(|n| self.attribute(n))
+            .map(|a| a.value.as_ref())
+    }
+
+    /// The name of the operation in reports.
+    pub fn op_name(&self) -> OpName {
+        OpName::of(self.kind)
+    }
+}
+
+/// How many occurrences an edit must find.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Count {
+    Exactly(NonZeroUsize),
+    /// At least one; every occurrence is replaced.
+    All,
+}
+
+impl Default for Count {
+    fn default() -> Self {
+        Count::Exactly(NonZeroUsize::MIN)
+    }
+}
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Count::Exactly(n) => write!(f, "{n}"),
+            Count::All => f.write_str("all"),
+        }
+    }
+}
+
+/// A well-formed operation with its texts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op<'a> {
+    Write {
+        path: Cow<'a, str>,
+        append: bool,
+        content: Cow<'a, str>,
+    },
+    Edit {
+        path: Cow<'a, str>,
+        count: Count,
+        search: Cow<'a, str>,
+        replace: Cow<'a, str>,
+    },
+    EditRange {
+        path: Cow<'a, str>,
+        count: Count,
+        start: Cow<'a, str>,
+        end: Cow<'a, str>,
+        replace: Cow<'a, str>,
+    },
+    Run {
+        dir: Option<Cow<'a, str>>,
+        command: Cow<'a, str>,
+    },
+    Move {
+        from: Cow<'a, str>,
+        to: Cow<'a, str>,
+    },
+    Remove {
+        path: Cow<'a, str>,
+    },
+}
+
+/// The operation names used in reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpName {
+    Write,
+    Edit,
+    EditRange,
+    Run,
+    Move,
+    Remove,
+}
+
+impl OpName {
+    pub fn of(kind: TaskKind) -> OpName {
+        match kind {
+            TaskKind::Write => OpName::Write,
+            TaskKind::Search | TaskKind::Edit => OpName::Edit,
+            TaskKind::SearchStart => OpName::EditRange,
+            TaskKind::Run => OpName::Run,
+            TaskKind::Move => OpName::Move,
+            TaskKind::Remove => OpName::Remove,
+        }
+    }
+}

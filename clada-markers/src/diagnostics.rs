@@ -1,0 +1,238 @@
+//! Diagnostics about a document, as data, and the one place that renders
+//! them for people.
+//!
+//! A [`Diagnostic`] has a stable [`DiagnosticKind`] (tests and programs match
+//! on it, never on wording), the protocol's error type, a byte span, a
+//! message that says what is wrong and what would be right, secondary
+//! labels and an optional help line. [`render`] is the only caller of
+//! ariadne.
+
+use ariadne::{Config, IndexType, Label as AriadneLabel, Report, ReportKind, Source};
+use serde::Serialize;
+
+use crate::error_type::ErrorType;
+use crate::span::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// What a diagnostic is about. The names are stable: they appear in JSON
+/// output as `kind` and in the corpus expectations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagnosticKind {
+    /// An opener (task or block) with no closer.
+    UnclosedOpener,
+    /// A closer at depth 0 with another keyword than the task expects.
+    WrongCloser,
+    /// A separator at depth 0 where the task has none (or no more).
+    UnexpectedSeparator,
+    /// A task closed before one of its section markers.
+    MissingSection,
+    /// `<<<<<<< SEARCH-END` where no SEARCH-START section can end.
+    MisplacedSearchEnd,
+    /// A marker line that fits no shape: an opener with no keyword, text
+    /// after a separator or after a closer's keyword.
+    MalformedMarker,
+    /// An opener whose keyword the format does not know.
+    UnknownKeyword,
+    /// (warning) An unknown keyword in a versioned block, passed over.
+    SkippedUnknownKeyword,
+    /// (warning) A separator or closer outside any task, ignored.
+    StrayMarker,
+    UnknownAttribute,
+    DuplicateAttribute,
+    MissingAttribute,
+    InvalidAttributeValue,
+    /// Attribute text that is not `name=value`.
+    MalformedAttribute,
+    UnsupportedVersion,
+    EmptySearch,
+    EmptyRangeStart,
+    EmptyRangeEnd,
+    /// A body in a MOVE or REMOVE task.
+    UnexpectedBody,
+    /// A path that is empty, holds NUL, is absolute or climbs out of the root.
+    PathEscape,
+    /// (warning) A document without a single task.
+    NoTasks,
+    InvalidUtf8,
+    InputTooLarge,
+    /// A fault of clada itself; never expected.
+    Internal,
+}
+
+impl DiagnosticKind {
+    /// The stable name of this kind.
+    pub fn name(self) -> &'static str {
+        match self {
+            DiagnosticKind::UnclosedOpener => "unclosed_opener",
+            DiagnosticKind::WrongCloser => "wrong_closer",
+            DiagnosticKind::UnexpectedSeparator => "unexpected_separator",
+            DiagnosticKind::MissingSection => "missing_section",
+            DiagnosticKind::MisplacedSearchEnd => "misplaced_search_end",
+            DiagnosticKind::MalformedMarker => "malformed_marker",
+            DiagnosticKind::UnknownKeyword => "unknown_keyword",
+            DiagnosticKind::SkippedUnknownKeyword => "skipped_unknown_keyword",
+            DiagnosticKind::StrayMarker => "stray_marker",
+            DiagnosticKind::UnknownAttribute => "unknown_attribute",
+            DiagnosticKind::DuplicateAttribute => "duplicate_attribute",
+            DiagnosticKind::MissingAttribute => "missing_attribute",
+            DiagnosticKind::InvalidAttributeValue => "invalid_attribute_value",
+            DiagnosticKind::MalformedAttribute => "malformed_attribute",
+            DiagnosticKind::UnsupportedVersion => "unsupported_version",
+            DiagnosticKind::EmptySearch => "empty_search",
+            DiagnosticKind::EmptyRangeStart => "empty_range_start",
+            DiagnosticKind::EmptyRangeEnd => "empty_range_end",
+            DiagnosticKind::UnexpectedBody => "unexpected_body",
+            DiagnosticKind::PathEscape => "path_escape",
+            DiagnosticKind::NoTasks => "no_tasks",
+            DiagnosticKind::InvalidUtf8 => "invalid_utf8",
+            DiagnosticKind::InputTooLarge => "input_too_large",
+            DiagnosticKind::Internal => "internal",
+        }
+    }
+
+    /// The protocol's error type for this kind.
+    pub fn error_type(self) -> ErrorType {
+        match self {
+            DiagnosticKind::PathEscape => ErrorType::PathEscape,
+            DiagnosticKind::InvalidUtf8 => ErrorType::InvalidUtf8,
+            DiagnosticKind::InputTooLarge => ErrorType::InputTooLarge,
+            _ => ErrorType::MalformedStructure,
+        }
+    }
+
+    /// Whether this kind is only a warning.
+    pub fn severity(self) -> Severity {
+        match self {
+            DiagnosticKind::SkippedUnknownKeyword
+            | DiagnosticKind::StrayMarker
+            | DiagnosticKind::NoTasks => Severity::Warning,
+            _ => Severity::Error,
+        }
+    }
+}
+
+impl std::fmt::Display for DiagnosticKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A secondary place a diagnostic points at.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+/// One problem (or warning) in a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub kind: DiagnosticKind,
+    pub severity: Severity,
+    /// The offending text: an attribute, a marker line, a body.
+    pub span: Span,
+    /// What is wrong, and what would be right.
+    pub message: String,
+    /// Other places worth showing: an opener, a probable closer.
+    pub labels: Vec<Label>,
+    pub help: Option<String>,
+    /// The unit (block or standalone task) it belongs to, if any.
+    pub block: Option<usize>,
+    /// The task it belongs to, if any.
+    pub task: Option<usize>,
+}
+
+impl Diagnostic {
+    pub fn new(kind: DiagnosticKind, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            kind,
+            severity: kind.severity(),
+            span,
+            message: message.into(),
+            labels: Vec::new(),
+            help: None,
+            block: None,
+            task: None,
+        }
+    }
+
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.labels.push(Label {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    pub fn error_type(&self) -> ErrorType {
+        self.kind.error_type()
+    }
+}
+
+/// Renders diagnostics with source excerpts, as a person reads them.
+///
+/// `name` is how the document is called in the excerpt headers; `color`
+/// turns on ANSI colours (the caller decides: only on a terminal and never
+/// with `NO_COLOR`).
+pub fn render(diagnostics: &[Diagnostic], source: &str, name: &str, color: bool) -> String {
+    let mut out = Vec::new();
+    if diagnostics.is_empty() {
+        return String::new();
+    }
+    let mut cache = (name, Source::from(source));
+    let config = Config::default()
+        .with_index_type(IndexType::Byte)
+        .with_color(color);
+    // ariadne wants spans on character boundaries and inside the text.
+    let clamp = |s: Span| -> std::ops::Range<usize> {
+        let fix = |mut i: usize| {
+            i = i.min(source.len());
+            while !source.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        fix(s.start)..fix(s.end).max(fix(s.start))
+    };
+    for d in diagnostics {
+        let kind = match d.severity {
+            Severity::Error => ReportKind::Error,
+            Severity::Warning => ReportKind::Warning,
+        };
+        let mut report = Report::build(kind, (name, clamp(d.span)))
+            .with_config(config)
+            .with_code(d.kind.name())
+            .with_message(&d.message)
+            .with_label(
+                AriadneLabel::new((name, clamp(d.span)))
+                    .with_message(d.kind.name().replace('_', " ")),
+            );
+        for label in &d.labels {
+            report = report.with_label(
+                AriadneLabel::new((name, clamp(label.span))).with_message(&label.message),
+            );
+        }
+        if let Some(help) = &d.help {
+            report = report.with_help(help);
+        }
+        // Writing to a Vec cannot fail.
+        let _ = report.finish().write(&mut cache, &mut out);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

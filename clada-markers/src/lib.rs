@@ -1,0 +1,49 @@
+//! clada-markers reads edit documents written with git-style conflict
+//! markers and checks them.
+//!
+//! The pipeline: [`decode`] checks the size and encoding of the bytes;
+//! [`lex`] turns the text into line tokens, one per marker line and one per
+//! run of other lines; [`parse`] reads units from the tokens by depth
+//! counting, recovering from every malformed unit, and validates attributes,
+//! paths and bodies into a [`Document`] of [`Unit`]s with [`Diagnostic`]s;
+//! [`render`] shows diagnostics to people and [`print`] writes a document
+//! back as canonical text. Nothing here touches the file system.
+//!
+//! ```
+//! let doc = clada_markers::parse("<<<<<<< WRITE path=\"hello.txt\"\nhi\n>>>>>>> END\n");
+//! assert!(!doc.has_errors());
+//! let task = doc.tasks().next().unwrap();
+//! assert_eq!(task.op, Some(clada_markers::Op::Write {
+//!     path: "hello.txt".into(),
+//!     append: false,
+//!     content: "hi\n".into(),
+//! }));
+//! ```
+
+mod ast;
+mod attributes;
+mod diagnostics;
+mod error_type;
+mod input;
+mod lexer;
+mod parser;
+mod path;
+mod printer;
+mod report;
+mod span;
+mod syntax;
+mod validate;
+
+pub use ast::{Block, Count, Document, Op, OpName, Task, Unit};
+pub use attributes::{Attribute, Quote};
+pub use diagnostics::{Diagnostic, DiagnosticKind, Label, Severity, render};
+pub use error_type::{Category, ErrorType};
+pub use input::{MAX_DOCUMENT_SIZE, decode, read_limited};
+pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
+pub use parser::{parse, parse_with};
+pub use path::{PathProblem, normalize as normalize_path};
+pub use printer::{PrintError, print};
+pub use report::{CheckReport, describe, render_check_text};
+pub use span::{LineIndex, Position, Span};
+pub use syntax::{Keyword, MIN_FENCE, Shape, TaskKind, Version};
+pub use validate::ParseOptions;

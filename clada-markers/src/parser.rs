@@ -1,0 +1,674 @@
+//! The parser: line tokens to units, with recovery.
+//!
+//! The grammar it implements (see `grammar/clada.ebnf` for the full text):
+//!
+//! ```text
+//! document = { block | task | other-marker | text } ;
+//! block    = tasks-opener , { task | other-marker | text } , ( tasks-closer | ? next TASKS opener ? | ? end ? ) ;
+//! task     = task-opener , section , { section-marker , section } , closer ;
+//! ```
+//!
+//! The structure of units and blocks is written with chumsky combinators;
+//! the body of a task is read by [`scan_task`], a depth counter (SPEC
+//! §2.4): inside a task with fence length N only marker lines of exactly N
+//! characters count, an opener raises the depth, a closer at depth > 0 lowers
+//! it, and only at depth 0 do the task's own separator, `SEARCH-END` and
+//! closer apply. Counting instead of recursing means a deeply nested body
+//! costs no stack.
+//!
+//! The grammar is total: every token sequence parses, and every problem
+//! becomes a [`Diagnostic`] emitted through chumsky's error channel, so a
+//! single pass reports everything. The parser never touches the file
+//! system and never panics.
+
+// chumsky's error channel carries `Diagnostic`s by value. The ones made for
+// failed alternatives are built without allocating; boxing them would
+// allocate for every alternative tried.
+#![allow(clippy::result_large_err)]
+
+use chumsky::error::LabelError;
+use chumsky::input::{Checkpoint, InputRef};
+use chumsky::prelude::*;
+use chumsky::util::MaybeRef;
+
+use crate::ast::{Block, Document, Unit};
+use crate::attributes::Attribute;
+use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::lexer::{self, Marker, Token, TokenKind};
+use crate::span::Span;
+use crate::syntax::{Keyword, SectionMarker, Shape, TaskKind, Version};
+use crate::validate::{self, Context, ParseOptions, Problem, RawTask, UnclosedHint};
+
+type Tokens<'t> = &'t [Token];
+type Extra<C> = extra::Full<Diagnostic, (), C>;
+
+impl<'t> chumsky::error::Error<'t, Tokens<'t>> for Diagnostic {}
+
+impl<'t, L> LabelError<'t, Tokens<'t>, L> for Diagnostic {
+    // Failed alternatives produce these all the time and throw them away, so
+    // they must be cheap: no message is built here. One reaching the user
+    // would be a fault of the grammar; see `parse_with`.
+    fn expected_found<E: IntoIterator<Item = L>>(
+        _expected: E,
+        found: Option<MaybeRef<'t, Token>>,
+        _span: SimpleSpan,
+    ) -> Self {
+        let span = found.map(|t| t.span).unwrap_or_default();
+        Diagnostic::new(K::Internal, span, String::new())
+    }
+}
+
+/// Where a parser stands: at the top of the document or inside a block.
+trait Scope {
+    /// The fence length of the enclosing block, and whether it declares a
+    /// version.
+    fn block(&self) -> Option<(usize, bool)>;
+}
+
+impl Scope for () {
+    fn block(&self) -> Option<(usize, bool)> {
+        None
+    }
+}
+
+/// A `TASKS` opener, read; it is the context of everything in its block.
+#[derive(Clone, Debug)]
+struct BlockHead<'a> {
+    start: usize,
+    marker: Marker,
+    attributes: Vec<Attribute<'a>>,
+    version: Option<Version>,
+}
+
+impl Scope for BlockHead<'_> {
+    fn block(&self) -> Option<(usize, bool)> {
+        Some((self.marker.fence, self.version.is_some()))
+    }
+}
+
+/// What a parser inside a unit list produced.
+#[derive(Clone, Debug)]
+enum Item<'a> {
+    Unit(Unit<'a>),
+    /// A separator or closer outside any task (kept to find likely closers).
+    Stray(Marker),
+    Nothing,
+}
+
+/// How a block ended.
+#[derive(Clone, Copy, Debug)]
+enum BlockEnd {
+    Closer(Marker),
+    /// A new `TASKS` opener before this block's closer.
+    NextBlock(Marker),
+    Eof,
+}
+
+/// Parses a document with default options.
+pub fn parse(source: &str) -> Document<'_> {
+    parse_with(source, ParseOptions::default())
+}
+
+/// Parses and checks a document. Never fails: problems are diagnostics.
+pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
+    let tokens = lexer::lex(source);
+    let cx = Context::new(source, options);
+    let (units, errors) = document(&cx).parse(tokens.as_slice()).into_output_errors();
+    let mut diagnostics: Vec<Diagnostic> = errors
+        .into_iter()
+        .map(|mut d| {
+            if d.kind == K::Internal && d.message.is_empty() {
+                d.message = "clada could not parse this line; please report it".to_owned();
+            }
+            d
+        })
+        .collect();
+    let mut units: Vec<Unit<'_>> = units.unwrap_or_default();
+    number(&mut units, &mut diagnostics);
+    if units.iter().all(|u| u.tasks().is_empty()) {
+        diagnostics.push(no_tasks(&cx));
+    }
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    Document {
+        source,
+        units,
+        diagnostics,
+    }
+}
+
+fn document<'t, 'a: 't>(
+    cx: &'t Context<'a>,
+) -> impl Parser<'t, Tokens<'t>, Vec<Unit<'a>>, Extra<()>> + 't {
+    choice((
+        text::<()>().to(Item::Nothing),
+        task::<()>(cx).map(Item::Unit),
+        block(cx).map(Item::Unit),
+        other::<()>(cx),
+    ))
+    .repeated()
+    .collect::<Vec<_>>()
+    .then_ignore(end())
+    .map(|items| {
+        items
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::Unit(u) => Some(u),
+                _ => None,
+            })
+            .collect()
+    })
+}
+
+/// A run of lines that are not marker lines: prose, or content in a body.
+fn text<'t, C: Scope + 't>() -> impl Parser<'t, Tokens<'t>, (), Extra<C>> + Clone {
+    select! { Token { kind: TokenKind::Text, .. } => () }
+}
+
+fn block<'t, 'a: 't>(cx: &'t Context<'a>) -> impl Parser<'t, Tokens<'t>, Unit<'a>, Extra<()>> + 't {
+    let opener = select! {
+        Token { kind: TokenKind::Marker(m), span }
+            if m.shape == Shape::Opener && m.keyword == Some(Keyword::Tasks) => (span.start, m)
+    }
+    .validate(|(start, marker), _, emitter| {
+        let mut out = Vec::new();
+        let (attributes, version, _) = validate::block_opener(cx, &marker, &mut out);
+        out.into_iter().for_each(|d| emitter.emit(d));
+        BlockHead {
+            start,
+            marker,
+            attributes,
+            version,
+        }
+    });
+    let items = choice((
+        text::<BlockHead<'a>>().to(Item::Nothing),
+        task::<BlockHead<'a>>(cx).map(Item::Unit),
+        other::<BlockHead<'a>>(cx),
+    ))
+    .repeated()
+    .collect::<Vec<_>>();
+    opener.then_with_ctx(items.then(block_end())).validate(
+        move |(head, (items, end)), _, emitter| {
+            finish_block(cx, head, items, end, &mut |d| emitter.emit(d))
+        },
+    )
+}
+
+/// The end of a block: its closer, the next block's opener (not consumed),
+/// or the end of the document.
+fn block_end<'t, 'a: 't>() -> impl Parser<'t, Tokens<'t>, BlockEnd, Extra<BlockHead<'a>>> + Clone {
+    custom(
+        |inp: &mut InputRef<'t, '_, Tokens<'t>, Extra<BlockHead<'a>>>| {
+            let fence = inp.ctx().marker.fence;
+            let Some(tok) = inp.peek() else {
+                return Ok(BlockEnd::Eof);
+            };
+            match tok.marker() {
+                Some(m) if m.keyword == Some(Keyword::Tasks) && m.shape == Shape::Opener => {
+                    Ok(BlockEnd::NextBlock(*m))
+                }
+                Some(m) if is_block_closer(m, fence) => {
+                    inp.skip();
+                    Ok(BlockEnd::Closer(*m))
+                }
+                _ => Err(Diagnostic::new(K::Internal, tok.span, String::new())),
+            }
+        },
+    )
+}
+
+fn is_block_closer(m: &Marker, block_fence: usize) -> bool {
+    m.shape == Shape::Closer && m.keyword == Some(Keyword::Tasks) && m.fence == block_fence
+}
+
+fn finish_block<'a>(
+    cx: &Context<'a>,
+    head: BlockHead<'a>,
+    items: Vec<Item<'a>>,
+    end: BlockEnd,
+    emit: &mut dyn FnMut(Diagnostic),
+) -> Unit<'a> {
+    let fence = head.marker.fence;
+    let closer_text = format!("{} TASKS", Shape::Closer.run(fence));
+    let (closer, span_end) = match end {
+        BlockEnd::Closer(m) => {
+            if !m.rest.is_empty() {
+                emit(Diagnostic::new(
+                    K::MalformedMarker,
+                    m.rest,
+                    format!("nothing may follow `{closer_text}` on its line"),
+                ));
+            }
+            (Some(m.line()), m.line().end)
+        }
+        BlockEnd::NextBlock(next) => {
+            emit(
+                Diagnostic::new(
+                    K::UnclosedOpener,
+                    head.marker.line(),
+                    format!("the TASKS block opened here has no closer `{closer_text}`"),
+                )
+                .with_label(
+                    next.line(),
+                    "a new TASKS block starts here: blocks do not nest",
+                )
+                .with_help(format!(
+                    "add `{closer_text}` before line {}",
+                    cx.line(next.text_start)
+                )),
+            );
+            (None, last_end(&items, head.marker.line().end))
+        }
+        BlockEnd::Eof => {
+            let probable = items.iter().find_map(|i| match i {
+                Item::Stray(m) if m.shape == Shape::Closer && m.keyword == Some(Keyword::Tasks) => {
+                    Some(*m)
+                }
+                _ => None,
+            });
+            let mut d = Diagnostic::new(
+                K::UnclosedOpener,
+                head.marker.line(),
+                format!("the TASKS block opened here has no closer `{closer_text}`"),
+            );
+            d = match probable {
+                Some(m) => d
+                    .with_label(
+                        m.line(),
+                        format!(
+                            "this closer has {} characters but the opener has {fence}: a closer must have its opener's fence length",
+                            m.fence
+                        ),
+                    )
+                    .with_help(format!("write `{closer_text}` with exactly {fence} `>`")),
+                None => d.with_help(format!("add `{closer_text}` after the block's last task")),
+            };
+            emit(d);
+            (None, cx.src.len())
+        }
+    };
+    let tasks = items
+        .into_iter()
+        .filter_map(|i| match i {
+            Item::Unit(Unit::Task(t)) => Some(t),
+            _ => None,
+        })
+        .collect();
+    Unit::Block(Block {
+        number: 0,
+        span: Span::new(head.start, span_end),
+        opener: head.marker.line(),
+        fence,
+        attributes: head.attributes,
+        version: head.version,
+        tasks,
+        closer,
+    })
+}
+
+fn last_end(items: &[Item<'_>], default: usize) -> usize {
+    items
+        .iter()
+        .rev()
+        .find_map(|i| match i {
+            Item::Unit(u) => Some(u.span().end),
+            Item::Stray(m) => Some(m.text_end),
+            Item::Nothing => None,
+        })
+        .unwrap_or(default)
+}
+
+fn task<'t, 'a: 't, C: Scope + 't>(
+    cx: &'t Context<'a>,
+) -> impl Parser<'t, Tokens<'t>, Unit<'a>, Extra<C>> + 't {
+    custom(move |inp: &mut InputRef<'t, '_, Tokens<'t>, Extra<C>>| scan_task(cx, inp)).validate(
+        move |raw, _, emitter| {
+            let mut out = Vec::new();
+            let task = validate::task(cx, raw, &mut out);
+            out.into_iter().for_each(|d| emitter.emit(d));
+            Unit::Task(task)
+        },
+    )
+}
+
+fn task_opener(tok: &Token) -> Option<(Marker, TaskKind)> {
+    let m = tok.marker()?;
+    let kind = m.keyword?.task()?;
+    (m.shape == Shape::Opener).then_some((*m, kind))
+}
+
+/// Reads a task from its opener to its closer by counting depth.
+fn scan_task<'t, 'p, C: Scope>(
+    cx: &Context<'_>,
+    inp: &mut InputRef<'t, 'p, Tokens<'t>, Extra<C>>,
+) -> Result<RawTask, Diagnostic> {
+    let Some(tok) = inp.peek() else {
+        return Err(Diagnostic::new(K::Internal, Span::default(), String::new()));
+    };
+    let Some((opener, kind)) = task_opener(&tok) else {
+        return Err(Diagnostic::new(K::Internal, tok.span, String::new()));
+    };
+    inp.skip();
+    let fence = opener.fence;
+    let block_fence = inp.ctx().block().map(|(f, _)| f);
+    let markers = kind.section_markers();
+    let closer_kw = kind.closer();
+
+    let mut raw = RawTask {
+        kind,
+        opener,
+        start: tok.span.start,
+        sections: Vec::with_capacity(markers.len() + 1),
+        closer: None,
+        end: tok.span.end,
+        problems: Vec::new(),
+    };
+    let mut section_start = tok.span.end;
+    let mut depth = 0usize;
+    let mut fence_mismatch = None;
+    let mut nested_closer = None;
+    let mut first_nested: Option<(Checkpoint<'t, 'p, Tokens<'t>, ()>, Marker)> = None;
+
+    loop {
+        let before = inp.save();
+        let Some(tok) = inp.next() else {
+            // The document ended inside the task. If a unit opener was
+            // swallowed as nested content, the closer was most likely
+            // meant to come before it: end the task there and go on.
+            let hint = match first_nested {
+                Some((checkpoint, m)) => {
+                    inp.rewind(checkpoint);
+                    raw.end = m.text_start;
+                    Some(UnclosedHint::NestedOpener(m))
+                }
+                None => {
+                    raw.end = cx.src.len();
+                    fence_mismatch
+                        .map(UnclosedHint::FenceMismatch)
+                        .or(nested_closer.map(UnclosedHint::NestedCloser))
+                }
+            };
+            raw.sections
+                .push(Span::new(section_start, raw.end.max(section_start)));
+            raw.problems.push(Problem::Unclosed(hint));
+            return Ok(raw);
+        };
+        let Some(m) = tok.marker().copied() else {
+            continue;
+        };
+        if m.fence != fence {
+            if m.shape == Shape::Closer && m.keyword == Some(closer_kw) && fence_mismatch.is_none()
+            {
+                fence_mismatch = Some(m);
+            }
+            continue;
+        }
+        match m.shape {
+            Shape::Opener if m.keyword == Some(Keyword::SearchEnd) => {
+                // A section marker, never a nesting opener.
+                if depth > 0 {
+                    continue;
+                }
+                if markers.get(raw.sections.len()) == Some(&SectionMarker::SearchEnd) {
+                    raw.sections.push(Span::new(section_start, tok.span.start));
+                    section_start = tok.span.end;
+                    if !m.rest.is_empty() {
+                        raw.problems.push(Problem::TextAfterMarker(m));
+                    }
+                } else {
+                    raw.problems.push(Problem::MisplacedSearchEnd(m));
+                }
+            }
+            Shape::Opener => {
+                if depth == 0 && first_nested.is_none() && opens_unit(&m) {
+                    first_nested = Some((before, m));
+                }
+                depth += 1;
+            }
+            Shape::Separator => {
+                if depth > 0 {
+                    continue;
+                }
+                if markers.get(raw.sections.len()) == Some(&SectionMarker::Separator) {
+                    raw.sections.push(Span::new(section_start, tok.span.start));
+                    section_start = tok.span.end;
+                    if !m.word.is_empty() {
+                        raw.problems.push(Problem::TextAfterMarker(m));
+                    }
+                } else {
+                    raw.problems.push(Problem::UnexpectedSeparator(m));
+                }
+            }
+            Shape::Closer if depth > 0 => {
+                depth -= 1;
+                if m.keyword == Some(closer_kw) && nested_closer.is_none() {
+                    nested_closer = Some(m);
+                }
+            }
+            Shape::Closer => {
+                raw.sections.push(Span::new(section_start, tok.span.start));
+                if m.keyword == Some(closer_kw) {
+                    if let Some(missing) = markers.get(raw.sections.len() - 1) {
+                        raw.problems.push(Problem::MissingSection(*missing, m));
+                    }
+                    if !m.rest.is_empty() {
+                        raw.problems.push(Problem::TextAfterMarker(m));
+                    }
+                    raw.closer = Some(m);
+                    raw.end = tok.span.end;
+                } else if m.keyword == Some(Keyword::Tasks) && block_fence == Some(fence) {
+                    // The enclosing block's own closer: leave it to the block.
+                    inp.rewind(before);
+                    raw.end = tok.span.start;
+                    raw.problems.push(Problem::WrongCloser(m));
+                } else {
+                    raw.end = tok.span.end;
+                    raw.problems.push(Problem::WrongCloser(m));
+                }
+                return Ok(raw);
+            }
+        }
+    }
+}
+
+/// Whether an opener starts a unit: a task or a block.
+fn opens_unit(m: &Marker) -> bool {
+    m.keyword
+        .is_some_and(|k| k == Keyword::Tasks || k.task().is_some())
+}
+
+/// Any other marker line: stray separators and closers (warnings), openers
+/// with unknown or missing keywords (passed over with their balanced extent)
+/// and misplaced `SEARCH-END` lines.
+fn other<'t, 'a: 't, C: Scope + 't>(
+    cx: &'t Context<'a>,
+) -> impl Parser<'t, Tokens<'t>, Item<'a>, Extra<C>> + 't {
+    custom(move |inp: &mut InputRef<'t, '_, Tokens<'t>, Extra<C>>| {
+        let Some(tok) = inp.peek() else {
+            return Err(Diagnostic::new(K::Internal, Span::default(), String::new()));
+        };
+        let fail = || Err(Diagnostic::new(K::Internal, tok.span, String::new()));
+        let Some(m) = tok.marker().copied() else {
+            return fail();
+        };
+        let block = inp.ctx().block();
+        match m.shape {
+            Shape::Opener if opens_unit(&m) => fail(),
+            Shape::Closer if block.is_some_and(|(f, _)| is_block_closer(&m, f)) => fail(),
+            Shape::Opener if m.keyword == Some(Keyword::SearchEnd) => {
+                inp.skip();
+                Ok((Item::Nothing, Some(Diagnostic::new(
+                    K::MisplacedSearchEnd,
+                    m.line(),
+                    "`SEARCH-END` outside a SEARCH-START task",
+                )
+                .with_help("a range edit is: `<<<<<<< SEARCH-START path=\"…\"`, start text, `<<<<<<< SEARCH-END`, end text, `=======`, replacement, `>>>>>>> REPLACE`"))))
+            }
+            Shape::Opener => {
+                inp.skip();
+                let extent_end = skip_extent(inp, &m, block.map(|(f, _)| f));
+                Ok((Item::Nothing, Some(unknown_opener(cx, &m, block, extent_end))))
+            }
+            Shape::Separator | Shape::Closer => {
+                inp.skip();
+                let what = if m.shape == Shape::Separator { "separator" } else { "closer" };
+                Ok((Item::Stray(m), Some(Diagnostic::new(
+                    K::StrayMarker,
+                    m.line(),
+                    format!("stray {what} `{}` outside any task is ignored", cx.text(m.line()).trim_end()),
+                ))))
+            }
+        }
+    })
+    .validate(|(item, diagnostic), _, emitter| {
+        if let Some(d) = diagnostic {
+            emitter.emit(d);
+        }
+        item
+    })
+}
+
+/// Passes over the balanced extent of an opener that is not a unit, up to
+/// its closer of the same fence length. Returns where the extent ends; when
+/// it never closes, only the opener line is passed over.
+fn skip_extent<'t, C>(
+    inp: &mut InputRef<'t, '_, Tokens<'t>, Extra<C>>,
+    opener: &Marker,
+    block_fence: Option<usize>,
+) -> Option<usize> {
+    let start = inp.save();
+    let mut depth = 1usize;
+    loop {
+        let before = inp.save();
+        let Some(tok) = inp.next() else {
+            inp.rewind(start);
+            return None;
+        };
+        let Some(m) = tok.marker() else { continue };
+        if m.fence != opener.fence {
+            continue;
+        }
+        match m.shape {
+            Shape::Opener if m.keyword != Some(Keyword::SearchEnd) => depth += 1,
+            Shape::Closer => {
+                if depth == 1 && block_fence.is_some_and(|f| is_block_closer(m, f)) {
+                    inp.rewind(before);
+                    return Some(tok.span.start);
+                }
+                depth -= 1;
+                if depth == 0 {
+                    return Some(m.text_end);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn unknown_opener(
+    cx: &Context<'_>,
+    m: &Marker,
+    block: Option<(usize, bool)>,
+    extent_end: Option<usize>,
+) -> Diagnostic {
+    let word = cx.text(m.word);
+    let extent = extent_end.map(|end| {
+        let (a, b) = (
+            cx.line(m.text_start),
+            cx.line(end.saturating_sub(1).max(m.text_start)),
+        );
+        if a == b {
+            format!("line {a}")
+        } else {
+            format!("lines {a}–{b}")
+        }
+    });
+    if word.is_empty() {
+        return Diagnostic::new(K::MalformedMarker, m.line(), "an opener needs a keyword")
+            .with_help(format!(
+                "write one of {} after the `<` characters",
+                validate::list(&Keyword::OPENERS.map(Keyword::as_str))
+            ));
+    }
+    if block.is_some_and(|(_, versioned)| versioned) {
+        let skipped = extent.unwrap_or_else(|| "this line".to_owned());
+        return Diagnostic::new(
+            K::SkippedUnknownKeyword,
+            m.line(),
+            format!("unknown keyword `{word}` in a versioned block: {skipped} passed over"),
+        );
+    }
+    let openers = Keyword::OPENERS.map(Keyword::as_str);
+    let mut d = Diagnostic::new(
+        K::UnknownKeyword,
+        m.word,
+        format!("unknown keyword `{word}`"),
+    );
+    d = match validate::nearest(word, &openers) {
+        Some(s) => d.with_help(format!("did you mean `{s}`?")),
+        None => d.with_help(format!(
+            "an opener takes one of {}; if this is content, put it inside a task",
+            validate::list(&openers)
+        )),
+    };
+    if let Some(lines) = extent {
+        d = d.with_label(
+            Span::new(m.text_start, extent_end.unwrap_or(m.text_end)),
+            format!("{lines} passed over"),
+        );
+    }
+    d
+}
+
+/// Numbers units and tasks in document order, and files each diagnostic
+/// under the unit and task it lies in.
+fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
+    let mut task_no = 0;
+    for (i, unit) in units.iter_mut().enumerate() {
+        let block_no = i + 1;
+        match unit {
+            Unit::Block(b) => {
+                b.number = block_no;
+                for t in &mut b.tasks {
+                    task_no += 1;
+                    t.number = task_no;
+                    t.block = block_no;
+                }
+            }
+            Unit::Task(t) => {
+                task_no += 1;
+                t.number = task_no;
+                t.block = block_no;
+            }
+        }
+    }
+    for d in diagnostics.iter_mut() {
+        let at = d.span.start;
+        let i = units.partition_point(|u| u.span().end <= at);
+        let Some(unit) = units.get(i).filter(|u| u.span().start <= at) else {
+            continue;
+        };
+        d.block = Some(unit.number());
+        let tasks = unit.tasks();
+        let j = tasks.partition_point(|t| t.span.end <= at);
+        d.task = tasks
+            .get(j)
+            .filter(|t| t.span.start <= at)
+            .map(|t| t.number);
+    }
+}
+
+fn no_tasks(cx: &Context<'_>) -> Diagnostic {
+    let d = Diagnostic::new(K::NoTasks, Span::empty(0), "the document has no task");
+    let indented = cx.src.lines().enumerate().find(|(_, l)| {
+        let t = l.trim_start();
+        t.len() < l.len() && lexer::classify(t, 1).is_some_and(|m| m.keyword.is_some())
+    });
+    match indented {
+        Some((n, _)) => d.with_help(format!(
+            "line {} holds a marker line indented by white space: markers start at column 0",
+            n + 1
+        )),
+        None => d.with_help("a task starts with a marker line at column 0, such as `<<<<<<< WRITE path=\"notes.txt\"`"),
+    }
+}

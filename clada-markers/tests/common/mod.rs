@@ -1,0 +1,186 @@
+//! Helpers shared by the integration tests: invariants every parse must
+//! hold, and a readable dump of a parsed document for snapshots.
+
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+
+use clada_markers::{
+    Diagnostic, DiagnosticKind, Document, LineIndex, Op, Span, Task, TokenKind, Unit, lex,
+};
+
+/// Checks what must hold for any input: tokens tile it, every span is in
+/// bounds and on character boundaries, units are ordered and numbered, and
+/// no diagnostic is a fault of the parser.
+pub(crate) fn check_invariants(src: &str, doc: &Document<'_>) {
+    let tokens = lex(src);
+    let mut at = 0;
+    for t in &tokens {
+        assert_eq!(t.span.start, at, "tokens must be contiguous");
+        assert!(t.span.end > t.span.start, "tokens are never empty");
+        if let TokenKind::Marker(m) = &t.kind {
+            for s in [m.word, m.rest, m.line()] {
+                in_bounds(src, s, t.span);
+            }
+        }
+        at = t.span.end;
+    }
+    assert_eq!(at, src.len(), "tokens must cover the input");
+
+    let whole = Span::new(0, src.len());
+    let mut last_end = 0;
+    let mut task_no = 0;
+    for (i, unit) in doc.units.iter().enumerate() {
+        assert_eq!(unit.number(), i + 1, "units are numbered in order");
+        let us = unit.span();
+        in_bounds(src, us, whole);
+        assert!(us.start >= last_end, "units do not overlap");
+        last_end = us.end;
+        if let Unit::Block(b) = unit {
+            in_bounds(src, b.opener, us);
+            if let Some(c) = b.closer {
+                in_bounds(src, c, us);
+            }
+            for a in &b.attributes {
+                in_bounds(src, a.span, us);
+            }
+        }
+        for t in unit.tasks() {
+            task_no += 1;
+            assert_eq!(t.number, task_no, "tasks are numbered in order");
+            assert_eq!(t.block, unit.number());
+            in_bounds(src, t.span, us);
+            in_bounds(src, t.opener, t.span);
+            for s in t.sections.iter().chain(t.closer.iter()) {
+                in_bounds(src, *s, t.span);
+            }
+            for a in &t.attributes {
+                for s in [a.span, a.name_span, a.value_span] {
+                    in_bounds(src, s, t.opener);
+                }
+            }
+        }
+    }
+    for d in &doc.diagnostics {
+        assert_ne!(d.kind, DiagnosticKind::Internal, "parser fault: {d:?}");
+        in_bounds(src, d.span, whole);
+        for l in &d.labels {
+            in_bounds(src, l.span, whole);
+        }
+    }
+    // Rendering must cope with every diagnostic.
+    let _ = clada_markers::render(&doc.diagnostics, src, "doc", false);
+}
+
+fn in_bounds(src: &str, span: Span, within: Span) {
+    assert!(span.start <= span.end, "span {span:?} is reversed");
+    assert!(
+        within.start <= span.start && span.end <= within.end,
+        "span {span:?} is outside {within:?}"
+    );
+    assert!(
+        src.is_char_boundary(span.start) && src.is_char_boundary(span.end),
+        "span {span:?} cuts a character"
+    );
+}
+
+/// The operations of every task, in order (`None` for malformed ones).
+pub(crate) fn ops<'a>(doc: &'a Document<'_>) -> Vec<Option<&'a Op<'a>>> {
+    doc.tasks().map(|t| t.op.as_ref()).collect()
+}
+
+/// A readable, stable dump of a parsed document.
+pub(crate) fn dump(src: &str, doc: &Document<'_>) -> String {
+    let lines = LineIndex::new(src);
+    let pos = |s: Span| {
+        let (a, b) = (lines.position(s.start), lines.position(s.end));
+        format!(
+            "{}:{}-{}:{} [{}..{}]",
+            a.line, a.column, b.line, b.column, s.start, s.end
+        )
+    };
+    let mut out = String::new();
+    for unit in &doc.units {
+        match unit {
+            Unit::Block(b) => {
+                let _ = writeln!(
+                    out,
+                    "block {} TASKS fence={} {}{}{}",
+                    b.number,
+                    b.fence,
+                    pos(b.span),
+                    b.version
+                        .map(|v| format!(" version={}", v.as_str()))
+                        .unwrap_or_default(),
+                    if b.closer.is_none() { " unclosed" } else { "" },
+                );
+                for t in &b.tasks {
+                    dump_task(&mut out, "  ", t, &pos);
+                }
+            }
+            Unit::Task(t) => {
+                let _ = writeln!(out, "standalone {}", t.block);
+                dump_task(&mut out, "  ", t, &pos);
+            }
+        }
+    }
+    if doc.diagnostics.is_empty() {
+        out.push_str("no diagnostics\n");
+    }
+    for d in &doc.diagnostics {
+        dump_diagnostic(&mut out, d, &pos);
+    }
+    out
+}
+
+fn dump_task(out: &mut String, indent: &str, t: &Task<'_>, pos: &dyn Fn(Span) -> String) {
+    let _ = writeln!(
+        out,
+        "{indent}task {} {} fence={} {}",
+        t.number,
+        t.kind,
+        t.fence,
+        pos(t.span)
+    );
+    for a in &t.attributes {
+        let _ = writeln!(
+            out,
+            "{indent}  attr {}={:?} ({:?}) {}",
+            a.name,
+            a.value,
+            a.quote,
+            pos(a.span)
+        );
+    }
+    for (i, s) in t.sections.iter().enumerate() {
+        let _ = writeln!(out, "{indent}  section {i} {}", pos(*s));
+    }
+    match &t.op {
+        Some(op) => {
+            let _ = writeln!(out, "{indent}  op {op:?}");
+        }
+        None => {
+            let _ = writeln!(out, "{indent}  malformed");
+        }
+    }
+}
+
+fn dump_diagnostic(out: &mut String, d: &Diagnostic, pos: &dyn Fn(Span) -> String) {
+    let severity = if d.is_error() { "error" } else { "warning" };
+    let _ = writeln!(
+        out,
+        "{severity}[{}] ({}) {} block={} task={}",
+        d.kind,
+        d.error_type(),
+        pos(d.span),
+        d.block.map_or("-".into(), |b| b.to_string()),
+        d.task.map_or("-".into(), |t| t.to_string()),
+    );
+    let _ = writeln!(out, "  {}", d.message);
+    for l in &d.labels {
+        let _ = writeln!(out, "  label {}: {}", pos(l.span), l.message);
+    }
+    if let Some(h) = &d.help {
+        let _ = writeln!(out, "  help: {h}");
+    }
+}
