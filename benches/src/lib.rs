@@ -1,1 +1,81 @@
-//! Benchmarks for clada.
+//! Inputs for clada's benchmarks: generated documents of a given size, and
+//! the baseline they are measured against.
+
+use std::fmt::Write as _;
+
+/// A document made mostly of content: WRITE tasks with long bodies of
+/// source-like lines (with `<`, `=` and `>` inside lines and at line starts,
+/// as in HTML or diffs), separated by a little prose.
+pub fn content_heavy(size: usize) -> String {
+    let mut out = String::with_capacity(size + 4096);
+    let mut file = 0;
+    while out.len() < size {
+        file += 1;
+        let _ = writeln!(
+            out,
+            "Here is file {file}:\n\n<<<<<<< WRITE path=\"src/file{file}.rs\""
+        );
+        for i in 0..2000 {
+            match i % 10 {
+                0 => out.push_str("<div class=\"row\">generated markup</div>\n"),
+                1 => {
+                    out.push_str("    let total = items.iter().map(|x| x.len()).sum::<usize>();\n")
+                }
+                2 => out.push_str("    if a <= b && c >= d { return a == b; }\n"),
+                3 => out.push_str("=== section ===\n"),
+                4 => out.push_str(">> quoted reply line\n"),
+                5 => out.push('\n'),
+                6 => out.push_str("fn compute(value: u64) -> Result<u64, Error> {\n"),
+                7 => out.push_str("    // a comment with <angle> brackets and == signs\n"),
+                8 => out.push_str("}\n"),
+                _ => {
+                    let _ = writeln!(out, "    let line_{i} = \"{}\";", "x".repeat(i % 40));
+                }
+            }
+        }
+        out.push_str(">>>>>>> END\n\n");
+    }
+    out
+}
+
+/// A document made of many small tasks: blocks of ten SEARCH edits of two
+/// lines each, with a line of prose between blocks.
+pub fn task_heavy(size: usize) -> String {
+    let mut out = String::with_capacity(size + 4096);
+    let mut n = 0;
+    while out.len() < size {
+        out.push_str("Next changes:\n<<<<<<< TASKS\n");
+        for _ in 0..10 {
+            n += 1;
+            let _ = write!(
+                out,
+                "<<<<<<< SEARCH path=\"src/mod{}.rs\"\nfn old_{n}() {{\n    1\n=======\nfn new_{n}() {{\n    2\n>>>>>>> REPLACE\n",
+                n % 200
+            );
+        }
+        out.push_str(">>>>>>> TASKS\n\n");
+    }
+    out
+}
+
+/// The baseline: count line feeds with memchr.
+pub fn count_lines(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count()
+}
+
+pub const MIB: usize = 1024 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_documents_are_clean_and_sized() {
+        for doc in [content_heavy(MIB), task_heavy(MIB)] {
+            assert!(doc.len() >= MIB);
+            let parsed = clada_markers::parse(&doc);
+            assert!(!parsed.has_errors(), "{:?}", parsed.diagnostics.first());
+            assert!(parsed.tasks().count() > 0);
+        }
+    }
+}

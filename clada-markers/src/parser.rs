@@ -37,7 +37,7 @@ use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::lexer::{self, Marker, Token, TokenKind};
 use crate::span::Span;
 use crate::syntax::{Keyword, SectionMarker, Shape, TaskKind, Version};
-use crate::validate::{self, Context, ParseOptions, Problem, RawTask, UnclosedHint};
+use crate::validate::{self, Context, ParseOptions, Problem, RawSection, RawTask, UnclosedHint};
 
 type Tokens<'t> = &'t [Token];
 type Extra<C> = extra::Full<Diagnostic, (), C>;
@@ -166,7 +166,7 @@ fn text<'t, C: Scope + 't>() -> impl Parser<'t, Tokens<'t>, (), Extra<C>> + Clon
 
 fn block<'t, 'a: 't>(cx: &'t Context<'a>) -> impl Parser<'t, Tokens<'t>, Unit<'a>, Extra<()>> + 't {
     let opener = select! {
-        Token { kind: TokenKind::Marker(m), span }
+        Token { kind: TokenKind::Marker(m), span, .. }
             if m.shape == Shape::Opener && m.keyword == Some(Keyword::Tasks) => (span.start, m)
     }
     .validate(|(start, marker), _, emitter| {
@@ -364,6 +364,8 @@ fn scan_task<'t, 'p, C: Scope>(
         problems: Vec::new(),
     };
     let mut section_start = tok.span.end;
+    // Whether a line of the current section ends in CR LF.
+    let mut crlf = false;
     let mut depth = 0usize;
     let mut fence_mismatch = None;
     let mut nested_closer = None;
@@ -388,11 +390,16 @@ fn scan_task<'t, 'p, C: Scope>(
                         .or(nested_closer.map(UnclosedHint::NestedCloser))
                 }
             };
-            raw.sections
-                .push(Span::new(section_start, raw.end.max(section_start)));
+            raw.sections.push(RawSection {
+                span: Span::new(section_start, raw.end.max(section_start)),
+                crlf,
+            });
             raw.problems.push(Problem::Unclosed(hint));
             return Ok(raw);
         };
+        // Every line is content unless it turns out to be structure below.
+        let content_crlf = crlf;
+        crlf |= tok.crlf;
         let Some(m) = tok.marker().copied() else {
             continue;
         };
@@ -403,6 +410,14 @@ fn scan_task<'t, 'p, C: Scope>(
             }
             continue;
         }
+        let mut end_section = |sections: &mut Vec<RawSection>| {
+            sections.push(RawSection {
+                span: Span::new(section_start, tok.span.start),
+                crlf: content_crlf,
+            });
+            section_start = tok.span.end;
+            crlf = false;
+        };
         match m.shape {
             Shape::Opener if m.keyword == Some(Keyword::SearchEnd) => {
                 // A section marker, never a nesting opener.
@@ -410,8 +425,7 @@ fn scan_task<'t, 'p, C: Scope>(
                     continue;
                 }
                 if markers.get(raw.sections.len()) == Some(&SectionMarker::SearchEnd) {
-                    raw.sections.push(Span::new(section_start, tok.span.start));
-                    section_start = tok.span.end;
+                    end_section(&mut raw.sections);
                     if !m.rest.is_empty() {
                         raw.problems.push(Problem::TextAfterMarker(m));
                     }
@@ -430,8 +444,7 @@ fn scan_task<'t, 'p, C: Scope>(
                     continue;
                 }
                 if markers.get(raw.sections.len()) == Some(&SectionMarker::Separator) {
-                    raw.sections.push(Span::new(section_start, tok.span.start));
-                    section_start = tok.span.end;
+                    end_section(&mut raw.sections);
                     if !m.word.is_empty() {
                         raw.problems.push(Problem::TextAfterMarker(m));
                     }
@@ -446,7 +459,7 @@ fn scan_task<'t, 'p, C: Scope>(
                 }
             }
             Shape::Closer => {
-                raw.sections.push(Span::new(section_start, tok.span.start));
+                end_section(&mut raw.sections);
                 if m.keyword == Some(closer_kw) {
                     if let Some(missing) = markers.get(raw.sections.len() - 1) {
                         raw.problems.push(Problem::MissingSection(*missing, m));

@@ -140,12 +140,14 @@ fn print_task(task: &Task<'_>, out: &mut String) -> Result<(), PrintError> {
             return Err(unrepresentable("an attribute value holds a line break"));
         }
     }
-    for s in &sections {
+    for s in &mut sections {
         if !s.is_empty() && !s.ends_with('\n') {
             return Err(unrepresentable("a body does not end with a line feed"));
         }
+        // The parser takes one CR before a line feed as part of the line
+        // break, so a line that ends in CR is written with CRLF.
         if s.contains("\r\n") {
-            return Err(unrepresentable("a body holds a CR before a line feed"));
+            *s = s.replace("\r\n", "\r\r\n");
         }
     }
 

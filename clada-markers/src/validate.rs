@@ -53,13 +53,21 @@ impl<'a> Context<'a> {
     }
 }
 
+/// A body as the parser delimited it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawSection {
+    pub(crate) span: Span,
+    /// Whether a line of it ends in CR LF (and so must be rebuilt).
+    pub(crate) crlf: bool,
+}
+
 /// A task as the parser delimited it.
 #[derive(Clone, Debug)]
 pub(crate) struct RawTask {
     pub(crate) kind: TaskKind,
     pub(crate) opener: Marker,
     pub(crate) start: usize,
-    pub(crate) sections: Vec<Span>,
+    pub(crate) sections: Vec<RawSection>,
     pub(crate) closer: Option<Marker>,
     pub(crate) end: usize,
     pub(crate) problems: Vec<Problem>,
@@ -113,19 +121,10 @@ pub(crate) fn task<'a>(cx: &Context<'a>, raw: RawTask, out: &mut Vec<Diagnostic>
     let errors_before = out.iter().filter(|d| d.is_error()).count();
     let kind = raw.kind;
     let fence = raw.opener.fence;
-    let opener_line = cx.line(raw.opener.text_start);
     let opener_span = raw.opener.line();
-    let expected = closer_line(kind.closer(), fence);
 
     for problem in &raw.problems {
-        out.push(structural(
-            cx,
-            kind,
-            &raw.opener,
-            opener_line,
-            &expected,
-            problem,
-        ));
+        out.push(structural(cx, kind, &raw.opener, problem));
     }
     let structure_ok = raw.problems.is_empty();
 
@@ -145,21 +144,16 @@ pub(crate) fn task<'a>(cx: &Context<'a>, raw: RawTask, out: &mut Vec<Diagnostic>
         span: Span::new(raw.start, raw.end),
         opener: opener_span,
         attributes,
-        sections: raw.sections,
+        sections: raw.sections.iter().map(|s| s.span).collect(),
         closer: raw.closer.map(|m| m.line()),
         op: if has_errors { None } else { op },
     }
 }
 
-fn structural(
-    cx: &Context<'_>,
-    kind: TaskKind,
-    opener: &Marker,
-    opener_line: usize,
-    expected: &str,
-    problem: &Problem,
-) -> Diagnostic {
+fn structural(cx: &Context<'_>, kind: TaskKind, opener: &Marker, problem: &Problem) -> Diagnostic {
     let fence = opener.fence;
+    let opener_line = cx.line(opener.text_start);
+    let expected = closer_line(kind.closer(), fence);
     let opener_label =
         |d: Diagnostic| d.with_label(opener.line(), format!("the {kind} opens here"));
     match problem {
@@ -391,6 +385,12 @@ impl<'a> Values<'a> {
             match (kind, a.name) {
                 (_, "count") => match parse_count(&a.value) {
                     Some(c) => v.count = c,
+                    None if is_number(&a.value) && a.value.bytes().any(|b| b != b'0') => out.push(
+                        invalid_value(a, "a positive whole number or `all`").with_help(format!(
+                            "no file holds that many occurrences; the largest count clada takes is {}",
+                            usize::MAX
+                        )),
+                    ),
                     None => out.push(invalid_value(a, "a positive whole number or `all`")),
                 },
                 (_, "append") => match a.value.as_ref() {
@@ -422,11 +422,15 @@ impl<'a> Values<'a> {
     }
 }
 
+fn is_number(value: &str) -> bool {
+    !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn parse_count(value: &str) -> Option<Count> {
     if value == "all" {
         return Some(Count::All);
     }
-    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+    if !is_number(value) {
         return None;
     }
     value.parse::<NonZeroUsize>().ok().map(Count::Exactly)
@@ -475,9 +479,9 @@ fn check_path(
 
 /// The text of a body: its lines, each ending in a line feed. A CR before a
 /// line feed is never content, so CRLF bodies are rebuilt without it.
-pub(crate) fn body_text<'a>(src: &'a str, span: Span) -> Cow<'a, str> {
-    let text = src.get(span.range()).unwrap_or_default();
-    if memchr::memmem::find(text.as_bytes(), b"\r\n").is_some() {
+pub(crate) fn body_text(src: &str, section: RawSection) -> Cow<'_, str> {
+    let text = src.get(section.span.range()).unwrap_or_default();
+    if section.crlf {
         Cow::Owned(text.replace("\r\n", "\n"))
     } else {
         Cow::Borrowed(text)
@@ -505,8 +509,14 @@ fn bodies<'a>(
     v: &Values<'a>,
     out: &mut Vec<Diagnostic>,
 ) -> Option<Op<'a>> {
-    let section = |i: usize| raw.sections.get(i).copied().unwrap_or_default();
-    let text = |i: usize| body_text(cx.src, section(i));
+    let raw_section = |i: usize| {
+        raw.sections.get(i).copied().unwrap_or(RawSection {
+            span: Span::default(),
+            crlf: false,
+        })
+    };
+    let section = |i: usize| raw_section(i).span;
+    let text = |i: usize| body_text(cx.src, raw_section(i));
     // An empty body has an empty span; point at the line after it instead.
     let at = |i: usize| {
         let s = section(i);
@@ -687,10 +697,11 @@ mod tests {
     #[test]
     fn crlf_bodies_lose_their_carriage_returns() {
         let src = "a\r\nb\r\n";
-        assert_eq!(body_text(src, Span::new(0, src.len())), "a\nb\n");
-        assert!(matches!(
-            body_text("a\nb\n", Span::new(0, 4)),
-            Cow::Borrowed(_)
-        ));
+        let all = |crlf| RawSection {
+            span: Span::new(0, src.len()),
+            crlf,
+        };
+        assert_eq!(body_text(src, all(true)), "a\nb\n");
+        assert!(matches!(body_text(src, all(false)), Cow::Borrowed(_)));
     }
 }

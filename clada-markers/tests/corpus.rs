@@ -35,14 +35,12 @@ fn parse_case(path: &Path, bytes: Vec<u8>) -> datatest_stable::Result<()> {
             )
         }
         Ok(src) => {
-            let doc = parse_with(
-                src,
-                ParseOptions {
-                    allow_escape: expect.allow_escape,
-                },
-            );
+            let options = ParseOptions {
+                allow_escape: expect.allow_escape,
+            };
+            let doc = parse_with(src, options);
             common::check_invariants(src, &doc);
-            round_trip(src, &doc);
+            round_trip(src, &doc, options);
             let lines = clada_markers::LineIndex::new(src);
             let mut a = Actual {
                 blocks: doc.units.len(),
@@ -86,12 +84,12 @@ fn parse_case(path: &Path, bytes: Vec<u8>) -> datatest_stable::Result<()> {
 
 /// When every task is well formed, printing the document and parsing the
 /// result gives the same operations.
-fn round_trip(src: &str, doc: &clada_markers::Document<'_>) {
+fn round_trip(src: &str, doc: &clada_markers::Document<'_>, options: ParseOptions) {
     if doc.has_errors() || doc.tasks().count() == 0 {
         return;
     }
     let printed = print(&doc.units).unwrap_or_else(|e| panic!("cannot print {src:?}: {e}"));
-    let again = clada_markers::parse(&printed);
+    let again = parse_with(&printed, options);
     assert!(
         !again.has_errors(),
         "printed text has errors:\n{printed}\n{:?}",

@@ -1,0 +1,151 @@
+//! `clada check` on a 48 MiB document against `grep -c '^<<<<<<< '` on the
+//! same file: wall time (medians over alternating runs) and peak memory.
+//!
+//! Build the binary first, then run the bench:
+//!
+//! ```sh
+//! cargo build --release -p clada-cli
+//! cargo bench -p clada-benches --bench check_cli
+//! ```
+//!
+//! Each command runs under a small measuring process (this bench binary,
+//! started again with `--measure`), which reports the child's wall time and
+//! its peak resident set size from `getrusage(RUSAGE_CHILDREN)`.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use clada_benches::{MIB, content_heavy};
+
+const RUNS: usize = 15;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--measure") {
+        measure(&args[i + 1..]);
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    let clada = clada_binary();
+    let doc = content_heavy(48 * MIB);
+    let path = std::env::temp_dir().join(format!("clada-bench-{}.md", std::process::id()));
+    if let Err(e) = std::fs::write(&path, &doc) {
+        eprintln!("cannot write {}: {e}", path.display());
+        std::process::exit(1);
+    }
+    let file = path.to_string_lossy().into_owned();
+    let clada_cmd = vec![
+        clada.to_string_lossy().into_owned(),
+        "check".into(),
+        file.clone(),
+    ];
+    let grep_cmd = vec![
+        "grep".to_owned(),
+        "-c".into(),
+        "^<<<<<<< ".into(),
+        file.clone(),
+    ];
+
+    // Warm the page cache and both binaries.
+    run(&clada_cmd);
+    run(&grep_cmd);
+    let mut clada_runs = Vec::new();
+    let mut grep_runs = Vec::new();
+    for i in 0..RUNS {
+        // Alternate the order so neither side always runs second.
+        if i % 2 == 0 {
+            clada_runs.push(run(&clada_cmd));
+            grep_runs.push(run(&grep_cmd));
+        } else {
+            grep_runs.push(run(&grep_cmd));
+            clada_runs.push(run(&clada_cmd));
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+
+    let size_mib = doc.len() as f64 / MIB as f64;
+    let (ct, cm) = medians(&clada_runs);
+    let (gt, gm) = medians(&grep_runs);
+    let peak = clada_runs.iter().map(|r| r.1).max().unwrap_or(0);
+    println!("document: {size_mib:.1} MiB, content-heavy, {RUNS} runs each");
+    println!(
+        "grep -c '^<<<<<<< '  median {gt:8.2} ms   median peak RSS {:7.1} MiB",
+        gm as f64 / 1024.0
+    );
+    println!(
+        "clada check          median {ct:8.2} ms   median peak RSS {:7.1} MiB (max {:.1})",
+        cm as f64 / 1024.0,
+        peak as f64 / 1024.0
+    );
+    println!("time ratio clada/grep: {:.2}x (target <= 3x)", ct / gt);
+    println!(
+        "clada peak RSS / document size: {:.2}x (target < 2.5x)",
+        peak as f64 / 1024.0 / size_mib
+    );
+}
+
+fn clada_binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("CLADA_BIN") {
+        return PathBuf::from(p);
+    }
+    // target/release/deps/check_cli-… -> target/release/clada
+    let exe = std::env::current_exe().unwrap_or_default();
+    let candidate = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("clada"))
+        .unwrap_or_default();
+    if !candidate.exists() {
+        eprintln!(
+            "no clada binary at {}: run `cargo build --release -p clada-cli` first, or set CLADA_BIN",
+            candidate.display()
+        );
+        std::process::exit(1);
+    }
+    candidate
+}
+
+/// Runs `cmd` under a measuring process; returns (wall ms, peak RSS KiB).
+fn run(cmd: &[String]) -> (f64, u64) {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let out = Command::new(exe)
+        .arg("--measure")
+        .args(cmd)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace();
+    let ms = it.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+    let kib = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    (ms, kib)
+}
+
+/// The measuring process: runs the command with its output discarded and
+/// prints its wall time in ms and peak RSS in KiB.
+fn measure(cmd: &[String]) {
+    let start = Instant::now();
+    let status = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    if status.is_err() {
+        eprintln!("cannot run {cmd:?}");
+        std::process::exit(1);
+    }
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN);
+    let kib = usage.map(|u| u.max_rss()).unwrap_or(0);
+    println!("{ms} {kib}");
+}
+
+fn medians(runs: &[(f64, u64)]) -> (f64, u64) {
+    let mut t: Vec<f64> = runs.iter().map(|r| r.0).collect();
+    let mut m: Vec<u64> = runs.iter().map(|r| r.1).collect();
+    t.sort_by(f64::total_cmp);
+    m.sort_unstable();
+    (t[t.len() / 2], m[m.len() / 2])
+}

@@ -1,0 +1,52 @@
+//! Feeds arbitrary bytes through decode, parse, render and print, checking
+//! the parser's invariants: no panic, every span in bounds, tokens that tile
+//! the input, and printing a clean document round-trips its operations.
+
+#![no_main]
+
+use clada_markers::{Span, decode, lex, parse, print, render};
+use libfuzzer_sys::fuzz_target;
+
+fn in_bounds(src: &str, s: Span) {
+    assert!(s.start <= s.end && s.end <= src.len(), "{s:?} out of bounds");
+    assert!(src.is_char_boundary(s.start) && src.is_char_boundary(s.end));
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(src) = decode(data) else { return };
+    let mut at = 0;
+    for t in lex(src) {
+        assert_eq!(t.span.start, at);
+        at = t.span.end;
+    }
+    assert_eq!(at, src.len());
+
+    let doc = parse(src);
+    for u in &doc.units {
+        in_bounds(src, u.span());
+        for t in u.tasks() {
+            in_bounds(src, t.span);
+            for a in &t.attributes {
+                in_bounds(src, a.span);
+            }
+            for s in &t.sections {
+                in_bounds(src, *s);
+            }
+        }
+    }
+    for d in &doc.diagnostics {
+        assert_ne!(d.kind, clada_markers::DiagnosticKind::Internal, "{d:?}");
+        in_bounds(src, d.span);
+    }
+    let _ = render(&doc.diagnostics, src, "fuzz", false);
+
+    if !doc.has_errors() {
+        if let Ok(printed) = print(&doc.units) {
+            let again = parse(&printed);
+            assert!(!again.has_errors(), "{printed}");
+            let a: Vec<_> = doc.tasks().map(|t| &t.op).collect();
+            let b: Vec<_> = again.tasks().map(|t| &t.op).collect();
+            assert_eq!(a, b, "{printed}");
+        }
+    }
+});
