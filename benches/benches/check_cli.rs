@@ -126,17 +126,23 @@ fn run(cmd: &[String]) -> (f64, u64) {
 /// The measuring process: runs the command with its output discarded and
 /// prints its wall time in ms and peak RSS in KiB.
 fn measure(cmd: &[String]) {
+    // Output goes to a pipe that is read and dropped, not to /dev/null:
+    // GNU grep stops at the first match when its output is /dev/null.
     let start = Instant::now();
-    let status = Command::new(&cmd[0])
+    let child = Command::new(&cmd[0])
         .args(&cmd[1..])
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .status();
-    let ms = start.elapsed().as_secs_f64() * 1000.0;
-    if status.is_err() {
+        .spawn();
+    let Ok(mut child) = child else {
         eprintln!("cannot run {cmd:?}");
         std::process::exit(1);
+    };
+    if let Some(mut out) = child.stdout.take() {
+        let _ = std::io::copy(&mut out, &mut std::io::sink());
     }
+    let _ = child.wait();
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN);
     let kib = usage.map(|u| u.max_rss()).unwrap_or(0);
     println!("{ms} {kib}");

@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse();
     let code = match args.command {
         cli::Command::Check(check) => cli::check::run(check),
+        cli::Command::Apply(apply) => cli::apply::run(apply),
     };
     ExitCode::from(code)
 }

@@ -159,6 +159,15 @@ impl Default for Count {
     }
 }
 
+impl Serialize for Count {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Count::Exactly(n) => s.serialize_u64(n.get() as u64),
+            Count::All => s.serialize_str("all"),
+        }
+    }
+}
+
 impl std::fmt::Display for Count {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -1,5 +1,7 @@
 //! Integration tests of clada-markers: properties of the parser, the
 //! printer and the lexer over generated input.
 
+#![allow(clippy::unwrap_used)] // test support code: a failure should panic
+
 mod common;
 mod properties;

@@ -1,11 +1,20 @@
-//! Corpus tests: one test per case file under `corpus/parse/`.
+//! Corpus tests: one test per case under `corpus/`.
 //!
-//! Each case is a document (`NAME.clada`) with, beside it, its expectations
-//! written by hand from the spec (`NAME.expect`) and the parser's full
-//! output as an insta snapshot (`NAME.snap`). The expectations name the
-//! number of units and tasks and every diagnostic by severity, kind and
-//! line; the snapshot pins spans, messages and operations.
+//! `corpus/parse/`: each case is a document (`NAME.clada`) with, beside it,
+//! its expectations written by hand from the spec (`NAME.expect`) and the
+//! parser's full output as an insta snapshot (`NAME.snap`). The
+//! expectations name the number of units and tasks and every diagnostic by
+//! severity, kind and line; the snapshot pins spans, messages and
+//! operations.
+//!
+//! `corpus/apply/`: each case is a directory with the tree before
+//! (`input/`), the document (`patch.txt`), the tree after (`expected/`) and
+//! an `expect` file with the exit code, each task's outcome and any setup
+//! (links, modes, files outside the root). See `apply.rs`.
 
+#![allow(clippy::unwrap_used)] // test support code: a failure should panic
+
+mod apply;
 mod common;
 
 use std::collections::BTreeMap;
@@ -146,4 +155,5 @@ impl Expectation {
 
 datatest_stable::harness! {
     { test = parse_case, root = "../corpus/parse", pattern = r"\.clada$" },
+    { test = apply::apply_case, root = "../corpus/apply", pattern = r"patch\.txt$" },
 }

@@ -1,14 +1,11 @@
-//! Reports as data (serde), and their renderings.
-//!
-//! [`CheckReport`] is what `clada check` prints as JSON (SPEC §9.2): the
-//! units and tasks found and every diagnostic, with positions for people
-//! (line, column) and programs (byte offset).
+//! What `clada check` reports: [`CheckReport`] (JSON, SPEC §9.2 without
+//! execution results) and its text rendering.
 
 use serde::Serialize;
 
+use super::DiagnosticReport;
 use crate::ast::{Document, OpName, Task, Unit};
-use crate::diagnostics::{Diagnostic, Severity};
-use crate::error_type::ErrorType;
+use crate::diagnostics::Diagnostic;
 use crate::span::{LineIndex, Position};
 use crate::syntax::TaskKind;
 
@@ -47,59 +44,16 @@ pub struct CheckTask {
     pub valid: bool,
 }
 
-/// A diagnostic for programs.
-#[derive(Clone, Debug, Serialize)]
-pub struct DiagnosticReport {
-    pub severity: Severity,
-    /// The protocol's error type.
-    pub code: ErrorType,
-    /// The stable name of the problem.
-    pub kind: &'static str,
-    pub message: String,
-    pub help: Option<String>,
-    pub block: Option<usize>,
-    pub task: Option<usize>,
-    pub start: Position,
-    pub end: Position,
-    pub labels: Vec<LabelReport>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct LabelReport {
-    pub message: String,
-    pub start: Position,
-    pub end: Position,
-}
-
-impl DiagnosticReport {
-    pub fn new(d: &Diagnostic, lines: &LineIndex<'_>) -> Self {
-        DiagnosticReport {
-            severity: d.severity,
-            code: d.error_type(),
-            kind: d.kind.name(),
-            message: d.message.clone(),
-            help: d.help.clone(),
-            block: d.block,
-            task: d.task,
-            start: lines.position(d.span.start),
-            end: lines.position(d.span.end),
-            labels: d
-                .labels
-                .iter()
-                .map(|l| LabelReport {
-                    message: l.message.clone(),
-                    start: lines.position(l.span.start),
-                    end: lines.position(l.span.end),
-                })
-                .collect(),
-        }
-    }
-}
-
 impl CheckReport {
     pub fn new(doc: &Document<'_>) -> Self {
-        let lines = LineIndex::new(doc.source);
-        Self::from_parts(doc, &doc.diagnostics, &lines)
+        // Positions are only needed for diagnostics; a clean document of
+        // many megabytes should not pay for a line index.
+        let text = if doc.diagnostics.is_empty() {
+            ""
+        } else {
+            doc.source
+        };
+        Self::from_parts(doc, &doc.diagnostics, &LineIndex::new(text))
     }
 
     /// A report for a document that could not be read at all.

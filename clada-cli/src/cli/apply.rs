@@ -1,0 +1,97 @@
+//! `clada apply`: read, parse, run, report.
+
+use std::time::Instant;
+
+use clada_markers::engine::fs::Root;
+use clada_markers::engine::{self, ApplyOptions, NoCommands, Observer, Quiet};
+use clada_markers::report::GitReport;
+use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
+use clada_markers::report::xml::render_xml;
+use clada_markers::{ApplyReport, Document, ParseOptions, decode, parse_with, render};
+
+use super::{ApplyArgs, ErrorDetail, Format, OutputMode};
+use crate::output;
+
+pub(crate) fn run(args: ApplyArgs) -> u8 {
+    let started = Instant::now();
+    let input = match output::read_input(args.file.as_deref()) {
+        Ok(input) => input,
+        Err(message) => {
+            eprintln!("clada: {message}");
+            return 2;
+        }
+    };
+    let root = match Root::open(&args.root) {
+        Ok(root) => root,
+        Err(e) => {
+            eprintln!(
+                "clada: cannot open the root directory {}: {e}",
+                args.root.display()
+            );
+            return 2;
+        }
+    };
+    let color = output::stdout_color();
+    let text = match decode(&input.bytes) {
+        Ok(text) => text,
+        Err(d) => {
+            // Nothing runs: the document is refused as a whole.
+            let doc = Document {
+                source: "",
+                units: Vec::new(),
+                diagnostics: vec![d.clone()],
+            };
+            let report = ApplyReport::new(&doc, Vec::new(), GitReport::default(), elapsed(started));
+            let printed = match args.format {
+                Format::Json => output::json(&report),
+                Format::Xml => render_xml(&report),
+                Format::Text => {
+                    let shown = String::from_utf8_lossy(&input.bytes);
+                    render(std::slice::from_ref(&d), &shown, &input.name, color)
+                }
+            };
+            output::print(&printed);
+            return 1;
+        }
+    };
+    let doc = parse_with(
+        text,
+        ParseOptions {
+            allow_escape: args.allow_escape,
+        },
+    );
+    let options = ApplyOptions {
+        allow_escape: args.allow_escape,
+        total_timeout: None,
+    };
+    let mut runner = NoCommands;
+    let detail = match args.error_detail {
+        ErrorDetail::Minimal => Detail::Minimal,
+        ErrorDetail::Full => Detail::Full,
+        ErrorDetail::Debug => Detail::Debug,
+    };
+    let exec = match args.output_mode {
+        OutputMode::Stream => ExecOutput::Stream,
+        OutputMode::Buffer => ExecOutput::Buffer,
+        OutputMode::Silent => ExecOutput::Silent,
+    };
+    let stdout = std::io::stdout();
+    let mut printer = TextPrinter::new(stdout.lock(), &doc, &input.name, detail, exec, color);
+    let mut quiet = Quiet;
+    let observer: &mut dyn Observer = match args.format {
+        Format::Text => &mut printer,
+        Format::Json | Format::Xml => &mut quiet,
+    };
+    let blocks = engine::apply(&doc, &root, &options, &mut runner, observer);
+    let report = ApplyReport::new(&doc, blocks, GitReport::default(), elapsed(started));
+    match args.format {
+        Format::Text => printer.finish(&report),
+        Format::Json => output::print(&output::json(&report)),
+        Format::Xml => output::print(&render_xml(&report)),
+    }
+    report.exit_code()
+}
+
+fn elapsed(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,564 @@
+//! The file system as tasks see it: every access goes through an open
+//! handle on the root, one path component at a time, never following a
+//! symbolic link (SPEC §5).
+//!
+//! A path is first resolved as text (`.` and `..`, both separators); then
+//! each directory on the way is opened relative to the one before with
+//! `O_NOFOLLOW | O_DIRECTORY`, and the final component is opened or renamed
+//! relative to its parent's handle. A directory swapped for a link between
+//! a check and a use makes the open fail (`ELOOP`); it can never redirect an
+//! access outside the root. Only `--allow-escape` lets a path start above
+//! the root or at `/`, and even then no link is followed.
+//!
+//! Files are replaced atomically: the new content goes to a temporary file
+//! in the same directory, which is then renamed over the target, so a crash
+//! leaves the old content or the new, never a mix. Existing files keep their
+//! permission bits.
+
+use std::ffi::CStr;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::path::is_absolute;
+
+/// What is at a path, without following a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+impl Kind {
+    fn of(t: FileType) -> Kind {
+        match t {
+            FileType::RegularFile => Kind::File,
+            FileType::Directory => Kind::Dir,
+            FileType::Symlink => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// Why a file system access failed. Paths are as the document wrote them,
+/// resolved (`a/./b` is `a/b`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FsError {
+    NotFound {
+        path: String,
+    },
+    /// A symbolic link where the path must not have one.
+    Symlink {
+        path: String,
+    },
+    IsDirectory {
+        path: String,
+    },
+    /// A file (or other non-directory) where a directory is needed.
+    NotDirectory {
+        path: String,
+    },
+    /// A device, socket or pipe: not something clada reads or writes.
+    NotRegular {
+        path: String,
+    },
+    /// The path leaves the root and `--allow-escape` was not given.
+    Escape {
+        path: String,
+    },
+    /// Any other refusal of the OS.
+    Os {
+        path: String,
+        op: &'static str,
+        errno: Errno,
+    },
+}
+
+impl FsError {
+    pub fn path(&self) -> &str {
+        match self {
+            FsError::NotFound { path }
+            | FsError::Symlink { path }
+            | FsError::IsDirectory { path }
+            | FsError::NotDirectory { path }
+            | FsError::NotRegular { path }
+            | FsError::Escape { path }
+            | FsError::Os { path, .. } => path,
+        }
+    }
+
+    /// The OS error behind it, for `--error-detail debug`.
+    pub fn os_detail(&self) -> Option<String> {
+        match self {
+            FsError::Os { op, errno, .. } => {
+                Some(format!("{op}: {errno} (os error {})", errno.raw_os_error()))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for FsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FsError::NotFound { path } => write!(f, "{path} does not exist"),
+            FsError::Symlink { path } => write!(
+                f,
+                "{path} is a symbolic link; clada does not read or write through links"
+            ),
+            FsError::IsDirectory { path } => write!(f, "{path} is a directory"),
+            FsError::NotDirectory { path } => write!(f, "{path} is not a directory"),
+            FsError::NotRegular { path } => write!(f, "{path} is not a regular file"),
+            FsError::Escape { path } => write!(f, "{path} is outside the root"),
+            FsError::Os { path, op, errno } => {
+                let what = std::io::Error::from_raw_os_error(errno.raw_os_error());
+                write!(f, "cannot {op} {path}: {what}")
+            }
+        }
+    }
+}
+
+/// A path resolved as text: where it starts and its components.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    anchor: Anchor,
+    parts: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Anchor {
+    Root,
+    /// So many levels above the root (`--allow-escape`).
+    Up(usize),
+    /// The file system root (`--allow-escape`).
+    Slash,
+}
+
+impl Location {
+    /// The path as people see it.
+    pub fn display(&self) -> String {
+        let joined = self.parts.join("/");
+        match self.anchor {
+            Anchor::Root if joined.is_empty() => ".".to_owned(),
+            Anchor::Root => joined,
+            Anchor::Up(n) => {
+                let mut s = "../".repeat(n);
+                s.push_str(&joined);
+                s.trim_end_matches('/').to_owned()
+            }
+            Anchor::Slash => format!("/{joined}"),
+        }
+    }
+
+    /// The last component, if the path names something below its anchor.
+    pub fn name(&self) -> Option<&str> {
+        self.parts.last().map(String::as_str)
+    }
+
+    /// This location with `name` added.
+    pub fn join(&self, name: &str) -> Location {
+        let mut parts = self.parts.clone();
+        parts.push(name.to_owned());
+        Location {
+            anchor: self.anchor,
+            parts,
+        }
+    }
+
+    fn prefix(&self, n: usize) -> String {
+        Location {
+            anchor: self.anchor,
+            parts: self.parts[..n].to_vec(),
+        }
+        .display()
+    }
+
+    /// Whether this names the root itself.
+    pub fn is_root(&self) -> bool {
+        self.anchor == Anchor::Root && self.parts.is_empty()
+    }
+}
+
+/// Resolves `path` as text. Leaving the root (by `..` or an absolute path)
+/// needs `allow_escape`.
+pub fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
+    let escape = || FsError::Escape {
+        path: path.to_owned(),
+    };
+    if path.is_empty() || path.contains('\0') {
+        return Err(escape());
+    }
+    let absolute = is_absolute(path);
+    if absolute && !allow_escape {
+        return Err(escape());
+    }
+    if absolute && !matches!(path.as_bytes()[0], b'/' | b'\\') {
+        // A drive letter names nothing on this system.
+        return Err(escape());
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut ups = 0;
+    for part in path.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() && !absolute {
+                    ups += 1;
+                }
+            }
+            _ => parts.push(part.to_owned()),
+        }
+    }
+    let anchor = match (absolute, ups) {
+        (true, _) => Anchor::Slash,
+        (false, 0) => Anchor::Root,
+        (false, n) if allow_escape => Anchor::Up(n),
+        _ => return Err(escape()),
+    };
+    Ok(Location { anchor, parts })
+}
+
+/// Reading what planning needs; the real file system and test doubles
+/// both provide it.
+pub trait Files {
+    fn read(&self, at: &Location) -> Result<Vec<u8>, FsError>;
+    /// What is at the location, without following a link; `None` when
+    /// nothing is.
+    fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError>;
+}
+
+/// How a write ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    Created,
+    Replaced,
+}
+
+/// The root directory, held open.
+#[derive(Debug)]
+pub struct Root {
+    fd: OwnedFd,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+const DIR_FLAGS: OFlags = OFlags::DIRECTORY
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::RDONLY)
+    .union(OFlags::CLOEXEC);
+
+impl Root {
+    /// Opens the root directory (following a link given as the root itself:
+    /// the user named it).
+    pub fn open(path: &Path) -> std::io::Result<Root> {
+        let fd = rustix::fs::open(
+            path,
+            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(Root { fd })
+    }
+
+    /// Opens the directory made of the anchor and the first `upto`
+    /// components, creating missing ones when `create`.
+    fn dir(&self, at: &Location, upto: usize, create: bool) -> Result<OwnedFd, FsError> {
+        let os = |op, errno, n| FsError::Os {
+            path: at.prefix(n),
+            op,
+            errno,
+        };
+        let mut cur = match at.anchor {
+            Anchor::Root => rustix::fs::openat(&self.fd, c".", DIR_FLAGS, Mode::empty()),
+            Anchor::Slash => rustix::fs::open(c"/", DIR_FLAGS, Mode::empty()),
+            Anchor::Up(n) => {
+                let mut fd = rustix::fs::openat(&self.fd, c"..", DIR_FLAGS, Mode::empty());
+                for _ in 1..n {
+                    fd = fd.and_then(|d| rustix::fs::openat(&d, c"..", DIR_FLAGS, Mode::empty()));
+                }
+                fd
+            }
+        }
+        .map_err(|e| os("open", e, 0))?;
+        for (i, part) in at.parts[..upto].iter().enumerate() {
+            let n = i + 1;
+            let mut opened = rustix::fs::openat(&cur, part.as_str(), DIR_FLAGS, Mode::empty());
+            if create && matches!(opened, Err(Errno::NOENT)) {
+                match rustix::fs::mkdirat(&cur, part.as_str(), Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(e) => return Err(os("create directory", e, n)),
+                }
+                opened = rustix::fs::openat(&cur, part.as_str(), DIR_FLAGS, Mode::empty());
+            }
+            cur = match opened {
+                Ok(fd) => fd,
+                Err(Errno::NOENT) => return Err(FsError::NotFound { path: at.prefix(n) }),
+                Err(e @ (Errno::LOOP | Errno::NOTDIR)) => {
+                    return Err(match kind_at(&cur, part.as_str()) {
+                        Ok(Some(Kind::Symlink)) => FsError::Symlink { path: at.prefix(n) },
+                        Ok(Some(_)) => FsError::NotDirectory { path: at.prefix(n) },
+                        _ => os("open", e, n),
+                    });
+                }
+                Err(e) => return Err(os("open", e, n)),
+            };
+        }
+        Ok(cur)
+    }
+
+    /// The parent directory of `at` and the final name.
+    fn parent<'l>(&self, at: &'l Location, create: bool) -> Result<(OwnedFd, &'l str), FsError> {
+        let name = at
+            .name()
+            .ok_or_else(|| FsError::IsDirectory { path: at.display() })?;
+        Ok((self.dir(at, at.parts.len() - 1, create)?, name))
+    }
+
+    /// Writes `contents` as the whole file, atomically, creating missing
+    /// parent directories.
+    pub fn write(&self, at: &Location, contents: &[u8]) -> Result<Written, FsError> {
+        let path = || at.display();
+        let (parent, name) = self.parent(at, true)?;
+        let mode = match rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => match Kind::of(FileType::from_raw_mode(st.st_mode)) {
+                Kind::File => Some(Mode::from_raw_mode(st.st_mode & 0o7777)),
+                Kind::Dir => return Err(FsError::IsDirectory { path: path() }),
+                Kind::Symlink => return Err(FsError::Symlink { path: path() }),
+                Kind::Other => return Err(FsError::NotRegular { path: path() }),
+            },
+            Err(Errno::NOENT) => None,
+            Err(errno) => {
+                return Err(FsError::Os {
+                    path: path(),
+                    op: "inspect",
+                    errno,
+                });
+            }
+        };
+        let temp = temp_name(name);
+        let fd = rustix::fs::openat(
+            &parent,
+            temp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        )
+        .map_err(|errno| FsError::Os {
+            path: path(),
+            op: "create a temporary file for",
+            errno,
+        })?;
+        let result = (|| {
+            let mut file = File::from(fd);
+            file.write_all(contents)
+                .map_err(|e| errno_of(&e))
+                .map_err(|errno| FsError::Os {
+                    path: path(),
+                    op: "write",
+                    errno,
+                })?;
+            if let Some(mode) = mode {
+                rustix::fs::fchmod(&file, mode).map_err(|errno| FsError::Os {
+                    path: path(),
+                    op: "set permissions of",
+                    errno,
+                })?;
+            }
+            drop(file);
+            rustix::fs::renameat(&parent, temp.as_str(), &parent, name).map_err(|errno| {
+                FsError::Os {
+                    path: path(),
+                    op: "replace",
+                    errno,
+                }
+            })
+        })();
+        if result.is_err() {
+            let _ = rustix::fs::unlinkat(&parent, temp.as_str(), AtFlags::empty());
+        }
+        result.map(|()| {
+            if mode.is_some() {
+                Written::Replaced
+            } else {
+                Written::Created
+            }
+        })
+    }
+
+    /// Creates the directory and its missing parents.
+    pub fn create_dir_all(&self, at: &Location) -> Result<(), FsError> {
+        self.dir(at, at.parts.len(), true).map(drop)
+    }
+
+    /// Renames `from` to `to` (replacing a file there), creating missing
+    /// parents of `to`. A link at `from` is moved as a link.
+    pub fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
+        let (from_parent, from_name) = self.parent(from, false)?;
+        let (to_parent, to_name) = self.parent(to, true)?;
+        rustix::fs::renameat(&from_parent, from_name, &to_parent, to_name).map_err(|errno| {
+            match errno {
+                Errno::NOENT => FsError::NotFound {
+                    path: from.display(),
+                },
+                _ => FsError::Os {
+                    path: format!("{} to {}", from.display(), to.display()),
+                    op: "move",
+                    errno,
+                },
+            }
+        })
+    }
+
+    /// Removes a file or link, or a directory with everything in it. Links
+    /// are removed themselves, never followed.
+    pub fn remove(&self, at: &Location) -> Result<(), FsError> {
+        let (parent, name) = self.parent(at, false)?;
+        match kind_at(&parent, name).map_err(|errno| FsError::Os {
+            path: at.display(),
+            op: "inspect",
+            errno,
+        })? {
+            None => Err(FsError::NotFound { path: at.display() }),
+            Some(Kind::Dir) => remove_tree(&parent, name).map_err(|errno| FsError::Os {
+                path: at.display(),
+                op: "remove",
+                errno,
+            }),
+            Some(_) => {
+                rustix::fs::unlinkat(&parent, name, AtFlags::empty()).map_err(|errno| FsError::Os {
+                    path: at.display(),
+                    op: "remove",
+                    errno,
+                })
+            }
+        }
+    }
+}
+
+impl Files for Root {
+    fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
+        let path = || at.display();
+        let (parent, name) = self.parent(at, false)?;
+        // NONBLOCK: a pipe must not hang the run; it is refused below.
+        let fd = rustix::fs::openat(
+            &parent,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::empty(),
+        )
+        .map_err(|errno| match errno {
+            Errno::NOENT => FsError::NotFound { path: path() },
+            Errno::LOOP => FsError::Symlink { path: path() },
+            _ => FsError::Os {
+                path: path(),
+                op: "open",
+                errno,
+            },
+        })?;
+        let st = rustix::fs::fstat(&fd).map_err(|errno| FsError::Os {
+            path: path(),
+            op: "inspect",
+            errno,
+        })?;
+        match Kind::of(FileType::from_raw_mode(st.st_mode)) {
+            Kind::File => {}
+            Kind::Dir => return Err(FsError::IsDirectory { path: path() }),
+            _ => return Err(FsError::NotRegular { path: path() }),
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
+        File::from(fd)
+            .read_to_end(&mut bytes)
+            .map_err(|e| FsError::Os {
+                path: path(),
+                op: "read",
+                errno: errno_of(&e),
+            })?;
+        Ok(bytes)
+    }
+
+    fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {
+        if at.parts.is_empty() {
+            return Ok(Some(Kind::Dir));
+        }
+        let (parent, name) = match self.parent(at, false) {
+            Ok(p) => p,
+            Err(FsError::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        kind_at(&parent, name).map_err(|errno| FsError::Os {
+            path: at.display(),
+            op: "inspect",
+            errno,
+        })
+    }
+}
+
+fn kind_at(dir: &OwnedFd, name: &str) -> Result<Option<Kind>, Errno> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => Ok(Some(Kind::of(FileType::from_raw_mode(st.st_mode)))),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes directory `name` in `parent` and all it holds, without
+/// following links.
+fn remove_tree(parent: &OwnedFd, name: &str) -> Result<(), Errno> {
+    remove_tree_c(
+        parent,
+        &std::ffi::CString::new(name).map_err(|_| Errno::INVAL)?,
+    )
+}
+
+fn remove_tree_c(parent: &OwnedFd, name: &CStr) -> Result<(), Errno> {
+    let fd = rustix::fs::openat(parent, name, DIR_FLAGS, Mode::empty())?;
+    let mut children: Vec<(std::ffi::CString, FileType)> = Vec::new();
+    for entry in rustix::fs::Dir::read_from(&fd)? {
+        let entry = entry?;
+        let n = entry.file_name();
+        if n == c"." || n == c".." {
+            continue;
+        }
+        children.push((n.to_owned(), entry.file_type()));
+    }
+    for (child, t) in children {
+        let t = if t == FileType::Unknown {
+            FileType::from_raw_mode(
+                rustix::fs::statat(&fd, child.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)?.st_mode,
+            )
+        } else {
+            t
+        };
+        if t == FileType::Directory {
+            remove_tree_c(&fd, &child)?;
+        } else {
+            rustix::fs::unlinkat(&fd, child.as_c_str(), AtFlags::empty())?;
+        }
+    }
+    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
+}
+
+/// A fresh name for a temporary file next to `name`.
+fn temp_name(name: &str) -> String {
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let pid = std::process::id();
+    let mut stem: String = name.chars().take(100).collect();
+    if stem.starts_with('.') {
+        stem.remove(0);
+    }
+    format!(".{stem}.clada-{pid}-{n}.tmp")
+}
+
+/// Whether `name` is one of clada's temporary files.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".clada-")
+}
+
+fn errno_of(e: &std::io::Error) -> Errno {
+    Errno::from_io_error(e).unwrap_or(Errno::IO)
+}

@@ -1,0 +1,513 @@
+//! Exact matching and replacement in file text (SPEC §3 SEARCH and
+//! SEARCH-START, §4).
+//!
+//! Everything here is a pure function of strings: no file system. The rules:
+//! matching is exact and case-sensitive over non-overlapping occurrences,
+//! leftmost first; CRLF and LF count as the same line break; a file without
+//! a final line feed is matched as if it had one and keeps lacking it; a
+//! byte-order mark is kept and never matched. Only the matched bytes change:
+//! the replacement is written in the file's line break style (that of its
+//! first line break) and every other byte stays as it was.
+//!
+//! When the count is wrong nothing is replaced, and [`Mismatch`] carries what
+//! an agent needs to fix its edit: where the occurrences are, or the most
+//! similar region of the file with a diff, and whether the replacement is
+//! already there. These are hints only; nothing is ever applied by a fuzzy
+//! match.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::ast::Count;
+use crate::syntax::BOM;
+
+/// At most this many occurrence lines are reported.
+pub const MAX_REPORTED_LINES: usize = 20;
+
+/// A region less similar than this to the search text is not offered as a
+/// hint: a diff against unrelated text only misleads.
+pub const MIN_SIMILARITY: f64 = 0.5;
+
+/// A successful edit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edited {
+    /// The whole new file text.
+    pub text: String,
+    /// How many occurrences were replaced.
+    pub replacements: usize,
+    /// The 1-based line of each replaced occurrence.
+    pub lines: Vec<usize>,
+}
+
+/// Why an edit found the wrong number of occurrences.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mismatch {
+    pub expected: Count,
+    pub found: usize,
+    /// 1-based lines of the occurrences found (at most
+    /// [`MAX_REPORTED_LINES`]).
+    pub lines: Vec<usize>,
+    /// When nothing was found: the most similar region of the file.
+    pub closest: Option<Closest>,
+    /// When nothing was found and the replacement is not empty: whether the
+    /// replacement text is already in the file (the edit may have been
+    /// applied before).
+    pub replacement_present: Option<bool>,
+    /// For ranges: lines where the start text occurs with no end text after
+    /// it.
+    pub dangling_starts: Vec<usize>,
+    /// For ranges that found nothing: where the start and end texts occur
+    /// on their own.
+    pub start_lines: Vec<usize>,
+    pub end_lines: Vec<usize>,
+}
+
+/// The region of a file most like the search text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Closest {
+    /// 1-based, inclusive.
+    pub start_line: usize,
+    pub end_line: usize,
+    /// 0 to 1: the share of characters the two texts have in common.
+    pub similarity: f64,
+    /// A unified diff from the search text to the region.
+    pub diff: String,
+}
+
+/// A file's text prepared for matching: the byte-order mark split off, line
+/// breaks normalised to LF, and a line feed added where the file lacks a
+/// final one.
+struct View<'a> {
+    bom: bool,
+    /// The file without its byte-order mark.
+    body: &'a str,
+    /// `body` with every CR before a line feed removed, plus a virtual line
+    /// feed when `body` lacks a final one.
+    norm: String,
+    /// Positions in `norm` of the line feeds whose CR was removed.
+    crs: Vec<usize>,
+    /// The file's style: its first line break is CRLF.
+    crlf: bool,
+    missing_final: bool,
+}
+
+impl<'a> View<'a> {
+    fn new(file: &'a str) -> Self {
+        let (bom, body) = match file.strip_prefix(BOM) {
+            Some(rest) => (true, rest),
+            None => (false, file),
+        };
+        let crlf = memchr::memchr(b'\n', body.as_bytes())
+            .is_some_and(|i| i > 0 && body.as_bytes()[i - 1] == b'\r');
+        let missing_final = !body.is_empty() && !body.ends_with('\n');
+        let mut norm = String::with_capacity(body.len() + 1);
+        let mut crs = Vec::new();
+        let mut last = 0;
+        for i in memchr::memmem::find_iter(body.as_bytes(), b"\r\n") {
+            norm.push_str(&body[last..i]);
+            crs.push(norm.len());
+            last = i + 1;
+        }
+        norm.push_str(&body[last..]);
+        if missing_final {
+            norm.push('\n');
+        }
+        View {
+            bom,
+            body,
+            norm,
+            crs,
+            crlf,
+            missing_final,
+        }
+    }
+
+    /// The position in `body` of position `p` of `norm`. A position at a
+    /// line feed whose CR was removed maps to the CR, so that the CR goes
+    /// with its line feed.
+    fn body_pos(&self, p: usize) -> usize {
+        let before = self.crs.partition_point(|&q| q < p);
+        (p + before).min(self.body.len())
+    }
+
+    /// Writes `text` (LF line breaks) in the file's style.
+    fn styled<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self.crlf && text.contains('\n') {
+            std::borrow::Cow::Owned(text.replace('\n', "\r\n"))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
+    }
+
+    /// Replaces the `norm` ranges (sorted, disjoint) with `replacement`.
+    fn splice(&self, ranges: &[(usize, usize)], replacement: &str) -> String {
+        let styled = self.styled(replacement);
+        let mut out =
+            String::with_capacity(self.body.len() + ranges.len() * styled.len() + BOM.len());
+        if self.bom {
+            out.push_str(BOM);
+        }
+        let mut prev = 0;
+        let mut took_virtual = false;
+        for &(s, e) in ranges {
+            out.push_str(&self.body[prev..self.body_pos(s)]);
+            out.push_str(&styled);
+            prev = self.body_pos(e);
+            took_virtual |= self.missing_final && e == self.norm.len();
+        }
+        out.push_str(&self.body[prev..]);
+        // The virtual final line feed was replaced along with the last
+        // line: keep the file without a final line break.
+        if took_virtual {
+            if out.ends_with("\r\n") {
+                out.truncate(out.len() - 2);
+            } else if out.ends_with('\n') {
+                out.truncate(out.len() - 1);
+            }
+        }
+        out
+    }
+
+    /// The 1-based line of each position (sorted ascending).
+    fn lines_of(&self, positions: impl Iterator<Item = usize>) -> Vec<usize> {
+        let bytes = self.norm.as_bytes();
+        let mut line = 1;
+        let mut at = 0;
+        positions
+            .map(|p| {
+                line += memchr::memchr_iter(b'\n', &bytes[at..p]).count();
+                at = p;
+                line
+            })
+            .collect()
+    }
+}
+
+fn count_ok(count: Count, found: usize) -> bool {
+    match count {
+        Count::Exactly(n) => found == n.get(),
+        Count::All => found >= 1,
+    }
+}
+
+/// Replaces the occurrences of `search` in `file` with `replace`, if there
+/// are as many as `count` asks.
+pub fn edit(
+    file: &str,
+    search: &str,
+    replace: &str,
+    count: Count,
+) -> Result<Edited, Box<Mismatch>> {
+    let view = View::new(file);
+    let ranges: Vec<(usize, usize)> = if search.is_empty() {
+        Vec::new()
+    } else {
+        memchr::memmem::find_iter(view.norm.as_bytes(), search.as_bytes())
+            .map(|s| (s, s + search.len()))
+            .collect()
+    };
+    let lines = view.lines_of(ranges.iter().map(|r| r.0));
+    if !count_ok(count, ranges.len()) {
+        let mut m = Mismatch {
+            expected: count,
+            found: ranges.len(),
+            lines: lines.into_iter().take(MAX_REPORTED_LINES).collect(),
+            closest: None,
+            replacement_present: None,
+            dangling_starts: Vec::new(),
+            start_lines: Vec::new(),
+            end_lines: Vec::new(),
+        };
+        if ranges.is_empty() {
+            m.closest = closest(&view.norm, search);
+            if !replace.is_empty() {
+                m.replacement_present = Some(view.norm.contains(replace));
+            }
+        }
+        return Err(Box::new(m));
+    }
+    Ok(Edited {
+        text: view.splice(&ranges, replace),
+        replacements: ranges.len(),
+        lines,
+    })
+}
+
+/// Replaces each range from an occurrence of `start` to the nearest
+/// occurrence of `end` after it (both included), if there are as many
+/// ranges as `count` asks.
+pub fn edit_range(
+    file: &str,
+    start: &str,
+    end: &str,
+    replace: &str,
+    count: Count,
+) -> Result<Edited, Box<Mismatch>> {
+    let view = View::new(file);
+    let hay = view.norm.as_bytes();
+    let start_finder = memchr::memmem::Finder::new(start.as_bytes());
+    let end_finder = memchr::memmem::Finder::new(end.as_bytes());
+    let mut ranges = Vec::new();
+    let mut dangling = Vec::new();
+    let mut pos = 0;
+    if !start.is_empty() && !end.is_empty() {
+        while let Some(s) = start_finder.find(&hay[pos..]).map(|i| pos + i) {
+            let after = s + start.len();
+            match end_finder.find(&hay[after..]) {
+                Some(i) => {
+                    let e = after + i + end.len();
+                    ranges.push((s, e));
+                    pos = e;
+                }
+                None => {
+                    dangling.push(s);
+                    break;
+                }
+            }
+            if pos >= hay.len() {
+                break;
+            }
+        }
+    }
+    let lines = view.lines_of(ranges.iter().map(|r| r.0));
+    if !count_ok(count, ranges.len()) {
+        let mut m = Mismatch {
+            expected: count,
+            found: ranges.len(),
+            lines: lines.into_iter().take(MAX_REPORTED_LINES).collect(),
+            closest: None,
+            replacement_present: None,
+            dangling_starts: view.lines_of(dangling.into_iter()),
+            start_lines: Vec::new(),
+            end_lines: Vec::new(),
+        };
+        if ranges.is_empty() {
+            let all = |f: &memchr::memmem::Finder<'_>, n: usize| {
+                if n == 0 {
+                    return Vec::new();
+                }
+                let pos: Vec<usize> = f.find_iter(hay).take(MAX_REPORTED_LINES).collect();
+                view.lines_of(pos.into_iter())
+            };
+            m.start_lines = all(&start_finder, start.len());
+            m.end_lines = all(&end_finder, end.len());
+            m.closest = closest(&view.norm, start);
+            if !replace.is_empty() {
+                m.replacement_present = Some(view.norm.contains(replace));
+            }
+        }
+        return Err(Box::new(m));
+    }
+    Ok(Edited {
+        text: view.splice(&ranges, replace),
+        replacements: ranges.len(),
+        lines,
+    })
+}
+
+/// The region of `text` with as many lines as `search` that is most like
+/// it, if any is at least [`MIN_SIMILARITY`] alike.
+///
+/// Windows are first ranked by how many of their lines are lines of the
+/// search text (one pass with a sliding count); only the best few are then
+/// compared character by character.
+fn closest(text: &str, search: &str) -> Option<Closest> {
+    const CANDIDATES: usize = 8;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let wanted: Vec<&str> = search.split_inclusive('\n').collect();
+    if lines.is_empty() || wanted.is_empty() {
+        return None;
+    }
+    let n = wanted.len().min(lines.len());
+    let mut want: HashMap<&str, usize> = HashMap::new();
+    for w in &wanted {
+        *want.entry(w.trim()).or_default() += 1;
+    }
+    let hit = |l: &str| usize::from(want.contains_key(l.trim()) && !l.trim().is_empty());
+    let mut score: usize = lines[..n].iter().map(|l| hit(l)).sum();
+    let mut ranked = vec![(score, 0usize)];
+    for i in 1..=lines.len() - n {
+        score = score + hit(lines[i + n - 1]) - hit(lines[i - 1]);
+        ranked.push((score, i));
+    }
+    // Best scores first, earlier windows first among equals.
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let best = ranked
+        .iter()
+        .take(CANDIDATES)
+        .map(|&(_, i)| {
+            let region: String = lines[i..i + n].concat();
+            let ratio = f64::from(similar::TextDiff::from_chars(search, region.as_str()).ratio());
+            (ratio, i, region)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))?;
+    let (similarity, i, region) = best;
+    if similarity < MIN_SIMILARITY {
+        return None;
+    }
+    let (start_line, end_line) = (i + 1, i + n);
+    let diff = similar::TextDiff::from_lines(search, region.as_str())
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            "search text",
+            &format!("file, lines {start_line}-{end_line}"),
+        )
+        .to_string();
+    Some(Closest {
+        start_line,
+        end_line,
+        similarity: (similarity * 100.0).round() / 100.0,
+        diff,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroUsize;
+
+    use super::*;
+
+    fn n(k: usize) -> Count {
+        Count::Exactly(NonZeroUsize::new(k).unwrap())
+    }
+
+    fn one(file: &str, search: &str, replace: &str) -> String {
+        edit(file, search, replace, n(1)).unwrap().text
+    }
+
+    #[test]
+    fn replaces_exact_text() {
+        assert_eq!(one("a\nb\nc\n", "b\n", "x\n"), "a\nx\nc\n");
+    }
+
+    #[test]
+    fn empty_replacement_deletes() {
+        assert_eq!(one("a\nb\nc\n", "b\n", ""), "a\nc\n");
+    }
+
+    #[test]
+    fn keeps_crlf_when_editing() {
+        assert_eq!(
+            one("a\r\nb\r\nc\r\n", "b\nc\n", "x\ny\n"),
+            "a\r\nx\r\ny\r\n"
+        );
+    }
+
+    #[test]
+    fn keeps_other_lines_of_a_mixed_file_as_they_are() {
+        // The first break is LF: the replacement is LF, the CRLF line stays.
+        assert_eq!(one("a\nb\r\nc\n", "c\n", "x\ny\n"), "a\nb\r\nx\ny\n");
+        assert_eq!(one("a\nb\r\nc\n", "b\n", "q\n"), "a\nq\nc\n");
+    }
+
+    #[test]
+    fn matches_a_missing_final_line_feed_and_keeps_it_missing() {
+        assert_eq!(one("a\nb", "b\n", "c\n"), "a\nc");
+        assert_eq!(one("a\nb", "b\n", ""), "a");
+        assert_eq!(one("a\r\nb", "b\n", "c\nd\n"), "a\r\nc\r\nd");
+        assert_eq!(one("a\nb", "a\n", "z\n"), "z\nb");
+    }
+
+    #[test]
+    fn keeps_the_byte_order_mark_out_of_matching() {
+        assert_eq!(one("\u{feff}a\nb\n", "a\n", "c\n"), "\u{feff}c\nb\n");
+        assert!(edit("\u{feff}a\n", "\u{feff}a", "x", n(1)).is_err());
+    }
+
+    #[test]
+    fn counts_non_overlapping_occurrences_leftmost_first() {
+        let e = edit("aaaa", "aa", "b", n(2)).unwrap();
+        assert_eq!(e.text, "bb");
+        let m = edit("aaa", "aa", "b", n(2)).unwrap_err();
+        assert_eq!((m.found, m.lines.clone()), (1, vec![1]));
+    }
+
+    #[test]
+    fn count_all_needs_at_least_one() {
+        assert_eq!(edit("x x x", "x", "y", Count::All).unwrap().text, "y y y");
+        assert_eq!(edit("abc", "x", "y", Count::All).unwrap_err().found, 0);
+    }
+
+    #[test]
+    fn reports_the_lines_of_every_occurrence() {
+        let m = edit("f\nx\ng\nx\n", "x\n", "y\n", n(1)).unwrap_err();
+        assert_eq!(
+            (m.expected, m.found, m.lines.clone()),
+            (n(1), 2, vec![2, 4])
+        );
+    }
+
+    #[test]
+    fn offers_the_closest_region_and_says_if_the_edit_is_done() {
+        let file = "fn main() {\n    println!(\"hello\");\n}\n";
+        let m = edit(
+            file,
+            "fn main() {\n    println!(\"helo\");\n}\n",
+            "x\n",
+            n(1),
+        )
+        .unwrap_err();
+        let c = m.closest.clone().unwrap();
+        assert_eq!((c.start_line, c.end_line), (1, 3));
+        assert!(c.similarity > 0.9, "{c:?}");
+        assert!(c.diff.contains("-    println!(\"helo\");"), "{}", c.diff);
+        assert!(c.diff.contains("+    println!(\"hello\");"), "{}", c.diff);
+        assert_eq!(m.replacement_present, Some(false));
+
+        let m = edit("new\n", "old\n", "new\n", n(1)).unwrap_err();
+        assert_eq!(m.replacement_present, Some(true));
+    }
+
+    #[test]
+    fn unrelated_text_gets_no_closest_region() {
+        let m = edit("completely\ndifferent\n", "zzz qqq\n", "", n(1)).unwrap_err();
+        assert_eq!(m.closest, None);
+        assert_eq!(m.replacement_present, None);
+    }
+
+    #[test]
+    fn a_git_conflict_region_is_ordinary_search_text() {
+        let file = "x\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> feature\ny\n";
+        let search = "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> feature\n";
+        assert_eq!(one(file, search, "merged\n"), "x\nmerged\ny\n");
+    }
+
+    #[test]
+    fn ranges_run_from_start_to_the_nearest_end() {
+        let file = "a\nstart\n1\nend\n2\nend\nz\n";
+        let e = edit_range(file, "start", "end\n", "R\n", n(1)).unwrap();
+        assert_eq!(e.text, "a\nR\n2\nend\nz\n");
+    }
+
+    #[test]
+    fn a_range_may_begin_mid_line() {
+        let e = edit_range("let x = old(1, 2);\n", "old(", ");", "new()", n(1)).unwrap();
+        assert_eq!(e.text, "let x = new()\n");
+    }
+
+    #[test]
+    fn ranges_do_not_overlap_and_are_counted() {
+        let file = "s\ne\ns\ne\n";
+        assert_eq!(edit_range(file, "s", "e\n", "", n(2)).unwrap().text, "");
+        let m = edit_range(file, "s", "e\n", "", n(1)).unwrap_err();
+        assert_eq!((m.found, m.lines.clone()), (2, vec![1, 3]));
+    }
+
+    #[test]
+    fn an_end_before_the_start_is_no_range() {
+        let m = edit_range("end\nstart\n", "start", "end", "", n(1)).unwrap_err();
+        assert_eq!(m.found, 0);
+        assert_eq!(m.dangling_starts, vec![2]);
+        assert_eq!(m.start_lines, vec![2]);
+        assert_eq!(m.end_lines, vec![1]);
+    }
+
+    #[test]
+    fn the_end_must_begin_after_the_start_ends() {
+        // "ab" then "b": the b inside the start does not end the range.
+        let e = edit_range("ab-b", "ab", "b", "X", n(1)).unwrap();
+        assert_eq!(e.text, "X");
+    }
+}

@@ -1,0 +1,474 @@
+//! Planning: what a task will do, decided without changing anything.
+//!
+//! A plan resolves the task's paths, reads what it needs through [`Files`],
+//! finds the matches and computes the new contents. It never writes, so
+//! matching and path rules are tested against an in-memory tree. Applying a
+//! plan is [`super::apply_action`]'s business.
+
+use crate::ast::Op;
+use crate::engine::fs::{Files, FsError, Kind, Location, locate};
+use crate::engine::matching::{self, Mismatch};
+use crate::engine::{Failure, TaskError};
+use crate::error_type::ErrorType;
+use crate::syntax::BOM;
+
+/// A side effect, fully computed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Replace (or create) the file with these bytes.
+    Write {
+        at: Location,
+        contents: Vec<u8>,
+    },
+    Move {
+        from: Location,
+        to: Location,
+    },
+    Remove {
+        at: Location,
+    },
+    /// Run a command (see the runner).
+    Run {
+        command: String,
+        dir: Option<Location>,
+    },
+    /// Nothing to do (a MOVE onto itself).
+    Nothing,
+}
+
+/// What a task did, for the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    Created {
+        path: String,
+    },
+    Replaced {
+        path: String,
+    },
+    Appended {
+        path: String,
+    },
+    Edited {
+        path: String,
+        replacements: usize,
+        lines: Vec<usize>,
+    },
+    Moved {
+        from: String,
+        to: String,
+    },
+    Removed {
+        path: String,
+    },
+    Ran {
+        command: String,
+    },
+}
+
+/// A planned task: the action and what it will have done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub action: Action,
+    pub effect: Effect,
+}
+
+/// Plans one operation against the current state of `files`.
+pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, TaskError> {
+    let at = |p: &str| locate(p, allow_escape).map_err(TaskError::from);
+    match op {
+        Op::Write {
+            path,
+            append,
+            content,
+        } => {
+            let loc = at(path)?;
+            let content = content.strip_prefix(BOM).unwrap_or(content);
+            let kind = files.kind(&loc)?;
+            let display = loc.display();
+            match kind {
+                Some(Kind::Dir) => return Err(FsError::IsDirectory { path: display }.into()),
+                Some(Kind::Symlink) => return Err(FsError::Symlink { path: display }.into()),
+                Some(Kind::Other) => return Err(FsError::NotRegular { path: display }.into()),
+                Some(Kind::File) | None => {}
+            }
+            let (contents, effect) = if *append && kind == Some(Kind::File) {
+                let mut old = files.read(&loc)?;
+                if !old.is_empty() && !old.ends_with(b"\n") {
+                    old.push(b'\n');
+                }
+                old.extend_from_slice(content.as_bytes());
+                (old, Effect::Appended { path: display })
+            } else if kind == Some(Kind::File) {
+                (
+                    content.as_bytes().to_vec(),
+                    Effect::Replaced { path: display },
+                )
+            } else {
+                (
+                    content.as_bytes().to_vec(),
+                    Effect::Created { path: display },
+                )
+            };
+            Ok(Plan {
+                action: Action::Write { at: loc, contents },
+                effect,
+            })
+        }
+        Op::Edit {
+            path,
+            count,
+            search,
+            replace,
+        } => {
+            let loc = at(path)?;
+            let text = read_text(files, &loc)?;
+            let edited =
+                matching::edit(&text, search, replace, *count).map_err(|m| mismatch(&loc, m))?;
+            Ok(edit_plan(loc, edited))
+        }
+        Op::EditRange {
+            path,
+            count,
+            start,
+            end,
+            replace,
+        } => {
+            let loc = at(path)?;
+            let text = read_text(files, &loc)?;
+            let edited = matching::edit_range(&text, start, end, replace, *count)
+                .map_err(|m| mismatch(&loc, m))?;
+            Ok(edit_plan(loc, edited))
+        }
+        Op::Move { from, to } => {
+            let from_loc = at(from)?;
+            let Some(name) = from_loc.name().map(str::to_owned) else {
+                return Err(TaskError::new(
+                    ErrorType::PathEscape,
+                    "the root itself cannot be moved",
+                ));
+            };
+            if files.kind(&from_loc)?.is_none() {
+                return Err(FsError::NotFound {
+                    path: from_loc.display(),
+                }
+                .into());
+            }
+            let to_loc = at(to)?;
+            let into_dir = to.ends_with(['/', '\\'])
+                || to_loc.is_root()
+                || files.kind(&to_loc)? == Some(Kind::Dir);
+            let target = if into_dir { to_loc.join(&name) } else { to_loc };
+            let effect = Effect::Moved {
+                from: from_loc.display(),
+                to: target.display(),
+            };
+            if target == from_loc {
+                return Ok(Plan {
+                    action: Action::Nothing,
+                    effect,
+                });
+            }
+            if target
+                .display()
+                .starts_with(&format!("{}/", from_loc.display()))
+            {
+                return Err(TaskError::new(
+                    ErrorType::PermissionDenied,
+                    format!(
+                        "cannot move {} into itself ({})",
+                        from_loc.display(),
+                        target.display()
+                    ),
+                ));
+            }
+            Ok(Plan {
+                action: Action::Move {
+                    from: from_loc,
+                    to: target,
+                },
+                effect,
+            })
+        }
+        Op::Remove { path } => {
+            let loc = at(path)?;
+            if loc.is_root() {
+                return Err(TaskError::new(
+                    ErrorType::PathEscape,
+                    "the root itself cannot be removed",
+                ));
+            }
+            if files.kind(&loc)?.is_none() {
+                return Err(FsError::NotFound {
+                    path: loc.display(),
+                }
+                .into());
+            }
+            let effect = Effect::Removed {
+                path: loc.display(),
+            };
+            Ok(Plan {
+                action: Action::Remove { at: loc },
+                effect,
+            })
+        }
+        Op::Run { dir, command } => {
+            let dir = match dir {
+                Some(d) => Some(at(d)?),
+                None => None,
+            };
+            let command = command.trim().to_owned();
+            Ok(Plan {
+                effect: Effect::Ran {
+                    command: command.clone(),
+                },
+                action: Action::Run { command, dir },
+            })
+        }
+    }
+}
+
+fn edit_plan(loc: Location, edited: matching::Edited) -> Plan {
+    let effect = Effect::Edited {
+        path: loc.display(),
+        replacements: edited.replacements,
+        lines: edited.lines,
+    };
+    Plan {
+        action: Action::Write {
+            at: loc,
+            contents: edited.text.into_bytes(),
+        },
+        effect,
+    }
+}
+
+/// Reads a file that an edit must treat as text.
+fn read_text(files: &dyn Files, loc: &Location) -> Result<String, TaskError> {
+    let bytes = files.read(loc)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        TaskError::new(
+            ErrorType::InvalidUtf8,
+            format!(
+                "{} is not valid UTF-8 (at byte offset {offset}); clada edits text files only",
+                loc.display()
+            ),
+        )
+    })
+}
+
+fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
+    let what = |n: usize| if n == 1 { "match" } else { "matches" };
+    let message = format!(
+        "found {} {}, expected {}",
+        m.found,
+        what(m.found),
+        m.expected
+    );
+    let mut e = TaskError::new(ErrorType::MatchCountMismatch, message);
+    e.path = Some(loc.display());
+    e.failure = Some(Failure::Mismatch(m));
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::ast::Count;
+
+    /// A tree in memory: paths to contents, `None` for a directory, links
+    /// as `Some(b"->target")` entries listed in `links`.
+    #[derive(Default)]
+    struct Tree {
+        files: RefCell<BTreeMap<String, Option<Vec<u8>>>>,
+        links: Vec<String>,
+    }
+
+    impl Tree {
+        fn with(entries: &[(&str, Option<&str>)]) -> Self {
+            let t = Tree::default();
+            for (p, c) in entries {
+                t.files
+                    .borrow_mut()
+                    .insert((*p).to_owned(), c.map(|c| c.as_bytes().to_vec()));
+            }
+            t
+        }
+    }
+
+    impl Files for Tree {
+        fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
+            let path = at.display();
+            if self.links.contains(&path) {
+                return Err(FsError::Symlink { path });
+            }
+            match self.files.borrow().get(&path) {
+                Some(Some(c)) => Ok(c.clone()),
+                Some(None) => Err(FsError::IsDirectory { path }),
+                None => Err(FsError::NotFound { path }),
+            }
+        }
+        fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {
+            let path = at.display();
+            if self.links.contains(&path) {
+                return Ok(Some(Kind::Symlink));
+            }
+            Ok(self
+                .files
+                .borrow()
+                .get(&path)
+                .map(|c| if c.is_some() { Kind::File } else { Kind::Dir }))
+        }
+    }
+
+    fn op_edit(path: &str, search: &str, replace: &str) -> Op<'static> {
+        Op::Edit {
+            path: path.to_owned().into(),
+            count: Count::default(),
+            search: search.to_owned().into(),
+            replace: replace.to_owned().into(),
+        }
+    }
+
+    fn written(p: Plan) -> String {
+        match p.action {
+            Action::Write { contents, .. } => String::from_utf8(contents).unwrap(),
+            other => panic!("not a write: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn edits_read_the_file_and_compute_new_contents() {
+        let t = Tree::with(&[("a.txt", Some("one\ntwo\n"))]);
+        let p = plan(&op_edit("a.txt", "two\n", "2\n"), &t, false).unwrap();
+        assert_eq!(
+            p.effect,
+            Effect::Edited {
+                path: "a.txt".into(),
+                replacements: 1,
+                lines: vec![2]
+            }
+        );
+        assert_eq!(written(p), "one\n2\n");
+    }
+
+    #[test]
+    fn a_missing_file_is_file_not_found() {
+        let e = plan(&op_edit("nope.txt", "x", "y"), &Tree::default(), false).unwrap_err();
+        assert_eq!(e.kind, ErrorType::FileNotFound);
+    }
+
+    #[test]
+    fn a_non_utf8_target_is_invalid_utf8() {
+        let t = Tree::default();
+        t.files
+            .borrow_mut()
+            .insert("b.bin".into(), Some(vec![b'a', 0xff]));
+        let e = plan(&op_edit("b.bin", "a", "b"), &t, false).unwrap_err();
+        assert_eq!(e.kind, ErrorType::InvalidUtf8);
+        assert!(e.message.contains("offset 1"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_wrong_count_carries_the_facts() {
+        let t = Tree::with(&[("a", Some("x\nx\n"))]);
+        let e = plan(&op_edit("a", "x\n", "y\n"), &t, false).unwrap_err();
+        assert_eq!(e.kind, ErrorType::MatchCountMismatch);
+        assert_eq!(e.message, "found 2 matches, expected 1");
+        let Some(Failure::Mismatch(m)) = e.failure else {
+            panic!()
+        };
+        assert_eq!(m.lines, vec![1, 2]);
+    }
+
+    #[test]
+    fn append_adds_the_missing_line_feed_first() {
+        let t = Tree::with(&[("log", Some("a"))]);
+        let op = Op::Write {
+            path: "log".into(),
+            append: true,
+            content: "b\n".into(),
+        };
+        let p = plan(&op, &t, false).unwrap();
+        assert_eq!(p.effect, Effect::Appended { path: "log".into() });
+        assert_eq!(written(p), "a\nb\n");
+    }
+
+    #[test]
+    fn write_drops_a_byte_order_mark_and_refuses_directories_and_links() {
+        let mut t = Tree::with(&[("d", None), ("f", Some("old"))]);
+        t.links.push("l".into());
+        let w = |p: &str| Op::Write {
+            path: p.to_owned().into(),
+            append: false,
+            content: "\u{feff}new\n".into(),
+        };
+        assert_eq!(written(plan(&w("f"), &t, false).unwrap()), "new\n");
+        assert_eq!(
+            plan(&w("d"), &t, false).unwrap_err().kind,
+            ErrorType::PermissionDenied
+        );
+        assert_eq!(
+            plan(&w("l"), &t, false).unwrap_err().kind,
+            ErrorType::SymlinkNotAllowed
+        );
+        assert_eq!(
+            plan(&w("new/file"), &t, false).unwrap().effect,
+            Effect::Created {
+                path: "new/file".into()
+            }
+        );
+    }
+
+    #[test]
+    fn move_into_a_directory_keeps_the_name() {
+        let t = Tree::with(&[("a.txt", Some("x")), ("dest", None)]);
+        let m = |to: &str| Op::Move {
+            from: "a.txt".into(),
+            to: to.to_owned().into(),
+        };
+        let target = |p: Plan| match p.action {
+            Action::Move { to, .. } => to.display(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(target(plan(&m("dest"), &t, false).unwrap()), "dest/a.txt");
+        assert_eq!(target(plan(&m("new/"), &t, false).unwrap()), "new/a.txt");
+        assert_eq!(target(plan(&m("b.txt"), &t, false).unwrap()), "b.txt");
+        assert_eq!(
+            plan(&m("a.txt"), &t, false).unwrap().action,
+            Action::Nothing
+        );
+    }
+
+    #[test]
+    fn a_directory_cannot_move_into_itself() {
+        let t = Tree::with(&[("src", None)]);
+        let op = Op::Move {
+            from: "src".into(),
+            to: "src/inner/".into(),
+        };
+        assert_eq!(
+            plan(&op, &t, false).unwrap_err().kind,
+            ErrorType::PermissionDenied
+        );
+    }
+
+    #[test]
+    fn paths_out_of_the_root_need_allow_escape() {
+        let t = Tree::default();
+        let op = Op::Remove {
+            path: "../x".into(),
+        };
+        assert_eq!(
+            plan(&op, &t, false).unwrap_err().kind,
+            ErrorType::PathEscape
+        );
+        assert_eq!(
+            plan(&op, &t, true).unwrap_err().kind,
+            ErrorType::FileNotFound
+        );
+    }
+}

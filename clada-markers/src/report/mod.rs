@@ -1,0 +1,365 @@
+//! Reports as data (serde), and their renderings.
+//!
+//! [`ApplyReport`] is the outcome of `clada apply`: JSON is its
+//! serialisation (SPEC §9.2, field names fixed), [`text`] prints it as it
+//! happens (§9.1) and [`xml`] renders the XML protocol's result element
+//! (§9.3). [`CheckReport`] is the outcome of `clada check`. Positions are
+//! given for people (line, column in Unicode scalar values) and programs
+//! (byte offset).
+
+mod check;
+pub mod text;
+pub mod xml;
+
+use serde::Serialize;
+
+pub use check::{CheckReport, describe, render_check_text};
+
+use crate::ast::{Count, Document, OpName, Task};
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::engine::matching::{Closest, Mismatch};
+use crate::engine::{Failure, TaskError};
+use crate::error_type::{Category, ErrorType};
+use crate::span::{LineIndex, Position};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Success,
+    Failed,
+    Skipped,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockStatus {
+    Success,
+    Failed,
+    /// Not run: the unit has a validation error.
+    Malformed,
+}
+
+/// The JSON object of `clada apply`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ApplyReport {
+    pub version: u32,
+    pub ok: bool,
+    pub summary: ApplySummary,
+    pub blocks: Vec<BlockReport>,
+    pub diagnostics: Vec<DiagnosticReport>,
+    pub git: GitReport,
+    pub duration_ms: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ApplySummary {
+    pub blocks: usize,
+    pub tasks: usize,
+    pub succeeded: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockReport {
+    pub number: usize,
+    /// `tasks` for a TASKS block, `standalone` for a task of its own.
+    pub kind: &'static str,
+    pub status: BlockStatus,
+    pub tasks: Vec<TaskReport>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TaskReport {
+    pub number: usize,
+    pub op: OpName,
+    pub path: Option<String>,
+    pub status: TaskStatus,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub error: Option<ErrorReport>,
+    /// For edits: the 1-based line of each replaced occurrence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+impl TaskReport {
+    /// A report for `task` with nothing decided yet.
+    pub fn of(task: &Task<'_>) -> Self {
+        TaskReport {
+            number: task.number,
+            op: task.op_name(),
+            path: task.display_path().map(str::to_owned),
+            status: TaskStatus::Skipped,
+            message: String::new(),
+            output: None,
+            exit_code: None,
+            error: None,
+            lines: None,
+            duration_ms: None,
+        }
+    }
+}
+
+/// An error for programs: its type, category and retryability from the
+/// protocol's table, and the facts that come with it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ErrorReport {
+    #[serde(rename = "type")]
+    pub kind: ErrorType,
+    pub category: Category,
+    pub retryable: bool,
+    pub message: String,
+    /// What to do about it, in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Count>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closest: Option<Closest>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replacement_present: Option<bool>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dangling_starts: Vec<usize>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub start_lines: Vec<usize>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub end_lines: Vec<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os_error: Option<String>,
+}
+
+impl ErrorReport {
+    pub fn new(kind: ErrorType, message: impl Into<String>) -> Self {
+        ErrorReport {
+            kind,
+            category: kind.category(),
+            retryable: kind.retryable(),
+            message: message.into(),
+            hint: None,
+            expected: None,
+            found: None,
+            lines: None,
+            closest: None,
+            replacement_present: None,
+            dangling_starts: Vec::new(),
+            start_lines: Vec::new(),
+            end_lines: Vec::new(),
+            os_error: None,
+        }
+    }
+
+    pub fn from_task_error(e: TaskError) -> Self {
+        let mut r = ErrorReport::new(e.kind, e.message);
+        r.os_error = e.os_error;
+        r.hint = default_hint(e.kind);
+        if let Some(Failure::Mismatch(m)) = e.failure {
+            r.hint = Some(mismatch_hint(&m));
+            let Mismatch {
+                expected,
+                found,
+                lines,
+                closest,
+                replacement_present,
+                dangling_starts,
+                start_lines,
+                end_lines,
+            } = *m;
+            r.expected = Some(expected);
+            r.found = Some(found);
+            r.lines = Some(lines);
+            r.closest = closest;
+            r.replacement_present = replacement_present;
+            r.dangling_starts = dangling_starts;
+            r.start_lines = start_lines;
+            r.end_lines = end_lines;
+        }
+        r
+    }
+}
+
+fn default_hint(kind: ErrorType) -> Option<String> {
+    let h = match kind {
+        ErrorType::FileNotFound => "check the path; WRITE creates a file",
+        ErrorType::SymlinkNotAllowed => {
+            "clada never reads or writes through a symbolic link; name the real path"
+        }
+        ErrorType::InvalidUtf8 => "clada edits UTF-8 text only",
+        _ => return None,
+    };
+    Some(h.to_owned())
+}
+
+fn list_lines(lines: &[usize]) -> String {
+    let shown: Vec<String> = lines.iter().map(usize::to_string).collect();
+    shown.join(", ")
+}
+
+/// One line that tells an agent how to fix its edit.
+fn mismatch_hint(m: &Mismatch) -> String {
+    let at = |lines: &[usize]| {
+        if lines.len() == 1 {
+            format!("line {}", lines[0])
+        } else {
+            format!("lines {}", list_lines(lines))
+        }
+    };
+    if m.found > 0 {
+        let more = if m.found > m.lines.len() { " …" } else { "" };
+        let fix = match m.expected {
+            Count::Exactly(n) if m.found > n.get() => {
+                format!(
+                    "add context to the search text, or set count=\"{}\" or count=\"all\"",
+                    m.found
+                )
+            }
+            _ => format!("set count=\"{}\", or check the search text", m.found),
+        };
+        return format!("matches at {}{more}; {fix}", at(&m.lines));
+    }
+    let mut parts = Vec::new();
+    if !m.dangling_starts.is_empty() {
+        parts.push(format!(
+            "the start text at {} has no end text after it",
+            at(&m.dangling_starts)
+        ));
+    } else if !m.end_lines.is_empty() && m.start_lines.is_empty() {
+        parts.push(format!(
+            "the end text occurs at {} but the start text does not occur",
+            at(&m.end_lines)
+        ));
+    }
+    if m.replacement_present == Some(true) {
+        parts.push(
+            "the replacement text is already in the file: the edit may have been applied before"
+                .to_owned(),
+        );
+    }
+    if let Some(c) = &m.closest {
+        parts.push(format!(
+            "closest text at lines {}-{} ({:.0}% alike); copy the text exactly",
+            c.start_line,
+            c.end_line,
+            c.similarity * 100.0
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("the search text does not occur in the file; read the file again and copy the text exactly".to_owned());
+    }
+    parts.join("; ")
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GitReport {
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub error: Option<String>,
+    /// Why git was not used, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl ApplyReport {
+    pub fn new(
+        doc: &Document<'_>,
+        blocks: Vec<BlockReport>,
+        git: GitReport,
+        duration_ms: u64,
+    ) -> Self {
+        let text = if doc.diagnostics.is_empty() {
+            ""
+        } else {
+            doc.source
+        };
+        let lines = LineIndex::new(text);
+        let mut summary = ApplySummary {
+            blocks: blocks.len(),
+            ..ApplySummary::default()
+        };
+        for t in blocks.iter().flat_map(|b| &b.tasks) {
+            summary.tasks += 1;
+            match t.status {
+                TaskStatus::Success => summary.succeeded += 1,
+                TaskStatus::Failed => summary.failed += 1,
+                TaskStatus::Skipped => summary.skipped += 1,
+            }
+        }
+        let ok = summary.succeeded == summary.tasks && !doc.has_errors() && git.error.is_none();
+        ApplyReport {
+            version: 1,
+            ok,
+            summary,
+            blocks,
+            diagnostics: doc
+                .diagnostics
+                .iter()
+                .map(|d| DiagnosticReport::new(d, &lines))
+                .collect(),
+            git,
+            duration_ms,
+        }
+    }
+
+    /// 0 when everything succeeded, 1 otherwise (SPEC §7).
+    pub fn exit_code(&self) -> u8 {
+        u8::from(!self.ok)
+    }
+}
+
+/// A diagnostic for programs.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiagnosticReport {
+    pub severity: Severity,
+    /// The protocol's error type.
+    pub code: ErrorType,
+    /// The stable name of the problem.
+    pub kind: &'static str,
+    pub message: String,
+    pub help: Option<String>,
+    pub block: Option<usize>,
+    pub task: Option<usize>,
+    pub start: Position,
+    pub end: Position,
+    pub labels: Vec<LabelReport>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LabelReport {
+    pub message: String,
+    pub start: Position,
+    pub end: Position,
+}
+
+impl DiagnosticReport {
+    pub fn new(d: &Diagnostic, lines: &LineIndex<'_>) -> Self {
+        DiagnosticReport {
+            severity: d.severity,
+            code: d.error_type(),
+            kind: d.kind.name(),
+            message: d.message.clone(),
+            help: d.help.clone(),
+            block: d.block,
+            task: d.task,
+            start: lines.position(d.span.start),
+            end: lines.position(d.span.end),
+            labels: d
+                .labels
+                .iter()
+                .map(|l| LabelReport {
+                    message: l.message.clone(),
+                    start: lines.position(l.span.start),
+                    end: lines.position(l.span.end),
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! The text report of `clada apply` (SPEC §9.1), printed as things happen.
+//!
+//! [`TextPrinter`] is an [`Observer`]: it prints a block's header when the
+//! block starts (with the diagnostics of a malformed block under it), each
+//! task's line when the task ends, command output as it comes or after the
+//! task, and the summary at the end. Write errors are ignored: a reader that
+//! goes away must not stop a run half way.
+
+use std::io::Write;
+
+use crate::ast::{Document, Task, Unit};
+use crate::diagnostics::{Diagnostic, render};
+use crate::engine::Observer;
+use crate::report::{ApplyReport, BlockStatus, TaskReport, TaskStatus};
+use crate::span::LineIndex;
+
+/// How much to say about a failure (`--error-detail`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Detail {
+    /// The error line and at most one hint line.
+    #[default]
+    Minimal,
+    /// Also the task's source text and the diff to the closest text.
+    Full,
+    /// Also spans, timings and OS error detail.
+    Debug,
+}
+
+/// What to do with command output (`--output-mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExecOutput {
+    /// Print each line as it comes.
+    #[default]
+    Stream,
+    /// Print a task's output when it ends.
+    Buffer,
+    /// Print none.
+    Silent,
+}
+
+/// Prints the text report while a document is applied.
+pub struct TextPrinter<'d, W: Write> {
+    out: W,
+    doc: &'d Document<'d>,
+    tasks: Vec<&'d Task<'d>>,
+    name: String,
+    detail: Detail,
+    exec: ExecOutput,
+    color: bool,
+    blocks_seen: usize,
+}
+
+impl<W: Write> std::fmt::Debug for TextPrinter<'_, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextPrinter")
+            .field("detail", &self.detail)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'d, W: Write> TextPrinter<'d, W> {
+    /// `name` is how diagnostics call the document; `color` turns on ANSI
+    /// colours (the caller decides: a terminal, and no `NO_COLOR`).
+    pub fn new(
+        out: W,
+        doc: &'d Document<'d>,
+        name: &str,
+        detail: Detail,
+        exec: ExecOutput,
+        color: bool,
+    ) -> Self {
+        TextPrinter {
+            out,
+            doc,
+            tasks: doc.tasks().collect(),
+            name: name.to_owned(),
+            detail,
+            exec,
+            color,
+            blocks_seen: 0,
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn diagnostics(&mut self, ds: &[Diagnostic]) {
+        if ds.is_empty() {
+            return;
+        }
+        let text = render(ds, self.doc.source, &self.name, self.color);
+        let _ = self.out.write_all(text.as_bytes());
+    }
+
+    /// Prints diagnostics that belong to no unit, once, before the first
+    /// block (or at the end when there is no block).
+    fn document_diagnostics(&mut self) {
+        let loose: Vec<Diagnostic> = self
+            .doc
+            .diagnostics
+            .iter()
+            .filter(|d| d.block.is_none())
+            .cloned()
+            .collect();
+        if !loose.is_empty() {
+            let _ = writeln!(self.out, "{}", self.paint("1", "=== Document ==="));
+            self.diagnostics(&loose);
+            let _ = writeln!(self.out);
+        }
+    }
+
+    /// Prints the summary; call once, after the run.
+    pub fn finish(&mut self, report: &ApplyReport) {
+        if self.blocks_seen == 0 {
+            self.document_diagnostics();
+        }
+        let s = &report.summary;
+        let _ = writeln!(self.out, "\n{}", self.paint("1", "=== Summary ==="));
+        let _ = writeln!(
+            self.out,
+            "Overall: {}/{} tasks succeeded",
+            s.succeeded, s.tasks
+        );
+        for b in &report.blocks {
+            let ok = b
+                .tasks
+                .iter()
+                .filter(|t| t.status == TaskStatus::Success)
+                .count();
+            let mark = match b.status {
+                BlockStatus::Success => self.paint("32", "✓"),
+                BlockStatus::Failed => self.paint("31", "✗"),
+                BlockStatus::Malformed => format!("{} (malformed, not run)", self.paint("31", "✗")),
+            };
+            let _ = writeln!(
+                self.out,
+                "Block {}: {ok}/{} tasks succeeded {mark}",
+                b.number,
+                b.tasks.len()
+            );
+        }
+        let g = &report.git;
+        match (&g.before, &g.after) {
+            (None, None) => {}
+            (before, after) => {
+                let short = |s: &Option<String>| {
+                    s.as_deref()
+                        .map_or("-".to_owned(), |s| s.chars().take(12).collect())
+                };
+                let _ = writeln!(
+                    self.out,
+                    "Git: before {}, after {}",
+                    short(before),
+                    short(after)
+                );
+            }
+        }
+        if let Some(e) = &g.error {
+            let _ = writeln!(
+                self.out,
+                "Git: {} {e}",
+                self.paint("31", "✗ Error: git_operation_failed")
+            );
+        } else if let Some(n) = &g.note {
+            let _ = writeln!(self.out, "Git: {n}");
+        }
+        let _ = self.out.flush();
+    }
+
+    fn exec_line(&mut self, task: usize, line: &str) {
+        let _ = writeln!(self.out, "[task-{task}:exec] {line}");
+    }
+}
+
+impl<W: Write> Observer for TextPrinter<'_, W> {
+    fn block_started(&mut self, unit: &Unit<'_>, _runnable: bool) {
+        if self.blocks_seen == 0 {
+            self.document_diagnostics();
+        } else {
+            let _ = writeln!(self.out);
+        }
+        self.blocks_seen += 1;
+        let header = format!("=== Block {} ===", unit.number());
+        let _ = writeln!(self.out, "{}", self.paint("1", &header));
+        let ds: Vec<Diagnostic> = self.doc.diagnostics_of(unit.number()).cloned().collect();
+        self.diagnostics(&ds);
+        let _ = self.out.flush();
+    }
+
+    fn output_line(&mut self, task: usize, line: &str) {
+        if self.exec == ExecOutput::Stream {
+            self.exec_line(task, line);
+            let _ = self.out.flush();
+        }
+    }
+
+    fn task_finished(&mut self, r: &TaskReport) {
+        if self.exec == ExecOutput::Buffer
+            && let Some(output) = &r.output
+        {
+            for line in output.lines() {
+                self.exec_line(r.number, line);
+            }
+        }
+        let n = r.number;
+        match r.status {
+            TaskStatus::Success => {
+                let _ = writeln!(
+                    self.out,
+                    "[task-{n}] {} {}",
+                    self.paint("32", "✓"),
+                    r.message
+                );
+            }
+            TaskStatus::Skipped => {
+                let _ = writeln!(
+                    self.out,
+                    "[task-{n}] {} {}",
+                    self.paint("33", "⊘"),
+                    r.message
+                );
+            }
+            TaskStatus::Failed => self.failure(r),
+        }
+        if self.detail == Detail::Debug
+            && let Some(ms) = r.duration_ms
+        {
+            let _ = writeln!(self.out, "  took: {ms} ms");
+        }
+        let _ = self.out.flush();
+    }
+}
+
+impl<W: Write> TextPrinter<'_, W> {
+    fn failure(&mut self, r: &TaskReport) {
+        let n = r.number;
+        let cross = self.paint("31", "✗");
+        let Some(e) = &r.error else {
+            let _ = writeln!(self.out, "[task-{n}] {cross} Error: {}", r.message);
+            return;
+        };
+        let line = match &r.path {
+            Some(p) if !e.message.contains(p.as_str()) => {
+                format!("Error: {} in {p} ({})", e.kind, e.message)
+            }
+            _ => format!("Error: {} ({})", e.kind, e.message),
+        };
+        let _ = writeln!(self.out, "[task-{n}] {cross} {line}");
+        if let Some(code) = r.exit_code {
+            let _ = writeln!(self.out, "  exit code: {code}");
+        }
+        if let Some(h) = &e.hint {
+            let _ = writeln!(self.out, "  hint: {h}");
+        }
+        if self.detail == Detail::Minimal {
+            return;
+        }
+        let task = self.tasks.get(n.wrapping_sub(1)).copied();
+        if let Some(t) = task {
+            let source = self.doc.source.get(t.span.range()).unwrap_or_default();
+            let _ = writeln!(self.out, "  task source:");
+            for l in source.lines() {
+                let _ = writeln!(self.out, "  | {l}");
+            }
+        }
+        if let Some(c) = &e.closest {
+            let _ = writeln!(
+                self.out,
+                "  closest text (lines {}-{}, {:.0}% alike):",
+                c.start_line,
+                c.end_line,
+                c.similarity * 100.0
+            );
+            for l in c.diff.lines() {
+                let _ = writeln!(self.out, "  {l}");
+            }
+        }
+        if self.detail == Detail::Debug {
+            if let Some(t) = task {
+                let idx = LineIndex::new(self.doc.source);
+                let (a, b) = (idx.position(t.span.start), idx.position(t.span.end));
+                let _ = writeln!(
+                    self.out,
+                    "  span: bytes {}..{} (line {} column {} to line {} column {})",
+                    t.span.start, t.span.end, a.line, a.column, b.line, b.column
+                );
+            }
+            if let Some(os) = &e.os_error {
+                let _ = writeln!(self.out, "  os error: {os}");
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The apply corpus harness: builds a case's tree in a scratch directory,
+//! applies its document, and compares exit code, task outcomes and the
+//! whole tree with what the case expects.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use clada_markers::engine::fs::Root;
+use clada_markers::engine::{self, ApplyOptions, NoCommands, Quiet};
+use clada_markers::report::{GitReport, TaskStatus};
+use clada_markers::{ApplyReport, ParseOptions, parse_with};
+
+/// What is at a path, for comparing trees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Entry {
+    Dir,
+    File(Vec<u8>),
+    Link(String),
+}
+
+#[derive(Debug, Default)]
+struct Expect {
+    exit: Option<u8>,
+    tasks: BTreeMap<usize, String>,
+    allow_escape: bool,
+    symlinks: Vec<(String, String)>,
+    modes: Vec<(String, u32)>,
+    expect_symlinks: Vec<(String, String)>,
+    expect_modes: Vec<(String, u32)>,
+    outside: Vec<(String, String)>,
+    expect_outside: Vec<(String, String)>,
+}
+
+impl Expect {
+    fn read(text: &str) -> Result<Self, String> {
+        let mut e = Expect::default();
+        for (n, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let bad = || format!("expect line {}: cannot read `{raw}`", n + 1);
+            let num = |s: &str| s.parse::<usize>().map_err(|_| bad());
+            let mode = |s: &str| u32::from_str_radix(s, 8).map_err(|_| bad());
+            match w.as_slice() {
+                [] => {}
+                ["exit", c] => e.exit = Some(c.parse().map_err(|_| bad())?),
+                ["task", k, "success"] => {
+                    e.tasks.insert(num(k)?, "success".into());
+                }
+                ["task", k, "skipped"] => {
+                    e.tasks.insert(num(k)?, "skipped".into());
+                }
+                ["task", k, "failed", t] => {
+                    e.tasks.insert(num(k)?, format!("failed {t}"));
+                }
+                ["allow-escape"] => e.allow_escape = true,
+                ["symlink", p, t] => e.symlinks.push(((*p).into(), (*t).into())),
+                ["mode", p, m] => e.modes.push(((*p).into(), mode(m)?)),
+                ["expect-symlink", p, t] => e.expect_symlinks.push(((*p).into(), (*t).into())),
+                ["expect-mode", p, m] => e.expect_modes.push(((*p).into(), mode(m)?)),
+                ["outside", p, c] => e.outside.push(((*p).into(), (*c).into())),
+                ["expect-outside", p, c] => e.expect_outside.push(((*p).into(), (*c).into())),
+                _ => return Err(bad()),
+            }
+        }
+        Ok(e)
+    }
+}
+
+/// Reads a tree: every directory, file and link below `dir`, by relative
+/// path; `.gitkeep` files are left out.
+fn read_tree(dir: &Path) -> BTreeMap<String, Entry> {
+    let mut out = BTreeMap::new();
+    if dir.exists() {
+        walk(dir, dir, &mut out);
+    }
+    out
+}
+
+fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Entry>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+        if p.file_name().is_some_and(|n| n == ".gitkeep") {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&p).unwrap();
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&p)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            out.insert(rel, Entry::Link(target));
+        } else if meta.is_dir() {
+            out.insert(rel, Entry::Dir);
+            walk(base, &p, out);
+        } else {
+            out.insert(rel, Entry::File(std::fs::read(&p).unwrap()));
+        }
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for (rel, entry) in read_tree(from) {
+        let dest = to.join(&rel);
+        match entry {
+            Entry::Dir => std::fs::create_dir_all(&dest).unwrap(),
+            Entry::File(bytes) => std::fs::write(&dest, bytes).unwrap(),
+            Entry::Link(target) => std::os::unix::fs::symlink(target, &dest).unwrap(),
+        }
+    }
+}
+
+fn show(tree: &BTreeMap<String, Entry>) -> String {
+    tree.iter()
+        .map(|(p, e)| match e {
+            Entry::Dir => format!("{p}/\n"),
+            Entry::File(b) => format!("{p}: {:?}\n", String::from_utf8_lossy(b)),
+            Entry::Link(t) => format!("{p} -> {t}\n"),
+        })
+        .collect()
+}
+
+pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
+    let case = patch.parent().ok_or("case without a directory")?;
+    let expect = Expect::read(&std::fs::read_to_string(case.join("expect"))?)?;
+    let document = std::fs::read(patch)?;
+
+    let scratch = tempfile::tempdir()?;
+    let root_dir = scratch.path().join("root");
+    copy_tree(&case.join("input"), &root_dir);
+    for (p, t) in &expect.symlinks {
+        let at = root_dir.join(p);
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::os::unix::fs::symlink(t, at)?;
+    }
+    for (p, m) in &expect.modes {
+        std::fs::set_permissions(root_dir.join(p), std::fs::Permissions::from_mode(*m))?;
+    }
+    for (p, c) in &expect.outside {
+        let at = scratch.path().join(p);
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(at, c)?;
+    }
+
+    let text = std::str::from_utf8(&document)?;
+    let doc = parse_with(
+        text,
+        ParseOptions {
+            allow_escape: expect.allow_escape,
+        },
+    );
+    let root = Root::open(&root_dir)?;
+    let options = ApplyOptions {
+        allow_escape: expect.allow_escape,
+        ..ApplyOptions::default()
+    };
+    let blocks = engine::apply(&doc, &root, &options, &mut NoCommands, &mut Quiet);
+    let report = ApplyReport::new(&doc, blocks, GitReport::default(), 0);
+    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+
+    let outcomes: BTreeMap<usize, String> = report
+        .blocks
+        .iter()
+        .flat_map(|b| &b.tasks)
+        .map(|t| {
+            let o = match (t.status, &t.error) {
+                (TaskStatus::Success, _) => "success".to_owned(),
+                (TaskStatus::Skipped, _) => "skipped".to_owned(),
+                (TaskStatus::Failed, Some(e)) => format!("failed {}", e.kind),
+                (TaskStatus::Failed, None) => "failed ?".to_owned(),
+            };
+            (t.number, o)
+        })
+        .collect();
+    assert_eq!(outcomes, expect.tasks, "task outcomes; report:\n{json}");
+    if let Some(exit) = expect.exit {
+        assert_eq!(report.exit_code(), exit, "exit code; report:\n{json}");
+    }
+
+    let mut want = read_tree(&case.join("expected"));
+    for (p, t) in &expect.expect_symlinks {
+        want.insert(p.clone(), Entry::Link(t.clone()));
+    }
+    let got = read_tree(&root_dir);
+    assert!(
+        got == want,
+        "tree after apply differs\n--- expected\n{}--- got\n{}report:\n{json}",
+        show(&want),
+        show(&got)
+    );
+    for (p, m) in &expect.expect_modes {
+        let mode = std::fs::metadata(root_dir.join(p))?.permissions().mode() & 0o7777;
+        assert_eq!(mode, *m, "mode of {p}");
+    }
+    for (p, c) in &expect.expect_outside {
+        let now = std::fs::read_to_string(scratch.path().join(p))?;
+        assert_eq!(&now, c, "file outside the root: {p}");
+    }
+    Ok(())
+}
