@@ -65,9 +65,86 @@ pub fn count_lines(text: &str) -> usize {
 
 pub const MIB: usize = 1024 * 1024;
 
+/// A source tree and one change to it, written two ways: as a clada
+/// document of SEARCH edits and as a unified diff for `git apply`.
+#[derive(Debug)]
+pub struct EditFixture {
+    /// (relative path, contents) of every file before the change.
+    pub files: Vec<(String, String)>,
+    /// The same files after it.
+    pub changed: Vec<(String, String)>,
+    pub document: String,
+    pub diff: String,
+}
+
+/// `files` files of `lines` lines each, and `edits` SEARCH edits spread
+/// evenly over them (one TASKS block per file).
+pub fn edit_fixture(files: usize, lines: usize, edits: usize) -> EditFixture {
+    let per_file = edits / files;
+    let mut fx = EditFixture {
+        files: Vec::new(),
+        changed: Vec::new(),
+        document: String::new(),
+        diff: String::new(),
+    };
+    for f in 0..files {
+        let path = format!("src/module{}/file{f}.rs", f % 10);
+        let text: String = (0..lines)
+            .map(|l| {
+                format!(
+                    "    let value_{f}_{l} = compute({l}, \"{}\");\n",
+                    "x".repeat(l % 30)
+                )
+            })
+            .collect();
+        let mut new_text = text.clone();
+        let _ = write!(fx.document, "<<<<<<< TASKS\n");
+        for e in 0..per_file {
+            let l = (e * lines) / per_file + 7;
+            let old_line = format!(
+                "    let value_{f}_{l} = compute({l}, \"{}\");\n",
+                "x".repeat(l % 30)
+            );
+            let new_line = format!(
+                "    let value_{f}_{l} = compute_faster({l}, \"{}\");\n",
+                "y".repeat(l % 30)
+            );
+            new_text = new_text.replacen(&old_line, &new_line, 1);
+            let _ = write!(
+                fx.document,
+                "<<<<<<< SEARCH path=\"{path}\"\n{old_line}=======\n{new_line}>>>>>>> REPLACE\n"
+            );
+        }
+        fx.document.push_str(">>>>>>> TASKS\n");
+        let diff = similar::TextDiff::from_lines(&text, &new_text);
+        let _ = write!(fx.diff, "diff --git a/{path} b/{path}\n");
+        fx.diff.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("a/{path}"), &format!("b/{path}"))
+                .to_string(),
+        );
+        fx.files.push((path.clone(), text));
+        fx.changed.push((path, new_text));
+    }
+    fx
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_edit_fixture_says_the_same_change_twice() {
+        let fx = edit_fixture(4, 100, 20);
+        let doc = clada_markers::parse(&fx.document);
+        assert!(!doc.has_errors());
+        assert_eq!(doc.tasks().count(), 20);
+        assert_eq!(fx.diff.matches("diff --git").count(), 4);
+        assert_eq!(fx.diff.matches("\n+    let").count(), 20);
+        assert!(fx.files.iter().zip(&fx.changed).all(|(a, b)| a.1 != b.1));
+    }
 
     #[test]
     fn generated_documents_are_clean_and_sized() {

@@ -4,4 +4,5 @@
 #![allow(clippy::unwrap_used)] // test support code: a failure should panic
 
 mod common;
+mod filesystem;
 mod properties;

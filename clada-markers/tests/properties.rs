@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
+use clada_markers::engine::matching;
 use clada_markers::{
     Attribute, Block, Count, Lexer, Op, Quote, Span, Task, TaskKind, Unit, Version, lex, parse,
     print,
@@ -257,6 +258,35 @@ fn values_of<'a>(task: &'a Task<'a>) -> Option<Vec<&'a str>> {
     })
 }
 
+/// A text file: lines from a small alphabet (so that text repeats), one
+/// line break style throughout, maybe a byte-order mark, maybe no final
+/// line feed. Returns the file and its text as matching sees it (LF breaks,
+/// no mark, a final line feed).
+fn text_file() -> impl Strategy<Value = (String, String)> {
+    (
+        prop::collection::vec("[ab é\t]{0,5}", 1..12),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(lines, crlf, bom, final_break)| {
+            let br = if crlf { "\r\n" } else { "\n" };
+            let mut file = String::new();
+            if bom {
+                file.push('\u{feff}');
+            }
+            file.push_str(&lines.join(br));
+            if final_break {
+                file.push_str(br);
+            }
+            let mut seen = file.trim_start_matches('\u{feff}').replace("\r\n", "\n");
+            if !seen.is_empty() && !seen.ends_with('\n') {
+                seen.push('\n');
+            }
+            (file, seen)
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 512,
@@ -329,5 +359,34 @@ proptest! {
         }
         lexer.finish(&mut tokens);
         prop_assert_eq!(tokens, lex(&src));
+    }
+
+    #[test]
+    fn an_edit_and_its_inverse_give_back_the_original_bytes(
+        (file, seen) in text_file(),
+        a in any::<prop::sample::Index>(),
+        b in any::<prop::sample::Index>(),
+    ) {
+        // A search text taken from the file, occurring exactly once.
+        let chars: Vec<(usize, char)> = seen.char_indices().collect();
+        prop_assume!(!chars.is_empty());
+        let (i, j) = (a.index(chars.len()), b.index(chars.len()));
+        let (i, j) = (i.min(j), i.max(j) + 1);
+        let start = chars[i].0;
+        let end = chars.get(j).map_or(seen.len(), |c| c.0);
+        let search = &seen[start..end];
+        prop_assume!(seen.matches(search).count() == 1);
+        // A replacement that is surely unique, ending like the search text
+        // and keeping a line break if the search text had one (else the
+        // file's line break style may go with it).
+        let inner = if search.contains('\n') { "\n" } else { "" };
+        let last = if search.ends_with('\n') { "\n" } else { "" };
+        let replace = &format!("«{inner}X»{last}");
+
+        let one = Count::default();
+        let edited = matching::edit(&file, search, replace, one).map_err(|m| TestCaseError::fail(format!("{m:?}")))?;
+        prop_assert_eq!(edited.replacements, 1);
+        let back = matching::edit(&edited.text, replace, search, one).map_err(|m| TestCaseError::fail(format!("{m:?}")))?;
+        prop_assert_eq!(back.text, file);
     }
 }

@@ -1,0 +1,5 @@
+//! Tests of the `clada` binary.
+
+#![allow(clippy::unwrap_used)] // test code: a failure should panic
+
+mod crash;

@@ -1,0 +1,132 @@
+//! Crash safety: `clada apply` killed with SIGKILL at random moments leaves
+//! every file with its old content or its new content, never a mix.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const FILES: usize = 150;
+
+fn old(i: usize) -> String {
+    format!("header {i}\n{}", format!("old {i}\n").repeat(4096))
+}
+
+fn new(i: usize) -> String {
+    format!("new content of file {i}\n").repeat(2048)
+}
+
+fn edited(i: usize) -> String {
+    old(i).replacen(&format!("header {i}\n"), &format!("edited header {i}\n"), 1)
+}
+
+/// A document that rewrites half the files and edits the other half.
+fn document() -> String {
+    let mut doc = String::new();
+    for i in 0..FILES {
+        if i % 2 == 0 {
+            let _ = write!(
+                doc,
+                "<<<<<<< WRITE path=\"f{i}.txt\"\n{}>>>>>>> END\n",
+                new(i)
+            );
+        } else {
+            let _ = write!(
+                doc,
+                "<<<<<<< SEARCH path=\"f{i}.txt\"\nheader {i}\n=======\nedited header {i}\n>>>>>>> REPLACE\n"
+            );
+        }
+    }
+    doc
+}
+
+fn setup(dir: &Path) {
+    for i in 0..FILES {
+        std::fs::write(dir.join(format!("f{i}.txt")), old(i)).unwrap();
+    }
+}
+
+/// Checks every file; returns how many hold their new content.
+fn check(dir: &Path) -> usize {
+    let mut new_count = 0;
+    for i in 0..FILES {
+        let text = std::fs::read_to_string(dir.join(format!("f{i}.txt"))).unwrap();
+        let want_new = if i % 2 == 0 { new(i) } else { edited(i) };
+        if text == want_new {
+            new_count += 1;
+        } else {
+            assert!(
+                text == old(i),
+                "f{i}.txt is neither old nor new ({} bytes)",
+                text.len()
+            );
+        }
+    }
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        let known = name.starts_with('f') && name.ends_with(".txt");
+        assert!(
+            known || clada_markers_is_temp(&name),
+            "unexpected file {name}"
+        );
+    }
+    new_count
+}
+
+/// Temporary files of an interrupted run may stay behind; they are named
+/// `.NAME.clada-PID-N.tmp`.
+fn clada_markers_is_temp(name: &str) -> bool {
+    name.starts_with('.') && name.contains(".clada-") && name.ends_with(".tmp")
+}
+
+fn run(dir: &Path, doc: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_clada"))
+        .args(["apply", "-C"])
+        .arg(dir)
+        .arg(doc)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_killed_apply_leaves_every_file_old_or_new() {
+    let scratch = tempfile::tempdir().unwrap();
+    let doc = scratch.path().join("doc.md");
+    std::fs::write(&doc, document()).unwrap();
+
+    // A full run first: it must finish with every file new, and says how
+    // long a run takes.
+    let full = scratch.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    setup(&full);
+    let started = Instant::now();
+    let status = run(&full, &doc).wait().unwrap();
+    let took = started.elapsed();
+    assert!(status.success());
+    assert_eq!(check(&full), FILES);
+
+    // Then kill runs at random moments within that time.
+    let mut seed = u64::from(std::process::id()) ^ 0x9e37_79b9_7f4a_7c15;
+    let mut partial = 0;
+    for round in 0..30 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let dir = scratch.path().join(format!("round{round}"));
+        std::fs::create_dir(&dir).unwrap();
+        setup(&dir);
+        let mut child = run(&dir, &doc);
+        let delay = Duration::from_micros(seed % (took.as_micros() as u64).max(1));
+        std::thread::sleep(delay);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let done = check(&dir);
+        if 0 < done && done < FILES {
+            partial += 1;
+        }
+    }
+    // The kills did land in the middle of runs.
+    assert!(partial > 0, "no kill interrupted a run half way");
+}

@@ -1,0 +1,6 @@
+// new header
+function main() {
+  console.log("v2");
+}
+main();
+// footer

@@ -1,0 +1,5 @@
+import os
+import sys
+import unused
+
+print(os.name)

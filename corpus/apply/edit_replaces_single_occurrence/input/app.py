@@ -1,0 +1,6 @@
+import os
+
+def greet(name):
+    print("Hello, " + name)
+
+greet("world")

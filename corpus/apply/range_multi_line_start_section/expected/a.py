@@ -1,0 +1,6 @@
+def g():
+    # begin
+    # end
+def f():
+    pass
+done

@@ -1,0 +1,3 @@
+pub fn answer() -> u32 {
+    42
+}
