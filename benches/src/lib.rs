@@ -98,7 +98,7 @@ pub fn edit_fixture(files: usize, lines: usize, edits: usize) -> EditFixture {
             })
             .collect();
         let mut new_text = text.clone();
-        let _ = write!(fx.document, "<<<<<<< TASKS\n");
+        fx.document.push_str("<<<<<<< TASKS\n");
         for e in 0..per_file {
             let l = (e * lines) / per_file + 7;
             let old_line = format!(
@@ -117,7 +117,7 @@ pub fn edit_fixture(files: usize, lines: usize, edits: usize) -> EditFixture {
         }
         fx.document.push_str(">>>>>>> TASKS\n");
         let diff = similar::TextDiff::from_lines(&text, &new_text);
-        let _ = write!(fx.diff, "diff --git a/{path} b/{path}\n");
+        let _ = writeln!(fx.diff, "diff --git a/{path} b/{path}");
         fx.diff.push_str(
             &diff
                 .unified_diff()
