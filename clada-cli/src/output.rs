@@ -49,6 +49,17 @@ pub(crate) fn stdout_color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
+/// Where progress goes: line by line on a terminal, where someone watches;
+/// in larger pieces elsewhere (the printer flushes at each block).
+pub(crate) fn progress_writer() -> Box<dyn Write> {
+    let stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        Box::new(std::io::LineWriter::new(stdout.lock()))
+    } else {
+        Box::new(std::io::BufWriter::with_capacity(64 * 1024, stdout.lock()))
+    }
+}
+
 /// Writes to stdout. A reader that went away (a closed pipe) is not an
 /// error: the result simply has no audience.
 pub(crate) fn print(text: &str) {

@@ -380,7 +380,14 @@ fn scan_task<'t, 'p, C: Scope>(
             let hint = match first_nested {
                 Some((checkpoint, m)) => {
                     inp.rewind(checkpoint);
-                    raw.end = m.text_start;
+                    let cut = m.text_start;
+                    raw.end = cut;
+                    // Forget what was read after the cut.
+                    if let Some(i) = raw.sections.iter().position(|s| s.span.end > cut) {
+                        section_start = raw.sections[i].span.start;
+                        raw.sections.truncate(i);
+                    }
+                    raw.problems.retain(|p| p.at() < cut);
                     Some(UnclosedHint::NestedOpener(m))
                 }
                 None => {

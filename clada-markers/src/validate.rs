@@ -88,6 +88,20 @@ pub(crate) enum Problem {
     TextAfterMarker(Marker),
 }
 
+impl Problem {
+    /// Where the problem's line starts.
+    pub(crate) fn at(&self) -> usize {
+        match self {
+            Problem::WrongCloser(m)
+            | Problem::UnexpectedSeparator(m)
+            | Problem::MisplacedSearchEnd(m)
+            | Problem::MissingSection(_, m)
+            | Problem::TextAfterMarker(m) => m.text_start,
+            Problem::Unclosed(_) => usize::MAX,
+        }
+    }
+}
+
 /// Where the closer of an unclosed task probably was.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum UnclosedHint {

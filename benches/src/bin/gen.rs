@@ -1,4 +1,5 @@
-//! Writes a generated document: `gen content|tasks MIB FILE`.
+//! Writes a generated document: `gen content|tasks MIB FILE`, or the apply
+//! benchmark's tree, document and diff: `gen edits FILES DIR`.
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -6,6 +7,19 @@ fn main() {
         eprintln!("usage: gen content|tasks MIB FILE");
         std::process::exit(2);
     };
+    if kind == "edits" {
+        // gen edits FILES DIR: the apply benchmark's tree, document and diff.
+        let fx = clada_benches::edit_fixture(mib.parse().unwrap_or(200), 2000, 2000);
+        let dir = std::path::Path::new(file);
+        for (path, text) in &fx.files {
+            let p = dir.join("tree").join(path);
+            let _ = std::fs::create_dir_all(p.parent().unwrap_or(dir));
+            let _ = std::fs::write(p, text);
+        }
+        let _ = std::fs::write(dir.join("edits.md"), &fx.document);
+        let _ = std::fs::write(dir.join("edits.diff"), &fx.diff);
+        return;
+    }
     let size = mib.parse::<usize>().unwrap_or(1) * clada_benches::MIB;
     let doc = match kind.as_str() {
         "content" => clada_benches::content_heavy(size),

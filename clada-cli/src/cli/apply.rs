@@ -75,8 +75,14 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
         OutputMode::Buffer => ExecOutput::Buffer,
         OutputMode::Silent => ExecOutput::Silent,
     };
-    let stdout = std::io::stdout();
-    let mut printer = TextPrinter::new(stdout.lock(), &doc, &input.name, detail, exec, color);
+    let mut printer = TextPrinter::new(
+        output::progress_writer(),
+        &doc,
+        &input.name,
+        detail,
+        exec,
+        color,
+    );
     let mut quiet = Quiet;
     let observer: &mut dyn Observer = match args.format {
         Format::Text => &mut printer,

@@ -15,11 +15,14 @@
 //! leaves the old content or the new, never a mix. Existing files keep their
 //! permission bits.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -126,13 +129,13 @@ impl std::fmt::Display for FsError {
 }
 
 /// A path resolved as text: where it starts and its components.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Location {
     anchor: Anchor,
     parts: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Anchor {
     Root,
     /// So many levels above the root (`--allow-escape`).
@@ -178,6 +181,13 @@ impl Location {
             parts: self.parts[..n].to_vec(),
         }
         .display()
+    }
+
+    /// Whether `other` lies below this location.
+    pub fn is_ancestor_of(&self, other: &Location) -> bool {
+        self.anchor == other.anchor
+            && other.parts.len() > self.parts.len()
+            && other.parts.starts_with(&self.parts)
     }
 
     /// Whether this names the root itself.
@@ -242,9 +252,33 @@ pub enum Written {
 }
 
 /// The root directory, held open.
+///
+/// Directories opened on the way to a path are kept open for the next
+/// access below them: a handle always names the directory that was checked,
+/// whatever happens to its path later. The cache is emptied after every
+/// move, removal and command, which can change what a path names.
 #[derive(Debug)]
 pub struct Root {
     fd: OwnedFd,
+    dirs: RefCell<DirCache>,
+}
+
+/// Directories held open, by anchor and components.
+type DirCache = HashMap<(Anchor, Vec<String>), Rc<OwnedFd>>;
+
+/// A file write made ready: the parent directory exists, the target is not
+/// a directory or a link, and a temporary file has been created beside it.
+/// [`PreparedWrite::commit`] fills the temporary file and renames it over
+/// the target; dropping it uncommitted removes the temporary file.
+#[derive(Debug)]
+pub struct PreparedWrite {
+    parent: Rc<OwnedFd>,
+    name: String,
+    temp: String,
+    file: Option<File>,
+    /// The target's permission bits, when it exists.
+    mode: Option<Mode>,
+    path: String,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -263,44 +297,74 @@ impl Root {
             OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        Ok(Root { fd })
+        Ok(Root {
+            fd,
+            dirs: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// Forgets the directories kept open: paths may name other ones now.
+    pub fn forget_dirs(&self) {
+        self.dirs.borrow_mut().clear();
     }
 
     /// Opens the directory made of the anchor and the first `upto`
     /// components, creating missing ones when `create`.
-    fn dir(&self, at: &Location, upto: usize, create: bool) -> Result<OwnedFd, FsError> {
+    fn dir(&self, at: &Location, upto: usize, create: bool) -> Result<Rc<OwnedFd>, FsError> {
         let os = |op, errno, n| FsError::Os {
             path: at.prefix(n),
             op,
             errno,
         };
-        let mut cur = match at.anchor {
-            Anchor::Root => rustix::fs::openat(&self.fd, c".", DIR_FLAGS, Mode::empty()),
-            Anchor::Slash => rustix::fs::open(c"/", DIR_FLAGS, Mode::empty()),
-            Anchor::Up(n) => {
-                let mut fd = rustix::fs::openat(&self.fd, c"..", DIR_FLAGS, Mode::empty());
-                for _ in 1..n {
-                    fd = fd.and_then(|d| rustix::fs::openat(&d, c"..", DIR_FLAGS, Mode::empty()));
-                }
-                fd
+        // Start from the deepest directory already open.
+        let mut from = upto;
+        let mut cur = loop {
+            let key = (at.anchor, at.parts[..from].to_vec());
+            if let Some(fd) = self.dirs.borrow().get(&key) {
+                break Rc::clone(fd);
             }
-        }
-        .map_err(|e| os("open", e, 0))?;
-        for (i, part) in at.parts[..upto].iter().enumerate() {
-            let n = i + 1;
-            let mut opened = rustix::fs::openat(&cur, part.as_str(), DIR_FLAGS, Mode::empty());
+            if from == 0 {
+                let fd = match at.anchor {
+                    Anchor::Root => rustix::fs::openat(&self.fd, c".", DIR_FLAGS, Mode::empty()),
+                    Anchor::Slash => rustix::fs::open(c"/", DIR_FLAGS, Mode::empty()),
+                    Anchor::Up(n) => {
+                        let mut fd = rustix::fs::openat(&self.fd, c"..", DIR_FLAGS, Mode::empty());
+                        for _ in 1..n {
+                            fd = fd.and_then(|d| {
+                                rustix::fs::openat(&d, c"..", DIR_FLAGS, Mode::empty())
+                            });
+                        }
+                        fd
+                    }
+                }
+                .map_err(|e| os("open", e, 0))?;
+                let fd = Rc::new(fd);
+                self.dirs.borrow_mut().insert(key, Rc::clone(&fd));
+                break fd;
+            }
+            from -= 1;
+        };
+        for n in from + 1..=upto {
+            let part = at.parts[n - 1].as_str();
+            let mut opened = rustix::fs::openat(&*cur, part, DIR_FLAGS, Mode::empty());
             if create && matches!(opened, Err(Errno::NOENT)) {
-                match rustix::fs::mkdirat(&cur, part.as_str(), Mode::from_raw_mode(0o777)) {
+                match rustix::fs::mkdirat(&*cur, part, Mode::from_raw_mode(0o777)) {
                     Ok(()) | Err(Errno::EXIST) => {}
                     Err(e) => return Err(os("create directory", e, n)),
                 }
-                opened = rustix::fs::openat(&cur, part.as_str(), DIR_FLAGS, Mode::empty());
+                opened = rustix::fs::openat(&*cur, part, DIR_FLAGS, Mode::empty());
             }
             cur = match opened {
-                Ok(fd) => fd,
+                Ok(fd) => {
+                    let fd = Rc::new(fd);
+                    self.dirs
+                        .borrow_mut()
+                        .insert((at.anchor, at.parts[..n].to_vec()), Rc::clone(&fd));
+                    fd
+                }
                 Err(Errno::NOENT) => return Err(FsError::NotFound { path: at.prefix(n) }),
                 Err(e @ (Errno::LOOP | Errno::NOTDIR)) => {
-                    return Err(match kind_at(&cur, part.as_str()) {
+                    return Err(match kind_at(&cur, part) {
                         Ok(Some(Kind::Symlink)) => FsError::Symlink { path: at.prefix(n) },
                         Ok(Some(_)) => FsError::NotDirectory { path: at.prefix(n) },
                         _ => os("open", e, n),
@@ -313,7 +377,11 @@ impl Root {
     }
 
     /// The parent directory of `at` and the final name.
-    fn parent<'l>(&self, at: &'l Location, create: bool) -> Result<(OwnedFd, &'l str), FsError> {
+    fn parent<'l>(
+        &self,
+        at: &'l Location,
+        create: bool,
+    ) -> Result<(Rc<OwnedFd>, &'l str), FsError> {
         let name = at
             .name()
             .ok_or_else(|| FsError::IsDirectory { path: at.display() })?;
@@ -323,9 +391,15 @@ impl Root {
     /// Writes `contents` as the whole file, atomically, creating missing
     /// parent directories.
     pub fn write(&self, at: &Location, contents: &[u8]) -> Result<Written, FsError> {
+        self.prepare_write(at)?.commit(contents)
+    }
+
+    /// Makes a write of `at` ready, creating missing parent directories:
+    /// everything that can refuse the write is checked now.
+    pub fn prepare_write(&self, at: &Location) -> Result<PreparedWrite, FsError> {
         let path = || at.display();
         let (parent, name) = self.parent(at, true)?;
-        let mode = match rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+        let mode = match rustix::fs::statat(&*parent, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => match Kind::of(FileType::from_raw_mode(st.st_mode)) {
                 Kind::File => Some(Mode::from_raw_mode(st.st_mode & 0o7777)),
                 Kind::Dir => return Err(FsError::IsDirectory { path: path() }),
@@ -343,7 +417,7 @@ impl Root {
         };
         let temp = temp_name(name);
         let fd = rustix::fs::openat(
-            &parent,
+            &*parent,
             temp.as_str(),
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o666),
@@ -353,40 +427,30 @@ impl Root {
             op: "create a temporary file for",
             errno,
         })?;
-        let result = (|| {
-            let mut file = File::from(fd);
-            file.write_all(contents)
-                .map_err(|e| errno_of(&e))
-                .map_err(|errno| FsError::Os {
-                    path: path(),
-                    op: "write",
-                    errno,
-                })?;
-            if let Some(mode) = mode {
-                rustix::fs::fchmod(&file, mode).map_err(|errno| FsError::Os {
-                    path: path(),
-                    op: "set permissions of",
-                    errno,
-                })?;
-            }
-            drop(file);
-            rustix::fs::renameat(&parent, temp.as_str(), &parent, name).map_err(|errno| {
-                FsError::Os {
-                    path: path(),
-                    op: "replace",
-                    errno,
+        let file = File::from(fd);
+        // New files keep the mode the system gives them. Existing ones keep
+        // theirs: set it now, unless the temporary file already has it.
+        let mode = match mode {
+            Some(m) => match rustix::fs::fstat(&file) {
+                Ok(st) if st.st_mode & 0o7777 == m.bits() => Some(m),
+                _ => {
+                    rustix::fs::fchmod(&file, m).map_err(|errno| FsError::Os {
+                        path: path(),
+                        op: "set permissions of",
+                        errno,
+                    })?;
+                    Some(m)
                 }
-            })
-        })();
-        if result.is_err() {
-            let _ = rustix::fs::unlinkat(&parent, temp.as_str(), AtFlags::empty());
-        }
-        result.map(|()| {
-            if mode.is_some() {
-                Written::Replaced
-            } else {
-                Written::Created
-            }
+            },
+            None => None,
+        };
+        Ok(PreparedWrite {
+            parent,
+            name: name.to_owned(),
+            temp,
+            file: Some(file),
+            mode,
+            path: path(),
         })
     }
 
@@ -440,13 +504,64 @@ impl Root {
     }
 }
 
+impl PreparedWrite {
+    /// Whether the target existed when the write was prepared.
+    pub fn replaces(&self) -> bool {
+        self.mode.is_some()
+    }
+
+    /// Fills the temporary file and renames it over the target.
+    pub fn commit(mut self, contents: &[u8]) -> Result<Written, FsError> {
+        let Some(mut file) = self.file.take() else {
+            return Err(FsError::Os {
+                path: self.path.clone(),
+                op: "write",
+                errno: Errno::BADF,
+            });
+        };
+        file.write_all(contents).map_err(|e| FsError::Os {
+            path: self.path.clone(),
+            op: "write",
+            errno: errno_of(&e),
+        })?;
+        drop(file);
+        rustix::fs::renameat(
+            &*self.parent,
+            self.temp.as_str(),
+            &*self.parent,
+            self.name.as_str(),
+        )
+        .map_err(|errno| FsError::Os {
+            path: self.path.clone(),
+            op: "replace",
+            errno,
+        })?;
+        // Renamed: nothing left to clean up.
+        self.temp.clear();
+        Ok(if self.mode.is_some() {
+            Written::Replaced
+        } else {
+            Written::Created
+        })
+    }
+}
+
+impl Drop for PreparedWrite {
+    fn drop(&mut self) {
+        if !self.temp.is_empty() {
+            self.file = None;
+            let _ = rustix::fs::unlinkat(&*self.parent, self.temp.as_str(), AtFlags::empty());
+        }
+    }
+}
+
 impl Files for Root {
     fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
         let path = || at.display();
         let (parent, name) = self.parent(at, false)?;
         // NONBLOCK: a pipe must not hang the run; it is refused below.
         let fd = rustix::fs::openat(
-            &parent,
+            &*parent,
             name,
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::empty(),
@@ -545,12 +660,16 @@ fn remove_tree_c(parent: &OwnedFd, name: &CStr) -> Result<(), Errno> {
 
 /// A fresh name for a temporary file next to `name`.
 fn temp_name(name: &str) -> String {
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let pid = std::process::id();
-    let mut stem: String = name.chars().take(100).collect();
-    if stem.starts_with('.') {
-        stem.remove(0);
+    let pid = *PID.get_or_init(std::process::id);
+    // At most 100 bytes of the name, so that the temporary name stays
+    // within the 255 bytes a file name may have.
+    let mut cut = name.len().min(100);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
     }
+    let stem = name[..cut].strip_prefix('.').unwrap_or(&name[..cut]);
     format!(".{stem}.clada-{pid}-{n}.tmp")
 }
 

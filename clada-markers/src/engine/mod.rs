@@ -14,15 +14,17 @@
 pub mod fs;
 pub mod matching;
 pub mod plan;
+mod session;
 
 use std::time::{Duration, Instant};
 
-use crate::ast::{Document, Task, Unit};
+use crate::ast::{Document, Op, Task, Unit};
 use crate::error_type::ErrorType;
 use crate::report::{BlockReport, BlockStatus, ErrorReport, TaskReport, TaskStatus};
 use fs::{FsError, Location, Root};
 use matching::Mismatch;
 use plan::{Action, Effect, Plan};
+use session::Session;
 
 /// Options of a run that the engine itself needs.
 #[derive(Clone, Debug, Default)]
@@ -195,9 +197,19 @@ fn run_unit(
     runner: &mut dyn Runner,
     observer: &mut dyn Observer,
 ) -> Vec<TaskReport> {
+    let mut session = Session::new(root);
     let mut stopped_at = None;
-    let mut out = Vec::new();
+    let mut out: Vec<TaskReport> = Vec::new();
     for task in unit.tasks() {
+        // Moves, removals and commands need the disk to be current.
+        if stopped_at.is_none()
+            && matches!(
+                task.op,
+                Some(Op::Move { .. } | Op::Remove { .. } | Op::Run { .. })
+            )
+        {
+            stopped_at = flush(&mut session, &mut out, observer);
+        }
         let report = if let Some(at) = stopped_at {
             skipped(task, format!("block stopped at task {at}"))
         } else if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -206,7 +218,7 @@ fn run_unit(
                 "the total timeout passed before it started".to_owned(),
             )
         } else {
-            let r = run_task(task, root, options, deadline, runner, observer);
+            let r = run_task(task, &mut session, options, deadline, runner, observer);
             if r.status == TaskStatus::Failed {
                 stopped_at = Some(task.number);
             }
@@ -215,7 +227,30 @@ fn run_unit(
         observer.task_finished(&report);
         out.push(report);
     }
+    flush(&mut session, &mut out, observer);
     out
+}
+
+/// Writes what the unit has staged. A write that fails now is the failure
+/// of the task that staged it; its report is changed and heard again.
+/// Returns the first such task.
+fn flush(
+    session: &mut Session<'_>,
+    reports: &mut [TaskReport],
+    observer: &mut dyn Observer,
+) -> Option<usize> {
+    let mut first = None;
+    for (task, e) in session.flush() {
+        first = Some(first.map_or(task, |f: usize| f.min(task)));
+        if let Some(r) = reports.iter_mut().find(|r| r.number == task) {
+            let e = TaskError::from(e);
+            r.status = TaskStatus::Failed;
+            r.message = e.message.clone();
+            r.error = Some(ErrorReport::from_task_error(e));
+            observer.task_finished(r);
+        }
+    }
+    first
 }
 
 fn malformed_unit(
@@ -262,7 +297,7 @@ fn skipped(task: &Task<'_>, why: String) -> TaskReport {
 
 fn run_task(
     task: &Task<'_>,
-    root: &Root,
+    session: &mut Session<'_>,
     options: &ApplyOptions,
     deadline: Option<Instant>,
     runner: &mut dyn Runner,
@@ -279,11 +314,23 @@ fn run_task(
         ));
         return report;
     };
-    let result = plan::plan(op, root, options.allow_escape).and_then(|p| {
+    let root = session.root();
+    let result = plan::plan(op, &*session, options.allow_escape).and_then(|p| {
         let Plan { action, effect } = p;
         match action {
+            Action::Write { at, contents } => {
+                let written = session.stage(at, contents, task.number)?;
+                Ok(match (effect, written) {
+                    (Effect::Created { path }, fs::Written::Replaced) => Effect::Replaced { path },
+                    (Effect::Replaced { path }, fs::Written::Created) => Effect::Created { path },
+                    (e, _) => e,
+                })
+            }
             Action::Run { command, dir } => {
-                match runner.run(task.number, &command, dir.as_ref(), deadline, observer) {
+                let ran = runner.run(task.number, &command, dir.as_ref(), deadline, observer);
+                // The command may have changed any directory.
+                root.forget_dirs();
+                match ran {
                     Ok(out) => {
                         report.output = Some(out.output);
                         report.exit_code = out.exit_code;
@@ -298,16 +345,10 @@ fn run_task(
                     }
                 }
             }
-            other => apply_action(root, other).map(|written| match (effect, written) {
-                (Effect::Created { path }, Some(fs::Written::Replaced)) => {
-                    Effect::Replaced { path }
-                }
-                (Effect::Replaced { path }, Some(fs::Written::Created)) => Effect::Created { path },
-                (e, _) => e,
-            }),
+            other => apply_action(root, other).map(|_| effect),
         }
     });
-    report.duration_ms = Some(started.elapsed().as_millis() as u64);
+    report.duration_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
     match result {
         Ok(effect) => {
             report.status = TaskStatus::Success;

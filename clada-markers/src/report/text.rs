@@ -232,7 +232,6 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
         {
             let _ = writeln!(self.out, "  took: {ms} ms");
         }
-        let _ = self.out.flush();
     }
 }
 
