@@ -15,8 +15,6 @@
 //! already there. These are hints only; nothing is ever applied by a fuzzy
 //! match.
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use crate::ast::Count;
@@ -25,8 +23,9 @@ use crate::syntax::BOM;
 /// At most this many occurrence lines are reported.
 pub const MAX_REPORTED_LINES: usize = 20;
 
-/// A region less similar than this to the search text is not offered as a
-/// hint: a diff against unrelated text only misleads.
+/// A region less like the search text than this (the mean of the share of
+/// words in place and the share of characters in common) is not offered as
+/// a hint: a diff against unrelated text only misleads.
 pub const MIN_SIMILARITY: f64 = 0.5;
 
 /// A successful edit.
@@ -309,9 +308,10 @@ pub fn edit_range(
 /// The region of `text` with as many lines as `search` that is most like
 /// it, if any is at least [`MIN_SIMILARITY`] alike.
 ///
-/// Windows are first ranked by how many of their lines are lines of the
-/// search text (one pass with a sliding count); only the best few are then
-/// compared character by character.
+/// Every window of lines is scored line by line: each of its lines against
+/// the search line in the same place, by the words they share (cheap
+/// enough for every window of a large file). The best windows are then
+/// compared character by character, and the best of those is the answer.
 fn closest(text: &str, search: &str) -> Option<Closest> {
     const CANDIDATES: usize = 8;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
@@ -320,30 +320,30 @@ fn closest(text: &str, search: &str) -> Option<Closest> {
         return None;
     }
     let n = wanted.len().min(lines.len());
-    let mut want: HashMap<&str, usize> = HashMap::new();
-    for w in &wanted {
-        *want.entry(w.trim()).or_default() += 1;
-    }
-    let hit = |l: &str| usize::from(want.contains_key(l.trim()) && !l.trim().is_empty());
-    let mut score: usize = lines[..n].iter().map(|l| hit(l)).sum();
-    let mut ranked = vec![(score, 0usize)];
-    for i in 1..=lines.len() - n {
-        score = score + hit(lines[i + n - 1]) - hit(lines[i - 1]);
-        ranked.push((score, i));
-    }
+    let want: Vec<Vec<&str>> = wanted.iter().map(|l| words(l)).collect();
+    let have: Vec<Vec<&str>> = lines.iter().map(|l| words(l)).collect();
+    let mut ranked: Vec<(f64, usize)> = (0..=lines.len() - n)
+        .map(|i| {
+            let score: f64 = (0..n)
+                .map(|k| line_likeness(&want[k], &have[i + k], wanted[k], lines[i + k]))
+                .sum();
+            (score, i)
+        })
+        .collect();
     // Best scores first, earlier windows first among equals.
-    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let best = ranked
         .iter()
         .take(CANDIDATES)
-        .map(|&(_, i)| {
+        .map(|&(score, i)| {
             let region: String = lines[i..i + n].concat();
             let ratio = f64::from(similar::TextDiff::from_chars(search, region.as_str()).ratio());
-            (ratio, i, region)
+            // Words in place and characters in common count alike.
+            ((ratio + score / n as f64) / 2.0, ratio, i, region)
         })
-        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))?;
-    let (similarity, i, region) = best;
-    if similarity < MIN_SIMILARITY {
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.2.cmp(&a.2)))?;
+    let (rank, similarity, i, region) = best;
+    if rank < MIN_SIMILARITY {
         return None;
     }
     let (start_line, end_line) = (i + 1, i + n);
@@ -361,6 +361,41 @@ fn closest(text: &str, search: &str) -> Option<Closest> {
         similarity: (similarity * 100.0).round() / 100.0,
         diff,
     })
+}
+
+/// The words of a line: runs of letters, digits and underscores.
+fn words(line: &str) -> Vec<&str> {
+    let mut w: Vec<&str> = line
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    w.sort_unstable();
+    w.dedup();
+    w
+}
+
+/// How alike two lines are, 0 to 1: equal lines 1, otherwise the share of
+/// words they have in common (sorted word lists, merged).
+fn line_likeness(a: &[&str], b: &[&str], a_line: &str, b_line: &str) -> f64 {
+    if a_line.trim() == b_line.trim() {
+        return 1.0;
+    }
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common as f64 / (a.len() + b.len() - common) as f64
 }
 
 #[cfg(test)]
@@ -458,6 +493,17 @@ mod tests {
 
         let m = edit("new\n", "old\n", "new\n", n(1)).unwrap_err();
         assert_eq!(m.replacement_present, Some(true));
+    }
+
+    #[test]
+    fn the_closest_region_is_the_one_with_the_most_words_in_place() {
+        let file = "import sys\n\n\ndef greet(name, greeting=\"Hello\"):\n    print(f\"{greeting}, {name}\")\n";
+        let search = "def greet(name):\n    print(\"Hello, \" + name)\n";
+        let c = edit(file, search, "x\n", n(1))
+            .unwrap_err()
+            .closest
+            .unwrap();
+        assert_eq!((c.start_line, c.end_line), (4, 5));
     }
 
     #[test]
