@@ -13,6 +13,7 @@ fn main() -> ExitCode {
     let code = match args.command {
         cli::Command::Check(check) => cli::check::run(check),
         cli::Command::Apply(apply) => cli::apply::run(apply),
+        cli::Command::Allow(allow) => cli::allow::run(allow),
     };
     ExitCode::from(code)
 }

@@ -2,4 +2,5 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failure should panic
 
+mod commands;
 mod crash;

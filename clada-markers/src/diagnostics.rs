@@ -58,6 +58,11 @@ pub enum DiagnosticKind {
     UnexpectedBody,
     /// A path that is empty, holds NUL, is absolute or climbs out of the root.
     PathEscape,
+    /// A path into `.clada/` or a `.git` directory, which documents never
+    /// change.
+    ProtectedPath,
+    /// A RUN task without a command.
+    EmptyCommand,
     /// (warning) A document without a single task.
     NoTasks,
     InvalidUtf8,
@@ -90,6 +95,8 @@ impl DiagnosticKind {
             DiagnosticKind::EmptyRangeEnd => "empty_range_end",
             DiagnosticKind::UnexpectedBody => "unexpected_body",
             DiagnosticKind::PathEscape => "path_escape",
+            DiagnosticKind::ProtectedPath => "protected_path",
+            DiagnosticKind::EmptyCommand => "empty_command",
             DiagnosticKind::NoTasks => "no_tasks",
             DiagnosticKind::InvalidUtf8 => "invalid_utf8",
             DiagnosticKind::InputTooLarge => "input_too_large",
@@ -100,7 +107,7 @@ impl DiagnosticKind {
     /// The protocol's error type for this kind.
     pub fn error_type(self) -> ErrorType {
         match self {
-            DiagnosticKind::PathEscape => ErrorType::PathEscape,
+            DiagnosticKind::PathEscape | DiagnosticKind::ProtectedPath => ErrorType::PathEscape,
             DiagnosticKind::InvalidUtf8 => ErrorType::InvalidUtf8,
             DiagnosticKind::InputTooLarge => ErrorType::InputTooLarge,
             _ => ErrorType::MalformedStructure,

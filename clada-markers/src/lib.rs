@@ -22,6 +22,7 @@
 
 mod ast;
 mod attributes;
+pub mod commands;
 mod diagnostics;
 pub mod engine;
 mod error_type;

@@ -70,6 +70,16 @@ pub(crate) fn is_absolute(path: &str) -> bool {
         || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
 }
 
+/// Whether resolved components name clada's own configuration
+/// (`.clada/` at the root) or a git repository's internals (any `.git`).
+/// Documents never change these: a document that could write
+/// `.clada/allowed-commands.json` could approve its own commands, and one
+/// that could write `.git/config` could make git run anything.
+pub(crate) fn is_protected(parts: &[impl AsRef<str>]) -> bool {
+    parts.first().is_some_and(|p| p.as_ref() == ".clada")
+        || parts.iter().any(|p| p.as_ref() == ".git")
+}
+
 /// Checks a path that must name something below the root.
 pub(crate) fn check_below_root(path: &str) -> Result<(), PathProblem> {
     if normalize(path)?.is_empty() {
@@ -105,6 +115,20 @@ mod tests {
         assert_eq!(normalize(".."), Err(PathProblem::ParentEscape));
         assert_eq!(normalize("a/../../b"), Err(PathProblem::ParentEscape));
         assert_eq!(normalize(r"a\..\..\b"), Err(PathProblem::ParentEscape));
+    }
+
+    #[test]
+    fn protects_clada_and_git_internals() {
+        assert!(is_protected(
+            &normalize(".clada/allowed-commands.json").unwrap()
+        ));
+        assert!(is_protected(&normalize("a/../.git/config").unwrap()));
+        assert!(is_protected(&normalize("vendor/lib/.git/hooks/x").unwrap()));
+        assert!(!is_protected(&normalize("src/.clada").unwrap()));
+        assert!(!is_protected(&normalize(".gitignore").unwrap()));
+        assert!(!is_protected(
+            &normalize(".github/workflows/ci.yml").unwrap()
+        ));
     }
 
     #[test]

@@ -465,6 +465,16 @@ fn check_path(
     out: &mut Vec<Diagnostic>,
 ) {
     let Err(problem) = check(&a.value) else {
+        if path::normalize(&a.value).is_ok_and(|parts| path::is_protected(&parts)) {
+            out.push(
+                Diagnostic::new(
+                    K::ProtectedPath,
+                    a.value_span,
+                    format!("`{}` is inside `.clada/` or a `.git` directory, which documents never change", a.value),
+                )
+                .with_help("clada's approvals and git's internals are changed only by people: use `clada allow` or git itself"),
+            );
+        }
         return;
     };
     if cx.opts.allow_escape && problem.allowed_by_escape() {
@@ -592,10 +602,20 @@ fn bodies<'a>(
                 replace: text(2),
             })
         }
-        TaskKind::Run => Some(Op::Run {
-            dir: v.dir.clone(),
-            command: text(0),
-        }),
+        TaskKind::Run => {
+            let command = text(0);
+            if command.trim().is_empty() {
+                out.push(
+                    Diagnostic::new(K::EmptyCommand, at(0), "the RUN has no command")
+                        .with_help("write the command between the opener and `>>>>>>> END`"),
+                );
+                return None;
+            }
+            Some(Op::Run {
+                dir: v.dir.clone(),
+                command,
+            })
+        }
         TaskKind::Move | TaskKind::Remove => {
             let body = section(0);
             if !cx.text(body).trim().is_empty() {

@@ -175,6 +175,7 @@ fn op() -> impl Strategy<Value = Op<'static>> {
             !start.is_empty() && !end.is_empty() && !start.ends_with('\r')
         }
         Op::Edit { search, .. } => !search.is_empty(),
+        Op::Run { command, .. } => !command.trim().is_empty(),
         _ => true,
     })
 }

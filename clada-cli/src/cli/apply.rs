@@ -2,8 +2,10 @@
 
 use std::time::Instant;
 
+use clada_markers::commands::approve::{Approver, NoPrompt, Terminal};
+use clada_markers::commands::{CommandRunner, RunOptions};
 use clada_markers::engine::fs::Root;
-use clada_markers::engine::{self, ApplyOptions, NoCommands, Observer, Quiet};
+use clada_markers::engine::{self, ApplyOptions, Observer, Quiet};
 use clada_markers::report::GitReport;
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
@@ -62,9 +64,20 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
     );
     let options = ApplyOptions {
         allow_escape: args.allow_escape,
-        total_timeout: None,
+        total_timeout: args.total_timeout,
     };
-    let mut runner = NoCommands;
+    let approver: Box<dyn Approver> = if args.no_prompt {
+        Box::new(NoPrompt)
+    } else {
+        Box::new(Terminal)
+    };
+    let run_options = RunOptions {
+        timeout: args.timeout,
+        max_output: args.max_output,
+        allow_any: args.allow_any_command,
+        allow_escape: args.allow_escape,
+    };
+    let mut runner = CommandRunner::new(&root, args.root.clone(), run_options, approver);
     let detail = match args.error_detail {
         ErrorDetail::Minimal => Detail::Minimal,
         ErrorDetail::Full => Detail::Full,

@@ -1,9 +1,12 @@
 //! Command-line arguments, as clap reads them.
 
+pub(crate) mod allow;
 pub(crate) mod apply;
 pub(crate) mod check;
+mod units;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -34,6 +37,14 @@ pub(crate) enum Command {
         after_help = "Example:\n  clada check examples/tour.md\n  cat reply.txt | clada check --format json"
     )]
     Check(CheckArgs),
+    /// Approve a command for RUN tasks, list approvals, or withdraw one.
+    ///
+    /// Approved commands run as `sh -c COMMAND` when a RUN task's body is
+    /// exactly that text. They are kept in ROOT/.clada/allowed-commands.json.
+    #[command(
+        after_help = "Examples:\n  clada allow 'npm test'\n  clada allow --list\n  clada allow --remove 'npm test'\n  clada allow -C ~/project 'cargo test --workspace'"
+    )]
+    Allow(AllowArgs),
 }
 
 #[derive(Debug, Args)]
@@ -76,6 +87,27 @@ pub(crate) struct ApplyArgs {
     /// Accept absolute paths and paths that climb out of the root.
     #[arg(long)]
     pub(crate) allow_escape: bool,
+
+    /// Limit of an approved command (built-in ones: 5s, or this if smaller).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = units::duration)]
+    pub(crate) timeout: Duration,
+
+    /// Stop after this long: the running command is killed and the tasks
+    /// not yet started are skipped.
+    #[arg(long, value_name = "DURATION", value_parser = units::duration)]
+    pub(crate) total_timeout: Option<Duration>,
+
+    /// Output kept (and shown) per command; the rest is read and dropped.
+    #[arg(long, value_name = "SIZE", default_value = "10MB", value_parser = units::size)]
+    pub(crate) max_output: usize,
+
+    /// Never ask on the terminal: unapproved commands fail.
+    #[arg(long)]
+    pub(crate) no_prompt: bool,
+
+    /// Run every command as an approved one (for sandboxes and CI).
+    #[arg(long)]
+    pub(crate) allow_any_command: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -97,6 +129,25 @@ pub(crate) enum OutputMode {
     Stream,
     Buffer,
     Silent,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AllowArgs {
+    /// The command to approve, exactly as RUN tasks write it.
+    #[arg(value_name = "CMD", required_unless_present_any = ["list", "remove"], conflicts_with_all = ["list", "remove"])]
+    pub(crate) command: Vec<String>,
+
+    /// List the approved commands.
+    #[arg(long)]
+    pub(crate) list: bool,
+
+    /// Withdraw the approval of CMD.
+    #[arg(long, value_name = "CMD", conflicts_with = "list")]
+    pub(crate) remove: Option<String>,
+
+    /// The directory whose approvals to change.
+    #[arg(short = 'C', long = "root", value_name = "DIR", default_value = ".")]
+    pub(crate) root: PathBuf,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -145,6 +145,19 @@ enum Anchor {
 }
 
 impl Location {
+    /// A location below the root, from plain components.
+    pub fn below_root(parts: &[&str]) -> Location {
+        Location {
+            anchor: Anchor::Root,
+            parts: parts.iter().map(|p| (*p).to_owned()).collect(),
+        }
+    }
+
+    /// The components, after `.` and `..` were resolved.
+    pub fn parts(&self) -> &[String] {
+        &self.parts
+    }
+
     /// The path as people see it.
     pub fn display(&self) -> String {
         let joined = self.parts.join("/");
@@ -452,6 +465,24 @@ impl Root {
             mode,
             path: path(),
         })
+    }
+
+    /// Opens the directory `at` (for a command's working directory).
+    pub fn directory(&self, at: &Location) -> Result<Rc<OwnedFd>, FsError> {
+        self.dir(at, at.parts.len(), false)
+    }
+
+    /// Checks that no existing part of `at` is a symbolic link. Parts that
+    /// do not exist are fine (a command may be about to create them).
+    pub fn check_no_links(&self, at: &Location) -> Result<(), FsError> {
+        if at.parts.is_empty() {
+            return Ok(());
+        }
+        match self.kind(at) {
+            Ok(Some(Kind::Symlink)) => Err(FsError::Symlink { path: at.display() }),
+            Ok(_) | Err(FsError::NotFound { .. } | FsError::NotDirectory { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// Creates the directory and its missing parents.

@@ -74,7 +74,19 @@ pub struct Plan {
 
 /// Plans one operation against the current state of `files`.
 pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, TaskError> {
-    let at = |p: &str| locate(p, allow_escape).map_err(TaskError::from);
+    let at = |p: &str| {
+        let loc = locate(p, allow_escape).map_err(TaskError::from)?;
+        if crate::path::is_protected(loc.parts()) {
+            return Err(TaskError::new(
+                ErrorType::PathEscape,
+                format!(
+                    "{} is inside `.clada/` or a `.git` directory, which documents never change",
+                    loc.display()
+                ),
+            ));
+        }
+        Ok(loc)
+    };
     match op {
         Op::Write {
             path,

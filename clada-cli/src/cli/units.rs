@@ -1,0 +1,83 @@
+//! Durations and sizes on the command line (SPEC §10).
+
+use std::time::Duration;
+
+/// `30s`, `500ms`, `2m`, `1h`, or bare seconds (`30`, `1.5`).
+pub(crate) fn duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let bad =
+        || format!("`{text}` is not a duration: write e.g. 30s, 500ms, 2m or a number of seconds");
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let seconds = match unit.trim() {
+        "" | "s" | "sec" | "secs" => value,
+        "ms" => value / 1000.0,
+        "m" | "min" | "mins" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(bad()),
+    };
+    if !seconds.is_finite() || !(0.0..=1e9).contains(&seconds) {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// `10MB`, `512KB`, `1MiB`, or bare bytes. KB, MB and GB are powers of
+/// 1000; KiB, MiB and GiB powers of 1024. Units are not case-sensitive.
+pub(crate) fn size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let bad =
+        || format!("`{text}` is not a size: write e.g. 10MB, 512KB, 1MiB or a number of bytes");
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let factor: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" | "k" => 1e3,
+        "mb" | "m" => 1e6,
+        "gb" | "g" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(bad()),
+    };
+    let bytes = value * factor;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > usize::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_durations() {
+        assert_eq!(duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(duration("7"), Ok(Duration::from_secs(7)));
+        assert_eq!(duration("1.5"), Ok(Duration::from_millis(1500)));
+        for bad in ["", "s", "ten", "5x", "-1s", "1e99", "3 weeks"] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn reads_sizes() {
+        assert_eq!(size("10MB"), Ok(10_000_000));
+        assert_eq!(size("512KB"), Ok(512_000));
+        assert_eq!(size("1MiB"), Ok(1_048_576));
+        assert_eq!(size("4096"), Ok(4096));
+        assert_eq!(size("2kib"), Ok(2048));
+        for bad in ["", "MB", "ten", "5XB", "-1", "1e400"] {
+            assert!(size(bad).is_err(), "{bad}");
+        }
+    }
+}

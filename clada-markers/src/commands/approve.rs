@@ -1,0 +1,65 @@
+//! Asking a person whether a command may run (tier 3).
+
+use std::io::{BufRead, BufReader, Write};
+
+/// A person's answer to "run this command?".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Once,
+    Always,
+    No,
+}
+
+/// Asks whether a command may run.
+pub trait Approver {
+    /// `None` when there is nobody to ask.
+    fn ask(&mut self, command: &str) -> Option<Answer>;
+}
+
+/// Never asks: every unapproved command is refused.
+#[derive(Debug, Default)]
+pub struct NoPrompt;
+
+impl Approver for NoPrompt {
+    fn ask(&mut self, _command: &str) -> Option<Answer> {
+        None
+    }
+}
+
+/// Asks on the controlling terminal, `/dev/tty`, when there is one.
+#[derive(Debug, Default)]
+pub struct Terminal;
+
+impl Approver for Terminal {
+    fn ask(&mut self, command: &str) -> Option<Answer> {
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .ok()?;
+        let mut out = tty.try_clone().ok()?;
+        let mut input = BufReader::new(tty);
+        let shown: Vec<String> = command.lines().map(|l| format!("  {l}")).collect();
+        loop {
+            let _ = write!(
+                out,
+                "clada: this command is not approved:\n{}\nRun it? [o]nce, [a]lways (remember it), [n]o: ",
+                shown.join("\n")
+            );
+            let _ = out.flush();
+            let mut line = String::new();
+            match input.read_line(&mut line) {
+                Ok(0) | Err(_) => return Some(Answer::No),
+                Ok(_) => {}
+            }
+            match line.trim().to_ascii_lowercase().as_str() {
+                "o" | "once" | "y" | "yes" => return Some(Answer::Once),
+                "a" | "always" => return Some(Answer::Always),
+                "n" | "no" | "" => return Some(Answer::No),
+                _ => {
+                    let _ = writeln!(out, "Please answer o, a or n.");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,507 @@
+//! RUN tasks end to end: tiers, the per-command table, approvals,
+//! processes, timeouts and output limits.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use clada_markers::commands::allowlist::Allowlist;
+use clada_markers::commands::approve::{Answer, Approver, NoPrompt};
+use clada_markers::commands::{CommandRunner, RunOptions, TRUNCATED};
+use clada_markers::engine::fs::Root;
+use clada_markers::engine::{self, ApplyOptions, Observer};
+use clada_markers::report::{TaskReport, TaskStatus};
+use clada_markers::{ErrorType, ParseOptions, parse_with};
+
+/// Collects what the engine says.
+#[derive(Default)]
+struct Heard {
+    lines: BTreeMap<usize, Vec<String>>,
+}
+
+impl Observer for Heard {
+    fn output_line(&mut self, task: usize, line: &str) {
+        self.lines.entry(task).or_default().push(line.to_owned());
+    }
+}
+
+/// Answers every prompt the same way, counting the questions.
+struct Answering(Answer, std::rc::Rc<std::cell::Cell<usize>>);
+
+impl Approver for Answering {
+    fn ask(&mut self, _command: &str) -> Option<Answer> {
+        self.1.set(self.1.get() + 1);
+        Some(self.0)
+    }
+}
+
+fn run_with(
+    root: &Path,
+    doc: &str,
+    options: RunOptions,
+    approver: Box<dyn Approver>,
+    total: Option<Duration>,
+) -> (Vec<TaskReport>, Heard) {
+    let allow_escape = options.allow_escape;
+    let doc = parse_with(doc, ParseOptions { allow_escape });
+    assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
+    let handle = Root::open(root).unwrap();
+    let mut runner = CommandRunner::new(&handle, root.to_path_buf(), options, approver);
+    let mut heard = Heard::default();
+    let apply = ApplyOptions {
+        allow_escape,
+        total_timeout: total,
+    };
+    let blocks = engine::apply(&doc, &handle, &apply, &mut runner, &mut heard);
+    (blocks.into_iter().flat_map(|b| b.tasks).collect(), heard)
+}
+
+fn run(root: &Path, doc: &str) -> Vec<TaskReport> {
+    run_with(root, doc, RunOptions::default(), Box::new(NoPrompt), None).0
+}
+
+fn run_one(root: &Path, command: &str) -> TaskReport {
+    let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
+    run(root, &doc).remove(0)
+}
+
+fn error_of(r: &TaskReport) -> Option<ErrorType> {
+    r.error.as_ref().map(|e| e.kind)
+}
+
+/// A root with a few files, a link out of it, and a file outside.
+fn sandbox() -> tempfile::TempDir {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(scratch.path().join("outside")).unwrap();
+    std::fs::write(scratch.path().join("outside/secret"), "secret\n").unwrap();
+    std::fs::write(root.join("a.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::write(root.join("src/lib.rs"), "fn x() {}\n").unwrap();
+    symlink("../outside", root.join("out")).unwrap();
+    symlink("../outside/secret", root.join("secret-link")).unwrap();
+    scratch
+}
+
+#[test]
+fn built_in_commands_run_without_a_shell() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let (reports, heard) = run_with(
+        &root,
+        "<<<<<<< RUN\nls src\n>>>>>>> END\n<<<<<<< RUN\ngrep -n beta a.txt\n>>>>>>> END\n<<<<<<< RUN\ncat 'a.txt'\n>>>>>>> END\n",
+        RunOptions::default(),
+        Box::new(NoPrompt),
+        None,
+    );
+    assert!(
+        reports.iter().all(|r| r.status == TaskStatus::Success),
+        "{reports:#?}"
+    );
+    assert_eq!(heard.lines[&1], ["lib.rs"]);
+    assert_eq!(heard.lines[&2], ["2:beta"]);
+    assert_eq!(reports[2].output.as_deref(), Some("alpha\nbeta\n"));
+    assert_eq!(reports[2].exit_code, Some(0));
+}
+
+#[test]
+fn refuses_what_the_table_does_not_allow() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    use ErrorType::{CommandNotAllowed as Cmd, PathEscape as Esc, SymlinkNotAllowed as Link};
+    let cases: &[(&str, ErrorType)] = &[
+        // Paths out of the root.
+        ("cat ../x", Esc),
+        ("cat /etc/passwd", Esc),
+        ("rm -rf /", Esc),
+        ("cp a.txt ../b", Esc),
+        ("find / -name x", Esc),
+        ("ls ..", Esc),
+        ("head -n 1 ../../x", Esc),
+        ("grep -r x /etc", Esc),
+        ("mv a.txt /tmp/b", Esc),
+        ("touch ../new", Esc),
+        ("mkdir -p ../d", Esc),
+        ("diff a.txt /etc/hosts", Esc),
+        ("stat /", Esc),
+        ("wc -l ../x", Esc),
+        ("tail /var/log/syslog", Esc),
+        ("xxd a.txt ../out.hex", Esc),
+        ("cat src/../../x", Esc),
+        ("git diff ../other", Esc),
+        ("tree /", Esc),
+        ("file /bin/sh", Esc),
+        ("realpath ..", Esc),
+        ("cp -t ../ a.txt", Esc),
+        ("grep -f /etc/passwd a.txt", Esc),
+        ("find . -newer /etc/passwd", Esc),
+        ("touch -r /etc/passwd a.txt", Esc),
+        // Through links.
+        ("cat secret-link", Link),
+        ("cat out/secret", Link),
+        ("ls out", Link),
+        ("cp out/secret mine", Link),
+        // Refused flags and clada's and git's own files.
+        ("find . -exec sh \\;", Cmd),
+        ("find . -execdir ls \\;", Cmd),
+        ("find . -delete", Cmd),
+        ("find -L .", Cmd),
+        ("git -C / log", Cmd),
+        ("git --git-dir=/tmp status", Cmd),
+        ("git status --work-tree=/", Cmd),
+        ("git -c core.pager=sh log", Cmd),
+        ("git stash drop", Cmd),
+        ("git log --output=x", Cmd),
+        ("ls -L", Cmd),
+        ("grep -R x .", Cmd),
+        ("cp -L a.txt b", Cmd),
+        ("rm --no-preserve-root x", Cmd),
+        ("tail -f a.txt", Cmd),
+        ("diff -r src src", Cmd),
+        ("cat --bogus a.txt", Cmd),
+        ("tree -o out.txt", Cmd),
+        ("touch .clada/allowed-commands.json", Cmd),
+        ("cp a.txt .git/config", Cmd),
+        ("rm -r src/.git", Cmd),
+        // Shell syntax and commands off the list, with nobody to ask.
+        ("ls $(pwd)", Cmd),
+        ("ls ~", Cmd),
+        ("echo hi > f", Cmd),
+        ("ls | wc -l", Cmd),
+        ("ls; rm a.txt", Cmd),
+        ("ls && pwd", Cmd),
+        ("ls *.txt", Cmd),
+        ("cat a.txt &", Cmd),
+        ("ls `pwd`", Cmd),
+        ("npm test", Cmd),
+        ("git commit -m x", Cmd),
+        ("python3 -c 'print(1)'", Cmd),
+    ];
+    for (command, want) in cases {
+        let r = run_one(&root, command);
+        assert_eq!(r.status, TaskStatus::Failed, "{command}: {r:#?}");
+        assert_eq!(error_of(&r), Some(*want), "{command}: {:?}", r.error);
+        if *want == Cmd {
+            let message = &r.error.as_ref().unwrap().message;
+            assert!(
+                message.contains("clada allow '") || message.contains("clada allow "),
+                "{command}: {message}"
+            );
+        }
+    }
+    // Nothing ran: every file is as it was.
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.path().join("outside/secret")).unwrap(),
+        "secret\n"
+    );
+    assert!(!root.join("f").exists() && !root.join("mine").exists());
+}
+
+#[test]
+fn the_refusal_names_the_exact_command_that_would_approve_it() {
+    let s = sandbox();
+    let r = run_one(&s.path().join("root"), "echo 'it''s' | wc -c");
+    let message = &r.error.unwrap().message;
+    assert!(
+        message.ends_with("clada allow 'echo '\\''it'\\'''\\''s'\\'' | wc -c'"),
+        "{message}"
+    );
+}
+
+#[test]
+fn approved_commands_run_in_a_shell_and_multi_line_bodies_too() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let script = "echo one\necho two >&2\nexit 0";
+    let mut list = Allowlist::default();
+    list.add("echo hi | tr a-z A-Z", std::time::SystemTime::now());
+    list.add(script, std::time::SystemTime::now());
+    list.save(&Root::open(&root).unwrap()).unwrap();
+    let doc = format!(
+        "<<<<<<< RUN\n  echo hi | tr a-z A-Z  \n>>>>>>> END\n<<<<<<< RUN\n{script}\n>>>>>>> END\n"
+    );
+    let (reports, heard) = run_with(&root, &doc, RunOptions::default(), Box::new(NoPrompt), None);
+    assert!(
+        reports.iter().all(|r| r.status == TaskStatus::Success),
+        "{reports:#?}"
+    );
+    assert_eq!(heard.lines[&1], ["HI"]);
+    // stdout and stderr, merged in order.
+    assert_eq!(heard.lines[&2], ["one", "two"]);
+}
+
+#[test]
+fn allow_any_command_runs_everything_as_approved() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let options = RunOptions {
+        allow_any: true,
+        ..RunOptions::default()
+    };
+    let (reports, heard) = run_with(
+        &root,
+        "<<<<<<< RUN\necho $((6 * 7))\n>>>>>>> END\n",
+        options,
+        Box::new(NoPrompt),
+        None,
+    );
+    assert_eq!(reports[0].status, TaskStatus::Success);
+    assert_eq!(heard.lines[&1], ["42"]);
+}
+
+#[test]
+fn a_prompt_decides_once_always_or_no() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let doc = "<<<<<<< RUN\necho asked | cat\n>>>>>>> END\n";
+    let asked = std::rc::Rc::new(std::cell::Cell::new(0));
+    let once = |a| Box::new(Answering(a, asked.clone())) as Box<dyn Approver>;
+
+    let (r, _) = run_with(&root, doc, RunOptions::default(), once(Answer::No), None);
+    assert_eq!(error_of(&r[0]), Some(ErrorType::CommandNotAllowed));
+    let (r, _) = run_with(&root, doc, RunOptions::default(), once(Answer::Once), None);
+    assert_eq!(r[0].status, TaskStatus::Success);
+    assert!(
+        !Allowlist::load(&Root::open(&root).unwrap())
+            .unwrap()
+            .contains("echo asked | cat")
+    );
+    let (r, _) = run_with(
+        &root,
+        doc,
+        RunOptions::default(),
+        once(Answer::Always),
+        None,
+    );
+    assert_eq!(r[0].status, TaskStatus::Success);
+    assert!(
+        Allowlist::load(&Root::open(&root).unwrap())
+            .unwrap()
+            .contains("echo asked | cat")
+    );
+    assert_eq!(asked.get(), 3);
+    // Approved now: no question.
+    let (r, _) = run_with(&root, doc, RunOptions::default(), once(Answer::No), None);
+    assert_eq!(r[0].status, TaskStatus::Success);
+    assert_eq!(asked.get(), 3);
+}
+
+#[test]
+fn documents_cannot_approve_their_own_commands() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let doc = "<<<<<<< WRITE path=\".clada/allowed-commands.json\"\n{\"commands\": [\"echo pwned | cat\"]}\n>>>>>>> END\n";
+    let parsed = parse_with(doc, ParseOptions::default());
+    assert!(
+        parsed
+            .diagnostics
+            .iter()
+            .any(|d| d.kind == clada_markers::DiagnosticKind::ProtectedPath)
+    );
+    assert!(!root.join(".clada").exists());
+}
+
+#[test]
+fn failing_commands_report_their_exit_code_and_output() {
+    let s = sandbox();
+    let r = run_one(&s.path().join("root"), "grep nothing-like-this a.txt");
+    assert_eq!(error_of(&r), Some(ErrorType::ExecFailed));
+    assert_eq!(r.exit_code, Some(1));
+    let e = r.error.unwrap();
+    assert!(e.retryable);
+    assert!(e.message.contains("exited with code 1"), "{}", e.message);
+}
+
+#[test]
+fn working_directories_are_checked_like_paths() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let (ok, heard) = run_with(
+        &root,
+        "<<<<<<< RUN dir=\"src\"\nls\n>>>>>>> END\n",
+        RunOptions::default(),
+        Box::new(NoPrompt),
+        None,
+    );
+    assert_eq!(ok[0].status, TaskStatus::Success);
+    assert_eq!(heard.lines[&1], ["lib.rs"]);
+    // Paths in arguments are relative to the working directory.
+    let r = run(
+        &root,
+        "<<<<<<< RUN dir=\"src\"\ncat ../a.txt\n>>>>>>> END\n",
+    );
+    assert_eq!(r[0].status, TaskStatus::Success, "{r:#?}");
+    let r = run(
+        &root,
+        "<<<<<<< RUN dir=\"src\"\ncat ../../outside/secret\n>>>>>>> END\n",
+    );
+    assert_eq!(error_of(&r[0]), Some(ErrorType::PathEscape));
+    let r = run(&root, "<<<<<<< RUN dir=\"nope\"\nls\n>>>>>>> END\n");
+    assert_eq!(error_of(&r[0]), Some(ErrorType::FileNotFound));
+    let r = run(&root, "<<<<<<< RUN dir=\"out\"\nls\n>>>>>>> END\n");
+    assert_eq!(error_of(&r[0]), Some(ErrorType::SymlinkNotAllowed));
+    // Outside the root is a validation error: the task never runs.
+    let d = parse_with(
+        "<<<<<<< RUN dir=\"../outside\"\nls\n>>>>>>> END\n",
+        ParseOptions::default(),
+    );
+    assert!(
+        d.diagnostics
+            .iter()
+            .any(|d| d.error_type() == ErrorType::PathEscape)
+    );
+}
+
+#[test]
+fn a_timeout_kills_the_whole_group_even_what_ignores_sigterm() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let doc = "<<<<<<< RUN\n\
+               trap '' TERM\n\
+               sh -c 'echo $$ > grandchild.pid; exec sleep 30' &\n\
+               echo started\n\
+               sleep 30\n\
+               >>>>>>> END\n";
+    let options = RunOptions {
+        allow_any: true,
+        timeout: Duration::from_millis(800),
+        ..RunOptions::default()
+    };
+    let started = Instant::now();
+    let (r, heard) = run_with(&root, doc, options, Box::new(NoPrompt), None);
+    let took = started.elapsed();
+    assert_eq!(error_of(&r[0]), Some(ErrorType::ExecTimeout), "{r:#?}");
+    assert_eq!(heard.lines[&1], ["started"]);
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let pid: i32 = std::fs::read_to_string(root.join("grandchild.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The grandchild ignored SIGTERM; SIGKILL must still have reached it.
+    let gone = (0..200).any(|_| {
+        let alive =
+            rustix::process::test_kill_process(rustix::process::Pid::from_raw(pid).unwrap())
+                .is_ok()
+                && !is_zombie(pid);
+        if alive {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        !alive
+    });
+    assert!(gone, "grandchild {pid} survived the timeout");
+}
+
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(true)
+}
+
+#[test]
+fn built_in_commands_stop_after_five_seconds_or_the_timeout() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    // A FIFO nobody writes: `cat` on it waits forever.
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join("pipe"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let options = RunOptions {
+        timeout: Duration::from_millis(300),
+        ..RunOptions::default()
+    };
+    let started = Instant::now();
+    let (r, _) = run_with(
+        &root,
+        "<<<<<<< RUN\ncat pipe\n>>>>>>> END\n",
+        options,
+        Box::new(NoPrompt),
+        None,
+    );
+    assert_eq!(error_of(&r[0]), Some(ErrorType::ExecTimeout));
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[test]
+fn the_total_timeout_kills_the_command_and_skips_the_rest() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let doc = "<<<<<<< TASKS\n<<<<<<< RUN\nsleep 20\n>>>>>>> END\n<<<<<<< WRITE path=\"late.txt\"\nx\n>>>>>>> END\n>>>>>>> TASKS\n\
+               <<<<<<< WRITE path=\"later.txt\"\nx\n>>>>>>> END\n";
+    let options = RunOptions {
+        allow_any: true,
+        ..RunOptions::default()
+    };
+    let started = Instant::now();
+    let (r, _) = run_with(
+        &root,
+        doc,
+        options,
+        Box::new(NoPrompt),
+        Some(Duration::from_millis(500)),
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(error_of(&r[0]), Some(ErrorType::ExecTimeout));
+    assert_eq!(r[1].status, TaskStatus::Skipped);
+    assert_eq!(r[2].status, TaskStatus::Skipped);
+    assert!(!root.join("later.txt").exists());
+}
+
+#[test]
+fn output_beyond_the_limit_is_dropped_once_marked() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let doc = "<<<<<<< RUN\nyes 0123456789 | head -c 5000000\n>>>>>>> END\n";
+    let options = RunOptions {
+        allow_any: true,
+        max_output: 1000,
+        ..RunOptions::default()
+    };
+    let (r, heard) = run_with(&root, doc, options, Box::new(NoPrompt), None);
+    assert_eq!(r[0].status, TaskStatus::Success);
+    let out = r[0].output.as_deref().unwrap();
+    assert!(
+        out.len() <= 1000 + TRUNCATED.len() + 2,
+        "{} bytes kept",
+        out.len()
+    );
+    assert_eq!(out.matches(TRUNCATED).count(), 1);
+    let lines = &heard.lines[&1];
+    assert_eq!(lines.iter().filter(|l| *l == TRUNCATED).count(), 1);
+    assert_eq!(lines.last().map(String::as_str), Some(TRUNCATED));
+}
+
+#[test]
+fn git_runs_without_hooks_pager_or_monitor() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    // A repository configured to run a program on status.
+    git(&["config", "core.fsmonitor", "touch fsmonitor-ran; false"]);
+    let r = run_one(&root, "git status --short");
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    assert!(!root.join("fsmonitor-ran").exists());
+}
