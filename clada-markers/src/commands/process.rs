@@ -2,27 +2,32 @@
 //! bounded record of its output.
 //!
 //! The child gets an empty stdin and one pipe for both stdout and stderr,
-//! so their lines stay in the order they were written. A reader thread
-//! passes lines over a bounded channel; the caller's thread forwards them
-//! as they come and keeps at most `max_output` bytes. On a timeout the whole
-//! group gets SIGTERM, then SIGKILL after a short grace; when the command
-//! ends, whatever it left running in its group is killed too, so no process
-//! of a RUN outlives it.
+//! so their lines stay in the order they were written. One loop waits on
+//! the pipe and on the child (a pidfd) at once with `poll`: lines are passed
+//! on as they come and at most `max_output` bytes are kept; the rest is read
+//! and dropped. On a timeout the whole group gets SIGTERM, then SIGKILL
+//! after a short grace; when the command ends, whatever it left running in
+//! its group is killed too, so no process of a RUN outlives it.
 
 use std::io::Read;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal};
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::process::{Pid, PidfdFlags, Signal};
 
 use crate::engine::{Observer, RunOutput, TaskError};
 use crate::error_type::ErrorType;
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_millis(500);
+
+/// How long output may keep coming after the command ended, from a process
+/// that left its group.
+const AFTER_EXIT: Duration = Duration::from_millis(500);
 
 /// What to run and under which limits.
 #[derive(Clone, Debug)]
@@ -37,13 +42,65 @@ pub(crate) struct Spawn {
     pub(crate) max_output: usize,
 }
 
-enum Chunk {
-    Line(Vec<u8>),
-    Eof,
-}
-
 /// The marker printed once when output goes past the limit.
 pub const TRUNCATED: &str = "[output truncated]";
+
+/// Output as it arrives: split into lines, passed on, kept up to a limit.
+struct Output<'o> {
+    task: usize,
+    observer: &'o mut dyn Observer,
+    max: usize,
+    kept: Vec<u8>,
+    partial: Vec<u8>,
+    truncated: bool,
+}
+
+impl Output<'_> {
+    fn bytes(&mut self, mut data: &[u8]) {
+        while let Some(i) = memchr::memchr(b'\n', data) {
+            self.partial.extend_from_slice(&data[..=i]);
+            self.line();
+            data = &data[i + 1..];
+        }
+        self.partial.extend_from_slice(data);
+        // A very long line is passed on in pieces.
+        if self.partial.len() >= 64 * 1024 {
+            self.line();
+        }
+    }
+
+    fn line(&mut self) {
+        let line = std::mem::take(&mut self.partial);
+        if self.truncated || line.is_empty() {
+            return;
+        }
+        let room = self.max.saturating_sub(self.kept.len());
+        let take = line.len().min(room);
+        self.kept.extend_from_slice(&line[..take]);
+        let shown = String::from_utf8_lossy(&line[..take]);
+        if take > 0 {
+            self.observer
+                .output_line(self.task, shown.trim_end_matches(['\n', '\r']));
+        }
+        if take < line.len() {
+            self.truncated = true;
+            self.observer.output_line(self.task, TRUNCATED);
+        }
+    }
+
+    fn finish(mut self) -> String {
+        self.line();
+        let mut text = String::from_utf8_lossy(&self.kept).into_owned();
+        if self.truncated {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(TRUNCATED);
+            text.push('\n');
+        }
+        text
+    }
+}
 
 /// Runs `spec` for task `task`, forwarding output lines to `observer`.
 pub(crate) fn run(
@@ -108,48 +165,25 @@ pub(crate) fn run(
             RunOutput::default(),
         );
     };
+    // Where pidfds are missing, the child is polled every few milliseconds.
+    let pidfd: Option<OwnedFd> = rustix::process::pidfd_open(group, PidfdFlags::empty()).ok();
 
-    let (tx, rx) = mpsc::sync_channel::<Chunk>(256);
-    std::thread::spawn(move || {
-        let mut buf = vec![0u8; 16 * 1024];
-        let mut line = Vec::new();
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    for part in buf[..n].split_inclusive(|&b| b == b'\n') {
-                        line.extend_from_slice(part);
-                        if (line.ends_with(b"\n") || line.len() >= 64 * 1024)
-                            && tx.send(Chunk::Line(std::mem::take(&mut line))).is_err()
-                        {
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-        if !line.is_empty() {
-            let _ = tx.send(Chunk::Line(line));
-        }
-        let _ = tx.send(Chunk::Eof);
-    });
-
-    let started = Instant::now();
-    let deadline = started + spec.timeout;
-    let mut kept: Vec<u8> = Vec::new();
-    let mut truncated = false;
-    let mut status: Option<ExitStatus> = None;
-    let mut timed_out = false;
+    let mut out = Output {
+        task,
+        observer,
+        max: spec.max_output,
+        kept: Vec::new(),
+        partial: Vec::new(),
+        truncated: false,
+    };
+    let deadline = Instant::now() + spec.timeout;
+    let mut buf = vec![0u8; 64 * 1024];
     let mut eof = false;
+    let mut status: Option<ExitStatus> = None;
     let mut exited_at: Option<Instant> = None;
+    let mut timed_out = false;
 
-    while !(eof && status.is_some()) {
-        let now = Instant::now();
-        if status.is_none() && now >= deadline && !timed_out {
-            timed_out = true;
-            status = Some(stop_group(group, &mut child));
-            exited_at = Some(Instant::now());
-        }
+    loop {
         if status.is_none()
             && let Ok(Some(s)) = child.try_wait()
         {
@@ -158,61 +192,62 @@ pub(crate) fn run(
             // What the command left behind in its group goes with it.
             let _ = rustix::process::kill_process_group(group, Signal::KILL);
         }
-        if eof {
-            if status.is_none() {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            continue;
-        }
-        // Output still coming after the command ended is from a process
-        // that left the group; stop waiting for it.
-        if exited_at.is_some_and(|t| t.elapsed() > Duration::from_millis(500)) {
+        if eof && status.is_some() {
             break;
         }
-        let wait = if status.is_some() {
-            Duration::from_millis(50)
+        let now = Instant::now();
+        if status.is_none() && now >= deadline {
+            timed_out = true;
+            status = Some(stop_group(group, &mut child));
+            exited_at = Some(Instant::now());
+            continue;
+        }
+        // Output after the end is from a process that left the group.
+        if exited_at.is_some_and(|t| t.elapsed() > AFTER_EXIT) {
+            break;
+        }
+        let until = if status.is_some() {
+            exited_at.map_or(now, |t| t + AFTER_EXIT)
+        } else if pidfd.is_none() {
+            deadline.min(now + Duration::from_millis(5))
         } else {
             deadline
-                .saturating_duration_since(now)
-                .min(Duration::from_millis(20))
         };
-        match rx.recv_timeout(wait) {
-            Ok(Chunk::Line(bytes)) => {
-                if truncated {
-                    continue;
-                }
-                let room = spec.max_output.saturating_sub(kept.len());
-                let take = if bytes.len() <= room {
-                    bytes.len()
-                } else {
-                    room
-                };
-                let piece = &bytes[..take];
-                kept.extend_from_slice(piece);
-                let shown = String::from_utf8_lossy(piece);
-                if !shown.is_empty() {
-                    observer.output_line(task, shown.trim_end_matches(['\n', '\r']));
-                }
-                if take < bytes.len() {
-                    truncated = true;
-                    observer.output_line(task, TRUNCATED);
-                }
+        let wait = until.saturating_duration_since(now);
+        let timeout = Timespec {
+            tv_sec: i64::try_from(wait.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: i64::from(wait.subsec_nanos()),
+        };
+        let mut fds = Vec::with_capacity(2);
+        if !eof {
+            fds.push(PollFd::new(&reader, PollFlags::IN));
+        }
+        if let (Some(p), None) = (&pidfd, status) {
+            fds.push(PollFd::new(p, PollFlags::IN));
+        }
+        if fds.is_empty() {
+            continue;
+        }
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+            Ok(_) => {}
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+        let readable = !eof && !fds[0].revents().is_empty();
+        drop(fds);
+        if readable {
+            match reader.read(&mut buf) {
+                Ok(0) => eof = true,
+                Ok(n) => out.bytes(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => eof = true,
             }
-            Ok(Chunk::Eof) | Err(RecvTimeoutError::Disconnected) => eof = true,
-            Err(RecvTimeoutError::Timeout) => {}
         }
     }
 
-    let mut output = String::from_utf8_lossy(&kept).into_owned();
-    if truncated {
-        if !output.ends_with('\n') && !output.is_empty() {
-            output.push('\n');
-        }
-        output.push_str(TRUNCATED);
-        output.push('\n');
-    }
+    let output = out.finish();
     let status = status.unwrap_or_else(|| ExitStatus::from_raw(0));
-    let out = RunOutput {
+    let result = RunOutput {
         output,
         exit_code: status.code(),
     };
@@ -224,32 +259,32 @@ pub(crate) fn run(
                 "`{}` ran past its limit of {secs}s and was stopped",
                 spec.shown
             ),
-            out,
+            result,
         );
     }
     match (status.code(), status.signal()) {
-        (Some(0), _) => Ok(out),
+        (Some(0), _) => Ok(result),
         (Some(code), _) => fail(
             ErrorType::ExecFailed,
             format!("`{}` exited with code {code}", spec.shown),
-            out,
+            result,
         ),
         (None, Some(sig)) => fail(
             ErrorType::ExecFailed,
             format!("`{}` was killed by signal {sig}", spec.shown),
-            out,
+            result,
         ),
         (None, None) => fail(
             ErrorType::ExecFailed,
             format!("`{}` ended abnormally", spec.shown),
-            out,
+            result,
         ),
     }
 }
 
 /// SIGTERM to the group, SIGKILL after the grace period; waits for the
 /// command itself.
-fn stop_group(group: Pid, child: &mut std::process::Child) -> ExitStatus {
+fn stop_group(group: Pid, child: &mut Child) -> ExitStatus {
     let _ = rustix::process::kill_process_group(group, Signal::TERM);
     let until = Instant::now() + KILL_GRACE;
     while Instant::now() < until {
