@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use clada_benches::edit_fixture;
+use clada_benches::{clada_binary, edit_fixture, extra_args, median};
 
 const RUNS: usize = 11;
 
@@ -62,7 +62,7 @@ fn main() {
     let clada_run = |dir: &Path| {
         let mut c = Command::new(&clada);
         c.arg("apply")
-            .args(extra_clada_args())
+            .args(extra_args())
             .arg("-C")
             .arg(dir)
             .arg(&doc);
@@ -98,36 +98,4 @@ fn main() {
     println!("git apply      median {g:8.2} ms");
     println!("clada apply    median {c:8.2} ms");
     println!("ratio clada/git: {:.2}x (target <= 2x)", c / g);
-}
-
-/// Flags for clada beyond the document, from `CLADA_ARGS` (e.g. `--no-git`).
-fn extra_clada_args() -> Vec<String> {
-    std::env::var("CLADA_ARGS")
-        .map(|s| s.split_whitespace().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn clada_binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("CLADA_BIN") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().unwrap_or_default();
-    let candidate = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .map(|d| d.join("clada"))
-        .unwrap_or_default();
-    if !candidate.exists() {
-        eprintln!(
-            "no clada binary at {}: run `cargo build --release -p clada-cli` first, or set CLADA_BIN",
-            candidate.display()
-        );
-        std::process::exit(1);
-    }
-    candidate
 }

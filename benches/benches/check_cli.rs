@@ -12,11 +12,10 @@
 //! started again with `--measure`), which reports the child's wall time and
 //! its peak resident set size from `getrusage(RUSAGE_CHILDREN)`.
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use clada_benches::{MIB, content_heavy};
+use clada_benches::{MIB, clada_binary, content_heavy};
 
 const RUNS: usize = 15;
 
@@ -85,27 +84,6 @@ fn main() {
         "clada peak RSS / document size: {:.2}x (target < 2.5x)",
         peak as f64 / 1024.0 / size_mib
     );
-}
-
-fn clada_binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("CLADA_BIN") {
-        return PathBuf::from(p);
-    }
-    // target/release/deps/check_cli-… -> target/release/clada
-    let exe = std::env::current_exe().unwrap_or_default();
-    let candidate = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .map(|d| d.join("clada"))
-        .unwrap_or_default();
-    if !candidate.exists() {
-        eprintln!(
-            "no clada binary at {}: run `cargo build --release -p clada-cli` first, or set CLADA_BIN",
-            candidate.display()
-        );
-        std::process::exit(1);
-    }
-    candidate
 }
 
 /// Runs `cmd` under a measuring process; returns (wall ms, peak RSS KiB).

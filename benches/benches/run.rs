@@ -7,8 +7,9 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+use clada_benches::{clada_binary, extra_args, median};
 use std::time::Instant;
 
 const RUNS: usize = 15;
@@ -80,35 +81,4 @@ fn main() {
     println!("sh script.sh   median {s:8.2} ms");
     println!("clada apply    median {c:8.2} ms");
     println!("ratio clada/sh: {:.2}x (target <= 1.5x)", c / s);
-}
-
-fn extra_args() -> Vec<String> {
-    std::env::var("CLADA_ARGS")
-        .map(|s| s.split_whitespace().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn clada_binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("CLADA_BIN") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().unwrap_or_default();
-    let candidate = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .map(|d| d.join("clada"))
-        .unwrap_or_default();
-    if !candidate.exists() {
-        eprintln!(
-            "no clada binary at {}: run `cargo build --release -p clada-cli` first, or set CLADA_BIN",
-            candidate.display()
-        );
-        std::process::exit(1);
-    }
-    candidate
 }

@@ -58,6 +58,42 @@ pub fn task_heavy(size: usize) -> String {
     out
 }
 
+/// The `clada` binary to measure: `CLADA_BIN`, else the release build
+/// next to the running bench (`cargo build --release -p clada-cli` first).
+pub fn clada_binary() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("CLADA_BIN") {
+        return p.into();
+    }
+    // target/release/deps/BENCH-… -> target/release/clada
+    let exe = std::env::current_exe().unwrap_or_default();
+    let candidate = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("clada"))
+        .unwrap_or_default();
+    if !candidate.exists() {
+        eprintln!(
+            "no clada binary at {}: run `cargo build --release -p clada-cli` first, or set CLADA_BIN",
+            candidate.display()
+        );
+        std::process::exit(1);
+    }
+    candidate
+}
+
+/// Extra flags for clada from `CLADA_ARGS` (e.g. `--no-git`).
+pub fn extra_args() -> Vec<String> {
+    std::env::var("CLADA_ARGS")
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// The median of some measurements.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 /// The baseline: count line feeds with memchr.
 pub fn count_lines(text: &str) -> usize {
     memchr::memchr_iter(b'\n', text.as_bytes()).count()

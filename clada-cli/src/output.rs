@@ -4,7 +4,8 @@
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 
-use clada_markers::read_limited;
+use clada_markers::engine::fs::Root;
+use clada_markers::{Diagnostic, read_limited, render};
 
 /// A document as read, with the name diagnostics call it by.
 pub(crate) struct Input {
@@ -74,5 +75,29 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> String {
             s
         }
         Err(e) => format!("{{\"error\": \"cannot serialise the report: {e}\"}}\n"),
+    }
+}
+
+/// Opens the root directory, or says why not (exit code 2: the command
+/// line named it).
+pub(crate) fn open_root(path: &Path) -> Result<Root, u8> {
+    Root::open(path).map_err(|e| {
+        eprintln!(
+            "clada: cannot open the root directory {}: {e}",
+            path.display()
+        );
+        2
+    })
+}
+
+/// A document that is not text, shown as well as it can be: the
+/// diagnostic with an excerpt of the bytes read leniently.
+pub(crate) fn unreadable_text(input: &Input, d: &Diagnostic, color: bool) -> String {
+    let shown = String::from_utf8_lossy(&input.bytes);
+    let text = render(std::slice::from_ref(d), &shown, &input.name, color);
+    if text.is_empty() {
+        format!("error[{}]: {}\n", d.kind, d.message)
+    } else {
+        text
     }
 }

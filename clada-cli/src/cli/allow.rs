@@ -3,20 +3,13 @@
 use std::time::SystemTime;
 
 use clada_markers::commands::allowlist::{ALLOWLIST_PATH, Allowlist};
-use clada_markers::engine::fs::Root;
 
 use super::AllowArgs;
 
 pub(crate) fn run(args: AllowArgs) -> u8 {
-    let root = match Root::open(&args.root) {
+    let root = match crate::output::open_root(&args.root) {
         Ok(root) => root,
-        Err(e) => {
-            eprintln!(
-                "clada: cannot open the root directory {}: {e}",
-                args.root.display()
-            );
-            return 2;
-        }
+        Err(code) => return code,
     };
     let mut list = match Allowlist::load(&root) {
         Ok(list) => list,

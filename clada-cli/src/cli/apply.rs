@@ -4,12 +4,11 @@ use std::time::Instant;
 
 use clada_markers::commands::approve::{Approver, NoPrompt, Terminal};
 use clada_markers::commands::{CommandRunner, RunOptions};
-use clada_markers::engine::fs::Root;
 use clada_markers::engine::{self, ApplyOptions, Observer, Quiet};
 use clada_markers::report::GitReport;
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
-use clada_markers::{ApplyReport, Document, ParseOptions, decode, parse_with, render};
+use clada_markers::{ApplyReport, Document, ParseOptions, decode, parse_with};
 
 use super::{ApplyArgs, ErrorDetail, Format, OutputMode};
 use crate::output;
@@ -23,15 +22,9 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
             return 2;
         }
     };
-    let root = match Root::open(&args.root) {
+    let root = match output::open_root(&args.root) {
         Ok(root) => root,
-        Err(e) => {
-            eprintln!(
-                "clada: cannot open the root directory {}: {e}",
-                args.root.display()
-            );
-            return 2;
-        }
+        Err(code) => return code,
     };
     let color = output::stdout_color();
     let text = match decode(&input.bytes) {
@@ -47,10 +40,7 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
             let printed = match args.format {
                 Format::Json => output::json(&report),
                 Format::Xml => render_xml(&report),
-                Format::Text => {
-                    let shown = String::from_utf8_lossy(&input.bytes);
-                    render(std::slice::from_ref(&d), &shown, &input.name, color)
-                }
+                Format::Text => output::unreadable_text(&input, &d, color),
             };
             output::print(&printed);
             return 1;

@@ -1,6 +1,6 @@
 //! `clada check`: parse and validate, touch nothing.
 
-use clada_markers::{CheckReport, ParseOptions, decode, parse_with, render, render_check_text};
+use clada_markers::{CheckReport, ParseOptions, decode, parse_with, render_check_text};
 
 use super::{CheckArgs, CheckFormat};
 use crate::output;
@@ -19,15 +19,7 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
         Err(d) => {
             let printed = match args.format {
                 CheckFormat::Json => output::json(&CheckReport::unreadable(&d)),
-                CheckFormat::Text => {
-                    // The bytes are not text: show the message without an excerpt.
-                    let shown = String::from_utf8_lossy(&input.bytes);
-                    let mut s = render(std::slice::from_ref(&d), &shown, &input.name, color);
-                    if s.is_empty() {
-                        s = format!("error[{}]: {}\n", d.kind, d.message);
-                    }
-                    s
-                }
+                CheckFormat::Text => output::unreadable_text(&input, &d, color),
             };
             output::print(&printed);
             return 1;

@@ -206,31 +206,45 @@ pub fn edit(
             .map(|s| (s, s + search.len()))
             .collect()
     };
-    let lines = view.lines_of(ranges.iter().map(|r| r.0));
-    if !count_ok(count, ranges.len()) {
-        let mut m = Mismatch {
-            expected: count,
-            found: ranges.len(),
-            lines: lines.into_iter().take(MAX_REPORTED_LINES).collect(),
-            closest: None,
-            replacement_present: None,
-            dangling_starts: Vec::new(),
-            start_lines: Vec::new(),
-            end_lines: Vec::new(),
-        };
-        if ranges.is_empty() {
-            m.closest = closest(&view.norm, search);
-            if !replace.is_empty() {
-                m.replacement_present = Some(view.norm.contains(replace));
-            }
-        }
-        return Err(Box::new(m));
-    }
-    Ok(Edited {
-        text: view.splice(&ranges, replace),
-        replacements: ranges.len(),
-        lines,
+    settle(&view, ranges, replace, count, |m| {
+        m.closest = closest(&view.norm, search);
     })
+}
+
+/// Replaces `ranges` if there are as many as `count` asks; otherwise the
+/// mismatch, with `explain` adding what is known when nothing matched.
+fn settle(
+    view: &View<'_>,
+    ranges: Vec<(usize, usize)>,
+    replace: &str,
+    count: Count,
+    explain: impl FnOnce(&mut Mismatch),
+) -> Result<Edited, Box<Mismatch>> {
+    let lines = view.lines_of(ranges.iter().map(|r| r.0));
+    if count_ok(count, ranges.len()) {
+        return Ok(Edited {
+            text: view.splice(&ranges, replace),
+            replacements: ranges.len(),
+            lines,
+        });
+    }
+    let mut m = Mismatch {
+        expected: count,
+        found: ranges.len(),
+        lines: lines.into_iter().take(MAX_REPORTED_LINES).collect(),
+        closest: None,
+        replacement_present: None,
+        dangling_starts: Vec::new(),
+        start_lines: Vec::new(),
+        end_lines: Vec::new(),
+    };
+    if ranges.is_empty() {
+        explain(&mut m);
+        if !replace.is_empty() {
+            m.replacement_present = Some(view.norm.contains(replace));
+        }
+    }
+    Err(Box::new(m))
 }
 
 /// Replaces each range from an occurrence of `start` to the nearest
@@ -269,39 +283,22 @@ pub fn edit_range(
             }
         }
     }
-    let lines = view.lines_of(ranges.iter().map(|r| r.0));
-    if !count_ok(count, ranges.len()) {
-        let mut m = Mismatch {
-            expected: count,
-            found: ranges.len(),
-            lines: lines.into_iter().take(MAX_REPORTED_LINES).collect(),
-            closest: None,
-            replacement_present: None,
-            dangling_starts: view.lines_of(dangling.into_iter()),
-            start_lines: Vec::new(),
-            end_lines: Vec::new(),
-        };
-        if ranges.is_empty() {
-            let all = |f: &memchr::memmem::Finder<'_>, n: usize| {
-                if n == 0 {
-                    return Vec::new();
-                }
-                let pos: Vec<usize> = f.find_iter(hay).take(MAX_REPORTED_LINES).collect();
-                view.lines_of(pos.into_iter())
-            };
-            m.start_lines = all(&start_finder, start.len());
-            m.end_lines = all(&end_finder, end.len());
-            m.closest = closest(&view.norm, start);
-            if !replace.is_empty() {
-                m.replacement_present = Some(view.norm.contains(replace));
+    let dangling_starts = view.lines_of(dangling.into_iter());
+    settle(&view, ranges, replace, count, |m| {
+        let all = |f: &memchr::memmem::Finder<'_>, n: usize| {
+            if n == 0 {
+                return Vec::new();
             }
-        }
-        return Err(Box::new(m));
-    }
-    Ok(Edited {
-        text: view.splice(&ranges, replace),
-        replacements: ranges.len(),
-        lines,
+            let pos: Vec<usize> = f.find_iter(hay).take(MAX_REPORTED_LINES).collect();
+            view.lines_of(pos.into_iter())
+        };
+        m.start_lines = all(&start_finder, start.len());
+        m.end_lines = all(&end_finder, end.len());
+        m.closest = closest(&view.norm, start);
+    })
+    .map_err(|mut m| {
+        m.dangling_starts = dangling_starts;
+        m
     })
 }
 
