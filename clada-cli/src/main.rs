@@ -6,7 +6,10 @@ mod output;
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
+use clap::{CommandFactory as _, Parser as _};
+
+/// The system prompt of `clada prompt`, kept in the repository.
+const PROMPT: &str = include_str!("../prompt.md");
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
@@ -14,6 +17,29 @@ fn main() -> ExitCode {
         cli::Command::Check(check) => cli::check::run(check),
         cli::Command::Apply(apply) => cli::apply::run(apply),
         cli::Command::Allow(allow) => cli::allow::run(allow),
+        cli::Command::Prompt => {
+            output::print(PROMPT);
+            0
+        }
+        cli::Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cli::Cli::command(), "clada", &mut out);
+            output::print(&String::from_utf8_lossy(&out));
+            0
+        }
+        cli::Command::Man => {
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(cli::Cli::command()).render(&mut out) {
+                Ok(()) => {
+                    output::print(&String::from_utf8_lossy(&out));
+                    0
+                }
+                Err(e) => {
+                    eprintln!("clada: cannot render the manual: {e}");
+                    1
+                }
+            }
+        }
     };
     ExitCode::from(code)
 }

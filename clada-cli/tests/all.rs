@@ -2,5 +2,8 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failure should panic
 
+mod cli;
 mod commands;
 mod crash;
+mod git;
+mod lock;

@@ -25,7 +25,7 @@ fn a_prompt_on_the_terminal_runs_once_or_remembers() {
     let bin = env!("CARGO_BIN_EXE_clada");
     let run = |answer: &str| {
         let mut cmd = Command::new(bin);
-        cmd.args(["apply", "doc.md"]).current_dir(root);
+        cmd.args(["apply", "--no-git", "doc.md"]).current_dir(root);
         let mut p = rexpect::session::spawn_command(cmd, Some(10_000)).unwrap();
         p.exp_string("Run it? [o]nce, [a]lways (remember it), [n]o:")
             .unwrap();
@@ -47,7 +47,7 @@ fn a_prompt_on_the_terminal_runs_once_or_remembers() {
     );
     // Remembered: no terminal needed any more.
     let out = clada(root)
-        .args(["apply", "--no-prompt", "doc.md"])
+        .args(["apply", "--no-git", "--no-prompt", "doc.md"])
         .output()
         .unwrap();
     assert!(
@@ -65,7 +65,7 @@ fn without_a_terminal_the_refusal_says_how_to_approve() {
     // --no-prompt: the same as having no terminal, even when the tests run
     // in one.
     let out = clada(root)
-        .args(["apply", "--no-prompt", "doc.md"])
+        .args(["apply", "--no-git", "--no-prompt", "doc.md"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -79,7 +79,7 @@ fn without_a_terminal_the_refusal_says_how_to_approve() {
         .unwrap();
     assert!(allow.status.success());
     let out = clada(root)
-        .args(["apply", "--no-prompt", "doc.md"])
+        .args(["apply", "--no-git", "--no-prompt", "doc.md"])
         .output()
         .unwrap();
     assert!(
@@ -147,6 +147,7 @@ fn a_flood_of_output_keeps_memory_bounded() {
     let mut child = clada(root)
         .args([
             "apply",
+            "--no-git",
             "--allow-any-command",
             "--max-output",
             "1MB",

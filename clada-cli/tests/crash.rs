@@ -81,7 +81,7 @@ fn clada_markers_is_temp(name: &str) -> bool {
 
 fn run(dir: &Path, doc: &Path) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_clada"))
-        .args(["apply", "-C"])
+        .args(["apply", "--no-git", "-C"])
         .arg(dir)
         .arg(doc)
         .stdout(Stdio::null())

@@ -2,12 +2,13 @@
 
 use std::time::Instant;
 
+use clada_markers::commands::RunOptions;
 use clada_markers::commands::approve::{Approver, NoPrompt, Terminal};
-use clada_markers::commands::{CommandRunner, RunOptions};
-use clada_markers::engine::{self, ApplyOptions, Observer, Quiet};
+use clada_markers::engine::{Observer, Quiet};
 use clada_markers::report::GitReport;
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
+use clada_markers::run::{self, RunConfig};
 use clada_markers::{ApplyReport, Document, ParseOptions, decode, parse_with};
 
 use super::{ApplyArgs, ErrorDetail, Format, OutputMode};
@@ -52,22 +53,24 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
             allow_escape: args.allow_escape,
         },
     );
-    let options = ApplyOptions {
-        allow_escape: args.allow_escape,
-        total_timeout: args.total_timeout,
-    };
     let approver: Box<dyn Approver> = if args.no_prompt {
         Box::new(NoPrompt)
     } else {
         Box::new(Terminal)
     };
-    let run_options = RunOptions {
-        timeout: args.timeout,
-        max_output: args.max_output,
-        allow_any: args.allow_any_command,
+    let config = RunConfig {
+        root_path: args.root.clone(),
         allow_escape: args.allow_escape,
+        total_timeout: args.total_timeout,
+        git: (!args.no_git).then(|| args.git_author.clone()),
+        lock: args.lock_file.clone().map(|path| (path, args.lock_timeout)),
+        commands: RunOptions {
+            timeout: args.timeout,
+            max_output: args.max_output,
+            allow_any: args.allow_any_command,
+            allow_escape: args.allow_escape,
+        },
     };
-    let mut runner = CommandRunner::new(&root, args.root.clone(), run_options, approver);
     let detail = match args.error_detail {
         ErrorDetail::Minimal => Detail::Minimal,
         ErrorDetail::Full => Detail::Full,
@@ -91,8 +94,8 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
         Format::Text => &mut printer,
         Format::Json | Format::Xml => &mut quiet,
     };
-    let blocks = engine::apply(&doc, &root, &options, &mut runner, observer);
-    let report = ApplyReport::new(&doc, blocks, GitReport::default(), elapsed(started));
+    let mut report = run::run(&doc, &root, &config, approver, observer);
+    report.duration_ms = elapsed(started);
     match args.format {
         Format::Text => printer.finish(&report),
         Format::Json => output::print(&output::json(&report)),

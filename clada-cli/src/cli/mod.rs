@@ -8,6 +8,8 @@ mod units;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clada_markers::git::Author;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Apply edit documents written with git-style conflict markers.
@@ -45,6 +47,21 @@ pub(crate) enum Command {
         after_help = "Examples:\n  clada allow 'npm test'\n  clada allow --list\n  clada allow --remove 'npm test'\n  clada allow -C ~/project 'cargo test --workspace'"
     )]
     Allow(AllowArgs),
+    /// Print a system prompt that teaches a language model to write
+    /// documents clada can apply.
+    #[command(after_help = "Example:\n  clada prompt > system-prompt.md")]
+    Prompt,
+    /// Print shell completions.
+    #[command(
+        after_help = "Examples:\n  clada completions bash > ~/.local/share/bash-completion/completions/clada\n  clada completions zsh > ~/.zfunc/_clada"
+    )]
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff).
+    #[command(after_help = "Example:\n  clada man > clada.1 && man ./clada.1")]
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -108,6 +125,24 @@ pub(crate) struct ApplyArgs {
     /// Run every command as an approved one (for sandboxes and CI).
     #[arg(long)]
     pub(crate) allow_any_command: bool,
+
+    /// Do not commit before and after the tasks.
+    #[arg(long)]
+    pub(crate) no_git: bool,
+
+    /// Author and committer of the commits, e.g. "Ada <ada@example.com>"
+    /// or a bare name.
+    #[arg(long, value_name = "AUTHOR", default_value = "clada <clada@localhost>")]
+    pub(crate) git_author: Author,
+
+    /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock, so
+    /// that runs on the same tree take turns.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) lock_file: Option<PathBuf>,
+
+    /// How long to wait for the lock, e.g. 10s or 500ms.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::duration)]
+    pub(crate) lock_timeout: Duration,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -189,6 +189,31 @@ pub fn apply(
         .collect()
 }
 
+/// Reports for a document none of whose tasks ran.
+pub fn not_run(doc: &Document<'_>, why: &str) -> Vec<BlockReport> {
+    doc.units
+        .iter()
+        .map(|unit| BlockReport {
+            number: unit.number(),
+            kind: if unit.is_block() {
+                "tasks"
+            } else {
+                "standalone"
+            },
+            status: if doc.is_runnable(unit.number()) {
+                BlockStatus::Failed
+            } else {
+                BlockStatus::Malformed
+            },
+            tasks: unit
+                .tasks()
+                .iter()
+                .map(|t| skipped(t, format!("not run: {why}")))
+                .collect(),
+        })
+        .collect()
+}
+
 fn run_unit(
     unit: &Unit<'_>,
     root: &Root,

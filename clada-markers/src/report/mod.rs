@@ -48,6 +48,9 @@ pub struct ApplyReport {
     pub blocks: Vec<BlockReport>,
     pub diagnostics: Vec<DiagnosticReport>,
     pub git: GitReport,
+    /// What stopped the whole run before any task (a lock not acquired, a
+    /// failed commit before the tasks).
+    pub error: Option<ErrorReport>,
     pub duration_ms: u64,
 }
 
@@ -305,6 +308,7 @@ impl ApplyReport {
                 .map(|d| DiagnosticReport::new(d, &lines))
                 .collect(),
             git,
+            error: None,
             duration_ms,
         }
     }

@@ -119,6 +119,15 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         if self.blocks_seen == 0 {
             self.document_diagnostics();
         }
+        if let Some(e) = &report.error {
+            let _ = writeln!(
+                self.out,
+                "{} Error: {} ({})",
+                self.paint("31", "✗"),
+                e.kind,
+                e.message
+            );
+        }
         let s = &report.summary;
         let _ = writeln!(self.out, "\n{}", self.paint("1", "=== Summary ==="));
         let _ = writeln!(
@@ -161,11 +170,14 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             }
         }
         if let Some(e) = &g.error {
-            let _ = writeln!(
-                self.out,
-                "Git: {} {e}",
-                self.paint("31", "✗ Error: git_operation_failed")
-            );
+            // A failure before the tasks was said already, as the run's error.
+            if report.error.is_none() {
+                let _ = writeln!(
+                    self.out,
+                    "Git: {} ({e})",
+                    self.paint("31", "✗ Error: git_operation_failed")
+                );
+            }
         } else if let Some(n) = &g.note {
             let _ = writeln!(self.out, "Git: {n}");
         }

@@ -1,0 +1,420 @@
+//! The command line: output formats (snapshots), exit codes, stdin,
+//! limits, flags, the prompt text, completions and the manual.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+fn clada() -> Command {
+    Command::new(get_cargo_bin("clada"))
+}
+
+fn repo_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+/// A copy of the example project in a temporary directory.
+fn example_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy(&repo_path("examples/project"), dir.path());
+    dir
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// Snapshot settings: temporary paths and timings are not part of the
+/// output's meaning.
+fn settings(root: &Path) -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.add_filter(&regex_escape(&root.display().to_string()), "[ROOT]");
+    s.add_filter(r#""duration_ms": \d+"#, r#""duration_ms": "[ms]""#);
+    s.add_filter(r"took: \d+ ms", "took: [ms]");
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '/' || c == '-' || c == '_' {
+                c.to_string()
+            } else {
+                format!("\\{c}")
+            }
+        })
+        .collect()
+}
+
+const FAILING: &str = r#"Fix the greeting:
+
+<<<<<<< TASKS
+<<<<<<< SEARCH path="src/greet.py"
+def greet(name):
+    print("Hello, " + name)
+=======
+def greet(name):
+    print("Hi, " + name)
+>>>>>>> REPLACE
+<<<<<<< SEARCH path="src/greet.py"
+    print("Hey, " + name)
+=======
+    print("Hi there, " + name)
+>>>>>>> REPLACE
+<<<<<<< WRITE path="never.txt"
+not reached
+>>>>>>> END
+>>>>>>> TASKS
+<<<<<<< SEARCH path="notes.txt" count="2"
+=======
+>>>>>>> REPLACE
+<<<<<<< EDIT path="/etc/passwd"
+root
+=======
+toor
+>>>>>>> REPLACE
+<<<<<<< REMOVE path="missing.txt"
+>>>>>>> END
+"#;
+
+fn apply_snapshot(name: &str, doc: &str, args: &[&str]) {
+    let dir = example_project();
+    std::fs::write(dir.path().join("reply.md"), doc).unwrap();
+    let mut cmd = clada();
+    // Relative paths, so that no temporary path is part of the snapshot.
+    cmd.args(["apply", "--no-git", "--no-prompt"])
+        .args(args)
+        .args(["-C", ".", "reply.md"]);
+    cmd.current_dir(dir.path()).env("NO_COLOR", "1");
+    settings(dir.path()).bind(|| assert_cmd_snapshot!(name, cmd));
+}
+
+#[test]
+fn text_output_of_the_tour() {
+    apply_snapshot(
+        "apply_tour_text",
+        &std::fs::read_to_string(repo_path("examples/tour.md")).unwrap(),
+        &[],
+    );
+}
+
+#[test]
+fn text_output_of_failures() {
+    apply_snapshot("apply_failures_text", FAILING, &[]);
+}
+
+#[test]
+fn text_output_of_failures_in_full() {
+    apply_snapshot("apply_failures_full", FAILING, &["--error-detail", "full"]);
+}
+
+#[test]
+fn json_output_of_failures() {
+    apply_snapshot("apply_failures_json", FAILING, &["--format", "json"]);
+}
+
+#[test]
+fn xml_output_of_failures() {
+    apply_snapshot("apply_failures_xml", FAILING, &["--format", "xml"]);
+}
+
+#[test]
+fn json_output_of_the_tour() {
+    apply_snapshot(
+        "apply_tour_json",
+        &std::fs::read_to_string(repo_path("examples/tour.md")).unwrap(),
+        &["--format", "json"],
+    );
+}
+
+#[test]
+fn check_output_as_text_and_json() {
+    let root = repo_path("");
+    let mut text = clada();
+    text.args(["check", "--format", "text", "examples/tour.md"])
+        .current_dir(&root)
+        .env("NO_COLOR", "1");
+    settings(&root).bind(|| assert_cmd_snapshot!("check_tour_text", text));
+    let mut bad = clada();
+    bad.args(["check", "--format", "json", "-"])
+        .pass_stdin(FAILING);
+    settings(&root).bind(|| assert_cmd_snapshot!("check_failures_json", bad));
+}
+
+trait PassStdin {
+    fn pass_stdin(&mut self, text: &str) -> &mut Self;
+}
+
+impl PassStdin for Command {
+    fn pass_stdin(&mut self, text: &str) -> &mut Self {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), text).unwrap();
+        let (f, _) = file.keep().unwrap();
+        self.stdin(Stdio::from(f))
+    }
+}
+
+fn status(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn reads_the_document_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = "<<<<<<< WRITE path=\"from-stdin.txt\"\nyes\n>>>>>>> END\n";
+    for args in [&["apply", "--no-git"][..], &["apply", "--no-git", "-"][..]] {
+        let (code, _, _) = status(clada().args(args).current_dir(dir.path()).pass_stdin(doc));
+        assert_eq!(code, Some(0));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("from-stdin.txt")).unwrap(),
+            "yes\n"
+        );
+        std::fs::remove_file(dir.path().join("from-stdin.txt")).unwrap();
+    }
+}
+
+#[test]
+fn exit_codes_say_who_is_at_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.md");
+    std::fs::write(&good, "<<<<<<< WRITE path=\"x\"\nx\n>>>>>>> END\n").unwrap();
+    let bad = dir.path().join("bad.md");
+    std::fs::write(
+        &bad,
+        "<<<<<<< SEARCH path=\"nope\"\nx\n=======\ny\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| status(clada().args(args).current_dir(dir.path())).0;
+    assert_eq!(run(&["apply", "--no-git", "good.md"]), Some(0));
+    assert_eq!(run(&["apply", "--no-git", "bad.md"]), Some(1));
+    assert_eq!(run(&["check", "good.md"]), Some(0));
+    assert_eq!(run(&["check", "bad.md"]), Some(0), "bad.md is well formed");
+    assert_eq!(run(&["apply", "--no-git", "missing.md"]), Some(2));
+    assert_eq!(run(&["apply", "--no-git", "--bogus", "good.md"]), Some(2));
+    assert_eq!(
+        run(&["apply", "--no-git", "-C", "no-such-dir", "good.md"]),
+        Some(2)
+    );
+    assert_eq!(run(&["check", "--format", "xml", "good.md"]), Some(2));
+    // A document with no task: success, with a warning.
+    std::fs::write(dir.path().join("prose.md"), "just words\n").unwrap();
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "prose.md"])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(code, Some(0));
+    assert!(out.contains("no task"), "{out}");
+}
+
+#[test]
+fn bad_durations_and_sizes_are_command_line_errors() {
+    for (flag, value) in [
+        ("--timeout", "ten"),
+        ("--timeout", "5x"),
+        ("--total-timeout", "-1s"),
+        ("--lock-timeout", "soon"),
+        ("--max-output", "lots"),
+        ("--max-output", "5XB"),
+    ] {
+        let (code, _, err) = status(
+            clada()
+                .args(["apply", &format!("{flag}={value}"), "-"])
+                .stdin(Stdio::null()),
+        );
+        assert_eq!(code, Some(2), "{flag} {value}");
+        assert!(
+            err.contains(value) && (err.contains("duration") || err.contains("size")),
+            "{err}"
+        );
+    }
+    let (code, _, err) = status(
+        clada()
+            .args(["apply", "--git-author", "A <b", "-"])
+            .stdin(Stdio::null()),
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not an author"), "{err}");
+}
+
+#[test]
+fn refuses_documents_over_fifty_mebibytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (head, tail) = ("<<<<<<< WRITE path=\"big.txt\"\n", "\n>>>>>>> END\n");
+    let body = "x".repeat(50 * 1024 * 1024 - head.len() - tail.len());
+    let exact = format!("{head}{body}{tail}");
+    assert_eq!(exact.len(), 50 * 1024 * 1024);
+    std::fs::write(dir.path().join("exact.md"), &exact).unwrap();
+    std::fs::write(dir.path().join("over.md"), exact + "\n").unwrap();
+
+    let (code, _, _) = status(
+        clada()
+            .args(["apply", "--no-git", "exact.md"])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(code, Some(0));
+    std::fs::remove_file(dir.path().join("big.txt")).unwrap();
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "--format", "json", "over.md"])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("\"code\": \"input_too_large\""),
+        "{}",
+        &out[..out.len().min(2000)]
+    );
+    assert!(!dir.path().join("big.txt").exists(), "nothing may run");
+    let (code, _, _) = status(clada().args(["check", "over.md"]).current_dir(dir.path()));
+    assert_eq!(code, Some(1));
+}
+
+#[test]
+fn invalid_utf8_is_refused_with_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.md"),
+        b"<<<<<<< WRITE path=\"x\"\n\xff\n>>>>>>> END\n",
+    )
+    .unwrap();
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "--format", "json", "bad.md"])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("invalid_utf8") && out.contains("offset 23"),
+        "{out}"
+    );
+    assert!(!dir.path().join("x").exists());
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let mut child = clada()
+        .args(["prompt"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let (_, out, _) = status(
+        clada()
+            .args(["check", "-"])
+            .pass_stdin("<<<<<<< WRITE\nx\n>>>>>>> END\n"),
+    );
+    assert!(!out.contains('\u{1b}'), "no colour into a pipe: {out:?}");
+}
+
+#[test]
+fn every_example_of_the_prompt_passes_check() {
+    let (code, prompt, _) = status(clada().arg("prompt"));
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        prompt,
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("prompt.md")).unwrap()
+    );
+    let mut examples = 0;
+    for block in prompt.split("```clada\n").skip(1) {
+        let example = block.split("\n```").next().unwrap();
+        examples += 1;
+        let mut child = clada()
+            .args(["check", "--format", "json", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{example}\n").as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let json = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "example {examples} fails:\n{example}\n{json}"
+        );
+        assert!(
+            json.contains("\"warnings\": 0"),
+            "example {examples} has warnings:\n{json}"
+        );
+        assert!(
+            !json.contains("\"tasks\": 0"),
+            "example {examples} has no task"
+        );
+    }
+    assert!(examples >= 8, "only {examples} examples");
+    // It teaches what it must.
+    for needle in [
+        "WRITE",
+        "SEARCH-START",
+        "count=\"all\"",
+        "longer fence",
+        "TASKS",
+        "MOVE",
+        "REMOVE",
+        "RUN",
+    ] {
+        assert!(
+            prompt.contains(needle),
+            "the prompt never mentions {needle}"
+        );
+    }
+}
+
+#[test]
+fn completions_and_the_manual_come_from_the_command_line_definition() {
+    let (code, bash, _) = status(clada().args(["completions", "bash"]));
+    assert_eq!(code, Some(0));
+    assert!(bash.contains("--allow-any-command") && bash.contains("--lock-timeout"));
+    let (code, man, _) = status(clada().arg("man"));
+    assert_eq!(code, Some(0));
+    assert!(man.contains(".TH clada 1") && man.contains("apply"));
+    let (_, help, _) = status(clada().args(["apply", "--help"]));
+    for flag in [
+        "--root",
+        "--timeout",
+        "--total-timeout",
+        "--max-output",
+        "--output-mode",
+        "--format",
+        "--error-detail",
+        "--no-git",
+        "--git-author",
+        "--allow-escape",
+        "--lock-file",
+        "--lock-timeout",
+        "--no-prompt",
+        "--allow-any-command",
+    ] {
+        assert!(help.contains(flag), "apply --help lacks {flag}");
+    }
+    assert!(help.contains("Examples:"));
+}

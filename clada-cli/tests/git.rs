@@ -1,0 +1,186 @@
+//! Commits before and after a run, in temporary repositories.
+
+use std::path::Path;
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    git(p, &["init", "-q", "-b", "main"]);
+    git(p, &["config", "user.name", "Someone"]);
+    git(p, &["config", "user.email", "someone@example.com"]);
+    std::fs::write(p.join("app.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(p.join(".gitignore"), "*.log\n").unwrap();
+    git(p, &["add", "-A"]);
+    git(p, &["commit", "-q", "-m", "initial"]);
+    dir
+}
+
+const EDIT: &str = "<<<<<<< SEARCH path=\"app.txt\"\ntwo\n=======\nTWO\n>>>>>>> REPLACE\n";
+
+fn apply(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    // The document lives outside the repository, so that it is no change.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let doc = elsewhere.path().join("doc.md");
+    std::fs::write(&doc, EDIT).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_clada"))
+        .args([
+            "apply",
+            "--format",
+            "json",
+            "--git-author",
+            "Test Bot <bot@example.com>",
+        ])
+        .args(extra)
+        .arg(&doc)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let mut json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["exit"] = out.status.code().into();
+    json
+}
+
+fn log(dir: &Path) -> Vec<String> {
+    git(dir, &["log", "--format=%an <%ae>|%cn <%ce>|%s"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_dirty_tree_gets_a_commit_before_and_one_after() {
+    let dir = repo();
+    let p = dir.path();
+    std::fs::write(p.join("app.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(p.join("new.txt"), "new\n").unwrap();
+    std::fs::write(p.join("debug.log"), "ignored\n").unwrap();
+    let report = apply(p, &[]);
+    assert_eq!(report["exit"], 0, "{report:#}");
+    let log = log(p);
+    assert_eq!(log.len(), 3, "{log:?}");
+    let bot = "Test Bot <bot@example.com>";
+    assert!(
+        log[0].starts_with(&format!("{bot}|{bot}|clada: after apply "))
+            && log[0].ends_with("Z (1/1 tasks succeeded)"),
+        "{}",
+        log[0]
+    );
+    assert!(
+        log[1].starts_with(&format!("{bot}|{bot}|clada: before apply ")) && log[1].ends_with('Z'),
+        "{}",
+        log[1]
+    );
+    // The commit before holds the dirty state, ignores honoured.
+    assert_eq!(git(p, &["show", "HEAD~1:app.txt"]), "one\ntwo\nthree");
+    assert_eq!(git(p, &["show", "HEAD~1:new.txt"]), "new");
+    assert!(!git(p, &["ls-tree", "-r", "--name-only", "HEAD"]).contains("debug.log"));
+    // The commit after holds the tasks' changes.
+    assert_eq!(git(p, &["show", "HEAD:app.txt"]), "one\nTWO\nthree");
+    assert_eq!(report["git"]["before"], git(p, &["rev-parse", "HEAD~1"]));
+    assert_eq!(report["git"]["after"], git(p, &["rev-parse", "HEAD"]));
+    assert_eq!(git(p, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_clean_tree_gets_only_the_commit_after() {
+    let dir = repo();
+    let report = apply(dir.path(), &[]);
+    assert_eq!(report["exit"], 0);
+    assert_eq!(report["git"]["before"], serde_json::Value::Null);
+    assert_eq!(log(dir.path()).len(), 2);
+}
+
+#[test]
+fn no_change_no_commit() {
+    let dir = repo();
+    std::fs::write(dir.path().join("app.txt"), "something else\n").unwrap();
+    let report = apply(dir.path(), &[]);
+    assert_eq!(report["exit"], 1, "the edit fails");
+    assert_ne!(report["git"]["before"], serde_json::Value::Null);
+    assert_eq!(report["git"]["after"], serde_json::Value::Null);
+    assert_eq!(log(dir.path()).len(), 2);
+}
+
+#[test]
+fn no_git_makes_no_commit() {
+    let dir = repo();
+    std::fs::write(dir.path().join("new.txt"), "new\n").unwrap();
+    let report = apply(dir.path(), &["--no-git"]);
+    assert_eq!(report["exit"], 0);
+    assert_eq!(log(dir.path()).len(), 1);
+}
+
+#[test]
+fn outside_a_work_tree_there_is_no_git() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.txt"), "one\ntwo\n").unwrap();
+    let report = apply(dir.path(), &[]);
+    assert_eq!(report["exit"], 0);
+    assert_eq!(report["git"]["before"], serde_json::Value::Null);
+    assert!(
+        report["git"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("not in a git work tree")
+    );
+    assert!(!dir.path().join(".git").exists());
+}
+
+#[test]
+fn a_failing_commit_before_runs_nothing() {
+    let dir = repo();
+    let p = dir.path();
+    std::fs::write(p.join("new.txt"), "new\n").unwrap();
+    std::fs::write(p.join(".git/index.lock"), "").unwrap();
+    let report = apply(p, &[]);
+    assert_eq!(report["exit"], 1);
+    assert_eq!(report["error"]["type"], "git_operation_failed");
+    assert!(
+        report["git"]["error"].as_str().unwrap().contains("locked"),
+        "{report:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("app.txt")).unwrap(),
+        "one\ntwo\n",
+        "nothing ran"
+    );
+    assert_eq!(report["blocks"][0]["tasks"][0]["status"], "skipped");
+}
+
+#[test]
+fn a_bare_name_is_an_author_too() {
+    let dir = repo();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("doc.md"), EDIT).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_clada"))
+        .args(["apply", "--git-author", "robot"])
+        .arg(elsewhere.path().join("doc.md"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let log = log(dir.path());
+    assert!(
+        log[0].starts_with("robot <robot@localhost>|robot <robot@localhost>|"),
+        "{log:?}"
+    );
+}

@@ -1,0 +1,153 @@
+//! Commits before and after a run (SPEC §7 step 3), with libgit2.
+//!
+//! `git add -A` semantics: every change in the work tree, new files that
+//! are not ignored included, deletions too. No empty commits: when the tree
+//! to commit equals `HEAD`'s, nothing is committed. Hooks are never run.
+
+use std::path::Path;
+
+use git2::{IndexAddOption, Repository, Signature};
+
+/// Who commits: `Name <email>` or a bare name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Author {
+    pub name: String,
+    pub email: String,
+}
+
+impl Default for Author {
+    fn default() -> Self {
+        Author {
+            name: "clada".to_owned(),
+            email: "clada@localhost".to_owned(),
+        }
+    }
+}
+
+impl std::str::FromStr for Author {
+    type Err = String;
+
+    /// `Name <email>`, or a bare `Name`: git needs an email, and a bare
+    /// name gets `name@localhost` (as the default `clada <clada@localhost>`).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let t = text.trim();
+        let bad = || format!("`{text}` is not an author: write `Name <email>` or a name");
+        if t.is_empty() {
+            return Err(bad());
+        }
+        match t.split_once('<') {
+            None if t.contains('>') => Err(bad()),
+            None => Ok(Author {
+                name: t.to_owned(),
+                email: format!("{}@localhost", t.replace(char::is_whitespace, "-")),
+            }),
+            Some((name, rest)) => {
+                let email = rest.strip_suffix('>').ok_or_else(bad)?;
+                let name = name.trim();
+                if name.is_empty() || email.trim().is_empty() || email.contains(['<', '>']) {
+                    return Err(bad());
+                }
+                Ok(Author {
+                    name: name.to_owned(),
+                    email: email.trim().to_owned(),
+                })
+            }
+        }
+    }
+}
+
+/// The work tree a root lies in, if it lies in one.
+pub struct WorkTree {
+    repo: Repository,
+}
+
+impl std::fmt::Debug for WorkTree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkTree")
+            .field("path", &self.repo.workdir())
+            .finish()
+    }
+}
+
+impl WorkTree {
+    /// Finds the work tree that holds `root`; `None` outside any (or in a
+    /// bare repository).
+    pub fn discover(root: &Path) -> Option<WorkTree> {
+        let repo = Repository::discover(root).ok()?;
+        repo.workdir()?;
+        Some(WorkTree { repo })
+    }
+
+    /// Commits every change in the work tree with `message`. Returns the
+    /// new commit's id, or `None` when there was nothing to commit.
+    pub fn commit_all(&self, message: &str, author: &Author) -> Result<Option<String>, String> {
+        let repo = &self.repo;
+        let fail = |what: &str, e: git2::Error| format!("{what}: {}", e.message());
+        let mut index = repo.index().map_err(|e| fail("cannot read the index", e))?;
+        index
+            .add_all(["*"], IndexAddOption::DEFAULT, None)
+            .map_err(|e| fail("cannot stage the changes", e))?;
+        index
+            .update_all(["*"], None)
+            .map_err(|e| fail("cannot stage the removals", e))?;
+        let tree_id = index
+            .write_tree()
+            .map_err(|e| fail("cannot write the tree", e))?;
+        let parent = match repo.head() {
+            Ok(head) => Some(
+                head.peel_to_commit()
+                    .map_err(|e| fail("cannot read HEAD", e))?,
+            ),
+            Err(e)
+                if e.code() == git2::ErrorCode::UnbornBranch
+                    || e.code() == git2::ErrorCode::NotFound =>
+            {
+                None
+            }
+            Err(e) => return Err(fail("cannot read HEAD", e)),
+        };
+        let unchanged = match &parent {
+            Some(p) => p.tree_id() == tree_id,
+            None => index.is_empty(),
+        };
+        if unchanged {
+            return Ok(None);
+        }
+        // Written only when a commit follows, so a run with nothing to
+        // commit leaves the index as it was.
+        index
+            .write()
+            .map_err(|e| fail("cannot write the index", e))?;
+        let tree = repo
+            .find_tree(tree_id)
+            .map_err(|e| fail("cannot read the tree", e))?;
+        let sig = Signature::now(&author.name, &author.email).map_err(|e| fail("bad author", e))?;
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let id = repo
+            .commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+            .map_err(|e| fail("cannot commit", e))?;
+        Ok(Some(id.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_authors() {
+        let a: Author = "Ada Lovelace <ada@example.com>".parse().unwrap();
+        assert_eq!(
+            (a.name.as_str(), a.email.as_str()),
+            ("Ada Lovelace", "ada@example.com")
+        );
+        let b: Author = "bot".parse().unwrap();
+        assert_eq!(
+            (b.name.as_str(), b.email.as_str()),
+            ("bot", "bot@localhost")
+        );
+        for bad in ["", "<x@y>", "A <x@y", "A x@y>", "A <x<y>"] {
+            assert!(bad.parse::<Author>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! A whole run (SPEC §7): the lock, the commit before, the tasks, the
+//! commit after, and the report.
+//!
+//! The document has been read and parsed already (step 1). Then: take the
+//! lock when asked (waiting up to its timeout; else `lock_timeout` and
+//! nothing runs); commit every change when the root is in a git work tree
+//! and the document has a task (a failure here runs nothing); run the units;
+//! commit what the tasks changed; report.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::ast::Document;
+use crate::commands::approve::Approver;
+use crate::commands::{CommandRunner, RunOptions};
+use crate::engine::fs::Root;
+use crate::engine::{self, ApplyOptions, Observer};
+use crate::error_type::ErrorType;
+use crate::git::{Author, WorkTree};
+use crate::report::{ApplyReport, ErrorReport, GitReport};
+
+/// Everything a run needs beyond the document.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// Where the root is (commands start there).
+    pub root_path: PathBuf,
+    pub allow_escape: bool,
+    pub total_timeout: Option<Duration>,
+    /// Who commits; `None` for `--no-git`.
+    pub git: Option<Author>,
+    /// `--lock-file` and `--lock-timeout`.
+    pub lock: Option<(PathBuf, Duration)>,
+    pub commands: RunOptions,
+}
+
+/// Runs `doc` under `root`, telling `observer` as it goes.
+pub fn run(
+    doc: &Document<'_>,
+    root: &Root,
+    config: &RunConfig,
+    approver: Box<dyn Approver + '_>,
+    observer: &mut dyn Observer,
+) -> ApplyReport {
+    let started = Instant::now();
+    let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let refuse = |kind, message: String, git: GitReport| {
+        let blocks = engine::not_run(doc, &message);
+        let mut report = ApplyReport::new(doc, blocks, git, elapsed());
+        report.ok = false;
+        report.error = Some(ErrorReport::new(kind, message));
+        report
+    };
+
+    let _lock = match &config.lock {
+        Some((path, timeout)) => match Lock::acquire(path, *timeout) {
+            Ok(lock) => Some(lock),
+            Err(message) => return refuse(ErrorType::LockTimeout, message, GitReport::default()),
+        },
+        None => None,
+    };
+
+    let mut git = GitReport::default();
+    let tree = match (&config.git, doc.tasks().next()) {
+        (None, _) | (Some(_), None) => None,
+        (Some(author), Some(_)) => match WorkTree::discover(&config.root_path) {
+            None => {
+                git.note = Some("not in a git work tree: nothing committed".to_owned());
+                None
+            }
+            Some(tree) => {
+                let message = format!("clada: before apply {}", now());
+                match tree.commit_all(&message, author) {
+                    Ok(id) => git.before = id,
+                    Err(e) => {
+                        let message =
+                            format!("the commit before the tasks failed, so none ran: {e}");
+                        git.error = Some(message.clone());
+                        return refuse(ErrorType::GitOperationFailed, message, git);
+                    }
+                }
+                Some((tree, author))
+            }
+        },
+    };
+
+    let options = ApplyOptions {
+        allow_escape: config.allow_escape,
+        total_timeout: config.total_timeout,
+    };
+    let mut runner = CommandRunner::new(
+        root,
+        config.root_path.clone(),
+        config.commands.clone(),
+        approver,
+    );
+    let blocks = engine::apply(doc, root, &options, &mut runner, observer);
+
+    if let Some((tree, author)) = tree {
+        let tasks: usize = blocks.iter().map(|b| b.tasks.len()).sum();
+        let ok = blocks
+            .iter()
+            .flat_map(|b| &b.tasks)
+            .filter(|t| t.status == crate::report::TaskStatus::Success)
+            .count();
+        let message = format!(
+            "clada: after apply {} ({ok}/{tasks} tasks succeeded)",
+            now()
+        );
+        match tree.commit_all(&message, author) {
+            Ok(id) => git.after = id,
+            Err(e) => git.error = Some(format!("the commit after the tasks failed: {e}")),
+        }
+    }
+    ApplyReport::new(doc, blocks, git, elapsed())
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// An exclusive advisory lock (`flock`) on a file, held while the run
+/// lasts and released when the file is closed.
+struct Lock {
+    _file: std::fs::File,
+}
+
+impl Lock {
+    /// Waits up to `timeout` for the lock on `path` (created if missing).
+    fn acquire(path: &std::path::Path, timeout: Duration) -> Result<Lock, String> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| format!("cannot open the lock file {}: {e}", path.display()))?;
+        let until = Instant::now() + timeout;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(Lock { _file: file }),
+                Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(format!("cannot lock {}: {e}", path.display())),
+            }
+            if Instant::now() >= until {
+                return Err(format!(
+                    "another run holds the lock {}; gave up after {}s",
+                    path.display(),
+                    timeout.as_secs_f64()
+                ));
+            }
+            std::thread::sleep(pause.min(until.saturating_duration_since(Instant::now())));
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+}
