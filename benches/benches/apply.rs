@@ -6,9 +6,12 @@
 //! cargo bench -p clada-benches --bench apply
 //! ```
 //!
-//! Each run gets a fresh copy of the tree (made before the clock starts);
-//! the two tools alternate, and the medians and their ratio are reported.
-//! After each run the tree is compared with the expected result.
+//! Three ways, side by side: `git apply`, `clada apply --no-git`, and
+//! `clada apply` in a git repository with uncommitted changes (so it makes
+//! both its commits). Each run gets a fresh copy of the tree (made before
+//! the clock starts); the order rotates, and the medians, their ratios and
+//! the cost of the two commits are reported. After each run the tree is
+//! compared with the expected result.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -32,13 +35,51 @@ fn main() {
     std::fs::write(&doc, &fx.document).expect("write document");
     std::fs::write(&patch, &fx.diff).expect("write diff");
 
-    let fresh = |name: &str| -> PathBuf {
+    // The tree once as plain files and once as a git repository with the
+    // files committed and one file changed since (so that both commits,
+    // before and after, are made).
+    let plain = scratch.join("plain");
+    for (path, text) in &fx.files {
+        let p = plain.join(path);
+        std::fs::create_dir_all(p.parent().unwrap_or(&plain)).expect("tree");
+        std::fs::write(p, text).expect("tree");
+    }
+    let repo = scratch.join("repo");
+    copy(&plain, &repo);
+    let git = |dir: &Path, args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .status()
+            .expect("git");
+        assert!(ok.success(), "git {args:?}");
+    };
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@localhost",
+            "commit",
+            "-q",
+            "-m",
+            "tree",
+        ],
+    );
+    std::fs::write(repo.join("README"), "changed since the last commit\n").expect("dirty");
+
+    let fresh = |from: &Path, name: &str| -> PathBuf {
         let dir = scratch.join(name);
         let _ = std::fs::remove_dir_all(&dir);
-        for (path, text) in &fx.files {
-            let p = dir.join(path);
-            std::fs::create_dir_all(p.parent().unwrap_or(&dir)).expect("tree");
-            std::fs::write(p, text).expect("tree");
+        copy(from, &dir);
+        if dir.join(".git").exists() {
+            // A copy has new inodes: refresh the index's file stamps, as
+            // they would be in a working repository.
+            git(&dir, &["status", "--porcelain"]);
         }
         dir
     };
@@ -59,43 +100,78 @@ fn main() {
         assert!(status.success(), "{cmd:?} failed");
         ms
     };
-    let clada_run = |dir: &Path| {
+    let clada_run = |dir: &Path, git: bool| {
         let mut c = Command::new(&clada);
-        c.arg("apply")
-            .args(extra_args())
-            .arg("-C")
-            .arg(dir)
-            .arg(&doc);
+        c.arg("apply").args(extra_args());
+        if !git {
+            c.arg("--no-git");
+        }
+        c.arg("-C").arg(dir).arg(&doc);
         time(c)
     };
-    let git_run = |dir: &Path| {
+    let git_apply = |dir: &Path| {
         let mut c = Command::new("git");
         c.arg("apply").arg(&patch).current_dir(dir);
         time(c)
     };
 
-    let (mut c_ms, mut g_ms) = (Vec::new(), Vec::new());
-    for i in 0..RUNS + 1 {
-        let (a, b) = (fresh("clada"), fresh("git"));
-        // Alternate which goes first; the first round warms the caches.
-        let (c, g) = if i % 2 == 0 {
-            let c = clada_run(&a);
-            (c, git_run(&b))
-        } else {
-            let g = git_run(&b);
-            (clada_run(&a), g)
-        };
-        verify(&a, "clada");
-        verify(&b, "git apply");
+    let (mut g_ms, mut c_ms, mut cg_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..=RUNS {
+        let (a, b, c) = (
+            fresh(&plain, "git-apply"),
+            fresh(&plain, "clada"),
+            fresh(&repo, "clada-git"),
+        );
+        // Rotate the order; the first round warms the caches.
+        let mut times = [0.0; 3];
+        for k in 0..3 {
+            match (i + k) % 3 {
+                0 => times[0] = git_apply(&a),
+                1 => times[1] = clada_run(&b, false),
+                _ => times[2] = clada_run(&c, true),
+            }
+        }
+        verify(&a, "git apply");
+        verify(&b, "clada --no-git");
+        verify(&c, "clada with git");
         if i > 0 {
-            c_ms.push(c);
-            g_ms.push(g);
+            g_ms.push(times[0]);
+            c_ms.push(times[1]);
+            cg_ms.push(times[2]);
         }
     }
+    let commits = Command::new("git")
+        .args(["rev-list", "--count", "HEAD"])
+        .current_dir(scratch.join("clada-git"))
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
     let _ = std::fs::remove_dir_all(&scratch);
-    let (c, g) = (median(c_ms), median(g_ms));
+    let (g, c, cg) = (median(g_ms), median(c_ms), median(cg_ms));
     println!("2000 SEARCH edits over 200 files of 2000 lines, {RUNS} runs each");
-    println!("git apply      median {g:8.2} ms");
-    println!("clada apply    median {c:8.2} ms");
-    println!("ratio clada/git: {:.2}x (target <= 2x)", c / g);
+    println!("git apply              median {g:8.2} ms");
+    println!(
+        "clada apply --no-git   median {c:8.2} ms   ratio to git apply {:.2}x (target <= 2x)",
+        c / g
+    );
+    println!(
+        "clada apply (git on)   median {cg:8.2} ms   ratio to git apply {:.2}x",
+        cg / g
+    );
+    println!(
+        "the two commits (before and after) cost {:.2} ms (commits in the repository: {commits})",
+        cg - c
+    );
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("copy");
+    for e in std::fs::read_dir(from).expect("copy").flatten() {
+        let dest = to.join(e.file_name());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            copy(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).expect("copy");
+        }
+    }
 }
