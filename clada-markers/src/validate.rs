@@ -143,7 +143,7 @@ pub(crate) fn task<'a>(cx: &Context<'a>, raw: RawTask, out: &mut Vec<Diagnostic>
     let structure_ok = raw.problems.is_empty();
 
     let attributes = attributes_of(cx, &raw.opener, kind.keyword(), kind.attributes(), out);
-    let values = Values::check(cx, kind, &raw.opener, &attributes, out);
+    let values = Values::check(cx, kind, &attributes, out);
 
     let mut op = None;
     if structure_ok {
@@ -369,7 +369,6 @@ impl<'a> Values<'a> {
     fn check(
         cx: &Context<'a>,
         kind: TaskKind,
-        opener: &Marker,
         attrs: &[Attribute<'a>],
         out: &mut Vec<Diagnostic>,
     ) -> Values<'a> {
@@ -431,7 +430,6 @@ impl<'a> Values<'a> {
                 _ => {}
             }
         }
-        let _ = opener;
         v
     }
 }

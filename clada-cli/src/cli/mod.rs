@@ -66,7 +66,8 @@ pub(crate) enum Command {
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// The document to check; `-` or nothing reads standard input.
+    /// The document to check, e.g. reply.md; `-` or nothing reads standard
+    /// input.
     pub(crate) file: Option<PathBuf>,
 
     /// How to print the result.
@@ -80,53 +81,61 @@ pub(crate) struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ApplyArgs {
-    /// The document to apply; `-` or nothing reads standard input.
+    /// The document to apply, e.g. reply.md; `-` or nothing reads standard
+    /// input.
     pub(crate) file: Option<PathBuf>,
 
-    /// The directory tasks act on.
+    /// The directory tasks act on, e.g. -C ~/project.
     #[arg(short = 'C', long = "root", value_name = "DIR", default_value = ".")]
     pub(crate) root: PathBuf,
 
     /// How to print the result: text as it happens, or one JSON or XML
-    /// object at the end.
+    /// object at the end, e.g. --format json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
 
-    /// How much to say about a failure.
+    /// How much to say about a failure, e.g. --error-detail full to see the
+    /// task's source and the diff to the closest text.
     #[arg(long, value_enum, default_value_t = ErrorDetail::Minimal)]
     pub(crate) error_detail: ErrorDetail,
 
     /// When to print command output: as it comes, after each task, or not
-    /// at all (text format only).
+    /// at all (text format only), e.g. --output-mode buffer.
     #[arg(long, value_enum, default_value_t = OutputMode::Stream)]
     pub(crate) output_mode: OutputMode,
 
-    /// Accept absolute paths and paths that climb out of the root.
+    /// Accept absolute paths and paths that climb out of the root, e.g.
+    /// path="/etc/hosts" or path="../shared/x". Links are refused anyway.
     #[arg(long)]
     pub(crate) allow_escape: bool,
 
-    /// Limit of an approved command (built-in ones: 5s, or this if smaller).
+    /// Limit of an approved command (built-in ones: 5s, or this if
+    /// smaller), e.g. --timeout 2m.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = units::duration)]
     pub(crate) timeout: Duration,
 
     /// Stop after this long: the running command is killed and the tasks
-    /// not yet started are skipped.
+    /// not yet started are skipped, e.g. --total-timeout 10m.
     #[arg(long, value_name = "DURATION", value_parser = units::duration)]
     pub(crate) total_timeout: Option<Duration>,
 
-    /// Output kept (and shown) per command; the rest is read and dropped.
+    /// Output kept (and shown) per command; the rest is read and dropped,
+    /// e.g. --max-output 1MiB.
     #[arg(long, value_name = "SIZE", default_value = "10MB", value_parser = units::size)]
     pub(crate) max_output: usize,
 
-    /// Never ask on the terminal: unapproved commands fail.
+    /// Never ask on the terminal: unapproved commands fail with the
+    /// `clada allow` command that would approve them. Agents want this.
     #[arg(long)]
     pub(crate) no_prompt: bool,
 
-    /// Run every command as an approved one (for sandboxes and CI).
+    /// Run every command as an approved one, in `sh -c` (for sandboxes and
+    /// CI).
     #[arg(long)]
     pub(crate) allow_any_command: bool,
 
-    /// Do not commit before and after the tasks.
+    /// Do not commit before and after the tasks (by default clada commits
+    /// uncommitted changes first and the tasks' changes after).
     #[arg(long)]
     pub(crate) no_git: bool,
 
@@ -168,7 +177,8 @@ pub(crate) enum OutputMode {
 
 #[derive(Debug, Args)]
 pub(crate) struct AllowArgs {
-    /// The command to approve, exactly as RUN tasks write it.
+    /// The command to approve, exactly as RUN tasks write it, e.g.
+    /// 'npm test'.
     #[arg(value_name = "CMD", required_unless_present_any = ["list", "remove"], conflicts_with_all = ["list", "remove"])]
     pub(crate) command: Vec<String>,
 
@@ -176,11 +186,11 @@ pub(crate) struct AllowArgs {
     #[arg(long)]
     pub(crate) list: bool,
 
-    /// Withdraw the approval of CMD.
+    /// Withdraw the approval of CMD, e.g. --remove 'npm test'.
     #[arg(long, value_name = "CMD", conflicts_with = "list")]
     pub(crate) remove: Option<String>,
 
-    /// The directory whose approvals to change.
+    /// The directory whose approvals to change, e.g. -C ~/project.
     #[arg(short = 'C', long = "root", value_name = "DIR", default_value = ".")]
     pub(crate) root: PathBuf,
 }
