@@ -79,9 +79,8 @@ pub struct TaskReport {
     pub path: Option<String>,
     pub status: TaskStatus,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// A command's kept output (`null` for other operations).
     pub output: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     pub error: Option<ErrorReport>,
     /// For edits: the 1-based line of each replaced occurrence.
