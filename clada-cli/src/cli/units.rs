@@ -2,17 +2,22 @@
 
 use std::time::Duration;
 
-/// `30s`, `500ms`, `2m`, `1h`, or bare seconds (`30`, `1.5`).
-pub(crate) fn duration(text: &str) -> Result<Duration, String> {
+/// A number and the unit after it: `10MB` is (10, "MB").
+fn number_and_unit(text: &str) -> Option<(f64, &str)> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
+    Some((number.parse().ok()?, unit.trim()))
+}
+
+/// `30s`, `500ms`, `2m`, `1h`, or bare seconds (`30`, `1.5`).
+pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     let bad =
         || format!("`{text}` is not a duration: write e.g. 30s, 500ms, 2m or a number of seconds");
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    let seconds = match unit.trim() {
+    let (value, unit) = number_and_unit(text).ok_or_else(bad)?;
+    let seconds = match unit {
         "" | "s" | "sec" | "secs" => value,
         "ms" => value / 1000.0,
         "m" | "min" | "mins" => value * 60.0,
@@ -28,15 +33,10 @@ pub(crate) fn duration(text: &str) -> Result<Duration, String> {
 /// `10MB`, `512KB`, `1MiB`, or bare bytes. KB, MB and GB are powers of
 /// 1000; KiB, MiB and GiB powers of 1024. Units are not case-sensitive.
 pub(crate) fn size(text: &str) -> Result<usize, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
     let bad =
         || format!("`{text}` is not a size: write e.g. 10MB, 512KB, 1MiB or a number of bytes");
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    let factor: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+    let (value, unit) = number_and_unit(text).ok_or_else(bad)?;
+    let factor: f64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "kb" | "k" => 1e3,
         "mb" | "m" => 1e6,
