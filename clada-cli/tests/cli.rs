@@ -418,3 +418,53 @@ fn completions_and_the_manual_come_from_the_command_line_definition() {
     }
     assert!(help.contains("Examples:"));
 }
+
+#[test]
+fn output_modes_and_error_detail_change_what_is_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("doc.md"),
+        "<<<<<<< RUN\necho from-the-command\n>>>>>>> END\n\
+         <<<<<<< SEARCH path=\"a.txt\"\nmissing\n=======\nx\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.txt"), "present\n").unwrap();
+    let run = |extra: &[&str]| {
+        let (_, out, _) = status(
+            clada()
+                .args(["apply", "--no-git", "--allow-any-command"])
+                .args(extra)
+                .arg("doc.md")
+                .current_dir(dir.path()),
+        );
+        out
+    };
+    let exec = "[task-1:exec] from-the-command";
+    for mode in ["stream", "buffer"] {
+        let out = run(&["--output-mode", mode]);
+        let at = out.find(exec).unwrap_or_else(|| panic!("{mode}: {out}"));
+        assert!(at < out.find("[task-1] ✓").unwrap(), "{mode}: {out}");
+    }
+    assert!(!run(&["--output-mode", "silent"]).contains(exec));
+    let json = run(&["--format", "json"]);
+    assert!(
+        !json.contains(exec) && json.contains("\"output\": \"from-the-command\\n\""),
+        "{json}"
+    );
+
+    let minimal = run(&[]);
+    assert!(
+        minimal.contains("  hint: ") && !minimal.contains("task source:"),
+        "{minimal}"
+    );
+    let full = run(&["--error-detail", "full"]);
+    assert!(
+        full.contains("task source:") && !full.contains("span: bytes"),
+        "{full}"
+    );
+    let debug = run(&["--error-detail", "debug"]);
+    assert!(
+        debug.contains("span: bytes 46..108 (line 4 column 1") && debug.contains("took: "),
+        "{debug}"
+    );
+}

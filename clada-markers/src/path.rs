@@ -80,18 +80,20 @@ pub(crate) fn is_protected(parts: &[impl AsRef<str>]) -> bool {
         || parts.iter().any(|p| p.as_ref() == ".git")
 }
 
-/// Checks a path that must name something below the root.
-pub(crate) fn check_below_root(path: &str) -> Result<(), PathProblem> {
-    if normalize(path)?.is_empty() {
+/// Checks a path that must name something below the root; returns its
+/// resolved components.
+pub(crate) fn check_below_root(path: &str) -> Result<Vec<&str>, PathProblem> {
+    let parts = normalize(path)?;
+    if parts.is_empty() {
         return Err(PathProblem::Root);
     }
-    Ok(())
+    Ok(parts)
 }
 
 /// Checks a path that may also name the root itself (a directory to run
-/// in, a directory to move into).
-pub(crate) fn check_within_root(path: &str) -> Result<(), PathProblem> {
-    normalize(path).map(drop)
+/// in, a directory to move into); returns its resolved components.
+pub(crate) fn check_within_root(path: &str) -> Result<Vec<&str>, PathProblem> {
+    normalize(path)
 }
 
 #[cfg(test)]
@@ -135,7 +137,7 @@ mod tests {
     fn tells_the_root_itself_apart() {
         assert_eq!(check_below_root("a/.."), Err(PathProblem::Root));
         assert_eq!(check_below_root("."), Err(PathProblem::Root));
-        assert_eq!(check_within_root("./"), Ok(()));
-        assert_eq!(check_below_root("a..b"), Ok(()));
+        assert_eq!(check_within_root("./").map(drop), Ok(()));
+        assert_eq!(check_below_root("a..b").map(drop), Ok(()));
     }
 }

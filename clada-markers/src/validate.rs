@@ -313,9 +313,9 @@ pub(crate) fn attributes_of<'a>(
         };
         out.push(Diagnostic::new(K::MalformedAttribute, e.span(), message).with_help(help));
     }
-    let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
     for (i, a) in attrs.iter().enumerate() {
-        if !names.contains(&a.name) {
+        if !specs.iter().any(|s| s.name == a.name) {
+            let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
             let mut d = Diagnostic::new(
                 K::UnknownAttribute,
                 a.span,
@@ -459,12 +459,13 @@ fn invalid_value(a: &Attribute<'_>, expected: &str) -> Diagnostic {
 fn check_path(
     cx: &Context<'_>,
     a: &Attribute<'_>,
-    check: fn(&str) -> Result<(), PathProblem>,
+    check: fn(&str) -> Result<Vec<&str>, PathProblem>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let Err(problem) = check(&a.value) else {
-        if path::normalize(&a.value).is_ok_and(|parts| path::is_protected(&parts)) {
-            out.push(
+    let problem = match check(&a.value) {
+        Ok(parts) => {
+            if path::is_protected(&parts) {
+                out.push(
                 Diagnostic::new(
                     K::ProtectedPath,
                     a.value_span,
@@ -472,8 +473,10 @@ fn check_path(
                 )
                 .with_help("clada's approvals and git's internals are changed only by people: use `clada allow` or git itself"),
             );
+            }
+            return;
         }
-        return;
+        Err(problem) => problem,
     };
     if cx.opts.allow_escape && problem.allowed_by_escape() {
         return;

@@ -485,10 +485,6 @@ impl Root {
         }
     }
 
-    /// Creates the directory and its missing parents.
-    pub fn create_dir_all(&self, at: &Location) -> Result<(), FsError> {
-        self.dir(at, at.parts.len(), true).map(drop)
-    }
 
     /// Renames `from` to `to` (replacing a file there), creating missing
     /// parents of `to`. A link at `from` is moved as a link.
