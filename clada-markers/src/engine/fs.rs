@@ -485,7 +485,6 @@ impl Root {
         }
     }
 
-
     /// Renames `from` to `to` (replacing a file there), creating missing
     /// parents of `to`. A link at `from` is moved as a link.
     pub fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
