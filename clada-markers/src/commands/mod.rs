@@ -17,6 +17,7 @@
 
 pub mod allowlist;
 pub mod approve;
+pub(crate) mod builtin;
 mod process;
 pub(crate) mod rules;
 mod shell;

@@ -46,7 +46,7 @@ pub(crate) struct Spawn {
 pub const TRUNCATED: &str = "[output truncated]";
 
 /// Output as it arrives: split into lines, passed on, kept up to a limit.
-struct Output<'o> {
+pub(crate) struct Output<'o> {
     task: usize,
     observer: &'o mut dyn Observer,
     max: usize,
@@ -55,8 +55,19 @@ struct Output<'o> {
     truncated: bool,
 }
 
-impl Output<'_> {
-    fn bytes(&mut self, mut data: &[u8]) {
+impl<'o> Output<'o> {
+    pub(crate) fn new(task: usize, observer: &'o mut dyn Observer, max: usize) -> Self {
+        Output {
+            task,
+            observer,
+            max,
+            kept: Vec::new(),
+            partial: Vec::new(),
+            truncated: false,
+        }
+    }
+
+    pub(crate) fn bytes(&mut self, mut data: &[u8]) {
         while let Some(i) = memchr::memchr(b'\n', data) {
             self.partial.extend_from_slice(&data[..=i]);
             self.line();
@@ -88,7 +99,7 @@ impl Output<'_> {
         }
     }
 
-    fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         self.line();
         let mut text = String::from_utf8_lossy(&self.kept).into_owned();
         if self.truncated {
@@ -168,14 +179,7 @@ pub(crate) fn run(
     // Where pidfds are missing, the child is polled every few milliseconds.
     let pidfd: Option<OwnedFd> = rustix::process::pidfd_open(group, PidfdFlags::empty()).ok();
 
-    let mut out = Output {
-        task,
-        observer,
-        max: spec.max_output,
-        kept: Vec::new(),
-        partial: Vec::new(),
-        truncated: false,
-    };
+    let mut out = Output::new(task, observer, spec.max_output);
     let deadline = Instant::now() + spec.timeout;
     let mut buf = vec![0u8; 64 * 1024];
     let mut eof = false;
