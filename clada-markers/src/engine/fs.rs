@@ -40,7 +40,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn of(t: FileType) -> Kind {
+    pub(super) fn of(t: FileType) -> Kind {
         match t {
             FileType::RegularFile => Kind::File,
             FileType::Directory => Kind::Dir,
@@ -296,7 +296,7 @@ pub struct PreparedWrite {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-const DIR_FLAGS: OFlags = OFlags::DIRECTORY
+pub(super) const DIR_FLAGS: OFlags = OFlags::DIRECTORY
     .union(OFlags::NOFOLLOW)
     .union(OFlags::RDONLY)
     .union(OFlags::CLOEXEC);
@@ -323,7 +323,12 @@ impl Root {
 
     /// Opens the directory made of the anchor and the first `upto`
     /// components, creating missing ones when `create`.
-    fn dir(&self, at: &Location, upto: usize, create: bool) -> Result<Rc<OwnedFd>, FsError> {
+    pub(super) fn dir(
+        &self,
+        at: &Location,
+        upto: usize,
+        create: bool,
+    ) -> Result<Rc<OwnedFd>, FsError> {
         let os = |op, errno, n| FsError::Os {
             path: at.prefix(n),
             op,
@@ -390,7 +395,7 @@ impl Root {
     }
 
     /// The parent directory of `at` and the final name.
-    fn parent<'l>(
+    pub(super) fn parent<'l>(
         &self,
         at: &'l Location,
         create: bool,
@@ -639,7 +644,7 @@ impl Files for Root {
     }
 }
 
-fn kind_at(dir: &OwnedFd, name: &str) -> Result<Option<Kind>, Errno> {
+pub(super) fn kind_at(dir: &OwnedFd, name: &str) -> Result<Option<Kind>, Errno> {
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => Ok(Some(Kind::of(FileType::from_raw_mode(st.st_mode)))),
         Err(Errno::NOENT) => Ok(None),
