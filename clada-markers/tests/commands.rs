@@ -1,4 +1,4 @@
-//! RUN tasks end to end: tiers, the per-command table, approvals,
+//! RUN tasks end to end: tiers, refusals of built-in commands, approvals,
 //! processes, timeouts and output limits.
 
 use std::collections::BTreeMap;
@@ -90,7 +90,7 @@ fn built_in_commands_run_without_a_shell() {
     let root = s.path().join("root");
     let (reports, heard) = run_with(
         &root,
-        "<<<<<<< RUN\nls src\n>>>>>>> END\n<<<<<<< RUN\ngrep -n beta a.txt\n>>>>>>> END\n<<<<<<< RUN\ncat 'a.txt'\n>>>>>>> END\n",
+        "<<<<<<< RUN\nls src\n>>>>>>> END\n<<<<<<< RUN\nwc -l a.txt\n>>>>>>> END\n<<<<<<< RUN\ncat 'a.txt'\n>>>>>>> END\n",
         RunOptions::default(),
         Box::new(NoPrompt),
         None,
@@ -100,7 +100,7 @@ fn built_in_commands_run_without_a_shell() {
         "{reports:#?}"
     );
     assert_eq!(heard.lines[&1], ["lib.rs"]);
-    assert_eq!(heard.lines[&2], ["2:beta"]);
+    assert_eq!(heard.lines[&2], ["2 a.txt"]);
     assert_eq!(reports[2].output.as_deref(), Some("alpha\nbeta\n"));
     assert_eq!(reports[2].exit_code, Some(0));
 }
@@ -116,54 +116,35 @@ fn refuses_what_the_table_does_not_allow() {
         ("cat /etc/passwd", Esc),
         ("rm -rf /", Esc),
         ("cp a.txt ../b", Esc),
-        ("find / -name x", Esc),
         ("ls ..", Esc),
         ("head -n 1 ../../x", Esc),
-        ("grep -r x /etc", Esc),
         ("mv a.txt /tmp/b", Esc),
         ("touch ../new", Esc),
         ("mkdir -p ../d", Esc),
-        ("diff a.txt /etc/hosts", Esc),
         ("stat /", Esc),
         ("wc -l ../x", Esc),
         ("tail /var/log/syslog", Esc),
-        ("xxd a.txt ../out.hex", Esc),
         ("cat src/../../x", Esc),
-        ("git diff ../other", Esc),
-        ("tree /", Esc),
         ("file /bin/sh", Esc),
         ("realpath ..", Esc),
         ("cp -t ../ a.txt", Esc),
-        ("grep -f /etc/passwd a.txt", Esc),
-        ("find . -newer /etc/passwd", Esc),
-        ("touch -r /etc/passwd a.txt", Esc),
         // Through links.
         ("cat secret-link", Link),
         ("cat out/secret", Link),
-        ("ls out", Link),
+        ("ls out/secret", Link),
         ("cp out/secret mine", Link),
         // Refused flags and clada's and git's own files.
-        ("find . -exec sh \\;", Cmd),
-        ("find . -execdir ls \\;", Cmd),
-        ("find . -delete", Cmd),
-        ("find -L .", Cmd),
-        ("git -C / log", Cmd),
-        ("git --git-dir=/tmp status", Cmd),
-        ("git status --work-tree=/", Cmd),
-        ("git -c core.pager=sh log", Cmd),
-        ("git stash drop", Cmd),
-        ("git log --output=x", Cmd),
         ("ls -L", Cmd),
-        ("grep -R x .", Cmd),
         ("cp -L a.txt b", Cmd),
         ("rm --no-preserve-root x", Cmd),
         ("tail -f a.txt", Cmd),
-        ("diff -r src src", Cmd),
         ("cat --bogus a.txt", Cmd),
-        ("tree -o out.txt", Cmd),
-        ("touch .clada/allowed-commands.json", Cmd),
-        ("cp a.txt .git/config", Cmd),
-        ("rm -r src/.git", Cmd),
+        ("touch -r /etc/passwd a.txt", Cmd),
+        ("xxd a.txt ../out.hex", Cmd),
+        // Protected places (PROTOCOL §5).
+        ("touch .clada/allowed-commands.json", Esc),
+        ("cp a.txt .git/config", Esc),
+        ("rm -r src/.git", Esc),
         // Shell syntax and commands off the list, with nobody to ask.
         ("ls $(pwd)", Cmd),
         ("ls ~", Cmd),
@@ -309,7 +290,7 @@ fn documents_cannot_approve_their_own_commands() {
 #[test]
 fn failing_commands_report_their_exit_code_and_output() {
     let s = sandbox();
-    let r = run_one(&s.path().join("root"), "grep nothing-like-this a.txt");
+    let r = run_one(&s.path().join("root"), "cat nothing-like-this.txt");
     assert_eq!(error_of(&r), Some(ErrorType::ExecFailed));
     assert_eq!(r.exit_code, Some(1));
     let e = r.error.unwrap();
@@ -410,32 +391,23 @@ fn is_zombie(pid: i32) -> bool {
 }
 
 #[test]
-fn built_in_commands_stop_after_five_seconds_or_the_timeout() {
+fn built_in_commands_keep_to_their_time_limit() {
     let s = sandbox();
     let root = s.path().join("root");
-    // A FIFO nobody writes: `cat` on it waits forever.
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        root.join("pipe"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    // No time at all: the walk stops before its first directory.
     let options = RunOptions {
-        timeout: Duration::from_millis(300),
+        timeout: Duration::ZERO,
         ..RunOptions::default()
     };
-    let started = Instant::now();
     let (r, _) = run_with(
         &root,
-        "<<<<<<< RUN\ncat pipe\n>>>>>>> END\n",
+        "<<<<<<< RUN\nls -R .\n>>>>>>> END\n",
         options,
         Box::new(NoPrompt),
         None,
     );
-    assert_eq!(error_of(&r[0]), Some(ErrorType::ExecTimeout));
-    assert!(started.elapsed() < Duration::from_secs(4));
+    assert_eq!(error_of(&r[0]), Some(ErrorType::ExecTimeout), "{r:#?}");
+    assert!(r[0].error.as_ref().unwrap().retryable);
 }
 
 #[test]
@@ -485,23 +457,4 @@ fn output_beyond_the_limit_is_dropped_once_marked() {
     let lines = &heard.lines[&1];
     assert_eq!(lines.iter().filter(|l| *l == TRUNCATED).count(), 1);
     assert_eq!(lines.last().map(String::as_str), Some(TRUNCATED));
-}
-
-#[test]
-fn git_runs_without_hooks_pager_or_monitor() {
-    let s = sandbox();
-    let root = s.path().join("root");
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(&root)
-            .output()
-            .unwrap()
-    };
-    git(&["init", "-q"]);
-    // A repository configured to run a program on status.
-    git(&["config", "core.fsmonitor", "touch fsmonitor-ran; false"]);
-    let r = run_one(&root, "git status --short");
-    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
-    assert!(!root.join("fsmonitor-ran").exists());
 }

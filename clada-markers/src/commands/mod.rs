@@ -1,10 +1,10 @@
-//! Commands of RUN tasks, in three tiers (SPEC §6).
+//! Commands of RUN tasks, in three tiers (PROTOCOL §6).
 //!
 //! 1. **Built-in**: a single line whose first word is on the built-in list,
-//!    without shell syntax, with flags the per-command table knows
-//!    ([`rules`]). It runs directly, without a shell, after every path among
-//!    its arguments has been checked like a task's path (no escape from the
-//!    root, no link on the way). Limit: 5 s, or `--timeout` if smaller.
+//!    without shell syntax. It is carried out inside clada ([`builtin`]),
+//!    never by an external program: every path it names is checked like a
+//!    task's path, and only documented flags are accepted. Limit: 5 s, or
+//!    `--timeout` if smaller.
 //! 2. **Approved**: the trimmed body equals an entry of
 //!    `.clada/allowed-commands.json`. It runs as `sh -c BODY`. Limit:
 //!    `--timeout`.
@@ -19,7 +19,6 @@ pub mod allowlist;
 pub mod approve;
 pub(crate) mod builtin;
 mod process;
-pub(crate) mod rules;
 mod shell;
 
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -27,12 +26,11 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::engine::fs::{Location, Root, locate};
+use crate::engine::fs::{Location, Root};
 use crate::engine::{Observer, RunOutput, Runner, TaskError};
 use crate::error_type::ErrorType;
 use allowlist::Allowlist;
 use approve::{Answer, Approver};
-use rules::{Judgement, PathArg};
 
 pub use process::{KILL_GRACE, TRUNCATED};
 
@@ -77,6 +75,8 @@ pub struct CommandRunner<'r> {
     root_path: PathBuf,
     options: RunOptions,
     approver: Box<dyn Approver + 'r>,
+    /// The run's repository, for the built-in git (PROTOCOL §6).
+    repo: Option<&'r git2::Repository>,
 }
 
 impl std::fmt::Debug for CommandRunner<'_> {
@@ -102,7 +102,16 @@ impl<'r> CommandRunner<'r> {
             root_path,
             options,
             approver,
+            repo: None,
         }
+    }
+
+    /// Gives the built-in git the run's repository, found once before any
+    /// task (PROTOCOL §6). Without one, built-in git reports that there is
+    /// no repository.
+    pub fn with_repository(mut self, repo: Option<&'r git2::Repository>) -> Self {
+        self.repo = repo;
+        self
     }
 
     /// The working directory of a command: the root, or `dir` below it,
@@ -126,41 +135,72 @@ impl<'r> CommandRunner<'r> {
         }
     }
 
-    /// Checks the paths a built-in command names, relative to its working
-    /// directory.
-    fn check_paths(
+    /// Carries out a built-in command inside clada.
+    fn run_builtin(
         &self,
-        paths: &[PathArg],
+        task: usize,
+        command: &str,
+        argv: &[String],
         dir: Option<&Location>,
-        writes: bool,
-    ) -> Result<(), TaskError> {
-        for p in paths {
-            let text = match dir {
-                Some(d) if !crate::path::is_absolute(&p.text) => {
-                    format!("{}/{}", d.display(), p.text)
-                }
-                _ => p.text.clone(),
-            };
-            let at = locate(&text, self.options.allow_escape).map_err(|_| {
-                TaskError::new(
-                    ErrorType::PathEscape,
-                    format!("the argument `{}` names a path outside the root", p.text),
-                )
-            })?;
-            if writes && crate::path::is_protected(at.parts()) {
-                return Err(TaskError::new(
-                    ErrorType::CommandNotAllowed,
-                    format!(
-                        "the argument `{}` is inside `.clada/` or a `.git` directory, which documents never change",
-                        p.text
-                    ),
-                ));
+        timeout: Duration,
+        observer: &mut dyn Observer,
+    ) -> Result<RunOutput, (TaskError, RunOutput)> {
+        let shown = shell_words::join(argv);
+        let cwd = match dir {
+            Some(dir) => {
+                self.root
+                    .directory(dir)
+                    .map_err(|e| (TaskError::from(e), RunOutput::default()))?;
+                dir.clone()
             }
-            if !p.lexical_only {
-                self.root.check_no_links(&at)?;
+            None => Location::below_root(&[]),
+        };
+        let env = builtin::Env {
+            root: self.root,
+            root_path: &self.root_path,
+            cwd,
+            allow_escape: self.options.allow_escape,
+            deadline: Instant::now() + timeout,
+            repo: self.repo,
+            shown: &shown,
+        };
+        let mut out = builtin::Out::new(task, observer, self.options.max_output);
+        let result = builtin::run(argv, &env, &mut out);
+        // A built-in may have moved or removed directories.
+        self.root.forget_dirs();
+        let output = out.finish();
+        match result {
+            Ok(0) => Ok(RunOutput {
+                output,
+                exit_code: Some(0),
+            }),
+            Ok(code) => Err((
+                TaskError::new(
+                    ErrorType::ExecFailed,
+                    format!("`{shown}` exited with code {code}"),
+                ),
+                RunOutput {
+                    output,
+                    exit_code: Some(code),
+                },
+            )),
+            Err(mut e) => {
+                if e.kind == ErrorType::CommandNotAllowed {
+                    e.message = format!(
+                        "{}; to run it anyway, approve this exact command: {}",
+                        e.message,
+                        allow_hint(command)
+                    );
+                }
+                Err((
+                    e,
+                    RunOutput {
+                        output,
+                        exit_code: None,
+                    },
+                ))
             }
         }
-        Ok(())
     }
 
     fn allowlist(&self) -> Result<Allowlist, TaskError> {
@@ -223,41 +263,12 @@ impl Runner for CommandRunner<'_> {
         if list.contains(command) {
             return process::run(&approved(timeout), task, observer);
         }
-        let why = match rules::judge(command) {
-            Judgement::Builtin {
-                argv,
-                paths,
-                writes,
-            } => {
-                self.check_paths(&paths, dir, writes).map_err(|mut e| {
-                    if e.kind == ErrorType::CommandNotAllowed {
-                        e.message = format!(
-                            "{}; to approve this exact command, run: {}",
-                            e.message,
-                            allow_hint(command)
-                        );
-                    }
-                    none(e)
-                })?;
-                let spawn = builtin(
-                    argv,
-                    cwd.clone(),
-                    left(self.options.timeout.min(BUILTIN_TIMEOUT)),
-                    self.options.max_output,
-                );
-                return process::run(&spawn, task, observer);
+        let why = match builtin_argv(command) {
+            Ok(argv) => {
+                let limit = left(self.options.timeout.min(BUILTIN_TIMEOUT));
+                return self.run_builtin(task, command, &argv, dir, limit, observer);
             }
-            Judgement::Refused { kind, message } => {
-                let e = TaskError::new(
-                    kind,
-                    format!(
-                        "{message}; to approve this exact command, run: {}",
-                        allow_hint(command)
-                    ),
-                );
-                return Err(none(e));
-            }
-            Judgement::NotBuiltin { why } => why,
+            Err(why) => why,
         };
         match self.approver.ask(command) {
             Some(Answer::Once) => process::run(&approved(timeout), task, observer),
@@ -280,47 +291,28 @@ impl Runner for CommandRunner<'_> {
     }
 }
 
-/// A built-in command, run directly. git runs without pager, editor,
-/// hooks or file system monitor, whatever the repository's configuration.
-fn builtin(
-    mut argv: Vec<String>,
-    cwd: PathBuf,
-    timeout: Duration,
-    max_output: usize,
-) -> process::Spawn {
-    let shown = shell_words::join(&argv);
-    let program = argv.remove(0);
-    let mut env = Vec::new();
-    if program == "git" {
-        let mut safe: Vec<String> = [
-            "--no-pager",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "diff.external=",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        safe.append(&mut argv);
-        argv = safe;
-        env = vec![
-            ("GIT_EDITOR".to_owned(), "true".to_owned()),
-            ("GIT_PAGER".to_owned(), "cat".to_owned()),
-            ("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned()),
-        ];
+/// The words of a built-in command, or why `command` is not one (it then
+/// needs approval).
+fn builtin_argv(command: &str) -> Result<Vec<String>, String> {
+    if command.contains('\n') {
+        return Err("it has more than one line".to_owned());
     }
-    process::Spawn {
-        program,
-        args: argv,
-        env,
-        cwd: Some(cwd),
-        shown,
-        timeout,
-        max_output,
+    let first = command.split_whitespace().next().unwrap_or("");
+    if !builtin::COMMANDS.contains(&first) {
+        return Err(format!("`{first}` is not one of the built-in commands"));
     }
+    if let Some(c) = shell::shell_syntax(command) {
+        return Err(format!("it uses shell syntax (`{c}`)"));
+    }
+    let argv = shell_words::split(command).map_err(|_| "its quotes do not balance".to_owned())?;
+    if !builtin::is_builtin(&argv) {
+        let sub = argv.get(1).map_or("", String::as_str);
+        return Err(format!(
+            "`git {sub}` is not one of git's built-in subcommands ({})",
+            builtin::GIT_SUBCOMMANDS.join(", ")
+        ));
+    }
+    Ok(argv)
 }
 
 fn first_line(command: &str) -> String {

@@ -196,6 +196,24 @@ impl Location {
         .display()
     }
 
+    /// The directory holding this location, if it names something below
+    /// its anchor.
+    pub fn parent(&self) -> Option<Location> {
+        let (_, rest) = self.parts.split_last()?;
+        Some(Location {
+            anchor: self.anchor,
+            parts: rest.to_vec(),
+        })
+    }
+
+    /// This location cut to its first `n` components.
+    pub fn truncated(&self, n: usize) -> Location {
+        Location {
+            anchor: self.anchor,
+            parts: self.parts[..n.min(self.parts.len())].to_vec(),
+        }
+    }
+
     /// Whether `other` lies below this location.
     pub fn is_ancestor_of(&self, other: &Location) -> bool {
         self.anchor == other.anchor

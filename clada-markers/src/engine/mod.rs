@@ -12,7 +12,7 @@
 //! [`crate::report::ApplyReport`].
 
 pub mod fs;
-mod listing;
+pub(crate) mod listing;
 pub mod matching;
 pub mod plan;
 mod session;

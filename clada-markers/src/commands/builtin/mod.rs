@@ -17,11 +17,16 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::engine::fs::{Location, Root, locate};
+use crate::engine::fs::{FsError, Kind, Location, Root, locate};
 use crate::engine::{Observer, TaskError};
 use crate::error_type::ErrorType;
 
 use super::process::Output;
+
+mod args;
+mod files;
+
+pub(crate) use args::Flags;
 
 /// The commands run in-process, by first word.
 pub(crate) const COMMANDS: &[&str] = &[
@@ -58,6 +63,7 @@ pub(crate) struct Env<'a> {
     pub(crate) deadline: Instant,
     /// The run's repository, found once before any task; `None` outside
     /// a work tree or with `--no-git`.
+    #[allow(dead_code)] // until the built-in git reads it
     pub(crate) repo: Option<&'a git2::Repository>,
     /// The command line as written, for messages.
     pub(crate) shown: &'a str,
@@ -97,16 +103,74 @@ impl Env<'_> {
     /// not be a protected place (PROTOCOL §5).
     pub(crate) fn write_path(&self, arg: &str) -> Result<Location, TaskError> {
         let at = self.read_path(arg)?;
+        self.check_lands(&at)?;
+        Ok(at)
+    }
+
+    /// Refuses a change that lands in a protected place (PROTOCOL §5): the
+    /// final destination is checked, after a target directory was joined.
+    pub(crate) fn check_lands(&self, at: &Location) -> Result<(), TaskError> {
         if crate::path::is_protected(at.parts()) {
             return Err(TaskError::new(
                 ErrorType::PathEscape,
                 format!(
-                    "`{}`: the argument `{arg}` lands in a protected place, which documents never change",
-                    self.shown
+                    "`{}` would change {}, a protected place that documents never change",
+                    self.shown,
+                    at.display()
                 ),
             ));
         }
-        Ok(at)
+        Ok(())
+    }
+
+    /// Refuses moving, copying or removing a directory that holds a `.git`
+    /// (PROTOCOL §5): a nested repository's history is not in the root's
+    /// commits. Links are not followed; the walk keeps to the deadline.
+    pub(crate) fn check_no_repository(&self, at: &Location) -> Result<(), TaskError> {
+        let mut pending = vec![at.clone()];
+        while let Some(dir) = pending.pop() {
+            self.in_time()?;
+            let Ok(entries) = self.root.list(&dir) else {
+                continue;
+            };
+            for entry in entries {
+                let below = dir.join(&entry.name);
+                if entry.name == ".git" {
+                    return Err(TaskError::new(
+                        ErrorType::PathEscape,
+                        format!(
+                            "`{}` would move or remove {}, which holds a repository ({}); \
+                             documents never do that",
+                            self.shown,
+                            at.display(),
+                            below.display()
+                        ),
+                    ));
+                }
+                if entry.kind == Kind::Dir {
+                    pending.push(below);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reports a failed file access: a refusal about the document (a path
+    /// outside the root, a link) is the task's error; anything else is an
+    /// ordinary failure, written GNU style, and the tool goes on.
+    pub(crate) fn failed(
+        &self,
+        out: &mut Out<'_>,
+        tool: &str,
+        e: FsError,
+    ) -> Result<(), TaskError> {
+        match e {
+            FsError::Escape { .. } | FsError::Symlink { .. } => Err(e.into()),
+            other => {
+                out.error(tool, describe(&other));
+                Ok(())
+            }
+        }
     }
 
     /// Fails with `exec_timeout` once the deadline has passed; long walks
@@ -176,15 +240,47 @@ impl std::io::Write for Out<'_> {
     }
 }
 
-/// Runs the built-in command `argv` (first word included).
+/// An OS error in GNU style: `name: No such file or directory`.
+pub(crate) fn describe(e: &FsError) -> String {
+    match e {
+        FsError::NotFound { path } => format!("{path}: No such file or directory"),
+        FsError::IsDirectory { path } => format!("{path}: Is a directory"),
+        FsError::NotDirectory { path } => format!("{path}: Not a directory"),
+        FsError::NotRegular { path } => format!("{path}: not a regular file"),
+        FsError::Symlink { path } => format!("{path}: is a symbolic link, not followed"),
+        FsError::Escape { path } => format!("{path}: outside the root"),
+        FsError::Os { path, errno, .. } => {
+            let what = std::io::Error::from_raw_os_error(errno.raw_os_error());
+            format!("{path}: {what}")
+        }
+    }
+}
+
+/// Runs the built-in command `argv` (first word included) and returns its
+/// exit status.
 pub(crate) fn run(argv: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
-    let (name, args) = match argv.split_first() {
-        Some((name, args)) => (name.as_str(), args),
-        None => return Err(env.unsupported("")),
+    let Some((name, args)) = argv.split_first() else {
+        return Err(env.unsupported(""));
     };
-    let _ = args;
-    Err(TaskError::new(
-        ErrorType::CommandNotAllowed,
-        format!("the built-in `{name}` is not available yet"),
-    ))
+    match name.as_str() {
+        "cat" => files::cat(args, env, out),
+        "head" => files::head_tail(args, env, out, files::End::Head),
+        "tail" => files::head_tail(args, env, out, files::End::Tail),
+        "wc" => files::wc(args, env, out),
+        "pwd" => files::pwd(args, env, out),
+        "ls" => files::ls(args, env, out),
+        "stat" => files::stat(args, env, out),
+        "file" => files::file(args, env, out),
+        "realpath" => files::realpath(args, env, out),
+        "xxd" => files::xxd(args, env, out),
+        "mkdir" => files::mkdir(args, env, out),
+        "touch" => files::touch(args, env, out),
+        "rm" => files::rm(args, env, out),
+        "mv" => files::mv(args, env, out),
+        "cp" => files::cp(args, env, out),
+        other => Err(TaskError::new(
+            ErrorType::CommandNotAllowed,
+            format!("the built-in `{other}` is not available"),
+        )),
+    }
 }

@@ -1,0 +1,353 @@
+//! The in-process file tools (PROTOCOL §6): their output, exit statuses
+//! and refusals, run through the engine like any RUN task.
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use clada_markers::commands::approve::NoPrompt;
+use clada_markers::commands::{CommandRunner, RunOptions};
+use clada_markers::engine::fs::Root;
+use clada_markers::engine::{self, ApplyOptions, Quiet};
+use clada_markers::report::{TaskReport, TaskStatus};
+use clada_markers::{ErrorType, ParseOptions, parse_with};
+
+/// Runs `command` as the only RUN of a document, in `dir` if given.
+fn run_in(root: &Path, dir: Option<&str>, command: &str) -> TaskReport {
+    let dir = dir.map(|d| format!(" dir=\"{d}\"")).unwrap_or_default();
+    let doc = format!("<<<<<<< RUN{dir}\n{command}\n>>>>>>> END\n");
+    let doc = parse_with(&doc, ParseOptions::default());
+    assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
+    let handle = Root::open(root).unwrap();
+    let mut runner = CommandRunner::new(
+        &handle,
+        root.to_path_buf(),
+        RunOptions::default(),
+        Box::new(NoPrompt),
+    );
+    let blocks = engine::apply(
+        &doc,
+        &handle,
+        &ApplyOptions::default(),
+        &mut runner,
+        &mut Quiet,
+    );
+    blocks.into_iter().flat_map(|b| b.tasks).next().unwrap()
+}
+
+fn run(root: &Path, command: &str) -> TaskReport {
+    run_in(root, None, command)
+}
+
+/// The output of a command that must succeed.
+fn ok(root: &Path, command: &str) -> String {
+    let r = run(root, command);
+    assert_eq!(r.status, TaskStatus::Success, "{command}: {r:#?}");
+    r.output.unwrap_or_default()
+}
+
+/// The error type and exit code of a command that must fail.
+fn fails(root: &Path, command: &str) -> (ErrorType, Option<i32>, String) {
+    let r = run(root, command);
+    assert_eq!(r.status, TaskStatus::Failed, "{command}: {r:#?}");
+    let e = r.error.unwrap();
+    (e.kind, r.exit_code, r.output.unwrap_or_default())
+}
+
+/// A scratch directory holding `root/` (with files, a directory and links
+/// out of it) and a secret beside it.
+fn tree() -> tempfile::TempDir {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    std::fs::write(scratch.path().join("secret.txt"), "TOPSECRET\n").unwrap();
+    std::fs::write(root.join("a.txt"), "one\ntwo\nthree\nfour\nfive\n").unwrap();
+    std::fs::write(root.join("src/lib.rs"), "fn x() {}\n").unwrap();
+    std::fs::write(root.join("src/deep/n.txt"), "n\n").unwrap();
+    std::fs::write(root.join("empty"), "").unwrap();
+    symlink("../../secret.txt", root.join("src/leak")).unwrap();
+    symlink("..", root.join("up")).unwrap();
+    scratch
+}
+
+fn root_of(t: &tempfile::TempDir) -> std::path::PathBuf {
+    t.path().join("root")
+}
+
+#[test]
+fn cat_head_tail_wc_read_like_their_gnu_namesakes() {
+    let t = tree();
+    let root = root_of(&t);
+    assert_eq!(
+        ok(&root, "cat a.txt empty"),
+        "one\ntwo\nthree\nfour\nfive\n"
+    );
+    assert_eq!(
+        ok(&root, "cat -n empty a.txt").lines().nth(1),
+        Some("     2\ttwo")
+    );
+    assert_eq!(ok(&root, "head -n 2 a.txt"), "one\ntwo\n");
+    assert_eq!(ok(&root, "head -2 a.txt"), "one\ntwo\n");
+    assert_eq!(ok(&root, "head -c 5 a.txt"), "one\nt");
+    assert_eq!(ok(&root, "tail -n 2 a.txt"), "four\nfive\n");
+    assert_eq!(ok(&root, "tail -n +4 a.txt"), "four\nfive\n");
+    assert_eq!(ok(&root, "tail -1 a.txt"), "five\n");
+    assert_eq!(
+        ok(&root, "head -n 1 a.txt src/lib.rs"),
+        "==> a.txt <==\none\n\n==> src/lib.rs <==\nfn x() {}\n"
+    );
+    assert_eq!(ok(&root, "wc -l a.txt"), "5 a.txt\n");
+    assert_eq!(ok(&root, "wc a.txt"), " 5  5 24 a.txt\n");
+    assert_eq!(
+        ok(&root, "wc -l a.txt src/lib.rs"),
+        " 5 a.txt\n 1 src/lib.rs\n 6 total\n"
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_ordinary_failure_with_gnu_wording() {
+    let t = tree();
+    let (kind, code, out) = fails(&root_of(&t), "cat nope.txt a.txt");
+    assert_eq!(kind, ErrorType::ExecFailed);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.starts_with("cat: nope.txt: No such file or directory\n"),
+        "{out}"
+    );
+    // The other operand is still read.
+    assert!(out.ends_with("five\n"), "{out}");
+}
+
+#[test]
+fn listing_shows_links_as_links_and_never_follows_them() {
+    let t = tree();
+    let root = root_of(&t);
+    assert_eq!(ok(&root, "ls src"), "deep\nleak\nlib.rs\n");
+    assert_eq!(ok(&root, "ls -F src"), "deep/\nleak@\nlib.rs\n");
+    let long = ok(&root, "ls -la src");
+    assert!(long.starts_with("total "), "{long}");
+    assert!(long.contains("leak -> ../../secret.txt"), "{long}");
+    assert!(
+        long.lines()
+            .any(|l| l.starts_with("drwx") && l.ends_with(" deep"))
+    );
+    let recursive = ok(&root, "ls -R src");
+    assert!(recursive.contains("src/deep:\nn.txt\n"), "{recursive}");
+    assert_eq!(ok(&root, "ls -d src"), "src\n");
+    // A link operand is shown as itself, not listed through.
+    assert_eq!(ok(&root, "ls up"), "up\n");
+    for command in ["ls up/src", "cat src/leak", "head src/leak", "wc src/leak"] {
+        let (kind, _, out) = fails(&root, command);
+        assert_eq!(kind, ErrorType::SymlinkNotAllowed, "{command}");
+        assert!(!out.contains("TOPSECRET"), "{command}: {out}");
+    }
+    let stat = ok(&root, "stat src/leak");
+    assert!(stat.contains("symbolic link"), "{stat}");
+    assert_eq!(
+        ok(&root, "stat -c '%n %s %F' a.txt"),
+        "a.txt 24 regular file\n"
+    );
+}
+
+#[test]
+fn paths_are_checked_whatever_carries_them() {
+    let t = tree();
+    let root = root_of(&t);
+    use ErrorType::{CommandNotAllowed as Cmd, PathEscape as Esc, SymlinkNotAllowed as Link};
+    let cases: &[(&str, ErrorType)] = &[
+        ("cat ../secret.txt", Esc),
+        ("cat /etc/passwd", Esc),
+        ("head -n1 src/../../secret.txt", Esc),
+        ("xxd ../secret.txt", Esc),
+        ("file ../secret.txt", Esc),
+        ("stat ..", Esc),
+        ("realpath ../secret.txt", Esc),
+        ("ls -la ..", Esc),
+        ("cp a.txt ../copy", Esc),
+        ("cp -t .. a.txt", Esc),
+        ("cp --target-directory=/tmp a.txt", Esc),
+        ("mv a.txt ../moved", Esc),
+        ("rm -rf ..", Esc),
+        ("touch ../made", Esc),
+        ("mkdir -p ../made", Esc),
+        ("cp src/leak copied", Link),
+        ("realpath up/x", Link),
+        ("xxd src/leak", Link),
+        ("cat --bogus a.txt", Cmd),
+        ("wc --files0-from=list", Cmd),
+        ("ls -L src", Cmd),
+        ("cp -L a.txt b", Cmd),
+        ("rm --no-preserve-root a.txt", Cmd),
+        ("tail -f a.txt", Cmd),
+        ("xxd -r a.txt", Cmd),
+        ("xxd a.txt out.hex", Cmd),
+        ("touch -r a.txt b", Cmd),
+        ("head -n lots a.txt", Cmd),
+    ];
+    for (command, want) in cases {
+        let (kind, _, out) = fails(&root, command);
+        assert_eq!(kind, *want, "{command}");
+        assert!(!out.contains("TOPSECRET"), "{command}: {out}");
+    }
+    let secret = std::fs::read_to_string(t.path().join("secret.txt")).unwrap();
+    assert_eq!(secret, "TOPSECRET\n");
+    assert!(!t.path().join("copy").exists() && !t.path().join("made").exists());
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 2);
+}
+
+#[test]
+fn refused_flags_are_named_with_the_approval_that_would_run_them() {
+    let t = tree();
+    let r = run(&root_of(&t), "cat --show-all a.txt");
+    let message = r.error.unwrap().message;
+    assert!(message.contains("`--show-all`"), "{message}");
+    assert!(
+        message.contains("clada allow 'cat --show-all a.txt'"),
+        "{message}"
+    );
+}
+
+#[test]
+fn changes_land_where_written_and_protected_places_stay_untouched() {
+    let t = tree();
+    let root = root_of(&t);
+    ok(&root, "mkdir -p x/y/z");
+    assert!(root.join("x/y/z").is_dir());
+    let (_, code, out) = fails(&root, "mkdir x");
+    assert_eq!(code, Some(1));
+    assert!(out.contains("File exists"), "{out}");
+    ok(&root, "touch x/new.txt");
+    assert_eq!(std::fs::read(root.join("x/new.txt")).unwrap(), b"");
+    ok(&root, "touch a.txt");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap().len(),
+        24
+    );
+    ok(&root, "cp a.txt x/");
+    assert!(root.join("x/a.txt").is_file());
+    // Everything is copied but the link, which is neither copied nor
+    // followed, and said so.
+    let (_, code, out) = fails(&root, "cp -r src x/copy");
+    assert_eq!(code, Some(1));
+    assert!(out.contains("not copying 'src/leak'"), "{out}");
+    assert_eq!(
+        std::fs::read(root.join("x/copy/deep/n.txt")).unwrap(),
+        b"n\n"
+    );
+    assert!(!root.join("x/copy/leak").exists());
+    ok(&root, "mv x/a.txt x/b.txt");
+    assert!(!root.join("x/a.txt").exists() && root.join("x/b.txt").is_file());
+    ok(&root, "mv x/b.txt src");
+    assert!(root.join("src/b.txt").is_file());
+    ok(&root, "rm src/b.txt");
+    assert!(!root.join("src/b.txt").exists());
+    let (_, code, out) = fails(&root, "rm x");
+    assert_eq!(code, Some(1));
+    assert!(out.contains("Is a directory"), "{out}");
+    ok(&root, "rm -r x");
+    assert!(!root.join("x").exists());
+    // A link is removed itself, never what it points to.
+    ok(&root, "rm src/leak");
+    assert!(!root.join("src/leak").exists());
+    assert!(t.path().join("secret.txt").exists());
+}
+
+#[test]
+fn protection_is_checked_where_a_change_finally_lands() {
+    let t = tree();
+    let root = root_of(&t);
+    std::fs::create_dir_all(root.join("s/.clada")).unwrap();
+    std::fs::write(root.join("s/.clada/allowed-commands.json"), "{}").unwrap();
+    std::fs::create_dir_all(root.join("vendor/.git")).unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    for command in [
+        "mv s/.clada .",
+        "mv s/.clada ./",
+        "mv s/.clada s/..",
+        "mv -t . s/.clada",
+        "cp -r s/. .",
+        "cp -r s/.clada .clada",
+        "cp a.txt .git/config",
+        "touch .git/hooks/pre-commit",
+        "mkdir .git/x",
+        "rm -r vendor",
+        "mv vendor elsewhere",
+        "cp -r vendor elsewhere",
+        "rm -rf vendor/.git",
+        "mv src .git",
+    ] {
+        let (kind, _, _) = fails(&root, command);
+        assert_eq!(kind, ErrorType::PathEscape, "{command}");
+    }
+    assert!(!root.join(".clada").exists());
+    assert!(root.join("vendor/.git").is_dir() && root.join("src").is_dir());
+    assert!(!root.join("elsewhere").exists());
+    assert_eq!(std::fs::read_dir(root.join(".git")).unwrap().count(), 0);
+}
+
+#[test]
+fn commands_run_in_their_directory() {
+    let t = tree();
+    let root = root_of(&t);
+    let r = run_in(&root, Some("src"), "cat lib.rs");
+    assert_eq!(r.output.as_deref(), Some("fn x() {}\n"));
+    let r = run_in(&root, Some("src/deep"), "pwd");
+    let canonical = root.join("src/deep");
+    assert_eq!(
+        r.output.unwrap().trim_end(),
+        canonical.display().to_string()
+    );
+    let r = run_in(&root, Some("src"), "cat ../../secret.txt");
+    assert_eq!(r.error.unwrap().kind, ErrorType::PathEscape);
+    let r = run_in(&root, Some("src"), "rm -r ../src");
+    assert_eq!(r.status, TaskStatus::Failed);
+    assert!(root.join("src/lib.rs").exists());
+}
+
+#[test]
+fn file_xxd_and_realpath_describe_without_following() {
+    let t = tree();
+    let root = root_of(&t);
+    std::fs::write(root.join("img.png"), b"\x89PNG\r\n\x1a\n rest").unwrap();
+    std::fs::write(root.join("run.sh"), "#!/bin/sh\necho\n").unwrap();
+    assert_eq!(ok(&root, "file a.txt"), "a.txt: ASCII text\n");
+    assert_eq!(
+        ok(&root, "file -b img.png empty"),
+        "PNG image data\nempty\n"
+    );
+    assert_eq!(ok(&root, "file src"), "src: directory\n");
+    assert_eq!(
+        ok(&root, "file src/leak"),
+        "src/leak: symbolic link to ../../secret.txt\n"
+    );
+    assert_eq!(
+        ok(&root, "file run.sh"),
+        "run.sh: /bin/sh script, ASCII text\n"
+    );
+    assert_eq!(
+        ok(&root, "xxd -l 6 a.txt"),
+        "00000000: 6f6e 650a 7477                           one.tw\n"
+    );
+    assert_eq!(ok(&root, "xxd -p -l 4 a.txt"), "6f6e650a\n");
+    assert_eq!(
+        ok(&root, "realpath src/../a.txt"),
+        format!("{}\n", root.join("a.txt").display())
+    );
+}
+
+#[test]
+fn a_pipe_is_refused_instead_of_read_forever() {
+    let t = tree();
+    let root = root_of(&t);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join("pipe"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let (kind, code, out) = fails(&root, "cat pipe");
+    assert_eq!(kind, ErrorType::ExecFailed);
+    assert_eq!(code, Some(1));
+    assert!(out.contains("pipe: not a regular file"), "{out}");
+}
