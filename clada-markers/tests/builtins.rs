@@ -351,3 +351,149 @@ fn a_pipe_is_refused_instead_of_read_forever() {
     assert_eq!(code, Some(1));
     assert!(out.contains("pipe: not a regular file"), "{out}");
 }
+
+#[test]
+fn grep_prints_like_gnu_grep_and_never_reads_through_links() {
+    let t = tree();
+    let root = root_of(&t);
+    std::fs::write(root.join("src/deep/m.rs"), "fn main() {}\nlet Main = 1;\n").unwrap();
+    assert_eq!(ok(&root, "grep -n three a.txt"), "3:three\n");
+    assert_eq!(ok(&root, "grep -c o a.txt"), "3\n");
+    assert_eq!(
+        ok(&root, "grep -rn main src"),
+        "src/deep/m.rs:1:fn main() {}\n"
+    );
+    assert_eq!(
+        ok(&root, "grep -rni main src"),
+        "src/deep/m.rs:1:fn main() {}\nsrc/deep/m.rs:2:let Main = 1;\n"
+    );
+    assert_eq!(
+        ok(&root, "grep -rl fn ."),
+        "./src/deep/m.rs\n./src/lib.rs\n"
+    );
+    assert_eq!(ok(&root, "grep -rl fn"), "src/deep/m.rs\nsrc/lib.rs\n");
+    assert_eq!(ok(&root, "grep -w two a.txt"), "two\n");
+    assert_eq!(fails(&root, "grep -w tw a.txt").1, Some(1));
+    assert_eq!(ok(&root, "grep -E 'one|five' a.txt"), "one\nfive\n");
+    assert_eq!(ok(&root, "grep 'one\\|five' a.txt"), "one\nfive\n");
+    assert_eq!(ok(&root, "grep -F 'x()' src/lib.rs"), "fn x() {}\n");
+    assert_eq!(ok(&root, "grep -o 't[a-z]*' a.txt"), "two\nthree\n");
+    assert_eq!(ok(&root, "grep -v o a.txt"), "three\nfive\n");
+    assert_eq!(ok(&root, "grep -m 1 o a.txt"), "one\n");
+    assert_eq!(
+        ok(&root, "grep -r --include='*.rs' -l fn ."),
+        "./src/deep/m.rs\n./src/lib.rs\n"
+    );
+    assert_eq!(ok(&root, "grep -rL fn src"), "src/deep/n.txt\n");
+    let (kind, code, out) = fails(&root, "grep nothing a.txt");
+    assert_eq!(
+        (kind, code, out.as_str()),
+        (ErrorType::ExecFailed, Some(1), "")
+    );
+    // The secret is reachable only through `src/leak`: never read.
+    let r = run(&root, "grep -r TOPSECRET .");
+    assert_eq!(r.exit_code, Some(1));
+    assert!(!r.output.unwrap_or_default().contains("TOPSECRET"));
+    let (kind, _, _) = fails(&root, "grep TOPSECRET src/leak");
+    assert_eq!(kind, ErrorType::SymlinkNotAllowed);
+    let (kind, _, _) = fails(&root, "grep -f ../secret.txt a.txt");
+    assert_eq!(kind, ErrorType::CommandNotAllowed);
+    std::fs::write(root.join("bin"), b"abc\0def one\n").unwrap();
+    assert_eq!(ok(&root, "grep one bin"), "Binary file bin matches\n");
+}
+
+#[test]
+fn find_and_tree_walk_in_name_order_without_following_links() {
+    let t = tree();
+    let root = root_of(&t);
+    assert_eq!(
+        ok(&root, "find src"),
+        "src\nsrc/deep\nsrc/deep/n.txt\nsrc/leak\nsrc/lib.rs\n"
+    );
+    assert_eq!(ok(&root, "find . -name '*.rs'"), "./src/lib.rs\n");
+    assert_eq!(ok(&root, "find src -type l"), "src/leak\n");
+    assert_eq!(
+        ok(&root, "find src -type f -not -name '*.rs'"),
+        "src/deep/n.txt\n"
+    );
+    assert_eq!(ok(&root, "find . -maxdepth 1 -type d"), ".\n./src\n");
+    assert_eq!(
+        ok(&root, "find . -path './src/*' -name n.txt"),
+        "./src/deep/n.txt\n"
+    );
+    assert_eq!(ok(&root, "find . -empty -type f"), "./empty\n");
+    // `up` links to the parent of the root: listed, never entered.
+    assert!(!ok(&root, "find .").contains("secret.txt"));
+    use ErrorType::{CommandNotAllowed as Cmd, PathEscape as Esc};
+    for (command, want) in [
+        ("find . -exec cat {} ;", Cmd),
+        ("find . -execdir ls ;", Cmd),
+        ("find . -delete", Cmd),
+        ("find -L .", Cmd),
+        ("find . -fprint ../x", Cmd),
+        ("find . -newer ../secret.txt", Cmd),
+        ("find . -name a -o -name b", Cmd),
+        ("find .. -name x", Esc),
+        ("find / -name x", Esc),
+    ] {
+        let (kind, _, _) = fails(&root, command);
+        assert_eq!(kind, want, "{command}");
+    }
+    assert_eq!(
+        ok(&root, "tree src"),
+        "src\n├── deep\n│   └── n.txt\n├── leak -> ../../secret.txt\n└── lib.rs\n\n1 directory, 3 files\n"
+    );
+    assert_eq!(ok(&root, "tree -L 1 -d --noreport src"), "src\n└── deep\n");
+    let (kind, _, _) = fails(&root, "tree -o out.txt");
+    assert_eq!(kind, ErrorType::CommandNotAllowed);
+    let (kind, _, _) = fails(&root, "tree /");
+    assert_eq!(kind, ErrorType::PathEscape);
+}
+
+#[test]
+fn diff_compares_files_and_directories_as_gnu_diff_does() {
+    let t = tree();
+    let root = root_of(&t);
+    std::fs::write(root.join("b.txt"), "one\n2\nthree\nfour\nfive\nsix\n").unwrap();
+    let r = run(&root, "diff a.txt b.txt");
+    assert_eq!(r.exit_code, Some(1));
+    assert_eq!(
+        r.output.as_deref(),
+        Some("2c2\n< two\n---\n> 2\n5a6\n> six\n")
+    );
+    let r = run(&root, "diff -u a.txt b.txt");
+    let out = r.output.unwrap();
+    assert!(
+        out.starts_with("--- a.txt\n+++ b.txt\n@@ -1,5 +1,6 @@\n one\n-two\n+2\n"),
+        "{out}"
+    );
+    assert_eq!(ok(&root, "diff a.txt a.txt"), "");
+    std::fs::create_dir_all(root.join("c/deep")).unwrap();
+    std::fs::write(root.join("c/lib.rs"), "fn y() {}\n").unwrap();
+    std::fs::write(root.join("c/deep/n.txt"), "n\n").unwrap();
+    std::os::unix::fs::symlink("../../secret.txt", root.join("c/leak")).unwrap();
+    std::fs::write(root.join("c/only"), "").unwrap();
+    let r = run(&root, "diff -r -q src c");
+    assert_eq!(
+        r.output.as_deref(),
+        Some("Files src/lib.rs and c/lib.rs differ\nOnly in c: only\n")
+    );
+    // A link inside a directory is compared as its target, never followed.
+    std::fs::remove_file(root.join("c/leak")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", root.join("c/leak")).unwrap();
+    let r = run(&root, "diff -r src c");
+    let out = r.output.unwrap();
+    assert!(
+        out.contains("Symbolic links src/leak and c/leak differ\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("diff src/lib.rs c/lib.rs\n1c1\n< fn x() {}\n---\n> fn y() {}\n"),
+        "{out}"
+    );
+    assert!(!out.contains("TOPSECRET"), "{out}");
+    let (kind, _, _) = fails(&root, "diff a.txt ../secret.txt");
+    assert_eq!(kind, ErrorType::PathEscape);
+    let (kind, _, _) = fails(&root, "diff --to-file=../secret.txt a.txt");
+    assert_eq!(kind, ErrorType::CommandNotAllowed);
+}

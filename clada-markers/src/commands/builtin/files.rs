@@ -17,7 +17,7 @@ use crate::engine::listing::Meta;
 use crate::error_type::ErrorType;
 
 use super::args::Arg;
-use super::{Env, Flags, Out};
+use super::{Env, Flags, Out, as_written};
 
 /// Reading in pieces this big keeps memory flat and the deadline near.
 const CHUNK: usize = 64 * 1024;
@@ -49,7 +49,7 @@ fn open(
     let at = env.read_path(arg)?;
     match env.root.open_file(&at) {
         Ok(f) => Ok(Some(f)),
-        Err(e) => env.failed(out, tool, rename(e, arg)).map(|()| None),
+        Err(e) => env.failed(out, tool, as_written(e, arg)).map(|()| None),
     }
 }
 
@@ -77,19 +77,6 @@ fn read(
                 return Ok(None);
             }
         }
-    }
-}
-
-/// The error about `arg` as the user wrote it, rather than as resolved.
-fn rename(e: FsError, arg: &str) -> FsError {
-    let path = arg.to_owned();
-    match e {
-        FsError::NotFound { .. } => FsError::NotFound { path },
-        FsError::IsDirectory { .. } => FsError::IsDirectory { path },
-        FsError::NotDirectory { .. } => FsError::NotDirectory { path },
-        FsError::NotRegular { .. } => FsError::NotRegular { path },
-        FsError::Os { op, errno, .. } => FsError::Os { path, op, errno },
-        other => other,
     }
 }
 
@@ -447,7 +434,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
                 meta,
             }),
             Err(e) => {
-                env.failed(out, "ls", rename(e, arg))?;
+                env.failed(out, "ls", as_written(e, arg))?;
                 status = 2;
             }
         }
@@ -469,7 +456,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
         let entries = match env.root.list(&at) {
             Ok(entries) => entries,
             Err(e) => {
-                env.failed(out, "ls", rename(e, &name))?;
+                env.failed(out, "ls", as_written(e, &name))?;
                 status = 2;
                 continue;
             }
@@ -670,7 +657,7 @@ pub(crate) fn stat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         let meta = match env.root.metadata(&at) {
             Ok(meta) => meta,
             Err(e) => {
-                env.failed(out, "stat", rename(e, arg))?;
+                env.failed(out, "stat", as_written(e, arg))?;
                 status = 1;
                 continue;
             }
@@ -1005,7 +992,7 @@ pub(crate) fn mkdir(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
                     status = 1;
                 }
                 Err(e) => {
-                    env.failed(out, "mkdir", rename(e, arg))?;
+                    env.failed(out, "mkdir", as_written(e, arg))?;
                     status = 1;
                     break;
                 }
@@ -1044,7 +1031,7 @@ pub(crate) fn touch(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
                     keep(meta.accessed, access),
                     keep(meta.modified, modify),
                 ) {
-                    env.failed(out, "touch", rename(e, arg))?;
+                    env.failed(out, "touch", as_written(e, arg))?;
                     status = 1;
                 }
             }
@@ -1053,17 +1040,17 @@ pub(crate) fn touch(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
                 if let Some(parent) = at.parent()
                     && let Err(e) = env.root.metadata(&parent)
                 {
-                    env.failed(out, "touch", rename(e, arg))?;
+                    env.failed(out, "touch", as_written(e, arg))?;
                     status = 1;
                     continue;
                 }
                 if let Err(e) = env.root.write(&at, b"") {
-                    env.failed(out, "touch", rename(e, arg))?;
+                    env.failed(out, "touch", as_written(e, arg))?;
                     status = 1;
                 }
             }
             Err(e) => {
-                env.failed(out, "touch", rename(e, arg))?;
+                env.failed(out, "touch", as_written(e, arg))?;
                 status = 1;
             }
         }
@@ -1105,7 +1092,7 @@ pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             Ok(meta) => meta,
             Err(FsError::NotFound { .. }) if force => continue,
             Err(e) => {
-                env.failed(out, "rm", rename(e, arg))?;
+                env.failed(out, "rm", as_written(e, arg))?;
                 status = 1;
                 continue;
             }
@@ -1129,7 +1116,7 @@ pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             Ok(()) if verbose => say!(out, "removed '{arg}'"),
             Ok(()) => {}
             Err(e) => {
-                env.failed(out, "rm", rename(e, arg))?;
+                env.failed(out, "rm", as_written(e, arg))?;
                 status = 1;
             }
         }
@@ -1220,7 +1207,7 @@ fn destinations(
                         return Ok(None);
                     }
                     Err(e) => {
-                        env.failed(out, tool, rename(e, dir))?;
+                        env.failed(out, tool, as_written(e, dir))?;
                         return Ok(None);
                     }
                 }
@@ -1277,7 +1264,7 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
         let meta = match env.root.metadata(&from) {
             Ok(meta) => meta,
             Err(e) => {
-                env.failed(out, "mv", rename(e, &src))?;
+                env.failed(out, "mv", as_written(e, &src))?;
                 status = 1;
                 continue;
             }
@@ -1336,7 +1323,7 @@ pub(crate) fn cp(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
         let meta = match env.root.metadata(&from) {
             Ok(meta) => meta,
             Err(e) => {
-                env.failed(out, "cp", rename(e, &src))?;
+                env.failed(out, "cp", as_written(e, &src))?;
                 status = 1;
                 continue;
             }

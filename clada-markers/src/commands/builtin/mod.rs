@@ -24,7 +24,9 @@ use crate::error_type::ErrorType;
 use super::process::Output;
 
 mod args;
+mod diff;
 mod files;
+mod search;
 
 pub(crate) use args::Flags;
 
@@ -240,6 +242,19 @@ impl std::io::Write for Out<'_> {
     }
 }
 
+/// The error about `arg` as the user wrote it, rather than as resolved.
+pub(crate) fn as_written(e: FsError, arg: &str) -> FsError {
+    let path = arg.to_owned();
+    match e {
+        FsError::NotFound { .. } => FsError::NotFound { path },
+        FsError::IsDirectory { .. } => FsError::IsDirectory { path },
+        FsError::NotDirectory { .. } => FsError::NotDirectory { path },
+        FsError::NotRegular { .. } => FsError::NotRegular { path },
+        FsError::Os { op, errno, .. } => FsError::Os { path, op, errno },
+        other => other,
+    }
+}
+
 /// An OS error in GNU style: `name: No such file or directory`.
 pub(crate) fn describe(e: &FsError) -> String {
     match e {
@@ -278,6 +293,10 @@ pub(crate) fn run(argv: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
         "rm" => files::rm(args, env, out),
         "mv" => files::mv(args, env, out),
         "cp" => files::cp(args, env, out),
+        "grep" => search::grep(args, env, out),
+        "find" => search::find(args, env, out),
+        "tree" => search::tree(args, env, out),
+        "diff" => diff::diff(args, env, out),
         other => Err(TaskError::new(
             ErrorType::CommandNotAllowed,
             format!("the built-in `{other}` is not available"),

@@ -1,0 +1,366 @@
+//! `diff`: two files, or two directories, compared with `similar`. Files
+//! are read through [`Root`](crate::engine::fs::Root); a link is compared
+//! as the text of its target, never followed.
+
+use std::io::Write;
+
+use similar::{DiffOp, TextDiff};
+
+use crate::engine::TaskError;
+use crate::engine::fs::{Kind, Location};
+
+use super::args::Arg;
+use super::{Env, Flags, Out};
+
+#[derive(Debug)]
+struct DiffOptions {
+    /// Lines of context in unified format; `None` for the normal format.
+    unified: Option<usize>,
+    recursive: bool,
+    brief: bool,
+    new_file: bool,
+}
+
+/// `diff [-u] [-U N] [-r] [-q] [-N] A B`; exit 0 when the same, 1 when
+/// different, 2 on trouble.
+pub(crate) fn diff(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+    let mut o = DiffOptions {
+        unified: None,
+        recursive: false,
+        brief: false,
+        new_file: false,
+    };
+    let mut operands = Vec::new();
+    let mut flags = Flags::new(args, env);
+    while let Some(arg) = flags.next()? {
+        match &arg {
+            Arg::Short('u') => o.unified = Some(3),
+            Arg::Short('U') => o.unified = Some(flags.number()?),
+            Arg::Long(l) if l == "unified" => o.unified = Some(flags.number()?),
+            Arg::Short('r') => o.recursive = true,
+            Arg::Long(l) if l == "recursive" => o.recursive = true,
+            Arg::Short('q') => o.brief = true,
+            Arg::Long(l) if l == "brief" => o.brief = true,
+            Arg::Short('N') => o.new_file = true,
+            Arg::Long(l) if l == "new-file" => o.new_file = true,
+            Arg::Long(l) if l == "color" => {
+                let v = flags.value()?;
+                if v != "never" && v != "auto" {
+                    return Err(flags.invalid(&v));
+                }
+            }
+            Arg::Operand(op) => operands.push(op.clone()),
+            _ => return Err(flags.refuse()),
+        }
+    }
+    let [a, b] = operands.as_slice() else {
+        out.error(
+            "diff",
+            format!("expected two files or directories, got {}", operands.len()),
+        );
+        return Ok(2);
+    };
+    let (a_at, b_at) = (env.read_path(a)?, env.read_path(b)?);
+    let mut d = Differ {
+        env,
+        o: &o,
+        status: 0,
+    };
+    let kind = |at: &Location| env.root.metadata(at).map(|m| m.kind);
+    match (kind(&a_at), kind(&b_at)) {
+        (Ok(Kind::Dir), Ok(Kind::Dir)) => d.dirs(out, &a_at, &b_at, a, b)?,
+        (Ok(Kind::Dir), Ok(_)) => {
+            let inner = b_at.clone();
+            let name = b_at.name().unwrap_or_default().to_owned();
+            d.files(out, &a_at.join(&name), &inner, &join(a, &name), b)?;
+        }
+        (Ok(_), Ok(Kind::Dir)) => {
+            let name = a_at.name().unwrap_or_default().to_owned();
+            d.files(out, &a_at, &b_at.join(&name), a, &join(b, &name))?;
+        }
+        _ => d.files(out, &a_at, &b_at, a, b)?,
+    }
+    Ok(d.status)
+}
+
+fn join(dir: &str, name: &str) -> String {
+    format!("{}/{name}", dir.trim_end_matches('/'))
+}
+
+struct Differ<'d, 'e> {
+    env: &'d Env<'e>,
+    o: &'d DiffOptions,
+    status: i32,
+}
+
+/// What a side holds.
+enum Side {
+    Missing,
+    Text(Vec<u8>),
+    Link(String),
+    Dir,
+    Other,
+}
+
+impl Differ<'_, '_> {
+    fn side(&mut self, out: &mut Out<'_>, at: &Location, shown: &str) -> Result<Side, TaskError> {
+        self.env.in_time()?;
+        let meta = match self.env.root.metadata(at) {
+            Ok(meta) => meta,
+            Err(crate::engine::fs::FsError::NotFound { .. }) => return Ok(Side::Missing),
+            Err(e) => {
+                self.env.failed(out, "diff", super::as_written(e, shown))?;
+                self.status = 2;
+                return Ok(Side::Other);
+            }
+        };
+        Ok(match meta.kind {
+            Kind::Dir => Side::Dir,
+            Kind::Symlink => Side::Link(self.env.root.read_link(at)?),
+            Kind::Other => Side::Other,
+            Kind::File => {
+                let mut data = Vec::new();
+                let mut file = self.env.root.open_file(at)?;
+                if let Err(e) = std::io::Read::read_to_end(&mut file, &mut data) {
+                    out.error("diff", format!("{shown}: {e}"));
+                    self.status = 2;
+                    return Ok(Side::Other);
+                }
+                Side::Text(data)
+            }
+        })
+    }
+
+    fn files(
+        &mut self,
+        out: &mut Out<'_>,
+        a_at: &Location,
+        b_at: &Location,
+        a: &str,
+        b: &str,
+    ) -> Result<(), TaskError> {
+        let left = self.side(out, a_at, a)?;
+        let right = self.side(out, b_at, b)?;
+        let (left, right) = match (left, right) {
+            (Side::Missing, Side::Missing) => {
+                out.error("diff", format!("{a}: No such file or directory"));
+                self.status = 2;
+                return Ok(());
+            }
+            (Side::Missing, r) if self.o.new_file => (Side::Text(Vec::new()), r),
+            (l, Side::Missing) if self.o.new_file => (l, Side::Text(Vec::new())),
+            (Side::Missing, _) => {
+                out.error("diff", format!("{a}: No such file or directory"));
+                self.status = 2;
+                return Ok(());
+            }
+            (_, Side::Missing) => {
+                out.error("diff", format!("{b}: No such file or directory"));
+                self.status = 2;
+                return Ok(());
+            }
+            pair => pair,
+        };
+        let (old, new) = match (&left, &right) {
+            (Side::Text(x), Side::Text(y)) => (x.as_slice(), y.as_slice()),
+            (Side::Link(x), Side::Link(y)) => {
+                if x != y {
+                    let _ = writeln!(out, "Symbolic links {a} and {b} differ");
+                    self.status = self.status.max(1);
+                }
+                return Ok(());
+            }
+            (Side::Other, _) | (_, Side::Other) => return Ok(()),
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "File {a} is a {} while file {b} is a {}",
+                    kind_of(&left),
+                    kind_of(&right)
+                );
+                self.status = self.status.max(1);
+                return Ok(());
+            }
+        };
+        if old == new {
+            return Ok(());
+        }
+        self.status = self.status.max(1);
+        let binary = old.contains(&0) || new.contains(&0);
+        let (old_text, new_text) = (std::str::from_utf8(old), std::str::from_utf8(new));
+        let (Ok(old_text), Ok(new_text), false) = (old_text, new_text, binary) else {
+            let _ = writeln!(out, "Binary files {a} and {b} differ");
+            return Ok(());
+        };
+        if self.o.brief {
+            let _ = writeln!(out, "Files {a} and {b} differ");
+            return Ok(());
+        }
+        let diff = TextDiff::from_lines(old_text, new_text);
+        match self.o.unified {
+            Some(context) => {
+                let text = diff
+                    .unified_diff()
+                    .context_radius(context)
+                    .header(a, b)
+                    .to_string();
+                let _ = out.write_all(text.as_bytes());
+            }
+            None => normal(out, &diff, old_text, new_text),
+        }
+        Ok(())
+    }
+
+    fn dirs(
+        &mut self,
+        out: &mut Out<'_>,
+        a_at: &Location,
+        b_at: &Location,
+        a: &str,
+        b: &str,
+    ) -> Result<(), TaskError> {
+        let mut pending = vec![(a_at.clone(), b_at.clone(), a.to_owned(), b.to_owned())];
+        while let Some((a_at, b_at, a, b)) = pending.pop() {
+            self.env.in_time()?;
+            let names = |at: &Location| -> Result<Vec<(String, Kind)>, TaskError> {
+                Ok(self
+                    .env
+                    .root
+                    .list(at)?
+                    .into_iter()
+                    .map(|e| (e.name, e.kind))
+                    .collect())
+            };
+            let (left, right) = (names(&a_at)?, names(&b_at)?);
+            let mut all: Vec<&String> = left.iter().chain(&right).map(|(n, _)| n).collect();
+            all.sort();
+            all.dedup();
+            let mut subdirs = Vec::new();
+            for name in all {
+                let l = left.iter().find(|(n, _)| n == name).map(|(_, k)| *k);
+                let r = right.iter().find(|(n, _)| n == name).map(|(_, k)| *k);
+                let (an, bn) = (join(&a, name), join(&b, name));
+                match (l, r) {
+                    (Some(_), None) if !self.o.new_file => {
+                        let _ = writeln!(out, "Only in {a}: {name}");
+                        self.status = self.status.max(1);
+                    }
+                    (None, Some(_)) if !self.o.new_file => {
+                        let _ = writeln!(out, "Only in {b}: {name}");
+                        self.status = self.status.max(1);
+                    }
+                    (Some(Kind::Dir), Some(Kind::Dir)) => {
+                        if self.o.recursive {
+                            subdirs.push((a_at.join(name), b_at.join(name), an, bn));
+                        } else {
+                            let _ = writeln!(out, "Common subdirectories: {an} and {bn}");
+                        }
+                    }
+                    _ => {
+                        let (at_a, at_b) = (a_at.join(name), b_at.join(name));
+                        let files = (l, r) == (Some(Kind::File), Some(Kind::File));
+                        if files && !self.o.brief && !same_file(self.env, &at_a, &at_b) {
+                            let _ = writeln!(out, "diff {an} {bn}");
+                        }
+                        self.files(out, &at_a, &at_b, &an, &bn)?;
+                    }
+                }
+            }
+            pending.extend(subdirs.into_iter().rev());
+        }
+        Ok(())
+    }
+}
+
+/// Whether two locations hold the same bytes (or both are missing).
+fn same_file(env: &Env<'_>, a: &Location, b: &Location) -> bool {
+    let read = |at: &Location| -> Option<Vec<u8>> {
+        let mut f = env.root.open_file(at).ok()?;
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut v).ok()?;
+        Some(v)
+    };
+    match (read(a), read(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn kind_of(side: &Side) -> &'static str {
+    match side {
+        Side::Missing => "missing file",
+        Side::Text(t) if t.is_empty() => "regular empty file",
+        Side::Text(_) => "regular file",
+        Side::Link(_) => "symbolic link",
+        Side::Dir => "directory",
+        Side::Other => "special file",
+    }
+}
+
+/// GNU's normal format: `2c2`, `< old`, `---`, `> new`.
+fn normal(out: &mut Out<'_>, diff: &TextDiff<'_, '_, str>, old: &str, new: &str) {
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let range = |start: usize, len: usize| {
+        if len <= 1 {
+            (start + len.max(1)).to_string()
+        } else {
+            format!("{},{}", start + 1, start + len)
+        }
+    };
+    let write_lines = |out: &mut Out<'_>, mark: &str, lines: &[&str]| {
+        for line in lines {
+            let _ = out.write_all(mark.as_bytes());
+            let _ = out.write_all(line.as_bytes());
+            if !line.ends_with('\n') {
+                let _ = out.write_all(b"\n\\ No newline at end of file\n");
+            }
+        }
+    };
+    // Merge neighbouring deletions and insertions into one change.
+    let mut changes: Vec<(usize, usize, usize, usize)> = Vec::new();
+    for op in diff.ops() {
+        let (o, ol, n, nl) = match *op {
+            DiffOp::Equal { .. } => continue,
+            DiffOp::Delete {
+                old_index,
+                old_len,
+                new_index,
+            } => (old_index, old_len, new_index, 0),
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => (old_index, 0, new_index, new_len),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => (old_index, old_len, new_index, new_len),
+        };
+        match changes.last_mut() {
+            Some(last) if last.0 + last.1 == o && last.2 + last.3 == n => {
+                last.1 += ol;
+                last.3 += nl;
+            }
+            _ => changes.push((o, ol, n, nl)),
+        }
+    }
+    for (o, ol, n, nl) in changes {
+        let old_part = old_lines.get(o..o + ol).unwrap_or_default();
+        let new_part = new_lines.get(n..n + nl).unwrap_or_default();
+        if ol == 0 {
+            let _ = writeln!(out, "{o}a{}", range(n, nl));
+            write_lines(out, "> ", new_part);
+        } else if nl == 0 {
+            let _ = writeln!(out, "{}d{n}", range(o, ol));
+            write_lines(out, "< ", old_part);
+        } else {
+            let _ = writeln!(out, "{}c{}", range(o, ol), range(n, nl));
+            write_lines(out, "< ", old_part);
+            let _ = writeln!(out, "---");
+            write_lines(out, "> ", new_part);
+        }
+    }
+}

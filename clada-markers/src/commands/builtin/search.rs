@@ -1,0 +1,723 @@
+//! `grep`, `find` and `tree`: walks of the tree through [`Root`] that list
+//! a link as a link and never go through one.
+//!
+//! grep matches with ripgrep's `grep-regex` and reads with `grep-searcher`;
+//! `find -name`, `grep --include` and `tree -I` match with `globset`.
+//!
+//! [`Root`]: crate::engine::fs::Root
+
+use std::io::Write;
+
+use globset::{GlobBuilder, GlobMatcher};
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+
+use crate::engine::TaskError;
+use crate::engine::fs::{FsError, Kind, Location};
+use crate::error_type::ErrorType;
+
+use super::args::Arg;
+use super::{Env, Flags, Out};
+
+/// A glob as `find -name` and `fnmatch` read it: `*` stays within a name
+/// unless `whole_path`.
+fn glob(
+    env: &Env<'_>,
+    pattern: &str,
+    ignore_case: bool,
+    whole_path: bool,
+) -> Result<GlobMatcher, TaskError> {
+    GlobBuilder::new(pattern)
+        .literal_separator(!whole_path)
+        .backslash_escape(true)
+        .case_insensitive(ignore_case)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| {
+            TaskError::new(
+                ErrorType::CommandNotAllowed,
+                format!("`{}`: the pattern `{pattern}` is not valid: {e}", env.shown),
+            )
+        })
+}
+
+/// `name` shown under the operand `dir` as the user wrote it.
+fn under(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_owned()
+    } else if dir.ends_with('/') {
+        format!("{dir}{name}")
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// The options of one grep.
+#[derive(Debug, Default)]
+struct GrepOptions {
+    recursive: bool,
+    line_numbers: bool,
+    ignore_case: bool,
+    files_with_matches: bool,
+    files_without_match: bool,
+    count: bool,
+    extended: bool,
+    fixed: bool,
+    word: bool,
+    invert: bool,
+    only_matching: bool,
+    quiet: bool,
+    no_messages: bool,
+    /// `Some(true)` with -H, `Some(false)` with -h.
+    with_filename: Option<bool>,
+    max_count: Option<u64>,
+    include: Vec<GlobMatcher>,
+    exclude: Vec<GlobMatcher>,
+    exclude_dir: Vec<GlobMatcher>,
+}
+
+/// `grep [FLAGS] PATTERN [PATH]...` (see the README for the flags).
+pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+    let mut o = GrepOptions::default();
+    let mut patterns = Vec::new();
+    let mut operands = Vec::new();
+    let mut flags = Flags::new(args, env);
+    while let Some(arg) = flags.next()? {
+        match &arg {
+            Arg::Short('r' | 'R') => o.recursive = true,
+            Arg::Long(l) if l == "recursive" || l == "dereference-recursive" => o.recursive = true,
+            Arg::Short('n') => o.line_numbers = true,
+            Arg::Long(l) if l == "line-number" => o.line_numbers = true,
+            Arg::Short('i' | 'y') => o.ignore_case = true,
+            Arg::Long(l) if l == "ignore-case" => o.ignore_case = true,
+            Arg::Short('l') => o.files_with_matches = true,
+            Arg::Long(l) if l == "files-with-matches" => o.files_with_matches = true,
+            Arg::Short('L') => o.files_without_match = true,
+            Arg::Long(l) if l == "files-without-match" => o.files_without_match = true,
+            Arg::Short('c') => o.count = true,
+            Arg::Long(l) if l == "count" => o.count = true,
+            Arg::Short('E') => o.extended = true,
+            Arg::Long(l) if l == "extended-regexp" => o.extended = true,
+            Arg::Short('F') => o.fixed = true,
+            Arg::Long(l) if l == "fixed-strings" => o.fixed = true,
+            Arg::Short('G') => o.extended = false,
+            Arg::Short('w') => o.word = true,
+            Arg::Long(l) if l == "word-regexp" => o.word = true,
+            Arg::Short('v') => o.invert = true,
+            Arg::Long(l) if l == "invert-match" => o.invert = true,
+            Arg::Short('o') => o.only_matching = true,
+            Arg::Long(l) if l == "only-matching" => o.only_matching = true,
+            Arg::Short('q') => o.quiet = true,
+            Arg::Long(l) if l == "quiet" || l == "silent" => o.quiet = true,
+            Arg::Short('s') => o.no_messages = true,
+            Arg::Long(l) if l == "no-messages" => o.no_messages = true,
+            Arg::Short('H') => o.with_filename = Some(true),
+            Arg::Long(l) if l == "with-filename" => o.with_filename = Some(true),
+            Arg::Short('h') => o.with_filename = Some(false),
+            Arg::Long(l) if l == "no-filename" => o.with_filename = Some(false),
+            Arg::Short('I') => {}
+            Arg::Short('e') => patterns.push(flags.value()?),
+            Arg::Long(l) if l == "regexp" => patterns.push(flags.value()?),
+            Arg::Short('m') => o.max_count = Some(flags.number()?),
+            Arg::Long(l) if l == "max-count" => o.max_count = Some(flags.number()?),
+            Arg::Long(l) if l == "include" => {
+                o.include.push(glob(env, &flags.value()?, false, false)?)
+            }
+            Arg::Long(l) if l == "exclude" => {
+                o.exclude.push(glob(env, &flags.value()?, false, false)?)
+            }
+            Arg::Long(l) if l == "exclude-dir" => {
+                o.exclude_dir
+                    .push(glob(env, &flags.value()?, false, false)?);
+            }
+            Arg::Long(l) if l == "color" || l == "colour" => {
+                let v = flags.value()?;
+                if v != "never" && v != "auto" {
+                    return Err(flags.invalid(&v));
+                }
+            }
+            Arg::Operand(op) => operands.push(op.clone()),
+            _ => return Err(flags.refuse()),
+        }
+    }
+    if patterns.is_empty() {
+        if operands.is_empty() {
+            out.error("grep", "no pattern given");
+            return Ok(2);
+        }
+        patterns.push(operands.remove(0));
+    }
+    let matcher = matcher(env, &o, &patterns)?;
+    let default_operand = operands.is_empty();
+    if default_operand {
+        operands.push(if o.recursive { "." } else { "-" }.to_owned());
+    }
+    let show_names = o.with_filename.unwrap_or(o.recursive || operands.len() > 1);
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .invert_match(o.invert)
+        .binary_detection(BinaryDetection::convert(b'\0'))
+        .build();
+    let mut run = GrepRun {
+        env,
+        o: &o,
+        matcher: &matcher,
+        show_names,
+        matched_any: false,
+        trouble: false,
+    };
+    for operand in &operands {
+        if operand == "-" {
+            // Standard input is empty.
+            continue;
+        }
+        let at = env.read_path(operand)?;
+        let meta = match env.root.metadata(&at) {
+            Ok(meta) => meta,
+            Err(e) => {
+                run.trouble(out, e, operand)?;
+                continue;
+            }
+        };
+        match meta.kind {
+            Kind::Dir if o.recursive => {
+                let shown = if default_operand {
+                    ""
+                } else {
+                    operand.as_str()
+                };
+                run.walk(&mut searcher, out, at, shown)?;
+            }
+            Kind::Dir => {
+                if !o.no_messages {
+                    out.error("grep", format!("{operand}: Is a directory"));
+                }
+                run.trouble = true;
+            }
+            Kind::Symlink => {
+                return Err(FsError::Symlink {
+                    path: operand.clone(),
+                }
+                .into());
+            }
+            _ => run.file(&mut searcher, out, &at, operand)?,
+        }
+        if o.quiet && run.matched_any {
+            break;
+        }
+    }
+    Ok(match (run.matched_any, run.trouble) {
+        (true, _) if o.quiet => 0,
+        (_, true) => 2,
+        (true, false) => 0,
+        (false, false) => 1,
+    })
+}
+
+/// The matcher for grep's patterns. Without `-E` or `-F` a pattern is a
+/// basic regular expression: `\|`, `\(`, `\)`, `\{`, `\}`, `\+`, `\?` are
+/// operators and the bare characters are literal.
+fn matcher(env: &Env<'_>, o: &GrepOptions, patterns: &[String]) -> Result<RegexMatcher, TaskError> {
+    let patterns: Vec<String> = patterns
+        .iter()
+        .flat_map(|p| p.split('\n'))
+        .map(|p| {
+            if o.fixed || o.extended {
+                p.to_owned()
+            } else {
+                basic_to_extended(p)
+            }
+        })
+        .collect();
+    RegexMatcherBuilder::new()
+        .case_insensitive(o.ignore_case)
+        .word(o.word)
+        .fixed_strings(o.fixed)
+        .line_terminator(Some(b'\n'))
+        .build_many(&patterns)
+        .map_err(|e| {
+            TaskError::new(
+                ErrorType::CommandNotAllowed,
+                format!(
+                    "`{}`: the pattern is not a valid regular expression: {e}",
+                    env.shown
+                ),
+            )
+        })
+}
+
+/// A basic regular expression (POSIX BRE, GNU flavour) written as an
+/// extended one.
+fn basic_to_extended(pattern: &str) -> String {
+    const SWAPPED: &[char] = &['|', '(', ')', '{', '}', '+', '?'];
+    let mut s = String::with_capacity(pattern.len() + 4);
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(n) if SWAPPED.contains(&n) => s.push(n),
+                Some(n) => {
+                    s.push('\\');
+                    s.push(n);
+                }
+                None => s.push_str("\\\\"),
+            },
+            c if SWAPPED.contains(&c) => {
+                s.push('\\');
+                s.push(c);
+            }
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+/// One grep over its operands.
+struct GrepRun<'r, 'e> {
+    env: &'r Env<'e>,
+    o: &'r GrepOptions,
+    matcher: &'r RegexMatcher,
+    show_names: bool,
+    matched_any: bool,
+    trouble: bool,
+}
+
+impl GrepRun<'_, '_> {
+    fn trouble(&mut self, out: &mut Out<'_>, e: FsError, shown: &str) -> Result<(), TaskError> {
+        self.trouble = true;
+        if matches!(e, FsError::Escape { .. } | FsError::Symlink { .. }) {
+            return Err(e.into());
+        }
+        if !self.o.no_messages {
+            out.error("grep", super::describe(&super::as_written(e, shown)));
+        }
+        Ok(())
+    }
+
+    /// Searches a directory, depth first, in name order; `.git`
+    /// directories and links are passed over.
+    fn walk(
+        &mut self,
+        searcher: &mut Searcher,
+        out: &mut Out<'_>,
+        dir: Location,
+        shown: &str,
+    ) -> Result<(), TaskError> {
+        // Depth first, in name order, like find.
+        let mut pending = vec![(dir, shown.to_owned(), Kind::Dir)];
+        while let Some((at, shown, kind)) = pending.pop() {
+            self.env.in_time()?;
+            let name = at.name().unwrap_or_default();
+            match kind {
+                Kind::File => {
+                    if !self.o.include.is_empty()
+                        && !self.o.include.iter().any(|g| g.is_match(name))
+                    {
+                        continue;
+                    }
+                    if self.o.exclude.iter().any(|g| g.is_match(name)) {
+                        continue;
+                    }
+                    self.file(searcher, out, &at, &shown)?;
+                    if self.o.quiet && self.matched_any {
+                        return Ok(());
+                    }
+                }
+                Kind::Dir => {
+                    let entries = match self.env.root.list(&at) {
+                        Ok(entries) => entries,
+                        Err(e) => {
+                            self.trouble(out, e, &shown)?;
+                            continue;
+                        }
+                    };
+                    for entry in entries.into_iter().rev() {
+                        let skip = entry.kind == Kind::Dir
+                            && (entry.name == ".git"
+                                || self.o.exclude_dir.iter().any(|g| g.is_match(&entry.name)));
+                        if !skip {
+                            let below = at.join(&entry.name);
+                            pending.push((below, under(&shown, &entry.name), entry.kind));
+                        }
+                    }
+                }
+                Kind::Symlink | Kind::Other => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Searches one file.
+    fn file(
+        &mut self,
+        searcher: &mut Searcher,
+        out: &mut Out<'_>,
+        at: &Location,
+        shown: &str,
+    ) -> Result<(), TaskError> {
+        self.env.in_time()?;
+        let file = match self.env.root.open_file(at) {
+            Ok(file) => file,
+            Err(e) => return self.trouble(out, e, shown),
+        };
+        let mut sink = Lines {
+            matcher: self.matcher,
+            o: self.o,
+            prefix: if self.show_names {
+                format!("{shown}:")
+            } else {
+                String::new()
+            },
+            lines: Vec::new(),
+            count: 0,
+            binary: false,
+        };
+        if let Err(e) = searcher.search_reader(self.matcher, file, &mut sink) {
+            self.trouble = true;
+            if !self.o.no_messages {
+                out.error("grep", format!("{shown}: {e}"));
+            }
+            return Ok(());
+        }
+        let o = self.o;
+        self.matched_any |= sink.count > 0;
+        if o.quiet {
+            return Ok(());
+        }
+        if o.files_with_matches {
+            if sink.count > 0 {
+                let _ = writeln!(out, "{shown}");
+            }
+        } else if o.files_without_match {
+            if sink.count == 0 {
+                let _ = writeln!(out, "{shown}");
+            }
+        } else if o.count {
+            let _ = writeln!(out, "{}{}", sink.prefix, sink.count);
+        } else if sink.binary && sink.count > 0 {
+            let _ = writeln!(out, "Binary file {shown} matches");
+        } else {
+            let _ = out.write_all(&sink.lines);
+        }
+        Ok(())
+    }
+}
+
+/// Collects one file's matching lines, formatted.
+struct Lines<'m> {
+    matcher: &'m RegexMatcher,
+    o: &'m GrepOptions,
+    prefix: String,
+    lines: Vec<u8>,
+    count: u64,
+    binary: bool,
+}
+
+impl Lines<'_> {
+    fn line(&mut self, number: Option<u64>, text: &[u8]) {
+        self.lines.extend_from_slice(self.prefix.as_bytes());
+        if let (true, Some(n)) = (self.o.line_numbers, number) {
+            self.lines.extend_from_slice(format!("{n}:").as_bytes());
+        }
+        self.lines.extend_from_slice(text);
+        if !text.ends_with(b"\n") {
+            self.lines.push(b'\n');
+        }
+    }
+}
+
+impl Sink for Lines<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.count += 1;
+        let summary = self.o.count || self.o.files_with_matches || self.o.files_without_match;
+        if self.o.quiet || summary {
+            // One match decides -q, -l and -L.
+            let done = self.o.quiet || self.o.files_with_matches || self.o.files_without_match;
+            return Ok(!done && self.o.max_count.is_none_or(|m| self.count < m));
+        }
+        if self.o.only_matching && !self.o.invert {
+            let line = mat.bytes();
+            let mut parts = Vec::new();
+            let _ = self.matcher.find_iter(line, |m| {
+                parts.push(line[m].to_vec());
+                true
+            });
+            for part in parts {
+                self.line(mat.line_number(), &part);
+            }
+        } else {
+            self.line(mat.line_number(), mat.bytes());
+        }
+        Ok(self.o.max_count.is_none_or(|m| self.count < m))
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
+        self.binary = true;
+        Ok(true)
+    }
+}
+
+/// One test of find's expression.
+#[derive(Debug)]
+enum Test {
+    Name(GlobMatcher),
+    Path(GlobMatcher),
+    Type(Kind),
+    Empty,
+    Not(Box<Test>),
+}
+
+/// `find [PATH]... [EXPRESSION]`: the tests are joined by "and".
+pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+    let mut starts = Vec::new();
+    let mut rest = args.iter();
+    let mut expression = Vec::new();
+    for arg in rest.by_ref() {
+        if arg.starts_with('-') || arg == "!" || arg == "(" {
+            expression.push(arg.clone());
+            break;
+        }
+        starts.push(arg.clone());
+    }
+    expression.extend(rest.cloned());
+    let (mut min_depth, mut max_depth) = (0usize, usize::MAX);
+    let mut tests = Vec::new();
+    let mut negate = false;
+    let mut words = expression.into_iter();
+    let refuse = |flag: &str| env.unsupported(flag);
+    while let Some(word) = words.next() {
+        let mut value = |flag: &str| {
+            words.next().ok_or_else(|| {
+                TaskError::new(
+                    ErrorType::CommandNotAllowed,
+                    format!("`{}`: `{flag}` needs a value", env.shown),
+                )
+            })
+        };
+        let test = match word.as_str() {
+            "!" | "-not" => {
+                negate = !negate;
+                continue;
+            }
+            "-a" | "-and" | "-print" => continue,
+            "-maxdepth" | "-mindepth" => {
+                let v = value(&word)?;
+                let n: usize = v.parse().map_err(|_| {
+                    TaskError::new(
+                        ErrorType::CommandNotAllowed,
+                        format!("`{}`: `{v}` is not a valid value for `{word}`", env.shown),
+                    )
+                })?;
+                if word == "-maxdepth" {
+                    max_depth = n;
+                } else {
+                    min_depth = n;
+                }
+                continue;
+            }
+            "-name" => Test::Name(glob(env, &value(&word)?, false, false)?),
+            "-iname" => Test::Name(glob(env, &value(&word)?, true, false)?),
+            "-path" | "-wholename" => Test::Path(glob(env, &value(&word)?, false, true)?),
+            "-ipath" => Test::Path(glob(env, &value(&word)?, true, true)?),
+            "-type" => match value(&word)?.as_str() {
+                "f" => Test::Type(Kind::File),
+                "d" => Test::Type(Kind::Dir),
+                "l" => Test::Type(Kind::Symlink),
+                other => return Err(refuse(&format!("-type {other}"))),
+            },
+            "-empty" => Test::Empty,
+            other => return Err(refuse(other)),
+        };
+        tests.push(if std::mem::take(&mut negate) {
+            Test::Not(Box::new(test))
+        } else {
+            test
+        });
+    }
+    if starts.is_empty() {
+        starts.push(".".to_owned());
+    }
+    let mut status = 0;
+    for start in &starts {
+        let at = env.read_path(start)?;
+        let kind = match env.root.metadata(&at) {
+            Ok(meta) => meta.kind,
+            Err(e) => {
+                env.failed(out, "find", super::as_written(e, start))?;
+                status = 1;
+                continue;
+            }
+        };
+        // Depth first, in name order, never through a link.
+        let mut pending = vec![(at, start.clone(), kind, 0usize)];
+        while let Some((at, shown, kind, depth)) = pending.pop() {
+            env.in_time()?;
+            let entries = if kind == Kind::Dir && depth < max_depth {
+                match env.root.list(&at) {
+                    Ok(entries) => Some(entries),
+                    Err(e) => {
+                        env.failed(out, "find", super::as_written(e, &shown))?;
+                        status = 1;
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            let empty = match kind {
+                Kind::Dir => {
+                    entries.as_ref().is_some_and(Vec::is_empty)
+                        || (depth >= max_depth && env.root.list(&at).is_ok_and(|e| e.is_empty()))
+                }
+                Kind::File => env.root.metadata(&at).is_ok_and(|m| m.size == 0),
+                _ => false,
+            };
+            let name = at.name().unwrap_or(&shown).to_owned();
+            let name = if depth == 0 { basename(&shown) } else { name };
+            if depth >= min_depth && tests.iter().all(|t| passes(t, &name, &shown, kind, empty)) {
+                let _ = writeln!(out, "{shown}");
+            }
+            if let Some(entries) = entries {
+                for entry in entries.into_iter().rev() {
+                    let below = at.join(&entry.name);
+                    pending.push((below, under(&shown, &entry.name), entry.kind, depth + 1));
+                }
+            }
+        }
+    }
+    Ok(status)
+}
+
+/// The last component of a starting point as written (`.` for `.`).
+fn basename(shown: &str) -> String {
+    let trimmed = shown.trim_end_matches('/');
+    match trimmed.rsplit('/').next() {
+        Some("") | None => shown.to_owned(),
+        Some(name) => name.to_owned(),
+    }
+}
+
+fn passes(test: &Test, name: &str, path: &str, kind: Kind, empty: bool) -> bool {
+    match test {
+        Test::Name(g) => g.is_match(name),
+        Test::Path(g) => g.is_match(path),
+        Test::Type(k) => *k == kind,
+        Test::Empty => empty,
+        Test::Not(t) => !passes(t, name, path, kind, empty),
+    }
+}
+
+/// One line of `tree` to come: where, name, kind, the prefix of its line,
+/// its level.
+type TreeItem = (Location, String, Kind, String, usize);
+
+/// `tree [-a] [-d] [-L N] [-I PATTERN] [--noreport] [DIR]...`
+pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+    let (mut all, mut dirs_only, mut report) = (false, false, true);
+    let mut max_level = usize::MAX;
+    let mut ignore = Vec::new();
+    let mut operands = Vec::new();
+    let mut flags = Flags::new(args, env);
+    while let Some(arg) = flags.next()? {
+        match &arg {
+            Arg::Short('a') => all = true,
+            Arg::Short('d') => dirs_only = true,
+            Arg::Short('L') => max_level = flags.number()?,
+            Arg::Short('I') => {
+                for pattern in flags.value()?.split('|') {
+                    ignore.push(glob(env, pattern, false, false)?);
+                }
+            }
+            Arg::Long(l) if l == "noreport" => report = false,
+            Arg::Long(l) if l == "dirsfirst" => {}
+            Arg::Operand(o) => operands.push(o.clone()),
+            _ => return Err(flags.refuse()),
+        }
+    }
+    if operands.is_empty() {
+        operands.push(".".to_owned());
+    }
+    let (mut dirs, mut files) = (0usize, 0usize);
+    let mut status = 0;
+    for operand in &operands {
+        let at = env.read_path(operand)?;
+        match env.root.metadata(&at) {
+            Ok(meta) if meta.kind == Kind::Dir => {}
+            Ok(_) => {
+                let _ = writeln!(out, "{operand}  [error opening dir]");
+                status = 2;
+                continue;
+            }
+            Err(e) => {
+                env.failed(out, "tree", super::as_written(e, operand))?;
+                status = 2;
+                continue;
+            }
+        }
+        let _ = writeln!(out, "{operand}");
+        // (directory, prefix of its lines, level)
+        let mut pending: Vec<Vec<TreeItem>> = Vec::new();
+        let children = |at: &Location, prefix: &str, level: usize| -> Vec<TreeItem> {
+            let Ok(entries) = env.root.list(at) else {
+                return Vec::new();
+            };
+            entries
+                .into_iter()
+                .filter(|e| all || !e.name.starts_with('.'))
+                .filter(|e| !dirs_only || e.kind == Kind::Dir)
+                .filter(|e| !ignore.iter().any(|g| g.is_match(&e.name)))
+                .map(|e| (at.join(&e.name), e.name, e.kind, prefix.to_owned(), level))
+                .rev()
+                .collect()
+        };
+        pending.push(children(&at, "", 1));
+        while let Some(level_items) = pending.last_mut() {
+            env.in_time()?;
+            let Some((at, name, kind, prefix, level)) = level_items.pop() else {
+                pending.pop();
+                continue;
+            };
+            let last = level_items.is_empty();
+            let (branch, next) = if last {
+                ("└── ", "    ")
+            } else {
+                ("├── ", "│   ")
+            };
+            let target = if kind == Kind::Symlink {
+                env.root
+                    .read_link(&at)
+                    .map(|t| format!(" -> {t}"))
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "{prefix}{branch}{name}{target}");
+            if kind == Kind::Dir {
+                dirs += 1;
+                if level < max_level {
+                    let inner = children(&at, &format!("{prefix}{next}"), level + 1);
+                    pending.push(inner);
+                }
+            } else {
+                files += 1;
+            }
+        }
+    }
+    if report {
+        let d = if dirs == 1 {
+            "directory"
+        } else {
+            "directories"
+        };
+        let f = if files == 1 { "file" } else { "files" };
+        if dirs_only {
+            let _ = writeln!(out, "\n{dirs} {d}");
+        } else {
+            let _ = writeln!(out, "\n{dirs} {d}, {files} {f}");
+        }
+    }
+    Ok(status)
+}
