@@ -1,4 +1,4 @@
-//! Commits before and after a run (SPEC §7 step 3), with libgit2.
+//! Commits before and after a run (PROTOCOL §7 step 3), with libgit2.
 //!
 //! `git add -A` semantics: every change in the work tree, new files that
 //! are not ignored included, deletions too. No empty commits: when the tree
@@ -70,12 +70,28 @@ impl std::fmt::Debug for WorkTree {
 }
 
 impl WorkTree {
-    /// Finds the work tree that holds `root`; `None` outside any (or in a
-    /// bare repository).
+    /// Finds the work tree that holds `root`, as git would from there: a
+    /// `.git` directory or file of the root or an ancestor. `GIT_*`
+    /// environment variables are ignored, and a bare repository is never
+    /// used (`None`): a document could have written one. Found once, before
+    /// any task (PROTOCOL §6).
     pub fn discover(root: &Path) -> Option<WorkTree> {
-        let repo = Repository::discover(root).ok()?;
+        let repo = Repository::open_ext(
+            root,
+            git2::RepositoryOpenFlags::empty(),
+            std::iter::empty::<&std::ffi::OsStr>(),
+        )
+        .ok()?;
+        if repo.is_bare() {
+            return None;
+        }
         repo.workdir()?;
         Some(WorkTree { repo })
+    }
+
+    /// The repository, for the built-in git and the default lock.
+    pub fn repository(&self) -> &Repository {
+        &self.repo
     }
 
     /// Commits every change in the work tree with `message`. Returns the

@@ -1,4 +1,4 @@
-//! A whole run (SPEC §7): the lock, the commit before, the tasks, the
+//! A whole run (PROTOCOL §7): the lock, the commit before, the tasks, the
 //! commit after, and the report.
 //!
 //! The document has been read and parsed already (step 1). Then: take the
@@ -59,28 +59,31 @@ pub fn run(
         None => None,
     };
 
+    // The run's one repository (PROTOCOL §6): found before any task, used
+    // by the commits and the built-in git alike.
+    let work_tree = match doc.tasks().next() {
+        Some(_) => WorkTree::discover(&config.root_path),
+        None => None,
+    };
     let mut git = GitReport::default();
-    let tree = match (&config.git, doc.tasks().next()) {
-        (None, _) | (Some(_), None) => None,
-        (Some(author), Some(_)) => match WorkTree::discover(&config.root_path) {
-            None => {
-                git.note = Some("not in a git work tree: nothing committed".to_owned());
-                None
-            }
-            Some(tree) => {
-                let message = format!("clada: before apply {}", now());
-                match tree.commit_all(&message, author) {
-                    Ok(id) => git.before = id,
-                    Err(e) => {
-                        let message =
-                            format!("the commit before the tasks failed, so none ran: {e}");
-                        git.error = Some(message.clone());
-                        return refuse(ErrorType::GitOperationFailed, message, git);
-                    }
+    let commits = match (&config.git, doc.tasks().next(), &work_tree) {
+        (None, _, _) | (Some(_), None, _) => None,
+        (Some(_), Some(_), None) => {
+            git.note = Some("not in a git work tree: nothing committed".to_owned());
+            None
+        }
+        (Some(author), Some(_), Some(tree)) => {
+            let message = format!("clada: before apply {}", now());
+            match tree.commit_all(&message, author) {
+                Ok(id) => git.before = id,
+                Err(e) => {
+                    let message = format!("the commit before the tasks failed, so none ran: {e}");
+                    git.error = Some(message.clone());
+                    return refuse(ErrorType::GitOperationFailed, message, git);
                 }
-                Some((tree, author))
             }
-        },
+            Some((tree, author))
+        }
     };
 
     let options = ApplyOptions {
@@ -92,10 +95,11 @@ pub fn run(
         config.root_path.clone(),
         config.commands.clone(),
         approver,
-    );
+    )
+    .with_repository(work_tree.as_ref().map(WorkTree::repository));
     let blocks = engine::apply(doc, root, &options, &mut runner, observer);
 
-    if let Some((tree, author)) = tree {
+    if let Some((tree, author)) = commits {
         let tasks: usize = blocks.iter().map(|b| b.tasks.len()).sum();
         let ok = blocks
             .iter()

@@ -497,3 +497,201 @@ fn diff_compares_files_and_directories_as_gnu_diff_does() {
     let (kind, _, _) = fails(&root, "diff --to-file=../secret.txt a.txt");
     assert_eq!(kind, ErrorType::CommandNotAllowed);
 }
+
+/// Runs `command` with the repository found from the root, as a run does.
+fn run_git(root: &Path, dir: Option<&str>, command: &str) -> TaskReport {
+    let dir = dir.map(|d| format!(" dir=\"{d}\"")).unwrap_or_default();
+    let doc = format!("<<<<<<< RUN{dir}\n{command}\n>>>>>>> END\n");
+    let doc = parse_with(&doc, ParseOptions::default());
+    let handle = Root::open(root).unwrap();
+    let tree = clada_markers::git::WorkTree::discover(root);
+    let mut runner = CommandRunner::new(
+        &handle,
+        root.to_path_buf(),
+        RunOptions::default(),
+        Box::new(NoPrompt),
+    )
+    .with_repository(tree.as_ref().map(|t| t.repository()));
+    let blocks = engine::apply(
+        &doc,
+        &handle,
+        &ApplyOptions::default(),
+        &mut runner,
+        &mut Quiet,
+    );
+    blocks.into_iter().flat_map(|b| b.tasks).next().unwrap()
+}
+
+fn git_ok(root: &Path, command: &str) -> String {
+    let r = run_git(root, None, command);
+    assert_eq!(r.status, TaskStatus::Success, "{command}: {r:#?}");
+    r.output.unwrap_or_default()
+}
+
+/// A repository at `root` with `a.txt` committed, then changed, and an
+/// untracked file.
+fn repository(root: &Path) -> git2::Oid {
+    let repo = git2::Repository::init(root).unwrap();
+    std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new("a.txt")).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig =
+        git2::Signature::new("Ada", "ada@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    let id = repo
+        .commit(Some("HEAD"), &sig, &sig, "first commit\n\nbody", &tree, &[])
+        .unwrap();
+    std::fs::write(root.join("a.txt"), "one\n2\n").unwrap();
+    std::fs::write(root.join("new.txt"), "new\n").unwrap();
+    id
+}
+
+#[test]
+fn git_reads_the_repository_through_libgit2() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    let id = repository(root);
+    let short = &id.to_string()[..7];
+    let diff = git_ok(root, "git diff");
+    assert!(diff.starts_with("diff --git a/a.txt b/a.txt\n"), "{diff}");
+    assert!(diff.contains("@@ -1,2 +1,2 @@\n one\n-two\n+2\n"), "{diff}");
+    let stat = git_ok(root, "git diff --stat");
+    assert!(stat.contains("a.txt | 2 +-"), "{stat}");
+    assert!(
+        stat.contains("1 file changed, 1 insertion(+), 1 deletion(-)"),
+        "{stat}"
+    );
+    assert_eq!(git_ok(root, "git diff --name-only"), "a.txt\n");
+    assert_eq!(git_ok(root, "git status --short"), " M a.txt\n?? new.txt\n");
+    let long = git_ok(root, "git status");
+    assert!(
+        long.contains("Changes not staged for commit:\n\tmodified:   a.txt"),
+        "{long}"
+    );
+    assert!(long.contains("Untracked files:\n\tnew.txt"), "{long}");
+    assert_eq!(
+        git_ok(root, "git log --oneline -n 1"),
+        format!("{short} first commit\n")
+    );
+    let log = git_ok(root, "git log");
+    assert_eq!(
+        log,
+        format!(
+            "commit {id}\nAuthor: Ada <ada@example.com>\nDate:   Tue Nov 14 22:13:20 2023 +0000\n\n    first commit\n\n    body\n"
+        )
+    );
+    let show = git_ok(root, "git show --stat");
+    assert!(show.contains("a.txt | 2 ++"), "{show}");
+    assert_eq!(git_ok(root, "git show HEAD:a.txt"), "one\ntwo\n");
+    assert_eq!(git_ok(root, "git ls-files"), "a.txt\n");
+    assert_eq!(git_ok(root, "git ls-files -o"), "new.txt\n");
+    assert!(git_ok(root, "git branch").starts_with("* "));
+    assert_eq!(git_ok(root, "git stash list"), "");
+    // From a subdirectory too: paths are checked against the root.
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let r = run_git(root, Some("sub"), "git diff --name-only -- ../a.txt");
+    assert_eq!(r.output.as_deref(), Some("a.txt\n"), "{r:#?}");
+}
+
+#[test]
+fn git_runs_no_program_whatever_the_configuration_says() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    repository(&root);
+    let canary = t.path().join("canary");
+    let program = format!("touch {}", canary.display());
+    let mut config = git2::Repository::open(&root).unwrap().config().unwrap();
+    for (key, value) in [
+        ("diff.external", program.as_str()),
+        ("diff.x.command", program.as_str()),
+        ("diff.x.textconv", program.as_str()),
+        ("filter.x.clean", program.as_str()),
+        ("filter.x.smudge", program.as_str()),
+        ("core.pager", program.as_str()),
+        ("core.fsmonitor", program.as_str()),
+        ("core.hooksPath", "hooks"),
+        ("alias.diff", "!sh -c 'touch ../canary'"),
+    ] {
+        config.set_str(key, value).unwrap();
+    }
+    std::fs::write(root.join(".gitattributes"), "* diff=x filter=x\n").unwrap();
+    std::fs::create_dir(root.join("hooks")).unwrap();
+    std::fs::write(
+        root.join("hooks/post-checkout"),
+        format!("#!/bin/sh\n{program}\n"),
+    )
+    .unwrap();
+    for command in [
+        "git diff",
+        "git status",
+        "git show",
+        "git log --stat",
+        "git diff HEAD",
+    ] {
+        let r = run_git(&root, None, command);
+        assert_eq!(r.status, TaskStatus::Success, "{command}: {r:#?}");
+    }
+    assert!(git_ok(&root, "git diff").contains("+2\n"));
+    assert!(!canary.exists(), "a configured program ran");
+}
+
+#[test]
+fn a_repository_written_by_a_document_is_never_used() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    let canary = t.path().join("canary");
+    // A bare repository of the document's making, in `f/`.
+    let fake = root.join("f");
+    for dir in ["objects", "refs/heads", "info"] {
+        std::fs::create_dir_all(fake.join(dir)).unwrap();
+    }
+    std::fs::write(fake.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        fake.join("config"),
+        format!(
+            "[core]\n\tbare = true\n[diff \"x\"]\n\tcommand = touch {}\n",
+            canary.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(fake.join("info/attributes"), "* diff=x\n").unwrap();
+    std::fs::write(fake.join("a"), "1\n").unwrap();
+    std::fs::write(fake.join("b"), "2\n").unwrap();
+    // Outside any work tree: there is no repository, whatever `dir` says.
+    for command in ["git status", "git diff", "git log"] {
+        let r = run_git(&root, Some("f"), command);
+        assert_eq!(r.exit_code, Some(128), "{command}: {r:#?}");
+        assert!(r.output.unwrap().contains("not a git repository"));
+    }
+    assert!(!canary.exists());
+    // Inside a real work tree, the fake one is just files.
+    repository(&root);
+    // Option injection is refused.
+    use ErrorType::{CommandNotAllowed as Cmd, PathEscape as Esc};
+    for (command, want) in [
+        ("git diff --no-index a b", Cmd),
+        ("git -c diff.external=sh diff", Cmd),
+        ("git --git-dir=f status", Cmd),
+        ("git --work-tree=.. status", Cmd),
+        ("git --exec-path=. status", Cmd),
+        ("git -C f status", Cmd),
+        ("git log --output=x", Cmd),
+        ("git diff --ext-diff", Cmd),
+        ("git diff --textconv", Cmd),
+        ("git stash push --pathspec-from-file=/etc/passwd", Cmd),
+        ("git stash drop", Cmd),
+        ("git branch evil", Cmd),
+        ("git commit -m x", Cmd),
+    ] {
+        let r = run_git(&root, Some("f"), command);
+        assert_eq!(r.error.map(|e| e.kind), Some(want), "{command}");
+    }
+    let r = run_git(&root, Some("f"), "git status --short");
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    assert!(r.output.unwrap().contains("?? f/"));
+    let r = run_git(&root, None, "git diff ../outside");
+    assert_eq!(r.error.map(|e| e.kind), Some(Esc));
+    assert!(!canary.exists());
+}

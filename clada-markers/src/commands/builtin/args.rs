@@ -84,6 +84,13 @@ impl<'e, 'a> Flags<'e, 'a> {
         Ok(v.to_string_lossy().into_owned())
     }
 
+    /// The value attached to the flag just read (`-uno`, `--x=no`), if any.
+    pub(crate) fn optional_value(&mut self) -> Option<String> {
+        self.parser
+            .optional_value()
+            .map(|v| v.to_string_lossy().into_owned())
+    }
+
     /// The value of the flag just read, as a number.
     pub(crate) fn number<T: FromStr>(&mut self) -> Result<T, TaskError> {
         let v = self.value()?;

@@ -26,6 +26,7 @@ use super::process::Output;
 mod args;
 mod diff;
 mod files;
+mod git;
 mod search;
 
 pub(crate) use args::Flags;
@@ -65,7 +66,6 @@ pub(crate) struct Env<'a> {
     pub(crate) deadline: Instant,
     /// The run's repository, found once before any task; `None` outside
     /// a work tree or with `--no-git`.
-    #[allow(dead_code)] // until the built-in git reads it
     pub(crate) repo: Option<&'a git2::Repository>,
     /// The command line as written, for messages.
     pub(crate) shown: &'a str,
@@ -297,6 +297,7 @@ pub(crate) fn run(argv: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
         "find" => search::find(args, env, out),
         "tree" => search::tree(args, env, out),
         "diff" => diff::diff(args, env, out),
+        "git" => git::git(args, env, out),
         other => Err(TaskError::new(
             ErrorType::CommandNotAllowed,
             format!("the built-in `{other}` is not available"),
