@@ -8,3 +8,4 @@ mod commands;
 mod common;
 mod filesystem;
 mod properties;
+mod protection;

@@ -76,6 +76,11 @@ pub enum FsError {
     Escape {
         path: String,
     },
+    /// The change would land in a protected place (PROTOCOL §5).
+    Protected {
+        path: String,
+        why: &'static str,
+    },
     /// Any other refusal of the OS.
     Os {
         path: String,
@@ -93,6 +98,7 @@ impl FsError {
             | FsError::NotDirectory { path }
             | FsError::NotRegular { path }
             | FsError::Escape { path }
+            | FsError::Protected { path, .. }
             | FsError::Os { path, .. } => path,
         }
     }
@@ -120,6 +126,9 @@ impl std::fmt::Display for FsError {
             FsError::NotDirectory { path } => write!(f, "{path} is not a directory"),
             FsError::NotRegular { path } => write!(f, "{path} is not a regular file"),
             FsError::Escape { path } => write!(f, "{path} is outside the root"),
+            FsError::Protected { path, why } => {
+                write!(f, "{path} {why}, which documents never change")
+            }
             FsError::Os { path, op, errno } => {
                 let what = std::io::Error::from_raw_os_error(errno.raw_os_error());
                 write!(f, "cannot {op} {path}: {what}")
@@ -273,6 +282,10 @@ pub trait Files {
     /// What is at the location, without following a link; `None` when
     /// nothing is.
     fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError>;
+    /// See [`Root::check_lands`].
+    fn check_lands(&self, at: &Location) -> Result<(), FsError>;
+    /// See [`Root::check_takes_away`].
+    fn check_takes_away(&self, at: &Location) -> Result<(), FsError>;
 }
 
 /// How a write ended.
@@ -292,6 +305,9 @@ pub enum Written {
 pub struct Root {
     fd: OwnedFd,
     dirs: RefCell<DirCache>,
+    /// Places besides `.git` and `.clada` that no change may touch:
+    /// clada's own directories, when they lie inside the root.
+    protected: Vec<Location>,
 }
 
 /// Directories held open, by anchor and components.
@@ -331,7 +347,76 @@ impl Root {
         Ok(Root {
             fd,
             dirs: RefCell::new(HashMap::new()),
+            protected: Vec::new(),
         })
+    }
+
+    /// Adds places no change may touch (clada's configuration, state and
+    /// runtime directories, when the root holds them).
+    pub fn protect(&mut self, places: impl IntoIterator<Item = Location>) {
+        self.protected.extend(places);
+    }
+
+    /// Refuses a change that lands at `at` when that is a protected place
+    /// (PROTOCOL §5): any `.git` component, `.clada` at the top, or inside
+    /// one of clada's own directories. Callers check where a change finally
+    /// lands: after a target directory is joined.
+    pub fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+        let refuse = |why| {
+            Err(FsError::Protected {
+                path: at.display(),
+                why,
+            })
+        };
+        if at.anchor == Anchor::Root && crate::path::is_protected(at.parts()) {
+            return refuse("is inside `.clada/` or a `.git` directory");
+        }
+        if at.parts().iter().any(|p| p == ".git") {
+            return refuse("is inside a `.git` directory");
+        }
+        if self
+            .protected
+            .iter()
+            .any(|p| p == at || p.is_ancestor_of(at))
+        {
+            return refuse("is inside clada's own configuration, state or runtime directory");
+        }
+        Ok(())
+    }
+
+    /// Refuses moving or removing `at` when that takes a protected place
+    /// with it: the root, one of clada's own directories, or a directory
+    /// holding a `.git` anywhere below (a nested repository's history is
+    /// not in the root's commits). The walk never follows a link.
+    pub fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+        self.check_lands(at)?;
+        let refuse = |why| {
+            Err(FsError::Protected {
+                path: at.display(),
+                why,
+            })
+        };
+        if at.is_root() {
+            return refuse("is the root");
+        }
+        if self.protected.iter().any(|p| at.is_ancestor_of(p)) {
+            return refuse("holds clada's own configuration, state or runtime directory");
+        }
+        if self.kind(at)? != Some(Kind::Dir) {
+            return Ok(());
+        }
+        let mut pending = vec![at.clone()];
+        while let Some(dir) = pending.pop() {
+            for entry in self.list(&dir)? {
+                if entry.name == ".git" {
+                    return refuse("holds a repository (`.git`)");
+                }
+                if entry.kind == Kind::Dir {
+                    pending.push(dir.join(&entry.name));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Forgets the directories kept open: paths may name other ones now.
@@ -513,23 +598,31 @@ impl Root {
     pub fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
         let (from_parent, from_name) = self.parent(from, false)?;
         let (to_parent, to_name) = self.parent(to, true)?;
-        rustix::fs::renameat(&from_parent, from_name, &to_parent, to_name).map_err(|errno| {
-            match errno {
-                Errno::NOENT => FsError::NotFound {
-                    path: from.display(),
-                },
-                _ => FsError::Os {
-                    path: format!("{} to {}", from.display(), to.display()),
-                    op: "move",
-                    errno,
-                },
-            }
+        let renamed = rustix::fs::renameat(&from_parent, from_name, &to_parent, to_name);
+        // Handles kept for paths below either name now name other things.
+        self.forget_dirs();
+        renamed.map_err(|errno| match errno {
+            Errno::NOENT => FsError::NotFound {
+                path: from.display(),
+            },
+            _ => FsError::Os {
+                path: format!("{} to {}", from.display(), to.display()),
+                op: "move",
+                errno,
+            },
         })
     }
 
     /// Removes a file or link, or a directory with everything in it. Links
     /// are removed themselves, never followed.
     pub fn remove(&self, at: &Location) -> Result<(), FsError> {
+        let removed = self.remove_uncached(at);
+        // Handles kept for paths below it name nothing, or something new.
+        self.forget_dirs();
+        removed
+    }
+
+    fn remove_uncached(&self, at: &Location) -> Result<(), FsError> {
         let (parent, name) = self.parent(at, false)?;
         match kind_at(&parent, name).map_err(|errno| FsError::Os {
             path: at.display(),
@@ -605,6 +698,14 @@ impl Drop for PreparedWrite {
 }
 
 impl Files for Root {
+    fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+        Root::check_lands(self, at)
+    }
+
+    fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+        Root::check_takes_away(self, at)
+    }
+
     fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
         let path = || at.display();
         let (parent, name) = self.parent(at, false)?;

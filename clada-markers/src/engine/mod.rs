@@ -71,7 +71,7 @@ impl From<FsError> for TaskError {
         let kind = match &e {
             FsError::NotFound { .. } => ErrorType::FileNotFound,
             FsError::Symlink { .. } => ErrorType::SymlinkNotAllowed,
-            FsError::Escape { .. } => ErrorType::PathEscape,
+            FsError::Escape { .. } | FsError::Protected { .. } => ErrorType::PathEscape,
             FsError::Os { errno, .. } if *errno == rustix::io::Errno::NOENT => {
                 ErrorType::FileNotFound
             }

@@ -74,18 +74,11 @@ pub struct Plan {
 
 /// Plans one operation against the current state of `files`.
 pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, TaskError> {
+    // Every path is resolved once, then checked where the change lands.
     let at = |p: &str| {
         let loc = locate(p, allow_escape).map_err(TaskError::from)?;
-        if crate::path::is_protected(loc.parts()) {
-            return Err(TaskError::new(
-                ErrorType::PathEscape,
-                format!(
-                    "{} is inside `.clada/` or a `.git` directory, which documents never change",
-                    loc.display()
-                ),
-            ));
-        }
-        Ok(loc)
+        files.check_lands(&loc)?;
+        Ok::<_, TaskError>(loc)
     };
     match op {
         Op::Write {
@@ -170,6 +163,10 @@ pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, 
                 || to_loc.is_root()
                 || files.kind(&to_loc)? == Some(Kind::Dir);
             let target = if into_dir { to_loc.join(&name) } else { to_loc };
+            // Where it lands, after the join (`s/.clada` into `./` is
+            // `.clada`), and what it takes away.
+            files.check_lands(&target)?;
+            files.check_takes_away(&from_loc)?;
             let effect = Effect::Moved {
                 from: from_loc.display(),
                 to: target.display(),
@@ -215,6 +212,7 @@ pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, 
                 }
                 .into());
             }
+            files.check_takes_away(&loc)?;
             let effect = Effect::Removed {
                 path: loc.display(),
             };
@@ -312,6 +310,20 @@ mod tests {
     }
 
     impl Files for Tree {
+        fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+            if crate::path::is_protected(at.parts()) {
+                return Err(FsError::Protected {
+                    path: at.display(),
+                    why: "is protected",
+                });
+            }
+            Ok(())
+        }
+
+        fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+            self.check_lands(at)
+        }
+
         fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
             let path = at.display();
             if self.links.contains(&path) {

@@ -107,4 +107,12 @@ impl Files for Session<'_> {
         self.below_staged(at)?;
         self.root.kind(at)
     }
+
+    fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+        self.root.check_lands(at)
+    }
+
+    fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+        self.root.check_takes_away(at)
+    }
 }

@@ -1108,10 +1108,9 @@ pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
                 status = 1;
                 continue;
             }
-            env.check_no_repository(&at)?;
         }
+        env.check_takes_away(&at)?;
         let removed = env.root.remove(&at);
-        env.root.forget_dirs();
         match removed {
             Ok(()) if verbose => say!(out, "removed '{arg}'"),
             Ok(()) => {}
@@ -1269,9 +1268,7 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
                 continue;
             }
         };
-        if meta.kind == Kind::Dir {
-            env.check_no_repository(&from)?;
-        }
+        env.check_takes_away(&from)?;
         match env.root.metadata(&to) {
             Ok(_) if t.no_clobber => continue,
             Ok(existing) if existing.kind == Kind::Dir && meta.kind != Kind::Dir => {
@@ -1286,7 +1283,7 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
                 continue;
             }
             Ok(existing) if existing.kind == Kind::Dir => {
-                env.check_no_repository(&to)?;
+                env.check_takes_away(&to)?;
             }
             _ => {}
         }
@@ -1298,7 +1295,6 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             continue;
         }
         let moved = env.root.rename(&from, &to);
-        env.root.forget_dirs();
         match moved {
             Ok(()) if t.verbose => say!(out, "renamed '{src}' -> '{}'", to.display()),
             Ok(()) => {}
@@ -1348,7 +1344,7 @@ pub(crate) fn cp(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
                 status = 1;
                 continue;
             }
-            env.check_no_repository(&from)?;
+            env.check_takes_away(&from)?;
         }
         status = status.max(copy_tree(env, out, &t, &src, from, to)?);
     }

@@ -17,7 +17,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::engine::fs::{FsError, Kind, Location, Root, locate};
+use crate::engine::fs::{FsError, Location, Root, locate};
 use crate::engine::{Observer, TaskError};
 use crate::error_type::ErrorType;
 
@@ -112,49 +112,20 @@ impl Env<'_> {
     /// Refuses a change that lands in a protected place (PROTOCOL §5): the
     /// final destination is checked, after a target directory was joined.
     pub(crate) fn check_lands(&self, at: &Location) -> Result<(), TaskError> {
-        if crate::path::is_protected(at.parts()) {
-            return Err(TaskError::new(
-                ErrorType::PathEscape,
-                format!(
-                    "`{}` would change {}, a protected place that documents never change",
-                    self.shown,
-                    at.display()
-                ),
-            ));
-        }
-        Ok(())
+        self.root.check_lands(at).map_err(|e| self.refusal(e))
     }
 
-    /// Refuses moving, copying or removing a directory that holds a `.git`
-    /// (PROTOCOL §5): a nested repository's history is not in the root's
-    /// commits. Links are not followed; the walk keeps to the deadline.
-    pub(crate) fn check_no_repository(&self, at: &Location) -> Result<(), TaskError> {
-        let mut pending = vec![at.clone()];
-        while let Some(dir) = pending.pop() {
-            self.in_time()?;
-            let Ok(entries) = self.root.list(&dir) else {
-                continue;
-            };
-            for entry in entries {
-                let below = dir.join(&entry.name);
-                if entry.name == ".git" {
-                    return Err(TaskError::new(
-                        ErrorType::PathEscape,
-                        format!(
-                            "`{}` would move or remove {}, which holds a repository ({}); \
-                             documents never do that",
-                            self.shown,
-                            at.display(),
-                            below.display()
-                        ),
-                    ));
-                }
-                if entry.kind == Kind::Dir {
-                    pending.push(below);
-                }
-            }
-        }
-        Ok(())
+    /// Refuses moving, copying or removing what holds a protected place: a
+    /// directory with a `.git` below it, or clada's own directories.
+    pub(crate) fn check_takes_away(&self, at: &Location) -> Result<(), TaskError> {
+        self.in_time()?;
+        self.root.check_takes_away(at).map_err(|e| self.refusal(e))
+    }
+
+    fn refusal(&self, e: FsError) -> TaskError {
+        let mut e = TaskError::from(e);
+        e.message = format!("`{}`: {}", self.shown, e.message);
+        e
     }
 
     /// Reports a failed file access: a refusal about the document (a path
@@ -167,7 +138,9 @@ impl Env<'_> {
         e: FsError,
     ) -> Result<(), TaskError> {
         match e {
-            FsError::Escape { .. } | FsError::Symlink { .. } => Err(e.into()),
+            FsError::Escape { .. } | FsError::Symlink { .. } | FsError::Protected { .. } => {
+                Err(e.into())
+            }
             other => {
                 out.error(tool, describe(&other));
                 Ok(())
@@ -264,6 +237,7 @@ pub(crate) fn describe(e: &FsError) -> String {
         FsError::NotRegular { path } => format!("{path}: not a regular file"),
         FsError::Symlink { path } => format!("{path}: is a symbolic link, not followed"),
         FsError::Escape { path } => format!("{path}: outside the root"),
+        FsError::Protected { path, .. } => format!("{path}: a protected place"),
         FsError::Os { path, errno, .. } => {
             let what = std::io::Error::from_raw_os_error(errno.raw_os_error());
             format!("{path}: {what}")

@@ -286,7 +286,10 @@ struct GrepRun<'r, 'e> {
 impl GrepRun<'_, '_> {
     fn trouble(&mut self, out: &mut Out<'_>, e: FsError, shown: &str) -> Result<(), TaskError> {
         self.trouble = true;
-        if matches!(e, FsError::Escape { .. } | FsError::Symlink { .. }) {
+        if matches!(
+            e,
+            FsError::Escape { .. } | FsError::Symlink { .. } | FsError::Protected { .. }
+        ) {
             return Err(e.into());
         }
         if !self.o.no_messages {
