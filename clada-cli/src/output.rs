@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 
+use clada_markers::dirs::Dirs;
 use clada_markers::engine::fs::Root;
 use clada_markers::{Diagnostic, read_limited, render};
 
@@ -80,6 +81,14 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> String {
 
 /// Opens the root directory, or says why not (exit code 2: the command
 /// line named it).
+/// clada's own directories, from the environment; `None`, said once on
+/// stderr, when there is no home to find them in.
+pub(crate) fn dirs() -> Option<Dirs> {
+    Dirs::from_env()
+        .map_err(|e| eprintln!("clada: warning: {e}: no approvals and no default lock"))
+        .ok()
+}
+
 pub(crate) fn open_root(path: &Path) -> Result<Root, u8> {
     Root::open(path).map_err(|e| {
         eprintln!(

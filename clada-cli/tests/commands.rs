@@ -5,10 +5,25 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn clada(root: &Path) -> Command {
+/// The binary, run in `root`, with clada's own directories under `home`
+/// (given in the child's environment only).
+fn clada_at(root: &Path, home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_clada"));
     c.current_dir(root);
+    with_home(&mut c, home);
     c
+}
+
+fn with_home(c: &mut Command, home: &Path) {
+    c.env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_RUNTIME_DIR", home.join("run"));
+}
+
+/// The approvals file under `home`.
+fn approvals(home: &Path) -> std::path::PathBuf {
+    home.join("config/clada/approvals.json")
 }
 
 fn write_doc(root: &Path, body: &str) -> std::path::PathBuf {
@@ -20,12 +35,16 @@ fn write_doc(root: &Path, body: &str) -> std::path::PathBuf {
 #[test]
 fn a_prompt_on_the_terminal_runs_once_or_remembers() {
     let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
     let root = dir.path();
+    let clada = |root: &Path| clada_at(root, home);
     write_doc(root, "echo from-the-prompt | tr a-z A-Z");
     let bin = env!("CARGO_BIN_EXE_clada");
     let run = |answer: &str| {
         let mut cmd = Command::new(bin);
         cmd.args(["apply", "--no-git", "doc.md"]).current_dir(root);
+        with_home(&mut cmd, home);
         let mut p = rexpect::session::spawn_command(cmd, Some(10_000)).unwrap();
         p.exp_string("Run it? [o]nce, [a]lways (remember it), [n]o:")
             .unwrap();
@@ -34,13 +53,20 @@ fn a_prompt_on_the_terminal_runs_once_or_remembers() {
     };
     let out = run("n");
     assert!(out.contains("declined"), "{out}");
-    assert!(!root.join(".clada").exists());
+    assert!(!approvals(home).exists());
     let out = run("o");
     assert!(out.contains("[task-1:exec] FROM-THE-PROMPT"), "{out}");
-    assert!(!root.join(".clada").exists());
+    assert!(!approvals(home).exists());
     let out = run("a");
     assert!(out.contains("FROM-THE-PROMPT"), "{out}");
-    let saved = std::fs::read_to_string(root.join(".clada/allowed-commands.json")).unwrap();
+    // Kept outside the tree, under the root's canonical path.
+    assert!(!root.join(".clada").exists());
+    let saved = std::fs::read_to_string(approvals(home)).unwrap();
+    let key = std::fs::canonicalize(root).unwrap();
+    assert!(
+        saved.contains(&format!("{:?}", key.display().to_string())),
+        "{saved}"
+    );
     assert!(
         saved.contains("\"echo from-the-prompt | tr a-z A-Z\""),
         "{saved}"
@@ -60,7 +86,9 @@ fn a_prompt_on_the_terminal_runs_once_or_remembers() {
 #[test]
 fn without_a_terminal_the_refusal_says_how_to_approve() {
     let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
     let root = dir.path();
+    let clada = |root: &Path| clada_at(root, home.path());
     write_doc(root, "echo hi | wc -c");
     // --no-prompt: the same as having no terminal, even when the tests run
     // in one.
@@ -71,12 +99,15 @@ fn without_a_terminal_the_refusal_says_how_to_approve() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("command_not_allowed"), "{text}");
-    assert!(text.contains("clada allow 'echo hi | wc -c'"), "{text}");
-    // The command it names works.
-    let allow = clada(root)
-        .args(["allow", "echo hi | wc -c"])
-        .output()
-        .unwrap();
+    let canonical = std::fs::canonicalize(root).unwrap();
+    let hint = format!(
+        "clada allow -C {} 'echo hi | wc -c'",
+        shell_words::quote(&canonical.display().to_string())
+    );
+    assert!(text.contains(&hint), "{text}");
+    // The command it names works, from anywhere.
+    let words = shell_words::split(&hint).unwrap();
+    let allow = clada(home.path()).args(&words[1..]).output().unwrap();
     assert!(allow.status.success());
     let out = clada(root)
         .args(["apply", "--no-git", "--no-prompt", "doc.md"])
@@ -92,7 +123,10 @@ fn without_a_terminal_the_refusal_says_how_to_approve() {
 #[test]
 fn allow_adds_lists_and_removes_in_a_stable_file() {
     let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
     let root = dir.path();
+    let clada = |root: &Path| clada_at(root, home);
     let ok = |args: &[&str]| {
         let out = clada(root).args(args).output().unwrap();
         (
@@ -107,12 +141,16 @@ fn allow_adds_lists_and_removes_in_a_stable_file() {
     );
     assert_eq!(ok(&["allow", "npm test"]).1, "Already approved: npm test\n");
     let (_, list) = ok(&["allow", "--list"]);
-    let names: Vec<&str> = list
-        .lines()
-        .map(|l| l.split('\t').next().unwrap())
-        .collect();
+    let mut lines = list.lines();
+    // The first line says where the approvals are kept.
+    let header = lines.next().unwrap();
+    assert!(
+        header.ends_with(&approvals(home).display().to_string()),
+        "{header}"
+    );
+    let names: Vec<&str> = lines.map(|l| l.split('\t').next().unwrap()).collect();
     assert_eq!(names, ["cargo build", "npm test"]);
-    let file = std::fs::read_to_string(root.join(".clada/allowed-commands.json")).unwrap();
+    let file = std::fs::read_to_string(approvals(home)).unwrap();
     let commands_at = file.find("\"commands\"").unwrap();
     assert!(file.find("\"cargo build\"").unwrap() > commands_at);
     assert!(file.ends_with("}\n"));
@@ -132,7 +170,72 @@ fn allow_adds_lists_and_removes_in_a_stable_file() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert!(other.path().join(".clada/allowed-commands.json").exists());
+    let file = std::fs::read_to_string(approvals(home)).unwrap();
+    let other_key = std::fs::canonicalize(other.path()).unwrap();
+    assert!(
+        file.contains(&format!("{:?}", other_key.display().to_string())),
+        "{file}"
+    );
+    assert!(!other.path().join(".clada").exists());
+}
+
+#[test]
+fn a_document_never_approves_its_own_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let canary = dir.path().join("canary");
+    // An approval file of the old kind, as a document or anyone could
+    // have left it: ignored, with a warning.
+    std::fs::create_dir_all(root.join(".clada")).unwrap();
+    std::fs::write(
+        root.join(".clada/allowed-commands.json"),
+        r#"{"commands": ["echo pwned > canary"]}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("s/.clada")).unwrap();
+    std::fs::write(root.join("s/.clada/allowed-commands.json"), "{}").unwrap();
+    let doc = root.join("doc.md");
+    std::fs::write(
+        &doc,
+        "<<<<<<< MOVE from=\"s/.clada\" to=\"./\"\n>>>>>>> END\n\
+         <<<<<<< RUN\ncp -r s/. .\n>>>>>>> END\n\
+         <<<<<<< RUN\nmv s/.clada .\n>>>>>>> END\n\
+         <<<<<<< RUN\necho pwned > canary\n>>>>>>> END\n",
+    )
+    .unwrap();
+    let out = clada_at(root, home.path())
+        .args([
+            "apply",
+            "--no-git",
+            "--no-prompt",
+            "--format",
+            "json",
+            "doc.md",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("warning: ignoring"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds: Vec<&str> = report["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["tasks"].as_array().unwrap())
+        .map(|t| t["error"]["type"].as_str().unwrap_or("none"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "path_escape",
+            "path_escape",
+            "path_escape",
+            "command_not_allowed"
+        ]
+    );
+    assert!(!canary.exists());
+    assert!(!approvals(home.path()).exists());
 }
 
 #[test]
@@ -144,7 +247,8 @@ fn a_flood_of_output_keeps_memory_bounded() {
         root,
         "yes 'a line of output that goes on and on' | head -c 400000000",
     );
-    let mut child = clada(root)
+    let home = tempfile::tempdir().unwrap();
+    let mut child = clada_at(root, home.path())
         .args([
             "apply",
             "--no-git",

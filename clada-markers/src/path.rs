@@ -70,11 +70,11 @@ pub(crate) fn is_absolute(path: &str) -> bool {
         || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
 }
 
-/// Whether resolved components name clada's own configuration
-/// (`.clada/` at the root) or a git repository's internals (any `.git`).
-/// Documents never change these: a document that could write
-/// `.clada/allowed-commands.json` could approve its own commands, and one
-/// that could write `.git/config` could make git run anything.
+/// Whether resolved components name `.clada/` at the root (where
+/// approvals once lived, and may still be read by older versions) or a git
+/// repository's internals (any `.git`). Documents never change these: one
+/// that could write `.git/config` could make git run anything. The full
+/// check, with clada's own directories, is `Root::check_lands`.
 pub(crate) fn is_protected(parts: &[impl AsRef<str>]) -> bool {
     parts.first().is_some_and(|p| p.as_ref() == ".clada")
         || parts.iter().any(|p| p.as_ref() == ".git")

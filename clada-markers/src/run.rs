@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::ast::Document;
 use crate::commands::approve::Approver;
 use crate::commands::{CommandRunner, RunOptions};
+use crate::dirs::Dirs;
 use crate::engine::fs::Root;
 use crate::engine::{self, ApplyOptions, Observer};
 use crate::error_type::ErrorType;
@@ -31,6 +32,8 @@ pub struct RunConfig {
     /// `--lock-file` and `--lock-timeout`.
     pub lock: Option<(PathBuf, Duration)>,
     pub commands: RunOptions,
+    /// clada's own directories: where the default lock goes.
+    pub dirs: Option<Dirs>,
 }
 
 /// Runs `doc` under `root`, telling `observer` as it goes.

@@ -6,9 +6,10 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clada_markers::commands::allowlist::Allowlist;
+use clada_markers::commands::allowlist::Approvals;
 use clada_markers::commands::approve::{Answer, Approver, NoPrompt};
 use clada_markers::commands::{CommandRunner, RunOptions, TRUNCATED};
+use clada_markers::dirs::Dirs;
 use clada_markers::engine::fs::Root;
 use clada_markers::engine::{self, ApplyOptions, Observer};
 use clada_markers::report::{TaskReport, TaskStatus};
@@ -68,6 +69,17 @@ fn run_one(root: &Path, command: &str) -> TaskReport {
 
 fn error_of(r: &TaskReport) -> Option<ErrorType> {
     r.error.as_ref().map(|e| e.kind)
+}
+
+/// Options keeping approvals in a configuration directory beside the
+/// root (passed through the API, never the process's environment).
+fn approving(s: &tempfile::TempDir) -> RunOptions {
+    let home = s.path().join("home");
+    let dirs = Dirs::from_lookup(|name| (name == "HOME").then(|| home.clone().into())).unwrap();
+    RunOptions {
+        approvals: Some(Approvals::new(&dirs, &s.path().join("root")).unwrap()),
+        ..RunOptions::default()
+    }
 }
 
 /// A root with a few files, a link out of it, and a file outside.
@@ -199,14 +211,18 @@ fn approved_commands_run_in_a_shell_and_multi_line_bodies_too() {
     let s = sandbox();
     let root = s.path().join("root");
     let script = "echo one\necho two >&2\nexit 0";
-    let mut list = Allowlist::default();
-    list.add("echo hi | tr a-z A-Z", std::time::SystemTime::now());
-    list.add(script, std::time::SystemTime::now());
-    list.save(&Root::open(&root).unwrap()).unwrap();
+    let options = approving(&s);
+    let approvals = options.approvals.clone().unwrap();
+    approvals
+        .update(|list| {
+            list.add("echo hi | tr a-z A-Z", std::time::SystemTime::now());
+            list.add(script, std::time::SystemTime::now())
+        })
+        .unwrap();
     let doc = format!(
         "<<<<<<< RUN\n  echo hi | tr a-z A-Z  \n>>>>>>> END\n<<<<<<< RUN\n{script}\n>>>>>>> END\n"
     );
-    let (reports, heard) = run_with(&root, &doc, RunOptions::default(), Box::new(NoPrompt), None);
+    let (reports, heard) = run_with(&root, &doc, options, Box::new(NoPrompt), None);
     assert!(
         reports.iter().all(|r| r.status == TaskStatus::Success),
         "{reports:#?}"
@@ -242,32 +258,21 @@ fn a_prompt_decides_once_always_or_no() {
     let doc = "<<<<<<< RUN\necho asked | cat\n>>>>>>> END\n";
     let asked = std::rc::Rc::new(std::cell::Cell::new(0));
     let once = |a| Box::new(Answering(a, asked.clone())) as Box<dyn Approver>;
+    let options = approving(&s);
+    let approvals = options.approvals.clone().unwrap();
 
-    let (r, _) = run_with(&root, doc, RunOptions::default(), once(Answer::No), None);
+    let (r, _) = run_with(&root, doc, options.clone(), once(Answer::No), None);
     assert_eq!(error_of(&r[0]), Some(ErrorType::CommandNotAllowed));
-    let (r, _) = run_with(&root, doc, RunOptions::default(), once(Answer::Once), None);
+    let (r, _) = run_with(&root, doc, options.clone(), once(Answer::Once), None);
     assert_eq!(r[0].status, TaskStatus::Success);
-    assert!(
-        !Allowlist::load(&Root::open(&root).unwrap())
-            .unwrap()
-            .contains("echo asked | cat")
-    );
-    let (r, _) = run_with(
-        &root,
-        doc,
-        RunOptions::default(),
-        once(Answer::Always),
-        None,
-    );
+    assert!(!approvals.load().unwrap().contains("echo asked | cat"));
+    let (r, _) = run_with(&root, doc, options.clone(), once(Answer::Always), None);
     assert_eq!(r[0].status, TaskStatus::Success);
-    assert!(
-        Allowlist::load(&Root::open(&root).unwrap())
-            .unwrap()
-            .contains("echo asked | cat")
-    );
+    assert!(approvals.load().unwrap().contains("echo asked | cat"));
+    assert!(!root.join(".clada").exists());
     assert_eq!(asked.get(), 3);
     // Approved now: no question.
-    let (r, _) = run_with(&root, doc, RunOptions::default(), once(Answer::No), None);
+    let (r, _) = run_with(&root, doc, options, once(Answer::No), None);
     assert_eq!(r[0].status, TaskStatus::Success);
     assert_eq!(asked.get(), 3);
 }

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use clada_markers::commands::RunOptions;
+use clada_markers::commands::allowlist::{self, Approvals};
 use clada_markers::commands::approve::{Approver, NoPrompt, Terminal};
 use clada_markers::engine::{Observer, Quiet};
 use clada_markers::report::GitReport;
@@ -23,10 +24,29 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
             return 2;
         }
     };
-    let root = match output::open_root(&args.root) {
+    let mut root = match output::open_root(&args.root) {
         Ok(root) => root,
         Err(code) => return code,
     };
+    let dirs = output::dirs();
+    if let Some(dirs) = &dirs {
+        // The root may hold clada's own directories (it may be the home
+        // directory): no document touches them.
+        root.protect(dirs.inside(&args.root));
+    }
+    let approvals = dirs
+        .as_ref()
+        .and_then(|d| Approvals::new(d, &args.root).ok());
+    if allowlist::legacy_file(&root) {
+        eprintln!(
+            "clada: warning: ignoring {}: approvals now live outside the tree{}; approve again with `clada allow -C ROOT CMD`",
+            args.root.join(allowlist::LEGACY_PATH).display(),
+            approvals
+                .as_ref()
+                .map(|a| format!(", in {}", a.file().display()))
+                .unwrap_or_default()
+        );
+    }
     let color = output::stdout_color();
     let text = match decode(&input.bytes) {
         Ok(text) => text,
@@ -69,7 +89,9 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
             max_output: args.max_output,
             allow_any: args.allow_any_command,
             allow_escape: args.allow_escape,
+            approvals,
         },
+        dirs,
     };
     let detail = match args.error_detail {
         ErrorDetail::Minimal => Detail::Minimal,

@@ -42,7 +42,9 @@ pub(crate) enum Command {
     /// Approve a command for RUN tasks, list approvals, or withdraw one.
     ///
     /// Approved commands run as `sh -c COMMAND` when a RUN task's body is
-    /// exactly that text. They are kept in ROOT/.clada/allowed-commands.json.
+    /// exactly that text. They are kept outside the tree, in
+    /// $XDG_CONFIG_HOME/clada/approvals.json (else ~/.config/clada/),
+    /// under the root's canonical path; --list says where.
     #[command(
         after_help = "Examples:\n  clada allow 'npm test'\n  clada allow --list\n  clada allow --remove 'npm test'\n  clada allow -C ~/project 'cargo test --workspace'"
     )]

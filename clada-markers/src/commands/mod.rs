@@ -5,9 +5,9 @@
 //!    never by an external program: every path it names is checked like a
 //!    task's path, and only documented flags are accepted. Limit: 5 s, or
 //!    `--timeout` if smaller.
-//! 2. **Approved**: the trimmed body equals an entry of
-//!    `.clada/allowed-commands.json`. It runs as `sh -c BODY`. Limit:
-//!    `--timeout`.
+//! 2. **Approved**: the trimmed body equals a command approved for this
+//!    root, in clada's configuration directory ([`allowlist`]), where no
+//!    document can write. It runs as `sh -c BODY`. Limit: `--timeout`.
 //! 3. **Anything else**: a person is asked on the terminal (once, always,
 //!    no); without one, `command_not_allowed`, with the `clada allow`
 //!    command that would approve it.
@@ -29,7 +29,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::engine::fs::{Location, Root};
 use crate::engine::{Observer, RunOutput, Runner, TaskError};
 use crate::error_type::ErrorType;
-use allowlist::Allowlist;
+use allowlist::{Allowlist, Approvals};
 use approve::{Answer, Approver};
 
 pub use process::{KILL_GRACE, TRUNCATED};
@@ -49,6 +49,9 @@ pub struct RunOptions {
     pub allow_any: bool,
     /// `--allow-escape`: path arguments may leave the root.
     pub allow_escape: bool,
+    /// Where this root's approvals are kept; `None`: nothing is approved,
+    /// and an "always" answer cannot be kept.
+    pub approvals: Option<Approvals>,
 }
 
 impl Default for RunOptions {
@@ -58,6 +61,7 @@ impl Default for RunOptions {
             max_output: 10 * 1000 * 1000,
             allow_any: false,
             allow_escape: false,
+            approvals: None,
         }
     }
 }
@@ -189,7 +193,7 @@ impl<'r> CommandRunner<'r> {
                     e.message = format!(
                         "{}; to run it anyway, approve this exact command: {}",
                         e.message,
-                        allow_hint(command)
+                        self.hint(command)
                     );
                 }
                 Err((
@@ -204,7 +208,10 @@ impl<'r> CommandRunner<'r> {
     }
 
     fn allowlist(&self) -> Result<Allowlist, TaskError> {
-        Allowlist::load(self.root).map_err(|e| {
+        let Some(approvals) = &self.options.approvals else {
+            return Ok(Allowlist::default());
+        };
+        approvals.load().map_err(|e| {
             TaskError::new(
                 ErrorType::CommandNotAllowed,
                 format!("cannot read the approved commands: {e}"),
@@ -213,21 +220,29 @@ impl<'r> CommandRunner<'r> {
     }
 }
 
-/// The command that would approve `command`, ready to paste in a shell.
-pub fn allow_hint(command: &str) -> String {
-    format!("clada allow {}", shell_words::quote(command))
-}
+impl CommandRunner<'_> {
+    /// The command that would approve `command` for this root, ready to
+    /// paste in a shell.
+    fn hint(&self, command: &str) -> String {
+        match &self.options.approvals {
+            Some(a) => format!(
+                "clada allow -C {} {}",
+                shell_words::quote(a.root()),
+                shell_words::quote(command)
+            ),
+            None => format!("clada allow {}", shell_words::quote(command)),
+        }
+    }
 
-fn not_allowed(command: &str, why: &str) -> TaskError {
-    let mut e = TaskError::new(
-        ErrorType::CommandNotAllowed,
-        format!(
-            "`{command}` is not allowed ({why}); to approve it, run: {}",
-            allow_hint(command)
-        ),
-    );
-    e.path = None;
-    e
+    fn not_allowed(&self, command: &str, why: &str) -> TaskError {
+        TaskError::new(
+            ErrorType::CommandNotAllowed,
+            format!(
+                "`{command}` is not allowed ({why}); to approve it, run: {}",
+                self.hint(command)
+            ),
+        )
+    }
 }
 
 impl Runner for CommandRunner<'_> {
@@ -259,7 +274,7 @@ impl Runner for CommandRunner<'_> {
         if self.options.allow_any {
             return process::run(&approved(timeout), task, observer);
         }
-        let mut list = self.allowlist().map_err(none)?;
+        let list = self.allowlist().map_err(none)?;
         if list.contains(command) {
             return process::run(&approved(timeout), task, observer);
         }
@@ -273,8 +288,13 @@ impl Runner for CommandRunner<'_> {
         match self.approver.ask(command) {
             Some(Answer::Once) => process::run(&approved(timeout), task, observer),
             Some(Answer::Always) => {
-                list.add(command, SystemTime::now());
-                list.save(self.root).map_err(|e| {
+                let saved = match &self.options.approvals {
+                    Some(approvals) => approvals
+                        .update(|list| list.add(command, SystemTime::now()))
+                        .map_err(|e| e.to_string()),
+                    None => Err("there is no configuration directory to keep it in".to_owned()),
+                };
+                saved.map_err(|e| {
                     none(TaskError::new(
                         ErrorType::PermissionDenied,
                         format!("cannot save the approval: {e}"),
@@ -286,7 +306,7 @@ impl Runner for CommandRunner<'_> {
                 ErrorType::CommandNotAllowed,
                 format!("`{}` was declined", first_line(command)),
             ))),
-            None => Err(none(not_allowed(command, &why))),
+            None => Err(none(self.not_allowed(command, &why))),
         }
     }
 }

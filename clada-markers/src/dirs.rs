@@ -1,0 +1,200 @@
+//! clada's own directories (PROTOCOL §6): where approvals, state and locks
+//! live, outside every tree a document can write.
+//!
+//! - configuration: `$XDG_CONFIG_HOME/clada`, else `~/.config/clada`
+//!   (approvals);
+//! - state: `$XDG_STATE_HOME/clada`, else `~/.local/state/clada`;
+//! - runtime: `$XDG_RUNTIME_DIR/clada`, else `clada-UID` in the temporary
+//!   directory, made 0700 and checked to be the user's own (default locks
+//!   and their journals).
+//!
+//! Relative values are ignored, as the XDG specification asks. The values
+//! come from a lookup function, so that tests and library users pass their
+//! own without touching the process's environment.
+
+use std::ffi::OsString;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use crate::engine::fs::Location;
+
+/// clada's configuration, state and runtime directories.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dirs {
+    pub config: PathBuf,
+    pub state: PathBuf,
+    pub runtime: PathBuf,
+}
+
+impl Dirs {
+    /// From the process's environment.
+    pub fn from_env() -> Result<Dirs, String> {
+        Dirs::from_lookup(|name| std::env::var_os(name))
+    }
+
+    /// From `lookup`, which gives an environment variable's value.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Result<Dirs, String> {
+        let absolute = |name: &str| lookup(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let home = absolute("HOME");
+        let under_home = |xdg: &str, default: &str| {
+            absolute(xdg)
+                .or_else(|| home.as_ref().map(|h| h.join(default)))
+                .map(|d| d.join("clada"))
+                .ok_or_else(|| format!("neither {xdg} nor HOME is set to an absolute path"))
+        };
+        let runtime = match absolute("XDG_RUNTIME_DIR") {
+            Some(dir) => dir.join("clada"),
+            None => {
+                let tmp = absolute("TMPDIR").unwrap_or_else(|| PathBuf::from("/tmp"));
+                tmp.join(format!("clada-{}", rustix::process::getuid().as_raw()))
+            }
+        };
+        Ok(Dirs {
+            config: under_home("XDG_CONFIG_HOME", ".config")?,
+            state: under_home("XDG_STATE_HOME", ".local/state")?,
+            runtime,
+        })
+    }
+
+    /// The file that holds every root's approvals.
+    pub fn approvals(&self) -> PathBuf {
+        self.config.join("approvals.json")
+    }
+
+    /// Makes `dir` (one of these) with its parents, 0700, and checks that
+    /// it is a directory of this user's that nobody else may write.
+    pub fn ensure(dir: &Path) -> std::io::Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        let meta = std::fs::symlink_metadata(dir)?;
+        let ours = meta.uid() == rustix::process::getuid().as_raw();
+        if !meta.is_dir() || !ours || meta.permissions().mode() & 0o022 != 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is not a directory of this user's that only they can write",
+                    dir.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// These directories, where they lie inside `root`, as locations below
+    /// it: places no document may touch ([`Root::protect`]).
+    ///
+    /// [`Root::protect`]: crate::engine::fs::Root::protect
+    pub fn inside(&self, root: &Path) -> Vec<Location> {
+        let root = canonical(root);
+        [&self.config, &self.state, &self.runtime]
+            .into_iter()
+            .filter_map(|dir| {
+                let dir = canonical(dir);
+                let rel = dir.strip_prefix(&root).ok()?;
+                let parts: Vec<&str> = rel
+                    .components()
+                    .filter_map(|c| match c {
+                        Component::Normal(p) => p.to_str(),
+                        _ => None,
+                    })
+                    .collect();
+                Some(Location::below_root(&parts))
+            })
+            .collect()
+    }
+}
+
+/// `path` with links resolved as far as it exists, the rest appended.
+fn canonical(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(existing) {
+            let mut out = c;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn follows_xdg_and_falls_back_to_home() {
+        let d =
+            Dirs::from_lookup(lookup(&[("HOME", "/h"), ("XDG_RUNTIME_DIR", "/run/u")])).unwrap();
+        assert_eq!(d.config, Path::new("/h/.config/clada"));
+        assert_eq!(d.state, Path::new("/h/.local/state/clada"));
+        assert_eq!(d.runtime, Path::new("/run/u/clada"));
+        let d = Dirs::from_lookup(lookup(&[
+            ("HOME", "/h"),
+            ("XDG_CONFIG_HOME", "/c"),
+            ("XDG_STATE_HOME", "relative/ignored"),
+        ]))
+        .unwrap();
+        assert_eq!(d.config, Path::new("/c/clada"));
+        assert_eq!(d.state, Path::new("/h/.local/state/clada"));
+        assert!(d.runtime.to_string_lossy().starts_with("/tmp/clada-"));
+        assert!(Dirs::from_lookup(lookup(&[])).is_err());
+    }
+
+    #[test]
+    fn tells_which_directories_a_root_holds() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().to_str().unwrap();
+        let d =
+            Dirs::from_lookup(lookup(&[("HOME", home), ("XDG_RUNTIME_DIR", "/nowhere")])).unwrap();
+        let inside = d.inside(t.path());
+        assert_eq!(
+            inside,
+            [
+                Location::below_root(&[".config", "clada"]),
+                Location::below_root(&[".local", "state", "clada"])
+            ]
+        );
+        assert!(d.inside(&t.path().join("project")).is_empty());
+    }
+
+    #[test]
+    fn makes_private_directories_and_refuses_shared_ones() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("a/b");
+        Dirs::ensure(&dir).unwrap();
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        let shared = t.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(Dirs::ensure(&shared).is_err());
+    }
+}
