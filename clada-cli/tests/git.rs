@@ -184,3 +184,19 @@ fn a_bare_name_is_an_author_too() {
         "{log:?}"
     );
 }
+
+#[test]
+fn temporary_files_are_never_committed() {
+    let dir = repo();
+    let p = dir.path();
+    // Left by a run killed mid-write, and not in any journal.
+    std::fs::write(p.join(".app.txt.clada-4242-7.tmp"), "half").unwrap();
+    std::fs::create_dir(p.join("sub")).unwrap();
+    std::fs::write(p.join("sub/.x.clada-1-1.tmp"), "half").unwrap();
+    std::fs::write(p.join("kept.txt"), "a change\n").unwrap();
+    let report = apply(p, &[]);
+    assert_eq!(report["ok"], true, "{report}");
+    let files = git(p, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(files.contains("kept.txt"), "{files}");
+    assert!(!files.contains(".clada-"), "{files}");
+}

@@ -80,3 +80,66 @@ fn a_lock_held_too_long_runs_nothing() {
         .unwrap();
     assert!(out.status.success());
 }
+
+/// 8 runs with no flags at all, each appending 25 lines to one file, in
+/// `dir`; clada's runtime directory is under `home` (the child's
+/// environment only).
+fn eight_appenders(dir: &std::path::Path, home: &std::path::Path, extra: &[&str]) {
+    std::fs::write(dir.join("log.txt"), "").unwrap();
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let doc = home.join(format!("doc{i}.md"));
+            let body: String = (0..25)
+                .map(|n| {
+                    format!("<<<<<<< WRITE path=\"log.txt\" append=\"true\"\nrun {i} line {n}\n>>>>>>> END\n")
+                })
+                .collect();
+            std::fs::write(&doc, body).unwrap();
+            Command::new(env!("CARGO_BIN_EXE_clada"))
+                .arg("apply")
+                .args(extra)
+                .arg(&doc)
+                .current_dir(dir)
+                .env("HOME", home)
+                .env("XDG_RUNTIME_DIR", home.join("run"))
+                .env("XDG_CONFIG_HOME", home.join("config"))
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let log = std::fs::read_to_string(dir.join("log.txt")).unwrap();
+    let lines: std::collections::BTreeSet<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 200, "lines were lost:\n{log}");
+}
+
+#[test]
+fn concurrent_runs_take_a_lock_on_the_root_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    eight_appenders(dir.path(), home.path(), &[]);
+    // The lock is in clada's runtime directory, never in the tree.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let locks = std::fs::read_dir(home.path().join("run/clada/locks"))
+        .unwrap()
+        .count();
+    assert!(locks >= 1);
+}
+
+#[test]
+fn in_a_repository_the_default_lock_is_in_its_git_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    git2::Repository::init(dir.path()).unwrap();
+    eight_appenders(
+        dir.path(),
+        home.path(),
+        &["--git-author", "t <t@example.com>"],
+    );
+    assert!(dir.path().join(".git/clada.lock").exists());
+    assert!(!home.path().join("run/clada/locks").exists());
+}

@@ -100,8 +100,16 @@ impl WorkTree {
         let repo = &self.repo;
         let fail = |what: &str, e: git2::Error| format!("{what}: {}", e.message());
         let mut index = repo.index().map_err(|e| fail("cannot read the index", e))?;
+        // Temporary files of a run killed mid-write are never committed.
+        let mut skip_temp = |path: &Path, _: &[u8]| -> i32 {
+            let temp = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(crate::engine::fs::is_temp_name);
+            i32::from(temp)
+        };
         index
-            .add_all(["*"], IndexAddOption::DEFAULT, None)
+            .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_temp))
             .map_err(|e| fail("cannot stage the changes", e))?;
         index
             .update_all(["*"], None)

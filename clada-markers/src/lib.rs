@@ -29,6 +29,7 @@ pub mod engine;
 mod error_type;
 pub mod git;
 mod input;
+pub mod journal;
 mod lexer;
 mod parser;
 mod path;

@@ -7,7 +7,7 @@
 //! and the document has a task (a failure here runs nothing); run the units;
 //! commit what the tasks changed; report.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::ast::Document;
@@ -18,6 +18,7 @@ use crate::engine::fs::Root;
 use crate::engine::{self, ApplyOptions, Observer};
 use crate::error_type::ErrorType;
 use crate::git::{Author, WorkTree};
+use crate::journal::Journal;
 use crate::report::{ApplyReport, ErrorReport, GitReport};
 
 /// Everything a run needs beyond the document.
@@ -29,8 +30,11 @@ pub struct RunConfig {
     pub total_timeout: Option<Duration>,
     /// Who commits; `None` for `--no-git`.
     pub git: Option<Author>,
-    /// `--lock-file` and `--lock-timeout`.
-    pub lock: Option<(PathBuf, Duration)>,
+    /// `--lock-file`; without it, a lock on the root is taken by default
+    /// ([`default_lock`]).
+    pub lock_file: Option<PathBuf>,
+    /// `--lock-timeout`.
+    pub lock_timeout: Duration,
     pub commands: RunOptions,
     /// clada's own directories: where the default lock goes.
     pub dirs: Option<Dirs>,
@@ -54,20 +58,44 @@ pub fn run(
         report
     };
 
-    let _lock = match &config.lock {
-        Some((path, timeout)) => match Lock::acquire(path, *timeout) {
-            Ok(lock) => Some(lock),
-            Err(message) => return refuse(ErrorType::LockTimeout, message, GitReport::default()),
-        },
-        None => None,
-    };
-
     // The run's one repository (PROTOCOL §6): found before any task, used
-    // by the commits and the built-in git alike.
+    // by the lock, the commits and the built-in git alike.
     let work_tree = match doc.tasks().next() {
         Some(_) => WorkTree::discover(&config.root_path),
         None => None,
     };
+
+    // The lock, and the journal of temporary files beside it (PROTOCOL §7).
+    let mut _lock = None;
+    let mut journal_done = None;
+    if doc.tasks().next().is_some() {
+        let path = match &config.lock_file {
+            Some(path) => Some(path.clone()),
+            None => match default_lock(work_tree.as_ref(), config.dirs.as_ref(), &config.root_path)
+            {
+                Ok(path) => path,
+                Err(message) => {
+                    return refuse(ErrorType::PermissionDenied, message, GitReport::default());
+                }
+            },
+        };
+        if let Some(path) = path {
+            match Lock::acquire(&path, config.lock_timeout) {
+                Ok(lock) => _lock = Some(lock),
+                Err(message) => {
+                    return refuse(ErrorType::LockTimeout, message, GitReport::default());
+                }
+            }
+            let journal = Journal::beside(&path, &config.root_path);
+            // What killed runs left is removed before anything else.
+            let _ = journal.sweep(root);
+            if let Ok(writer) = journal.writer() {
+                root.keep_journal(writer);
+            }
+            journal_done = Some(journal);
+        }
+    }
+
     let mut git = GitReport::default();
     let commits = match (&config.git, doc.tasks().next(), &work_tree) {
         (None, _, _) | (Some(_), None, _) => None,
@@ -118,7 +146,54 @@ pub fn run(
             Err(e) => git.error = Some(format!("the commit after the tasks failed: {e}")),
         }
     }
+    // Every temporary file of this run is renamed or removed by now.
+    if let Some(journal) = journal_done {
+        let _ = journal.sweep(root);
+    }
     ApplyReport::new(doc, blocks, git, elapsed())
+}
+
+/// Where the lock on a root is without `--lock-file`: `clada.lock` in the
+/// repository's git directory, else a file named after the root's
+/// canonical path in `locks/` of clada's runtime directory (a per-user
+/// 0700 directory). Never a new file in the tree. `None` without a
+/// repository and without clada's directories (no home to find them in).
+pub fn default_lock(
+    tree: Option<&WorkTree>,
+    dirs: Option<&Dirs>,
+    root: &Path,
+) -> Result<Option<PathBuf>, String> {
+    if let Some(tree) = tree {
+        let path = tree.repository().path().join("clada.lock");
+        let writable = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .is_ok();
+        if writable {
+            return Ok(Some(path));
+        }
+    }
+    let Some(dirs) = dirs else {
+        return Ok(None);
+    };
+    let locks = dirs.runtime.join("locks");
+    Dirs::ensure(&dirs.runtime)
+        .and_then(|()| Dirs::ensure(&locks))
+        .map_err(|e| {
+            format!(
+                "cannot make the directory of the default lock, {}: {e}; pass --lock-file PATH",
+                locks.display()
+            )
+        })?;
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let key = git2::Oid::hash_object(
+        git2::ObjectType::Blob,
+        canonical.as_os_str().as_encoded_bytes(),
+    )
+    .map_err(|e| format!("cannot name the default lock: {}", e.message()))?;
+    Ok(Some(locks.join(format!("{key}.lock"))))
 }
 
 fn now() -> String {

@@ -83,7 +83,8 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
         allow_escape: args.allow_escape,
         total_timeout: args.total_timeout,
         git: (!args.no_git).then(|| args.git_author.clone()),
-        lock: args.lock_file.clone().map(|path| (path, args.lock_timeout)),
+        lock_file: args.lock_file.clone(),
+        lock_timeout: args.lock_timeout,
         commands: RunOptions {
             timeout: args.timeout,
             max_output: args.max_output,

@@ -301,13 +301,24 @@ pub enum Written {
 /// access below them: a handle always names the directory that was checked,
 /// whatever happens to its path later. The cache is emptied after every
 /// move, removal and command, which can change what a path names.
-#[derive(Debug)]
 pub struct Root {
     fd: OwnedFd,
     dirs: RefCell<DirCache>,
     /// Places besides `.git` and `.clada` that no change may touch:
     /// clada's own directories, when they lie inside the root.
     protected: Vec<Location>,
+    /// Where each temporary file is noted before it is created, so that a
+    /// run killed before renaming it can be cleaned up after
+    /// ([`crate::journal`]).
+    journal: RefCell<Option<Box<dyn Write>>>,
+}
+
+impl std::fmt::Debug for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Root")
+            .field("protected", &self.protected)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Directories held open, by anchor and components.
@@ -348,7 +359,14 @@ impl Root {
             fd,
             dirs: RefCell::new(HashMap::new()),
             protected: Vec::new(),
+            journal: RefCell::new(None),
         })
+    }
+
+    /// Notes every temporary file in `journal`, one root-relative path a
+    /// line, before the file is created.
+    pub fn keep_journal(&self, journal: Box<dyn Write>) {
+        *self.journal.borrow_mut() = Some(journal);
     }
 
     /// Adds places no change may touch (clada's configuration, state and
@@ -537,6 +555,18 @@ impl Root {
             }
         };
         let temp = temp_name(name);
+        if let Some(journal) = self.journal.borrow_mut().as_mut() {
+            let mut line = at.truncated(at.parts.len() - 1).join(&temp).display();
+            line.push('\n');
+            journal
+                .write_all(line.as_bytes())
+                .and_then(|()| journal.flush())
+                .map_err(|e| FsError::Os {
+                    path: path(),
+                    op: "note the temporary file of",
+                    errno: errno_of(&e),
+                })?;
+        }
         let fd = rustix::fs::openat(
             &*parent,
             temp.as_str(),

@@ -1,0 +1,171 @@
+//! The journal of temporary files (PROTOCOL §7).
+//!
+//! Every write goes to a temporary file beside its target
+//! (`.NAME.clada-PID-N.tmp`), renamed over the target once complete. A run
+//! killed in between leaves the temporary file behind. So before creating
+//! one, a run notes it in a journal beside its lock (`LOCK.journal`), one
+//! line per file: the root's canonical path, a tab, the path below the
+//! root. The next run on the root, holding the same lock, removes what is
+//! listed and still there, without scanning the tree, and forgets the
+//! lines; a run that ends normally forgets its own. Lines of other roots
+//! sharing the lock file are kept.
+//!
+//! Only clada writes the journal: it lives in `.git/` or clada's runtime
+//! directory, where no document writes. Even so, a line is acted on only
+//! when it names, below the root, a regular file with a temporary name.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::engine::fs::{Files, Kind, Root, is_temp_name, locate};
+
+/// The journal beside one lock, for one root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Journal {
+    path: PathBuf,
+    /// The root's canonical path.
+    root: String,
+}
+
+impl Journal {
+    /// The journal beside `lock`, for the root at `root_path`.
+    pub fn beside(lock: &Path, root_path: &Path) -> Journal {
+        let mut path = lock.as_os_str().to_owned();
+        path.push(".journal");
+        let root = std::fs::canonicalize(root_path).unwrap_or_else(|_| root_path.to_path_buf());
+        Journal {
+            path: PathBuf::from(path),
+            root: root.to_string_lossy().into_owned(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes the temporary files this root's earlier runs noted and left
+    /// behind, and forgets them. Returns how many files were removed.
+    pub fn sweep(&self, root: &Root) -> std::io::Result<usize> {
+        let text = match std::fs::read(&self.path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let mut removed = 0;
+        let mut kept = String::new();
+        for line in text.lines() {
+            match line.split_once('\t') {
+                Some((key, rel)) if key == self.root => {
+                    let Ok(at) = locate(rel, false) else { continue };
+                    let temp = at.name().is_some_and(is_temp_name);
+                    if temp
+                        && matches!(root.kind(&at), Ok(Some(Kind::File)))
+                        && root.remove(&at).is_ok()
+                    {
+                        removed += 1;
+                    }
+                }
+                Some(_) => {
+                    kept.push_str(line);
+                    kept.push('\n');
+                }
+                None => {}
+            }
+        }
+        if kept.is_empty() {
+            std::fs::remove_file(&self.path).or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            })?;
+        } else {
+            let mut temp = self.path.as_os_str().to_owned();
+            temp.push(format!(".{}.tmp", std::process::id()));
+            std::fs::write(&temp, kept)?;
+            std::fs::rename(&temp, &self.path)?;
+        }
+        Ok(removed)
+    }
+
+    /// A writer for [`Root::keep_journal`]: each line it is given is noted
+    /// under this root, at once.
+    pub fn writer(&self) -> std::io::Result<Box<dyn Write>> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
+        Ok(Box::new(Noting {
+            file,
+            prefix: format!("{}\t", self.root),
+        }))
+    }
+}
+
+/// Appends lines with the root's path before them.
+struct Noting {
+    file: std::fs::File,
+    prefix: String,
+}
+
+impl Write for Noting {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut line = Vec::with_capacity(self.prefix.len() + buf.len());
+        line.extend_from_slice(self.prefix.as_bytes());
+        line.extend_from_slice(buf);
+        // One write per line: an append lands whole.
+        self.file.write_all(&line)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::engine::fs::Location;
+
+    #[test]
+    fn notes_temporary_files_and_removes_what_was_left() {
+        let t = tempfile::tempdir().unwrap();
+        let root_dir = t.path().join("root");
+        std::fs::create_dir_all(root_dir.join("d")).unwrap();
+        let journal = Journal::beside(&t.path().join("x.lock"), &root_dir);
+        let root = Root::open(&root_dir).unwrap();
+        root.keep_journal(journal.writer().unwrap());
+        // A write made ready and never finished, as in a killed run.
+        let prepared = root
+            .prepare_write(&Location::below_root(&["d", "f.txt"]))
+            .unwrap();
+        std::mem::forget(prepared);
+        let left: Vec<String> = std::fs::read_dir(root_dir.join("d"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left.len(), 1);
+        assert!(is_temp_name(&left[0]), "{left:?}");
+        // Another root's line and a line naming an ordinary file stay.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(journal.path())
+            .unwrap();
+        let key = std::fs::canonicalize(&root_dir).unwrap();
+        writeln!(f, "/elsewhere\td/.x.clada-1-1.tmp").unwrap();
+        writeln!(f, "{}\td/keep.txt", key.display()).unwrap();
+        std::fs::write(root_dir.join("d/keep.txt"), "keep").unwrap();
+        let fresh = Root::open(&root_dir).unwrap();
+        assert_eq!(journal.sweep(&fresh).unwrap(), 1);
+        let names: Vec<String> = std::fs::read_dir(root_dir.join("d"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["keep.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(journal.path()).unwrap(),
+            "/elsewhere\td/.x.clada-1-1.tmp\n"
+        );
+    }
+}
