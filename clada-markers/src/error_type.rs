@@ -1,4 +1,4 @@
-//! The error types of the protocol (SPEC §8), shared by diagnostics about the
+//! The error types of the protocol (PROTOCOL §8), shared by diagnostics about the
 //! document and by failures of tasks.
 
 use serde::Serialize;
@@ -19,6 +19,7 @@ pub enum ErrorType {
     ExecFailed,
     ExecTimeout,
     LockTimeout,
+    SandboxUnavailable,
     GitOperationFailed,
 }
 
@@ -46,6 +47,7 @@ impl ErrorType {
             ErrorType::ExecFailed => "exec_failed",
             ErrorType::ExecTimeout => "exec_timeout",
             ErrorType::LockTimeout => "lock_timeout",
+            ErrorType::SandboxUnavailable => "sandbox_unavailable",
             ErrorType::GitOperationFailed => "git_operation_failed",
         }
     }
@@ -64,6 +66,7 @@ impl ErrorType {
             | ErrorType::ExecTimeout => Category::Runtime,
             ErrorType::PermissionDenied
             | ErrorType::LockTimeout
+            | ErrorType::SandboxUnavailable
             | ErrorType::GitOperationFailed => Category::System,
         }
     }

@@ -6,6 +6,7 @@
 mod builtins;
 mod commands;
 mod common;
+mod confinement;
 mod filesystem;
 mod properties;
 mod protection;

@@ -12,7 +12,7 @@ use clada_markers::report::xml::render_xml;
 use clada_markers::run::{self, RunConfig};
 use clada_markers::{ApplyReport, Document, ParseOptions, decode, parse_with};
 
-use super::{ApplyArgs, ErrorDetail, Format, OutputMode};
+use super::{ApplyArgs, ErrorDetail, Format, OutputMode, Switch};
 use crate::output;
 
 pub(crate) fn run(args: ApplyArgs) -> u8 {
@@ -91,6 +91,11 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
             allow_any: args.allow_any_command,
             allow_escape: args.allow_escape,
             approvals,
+            sandbox: match args.sandbox {
+                Some(Switch::On) => true,
+                Some(Switch::Off) => false,
+                None => args.allow_any_command,
+            },
         },
         dirs,
     };

@@ -132,9 +132,23 @@ pub(crate) struct ApplyArgs {
     pub(crate) no_prompt: bool,
 
     /// Run every command as an approved one, in `sh -c` (for sandboxes and
-    /// CI).
+    /// CI). Turns --sandbox on unless --sandbox=off is given.
     #[arg(long)]
     pub(crate) allow_any_command: bool,
+
+    /// Run approved and prompted commands confined (Linux Landlock): they
+    /// may write only below the root and the temporary directory and open
+    /// no TCP connection; where the kernel cannot confine, they do not run
+    /// (sandbox_unavailable). --sandbox alone means on.
+    #[arg(long, value_enum, value_name = "on|off", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub(crate) sandbox: Option<Switch>,
+
+    /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock
+    /// (by default: clada.lock in the repository's git directory, else in
+    /// clada's runtime directory), so that runs on the same tree take
+    /// turns.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) lock_file: Option<PathBuf>,
 
     /// Do not commit before and after the tasks (by default clada commits
     /// uncommitted changes first and the tasks' changes after).
@@ -146,14 +160,15 @@ pub(crate) struct ApplyArgs {
     #[arg(long, value_name = "AUTHOR", default_value = "clada <clada@localhost>")]
     pub(crate) git_author: Author,
 
-    /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock, so
-    /// that runs on the same tree take turns.
-    #[arg(long, value_name = "PATH")]
-    pub(crate) lock_file: Option<PathBuf>,
-
     /// How long to wait for the lock, e.g. 10s or 500ms.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::duration)]
     pub(crate) lock_timeout: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Switch {
+    On,
+    Off,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -12,13 +12,15 @@
 //!    no); without one, `command_not_allowed`, with the `clada allow`
 //!    command that would approve it.
 //!
-//! `--allow-any-command` runs every command as tier 2. Each command is a
-//! process group of its own; see [`process`].
+//! `--allow-any-command` runs every command as tier 2. `--sandbox` confines
+//! tiers 2 and 3 ([`sandbox`]). Each command is a process group of its
+//! own; see [`process`].
 
 pub mod allowlist;
 pub mod approve;
 pub(crate) mod builtin;
 mod process;
+pub mod sandbox;
 mod shell;
 
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -52,6 +54,9 @@ pub struct RunOptions {
     /// Where this root's approvals are kept; `None`: nothing is approved,
     /// and an "always" answer cannot be kept.
     pub approvals: Option<Approvals>,
+    /// `--sandbox`: approved and prompted commands run confined
+    /// ([`sandbox`]), or not at all.
+    pub sandbox: bool,
 }
 
 impl Default for RunOptions {
@@ -62,6 +67,7 @@ impl Default for RunOptions {
             allow_any: false,
             allow_escape: false,
             approvals: None,
+            sandbox: false,
         }
     }
 }
@@ -269,6 +275,10 @@ impl Runner for CommandRunner<'_> {
             shown: first_line(command),
             timeout,
             max_output: self.options.max_output,
+            sandbox: self
+                .options
+                .sandbox
+                .then(|| sandbox::Confinement::for_root(&self.root_path)),
         };
         let timeout = left(self.options.timeout);
         if self.options.allow_any {

@@ -40,6 +40,8 @@ pub(crate) struct Spawn {
     pub(crate) shown: String,
     pub(crate) timeout: Duration,
     pub(crate) max_output: usize,
+    /// Run confined (`--sandbox`).
+    pub(crate) sandbox: Option<super::sandbox::Confinement>,
 }
 
 /// The marker printed once when output goes past the limit.
@@ -130,8 +132,13 @@ pub(crate) fn run(
             );
         }
     };
+    super::sandbox::become_subreaper();
+    let mark = super::sandbox::new_mark();
     let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args).stdin(Stdio::null()).process_group(0);
+    cmd.args(&spec.args)
+        .stdin(Stdio::null())
+        .process_group(0)
+        .env(super::sandbox::MARK, &mark);
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
@@ -150,10 +157,24 @@ pub(crate) fn run(
             );
         }
     }
-    let spawned = cmd.spawn();
-    // The command holds our copies of the pipe's write end: let them go,
-    // so that the end of output is seen when the children close theirs.
-    drop(cmd);
+    let spawned = match &spec.sandbox {
+        None => cmd.spawn(),
+        Some(rules) => match super::sandbox::spawn_confined(cmd, rules) {
+            Ok(spawned) => spawned,
+            Err(super::sandbox::Unavailable(why)) => {
+                return fail(
+                    ErrorType::SandboxUnavailable,
+                    format!(
+                        "`{}` was not run: --sandbox was asked for and {why}",
+                        spec.shown
+                    ),
+                    RunOutput::default(),
+                );
+            }
+        },
+    };
+    // The command held our copies of the pipe's write end (dropped with
+    // it): the end of output is seen when the children close theirs.
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
@@ -249,6 +270,9 @@ pub(crate) fn run(
         }
     }
 
+    // Whatever the command started and left running, inside its group or
+    // not (`setsid`), dies with it.
+    super::sandbox::kill_marked(&mark);
     let output = out.finish();
     let status = status.unwrap_or_else(|| ExitStatus::from_raw(0));
     let result = RunOutput {

@@ -1,0 +1,164 @@
+//! `--sandbox`: Landlock confinement of approved commands, for real, and
+//! no process of a command outliving its timeout, `setsid` included.
+
+use std::path::Path;
+use std::time::Duration;
+
+use clada_markers::commands::approve::NoPrompt;
+use clada_markers::commands::{CommandRunner, RunOptions, sandbox};
+use clada_markers::engine::fs::Root;
+use clada_markers::engine::{self, ApplyOptions, Quiet};
+use clada_markers::report::{TaskReport, TaskStatus};
+use clada_markers::{ErrorType, ParseOptions, parse_with};
+
+fn run(root: &Path, command: &str, options: RunOptions) -> TaskReport {
+    let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
+    let doc = parse_with(&doc, ParseOptions::default());
+    let handle = Root::open(root).unwrap();
+    let mut runner = CommandRunner::new(&handle, root.to_path_buf(), options, Box::new(NoPrompt));
+    let blocks = engine::apply(
+        &doc,
+        &handle,
+        &ApplyOptions::default(),
+        &mut runner,
+        &mut Quiet,
+    );
+    blocks.into_iter().flat_map(|b| b.tasks).next().unwrap()
+}
+
+fn confined() -> RunOptions {
+    RunOptions {
+        allow_any: true,
+        sandbox: true,
+        ..RunOptions::default()
+    }
+}
+
+/// A directory outside both the root and the temporary directory.
+fn outside() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn landlock() -> bool {
+    let ok = sandbox::available();
+    if !ok {
+        eprintln!("Landlock is not available on this kernel: sandbox tests skipped");
+    }
+    ok
+}
+
+#[test]
+fn a_confined_command_writes_only_below_the_root() {
+    if !landlock() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let out = outside();
+    let canary = out.path().join("canary");
+    let r = run(
+        root.path(),
+        &format!("echo pwned > {}", canary.display()),
+        confined(),
+    );
+    assert_eq!(r.status, TaskStatus::Failed, "{r:#?}");
+    assert!(!canary.exists());
+    // Unconfined, the same command could.
+    let r = run(
+        root.path(),
+        &format!("echo fine > {}", canary.display()),
+        RunOptions {
+            allow_any: true,
+            ..RunOptions::default()
+        },
+    );
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    std::fs::remove_file(&canary).unwrap();
+    // Inside the root, the temporary directory and /dev/null: allowed.
+    let r = run(
+        root.path(),
+        "echo ok > inside.txt && mkdir -p d && echo x > d/y && echo z > /dev/null && t=$(mktemp) && rm \"$t\"",
+        confined(),
+    );
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("inside.txt")).unwrap(),
+        "ok\n"
+    );
+    // Reading is allowed everywhere.
+    std::fs::write(out.path().join("readable"), "hello").unwrap();
+    let r = run(
+        root.path(),
+        &format!("cat {}", out.path().join("readable").display()),
+        confined(),
+    );
+    assert_eq!(r.output.as_deref(), Some("hello"));
+}
+
+#[test]
+fn a_confined_command_opens_no_tcp_connection() {
+    if !landlock() || !Path::new("/bin/bash").exists() && !Path::new("/usr/bin/bash").exists() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected'");
+    let r = run(root.path(), &connect, confined());
+    assert_eq!(r.status, TaskStatus::Failed, "{r:#?}");
+    assert!(!r.output.unwrap_or_default().contains("connected"));
+    assert!(listener.accept().is_err(), "the listener was reached");
+    // Unconfined, it connects: the refusal above is the sandbox's.
+    let r = run(
+        root.path(),
+        &connect,
+        RunOptions {
+            allow_any: true,
+            ..RunOptions::default()
+        },
+    );
+    assert_eq!(r.output.as_deref(), Some("connected\n"), "{r:#?}");
+}
+
+#[test]
+fn a_process_that_left_the_group_dies_at_the_timeout() {
+    let root = tempfile::tempdir().unwrap();
+    let options = RunOptions {
+        allow_any: true,
+        timeout: Duration::from_millis(500),
+        ..RunOptions::default()
+    };
+    let r = run(
+        root.path(),
+        "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' &\nsleep 60",
+        options,
+    );
+    assert_eq!(r.error.map(|e| e.kind), Some(ErrorType::ExecTimeout));
+    let pid: i32 = (0..100)
+        .find_map(|_| {
+            let text = std::fs::read_to_string(root.path().join("escaped.pid")).ok();
+            if text.is_none() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            text.and_then(|t| t.trim().parse().ok())
+        })
+        .expect("the escaped process wrote its pid");
+    let gone = (0..200).any(|_| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+        let alive = stat.is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        });
+        if alive {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        !alive
+    });
+    assert!(
+        gone,
+        "process {pid} left the group with setsid and survived"
+    );
+}
