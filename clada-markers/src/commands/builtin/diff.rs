@@ -7,10 +7,40 @@ use std::io::Write;
 use similar::{DiffOp, TextDiff};
 
 use crate::engine::TaskError;
-use crate::engine::fs::{Kind, Location};
+use crate::engine::fs::{FsError, Kind, Location};
 
 use super::args::Arg;
+use super::search::Timed;
 use super::{Env, Flags, Out};
+
+/// The largest file the built-in `diff` reads: a bigger one is trouble
+/// (exit status 2), so memory stays bounded.
+const MAX_FILE: u64 = 64 * 1024 * 1024;
+
+/// Reads the file at `at` whole, within the deadline and [`MAX_FILE`].
+fn read_file(env: &Env<'_>, at: &Location) -> Result<Result<Vec<u8>, String>, TaskError> {
+    let file = env.root.open_file(at)?;
+    let mut data = Vec::new();
+    let read = std::io::Read::read_to_end(
+        &mut std::io::Read::take(
+            Timed {
+                inner: file,
+                deadline: env.deadline,
+            },
+            MAX_FILE + 1,
+        ),
+        &mut data,
+    );
+    env.in_time()?;
+    Ok(match read {
+        Err(e) => Err(e.to_string()),
+        Ok(_) if data.len() as u64 > MAX_FILE => Err(format!(
+            "larger than {} MiB, more than the built-in diff reads",
+            MAX_FILE >> 20
+        )),
+        Ok(_) => Ok(data),
+    })
+}
 
 #[derive(Debug)]
 struct DiffOptions {
@@ -118,16 +148,14 @@ impl Differ<'_, '_> {
             Kind::Dir => Side::Dir,
             Kind::Symlink => Side::Link(self.env.root.read_link(at)?),
             Kind::Other => Side::Other,
-            Kind::File => {
-                let mut data = Vec::new();
-                let mut file = self.env.root.open_file(at)?;
-                if let Err(e) = std::io::Read::read_to_end(&mut file, &mut data) {
+            Kind::File => match read_file(self.env, at)? {
+                Ok(data) => Side::Text(data),
+                Err(e) => {
                     out.error("diff", format!("{shown}: {e}"));
                     self.status = 2;
-                    return Ok(Side::Other);
+                    Side::Other
                 }
-                Side::Text(data)
-            }
+            },
         })
     }
 
@@ -222,23 +250,39 @@ impl Differ<'_, '_> {
         let mut pending = vec![(a_at.clone(), b_at.clone(), a.to_owned(), b.to_owned())];
         while let Some((a_at, b_at, a, b)) = pending.pop() {
             self.env.in_time()?;
+            // A directory only on one side (with -N) lists as empty.
             let names = |at: &Location| -> Result<Vec<(String, Kind)>, TaskError> {
-                Ok(self
-                    .env
-                    .root
-                    .list(at)?
-                    .into_iter()
-                    .map(|e| (e.name, e.kind))
-                    .collect())
+                match self.env.root.list(at) {
+                    Ok(entries) => Ok(entries.into_iter().map(|e| (e.name, e.kind)).collect()),
+                    Err(FsError::NotFound { .. }) if self.o.new_file => Ok(Vec::new()),
+                    Err(e) => Err(e.into()),
+                }
             };
             let (left, right) = (names(&a_at)?, names(&b_at)?);
-            let mut all: Vec<&String> = left.iter().chain(&right).map(|(n, _)| n).collect();
-            all.sort();
-            all.dedup();
             let mut subdirs = Vec::new();
-            for name in all {
-                let l = left.iter().find(|(n, _)| n == name).map(|(_, k)| *k);
-                let r = right.iter().find(|(n, _)| n == name).map(|(_, k)| *k);
+            // Both listings are in byte order of their names: merge them.
+            let (mut i, mut j) = (0, 0);
+            while i < left.len() || j < right.len() {
+                self.env.in_time()?;
+                let (name, l, r) = match (left.get(i), right.get(j)) {
+                    (Some(x), Some(y)) if x.0 == y.0 => {
+                        (i, j) = (i + 1, j + 1);
+                        (&x.0, Some(x.1), Some(y.1))
+                    }
+                    (Some(x), Some(y)) if x.0.as_bytes() < y.0.as_bytes() => {
+                        i += 1;
+                        (&x.0, Some(x.1), None)
+                    }
+                    (Some(x), None) => {
+                        i += 1;
+                        (&x.0, Some(x.1), None)
+                    }
+                    (_, Some(y)) => {
+                        j += 1;
+                        (&y.0, None, Some(y.1))
+                    }
+                    (None, None) => break,
+                };
                 let (an, bn) = (join(&a, name), join(&b, name));
                 match (l, r) {
                     (Some(_), None) if !self.o.new_file => {
@@ -248,6 +292,10 @@ impl Differ<'_, '_> {
                     (None, Some(_)) if !self.o.new_file => {
                         let _ = writeln!(out, "Only in {b}: {name}");
                         self.status = self.status.max(1);
+                    }
+                    (Some(Kind::Dir), None) | (None, Some(Kind::Dir)) if self.o.recursive => {
+                        // -N: everything in it is new.
+                        subdirs.push((a_at.join(name), b_at.join(name), an, bn));
                     }
                     (Some(Kind::Dir), Some(Kind::Dir)) => {
                         if self.o.recursive {
@@ -274,12 +322,7 @@ impl Differ<'_, '_> {
 
 /// Whether two locations hold the same bytes (or both are missing).
 fn same_file(env: &Env<'_>, a: &Location, b: &Location) -> bool {
-    let read = |at: &Location| -> Option<Vec<u8>> {
-        let mut f = env.root.open_file(at).ok()?;
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut f, &mut v).ok()?;
-        Some(v)
-    };
+    let read = |at: &Location| read_file(env, at).ok()?.ok();
     match (read(a), read(b)) {
         (Some(x), Some(y)) => x == y,
         _ => false,

@@ -6,12 +6,13 @@
 //!
 //! [`Root`]: crate::engine::fs::Root
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::time::Instant;
 
 use globset::{GlobBuilder, GlobMatcher};
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
 use crate::engine::TaskError;
 use crate::engine::fs::{FsError, Kind, Location};
@@ -53,6 +54,32 @@ fn under(dir: &str, name: &str) -> String {
     }
 }
 
+/// How much of a file grep looks at to decide that it is binary (it holds
+/// a NUL byte there). The rest is streamed.
+const BINARY_PROBE: u64 = 32 * 1024;
+
+/// The most one line may take in memory while grep searches.
+const HEAP_LIMIT: usize = 64 * 1024 * 1024;
+
+/// A reader that fails once the command's time is up, so that reading one
+/// big file honours the deadline too.
+pub(super) struct Timed<R> {
+    pub(super) inner: R,
+    pub(super) deadline: Instant,
+}
+
+impl<R: Read> Read for Timed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if Instant::now() >= self.deadline {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "ran past its limit",
+            ));
+        }
+        self.inner.read(buf)
+    }
+}
+
 /// The options of one grep.
 #[derive(Debug, Default)]
 struct GrepOptions {
@@ -66,7 +93,13 @@ struct GrepOptions {
     fixed: bool,
     word: bool,
     invert: bool,
+    /// `-x`: the pattern matches whole lines.
+    whole_line: bool,
     only_matching: bool,
+    /// `-I`: binary files are passed over.
+    skip_binary: bool,
+    after: usize,
+    before: usize,
     quiet: bool,
     no_messages: bool,
     /// `Some(true)` with -H, `Some(false)` with -h.
@@ -116,7 +149,21 @@ pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
             Arg::Long(l) if l == "with-filename" => o.with_filename = Some(true),
             Arg::Short('h') => o.with_filename = Some(false),
             Arg::Long(l) if l == "no-filename" => o.with_filename = Some(false),
-            Arg::Short('I') => {}
+            Arg::Short('I') => o.skip_binary = true,
+            Arg::Short('x') => o.whole_line = true,
+            Arg::Long(l) if l == "line-regexp" => o.whole_line = true,
+            Arg::Short('A') => o.after = flags.number()?,
+            Arg::Long(l) if l == "after-context" => o.after = flags.number()?,
+            Arg::Short('B') => o.before = flags.number()?,
+            Arg::Long(l) if l == "before-context" => o.before = flags.number()?,
+            Arg::Short('C') => {
+                o.after = flags.number()?;
+                o.before = o.after;
+            }
+            Arg::Long(l) if l == "context" => {
+                o.after = flags.number()?;
+                o.before = o.after;
+            }
             Arg::Short('e') => patterns.push(flags.value()?),
             Arg::Long(l) if l == "regexp" => patterns.push(flags.value()?),
             Arg::Short('m') => o.max_count = Some(flags.number()?),
@@ -132,8 +179,11 @@ pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
                     .push(glob(env, &flags.value()?, false, false)?);
             }
             Arg::Long(l) if l == "color" || l == "colour" => {
-                let v = flags.value()?;
-                if v != "never" && v != "auto" {
+                // `--color` alone is `--color=auto`: no colour here.
+                if let Some(v) = flags.optional_value()
+                    && v != "never"
+                    && v != "auto"
+                {
                     return Err(flags.invalid(&v));
                 }
             }
@@ -154,10 +204,15 @@ pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         operands.push(if o.recursive { "." } else { "-" }.to_owned());
     }
     let show_names = o.with_filename.unwrap_or(o.recursive || operands.len() > 1);
+    let lines = !(o.quiet || o.count || o.files_with_matches || o.files_without_match);
+    let context = |n: usize| if lines && !o.only_matching { n } else { 0 };
     let mut searcher = SearcherBuilder::new()
         .line_number(true)
         .invert_match(o.invert)
-        .binary_detection(BinaryDetection::convert(b'\0'))
+        .max_matches(o.max_count)
+        .after_context(context(o.after))
+        .before_context(context(o.before))
+        .heap_limit(Some(HEAP_LIMIT))
         .build();
     let mut run = GrepRun {
         env,
@@ -166,6 +221,7 @@ pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         show_names,
         matched_any: false,
         trouble: false,
+        printed: false,
     };
     for operand in &operands {
         if operand == "-" {
@@ -233,6 +289,7 @@ fn matcher(env: &Env<'_>, o: &GrepOptions, patterns: &[String]) -> Result<RegexM
     RegexMatcherBuilder::new()
         .case_insensitive(o.ignore_case)
         .word(o.word)
+        .whole_line(o.whole_line)
         .fixed_strings(o.fixed)
         .line_terminator(Some(b'\n'))
         .build_many(&patterns)
@@ -281,6 +338,8 @@ struct GrepRun<'r, 'e> {
     show_names: bool,
     matched_any: bool,
     trouble: bool,
+    /// Lines were written: `--` goes between groups of context.
+    printed: bool,
 }
 
 impl GrepRun<'_, '_> {
@@ -351,7 +410,8 @@ impl GrepRun<'_, '_> {
         Ok(())
     }
 
-    /// Searches one file.
+    /// Searches one file. Its first part decides whether it is binary (a
+    /// NUL byte); the rest is streamed, line by line, within the deadline.
     fn file(
         &mut self,
         searcher: &mut Searcher,
@@ -360,105 +420,185 @@ impl GrepRun<'_, '_> {
         shown: &str,
     ) -> Result<(), TaskError> {
         self.env.in_time()?;
-        let file = match self.env.root.open_file(at) {
+        let mut file = match self.env.root.open_file(at) {
             Ok(file) => file,
             Err(e) => return self.trouble(out, e, shown),
         };
-        let mut sink = Lines {
-            matcher: self.matcher,
-            o: self.o,
-            prefix: if self.show_names {
-                format!("{shown}:")
-            } else {
-                String::new()
-            },
-            lines: Vec::new(),
-            count: 0,
-            binary: false,
-        };
-        if let Err(e) = searcher.search_reader(self.matcher, file, &mut sink) {
+        let mut probe = Vec::new();
+        if let Err(e) = Read::by_ref(&mut file)
+            .take(BINARY_PROBE)
+            .read_to_end(&mut probe)
+        {
             self.trouble = true;
             if !self.o.no_messages {
                 out.error("grep", format!("{shown}: {e}"));
             }
             return Ok(());
         }
+        let binary = probe.contains(&0);
         let o = self.o;
-        self.matched_any |= sink.count > 0;
+        if binary && o.skip_binary {
+            if o.files_without_match && !o.quiet {
+                let _ = writeln!(out, "{shown}");
+            }
+            return Ok(());
+        }
+        // A NUL further on ends the search of a file taken for text.
+        searcher.set_binary_detection(if binary {
+            BinaryDetection::none()
+        } else {
+            BinaryDetection::quit(b'\0')
+        });
+        let reader = std::io::Cursor::new(probe).chain(Timed {
+            inner: file,
+            deadline: self.env.deadline,
+        });
+        let mut sink = Lines {
+            env: self.env,
+            out,
+            matcher: self.matcher,
+            o,
+            name: self.show_names.then_some(shown),
+            printed: &mut self.printed,
+            fresh: true,
+            show: !binary && !(o.quiet || o.count || o.files_with_matches || o.files_without_match),
+            count: 0,
+            late: None,
+        };
+        let result = searcher.search_reader(self.matcher, reader, &mut sink);
+        let (count, late) = (sink.count, sink.late);
+        if let Some(e) = late {
+            return Err(e);
+        }
+        if let Err(e) = result {
+            self.env.in_time()?;
+            self.trouble = true;
+            if !o.no_messages {
+                out.error("grep", format!("{shown}: {e}"));
+            }
+            return Ok(());
+        }
+        self.matched_any |= count > 0;
         if o.quiet {
             return Ok(());
         }
         if o.files_with_matches {
-            if sink.count > 0 {
+            if count > 0 {
                 let _ = writeln!(out, "{shown}");
             }
         } else if o.files_without_match {
-            if sink.count == 0 {
+            if count == 0 {
                 let _ = writeln!(out, "{shown}");
             }
         } else if o.count {
-            let _ = writeln!(out, "{}{}", sink.prefix, sink.count);
-        } else if sink.binary && sink.count > 0 {
+            match self.show_names {
+                true => writeln!(out, "{shown}:{count}"),
+                false => writeln!(out, "{count}"),
+            }
+            .unwrap_or(());
+        } else if binary && count > 0 {
             let _ = writeln!(out, "Binary file {shown} matches");
-        } else {
-            let _ = out.write_all(&sink.lines);
         }
         Ok(())
     }
 }
 
-/// Collects one file's matching lines, formatted.
-struct Lines<'m> {
-    matcher: &'m RegexMatcher,
-    o: &'m GrepOptions,
-    prefix: String,
-    lines: Vec<u8>,
+/// Writes one file's lines as they are found.
+struct Lines<'s, 'e, 'o> {
+    env: &'s Env<'e>,
+    out: &'s mut Out<'o>,
+    matcher: &'s RegexMatcher,
+    o: &'s GrepOptions,
+    /// The file's name, when lines carry it.
+    name: Option<&'s str>,
+    /// Some line was written, by this file or an earlier one.
+    printed: &'s mut bool,
+    /// The next line starts a group of context.
+    fresh: bool,
+    /// Lines are written (not for -c, -l, -L, -q, nor a binary file).
+    show: bool,
     count: u64,
-    binary: bool,
+    /// The deadline passed during the search.
+    late: Option<TaskError>,
 }
 
-impl Lines<'_> {
-    fn line(&mut self, number: Option<u64>, text: &[u8]) {
-        self.lines.extend_from_slice(self.prefix.as_bytes());
+impl Lines<'_, '_, '_> {
+    /// Writes `name:12:text` (`-` instead of `:` for context).
+    fn line(&mut self, number: Option<u64>, sep: u8, text: &[u8]) {
+        let mut buf = Vec::with_capacity(text.len() + 32);
+        let context = self.o.after > 0 || self.o.before > 0;
+        if context && self.fresh && *self.printed {
+            buf.extend_from_slice(b"--\n");
+        }
+        self.fresh = false;
+        if let Some(name) = self.name {
+            buf.extend_from_slice(name.as_bytes());
+            buf.push(sep);
+        }
         if let (true, Some(n)) = (self.o.line_numbers, number) {
-            self.lines.extend_from_slice(format!("{n}:").as_bytes());
+            buf.extend_from_slice(n.to_string().as_bytes());
+            buf.push(sep);
         }
-        self.lines.extend_from_slice(text);
+        buf.extend_from_slice(text);
         if !text.ends_with(b"\n") {
-            self.lines.push(b'\n');
+            buf.push(b'\n');
         }
+        let _ = self.out.write_all(&buf);
+        *self.printed = true;
     }
 }
 
-impl Sink for Lines<'_> {
+impl Sink for Lines<'_, '_, '_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        if let Err(e) = self.env.in_time() {
+            self.late = Some(e);
+            return Ok(false);
+        }
         self.count += 1;
-        let summary = self.o.count || self.o.files_with_matches || self.o.files_without_match;
-        if self.o.quiet || summary {
-            // One match decides -q, -l and -L.
-            let done = self.o.quiet || self.o.files_with_matches || self.o.files_without_match;
-            return Ok(!done && self.o.max_count.is_none_or(|m| self.count < m));
+        let o = self.o;
+        if !self.show {
+            // One match decides -q, -l, -L and a binary file; -c counts on.
+            let counting = o.count && !o.quiet && !o.files_with_matches && !o.files_without_match;
+            return Ok(counting);
         }
-        if self.o.only_matching && !self.o.invert {
-            let line = mat.bytes();
-            let mut parts = Vec::new();
-            let _ = self.matcher.find_iter(line, |m| {
-                parts.push(line[m].to_vec());
-                true
-            });
-            for part in parts {
-                self.line(mat.line_number(), &part);
+        let mut number = mat.line_number();
+        for line in mat.lines() {
+            if o.only_matching {
+                if o.invert {
+                    continue;
+                }
+                let text = line.strip_suffix(b"\n").unwrap_or(line);
+                let mut parts = Vec::new();
+                let _ = self.matcher.find_iter(text, |m| {
+                    if let Some(part) = text.get(m.start()..m.end())
+                        && !part.is_empty()
+                    {
+                        parts.push(part.to_vec());
+                    }
+                    true
+                });
+                for part in parts {
+                    self.line(number, b':', &part);
+                }
+            } else {
+                self.line(number, b':', line);
             }
-        } else {
-            self.line(mat.line_number(), mat.bytes());
+            number = number.map(|n| n + 1);
         }
-        Ok(self.o.max_count.is_none_or(|m| self.count < m))
+        Ok(true)
     }
 
-    fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
-        self.binary = true;
+    fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        if self.show {
+            self.line(c.line_number(), b'-', c.bytes());
+        }
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
+        self.fresh = true;
         Ok(true)
     }
 }
