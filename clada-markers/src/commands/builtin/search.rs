@@ -864,3 +864,629 @@ pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
     }
     Ok(status)
 }
+
+/// What the unit tests of the built-ins share: a scratch tree with a
+/// secret beside the root, and a way to run one tool on it.
+#[cfg(test)]
+pub(super) mod testing {
+    #![allow(clippy::unwrap_used)]
+
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use super::super::{Env, Out};
+    use crate::engine::fs::{Root, locate};
+    use crate::engine::{Quiet, TaskError};
+
+    pub(crate) const SECRET: &str = "SECRET-CANARY";
+
+    pub(crate) type Tool = fn(&[String], &Env<'_>, &mut Out<'_>) -> Result<i32, TaskError>;
+
+    /// `top/root` with files, a `.git`, a binary file and links to
+    /// `top/outside`, which holds the secret.
+    pub(crate) fn scratch() -> tempfile::TempDir {
+        let top = tempfile::tempdir().unwrap();
+        let t = top.path();
+        std::fs::create_dir_all(t.join("outside/sub")).unwrap();
+        std::fs::write(t.join("outside/secret.txt"), format!("{SECRET} hello\n")).unwrap();
+        std::fs::write(t.join("outside/sub/x.rs"), format!("{SECRET} hello\n")).unwrap();
+        let r = t.join("root");
+        std::fs::create_dir_all(r.join("src")).unwrap();
+        std::fs::create_dir_all(r.join(".git")).unwrap();
+        std::fs::write(r.join(".git/config"), "hello git\n").unwrap();
+        std::fs::write(r.join("a.txt"), "hello world\nfoo bar\nHello again\n").unwrap();
+        std::fs::write(r.join("bin.dat"), b"hello\0binary\n").unwrap();
+        std::fs::write(
+            r.join("src/main.rs"),
+            "fn main() {\n    println!(\"hello\");\n}\n",
+        )
+        .unwrap();
+        std::fs::write(r.join("src/lib.rs"), "pub fn foo() {}\n").unwrap();
+        std::fs::write(r.join("src/.hidden"), "hello hidden\n").unwrap();
+        std::os::unix::fs::symlink("../outside", r.join("link")).unwrap();
+        std::os::unix::fs::symlink("../../outside/secret.txt", r.join("src/flink")).unwrap();
+        top
+    }
+
+    /// Runs `tool` with `args` in `cwd` below `root` until `deadline`: its
+    /// status (or refusal) and its output.
+    pub(crate) fn run_until(
+        tool: Tool,
+        root: &Path,
+        cwd: &str,
+        args: &[&str],
+        deadline: Instant,
+    ) -> (Result<i32, TaskError>, String) {
+        let handle = Root::open(root).unwrap();
+        let shown = args.join(" ");
+        let env = Env {
+            root: &handle,
+            root_path: root,
+            cwd: locate(cwd, false).unwrap(),
+            allow_escape: false,
+            deadline,
+            repo: None,
+            shown: &shown,
+        };
+        let mut quiet = Quiet;
+        let mut out = Out::new(1, &mut quiet, 1 << 20);
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let status = tool(&args, &env, &mut out);
+        (status, out.finish())
+    }
+
+    pub(crate) fn run_in(
+        tool: Tool,
+        root: &Path,
+        cwd: &str,
+        args: &[&str],
+    ) -> (Result<i32, TaskError>, String) {
+        let deadline = Instant::now() + Duration::from_secs(600);
+        run_until(tool, root, cwd, args, deadline)
+    }
+
+    /// Runs in the root; the tool must not refuse nor print the secret.
+    pub(crate) fn run(tool: Tool, top: &tempfile::TempDir, args: &[&str]) -> (i32, String) {
+        let (status, text) = run_in(tool, &top.path().join("root"), ".", args);
+        let status = status.unwrap_or_else(|e| panic!("{args:?} refused: {}", e.message));
+        assert!(
+            !text.contains(SECRET),
+            "{args:?} printed the secret:\n{text}"
+        );
+        (status, text)
+    }
+
+    /// Runs in the root; the tool must refuse, without printing the secret.
+    pub(crate) fn refused(tool: Tool, top: &tempfile::TempDir, args: &[&str]) -> TaskError {
+        let (status, text) = run_in(tool, &top.path().join("root"), ".", args);
+        assert!(
+            !text.contains(SECRET),
+            "{args:?} printed the secret:\n{text}"
+        );
+        match status {
+            Err(e) => e,
+            Ok(code) => panic!("{args:?} was not refused (status {code}):\n{text}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::testing::{SECRET, Tool, refused, run, run_in, run_until, scratch};
+    use super::{basic_to_extended, find, grep, tree};
+    use crate::error_type::ErrorType;
+
+    fn lines(text: &str) -> Vec<&str> {
+        text.lines().collect()
+    }
+
+    #[test]
+    fn grep_rn_walks_in_name_order_and_skips_git_and_links() {
+        let top = scratch();
+        let (status, text) = run(grep, &top, &["-rn", "hello"]);
+        assert_eq!(status, 0);
+        assert_eq!(
+            lines(&text),
+            [
+                "a.txt:1:hello world",
+                "Binary file bin.dat matches",
+                "src/.hidden:1:hello hidden",
+                "src/main.rs:2:    println!(\"hello\");",
+            ]
+        );
+        let (status, text) = run(grep, &top, &["-R", "hello", "."]);
+        assert_eq!(status, 0);
+        assert!(text.contains("./a.txt:hello world\n"), "{text}");
+        assert!(!text.contains(".git"), "{text}");
+        // What is only behind links is never found.
+        assert_eq!(run(grep, &top, &["-r", SECRET]), (1, String::new()));
+        assert_eq!(run(grep, &top, &["-rl", "hello", "link/.."]).0, 0);
+    }
+
+    #[test]
+    fn grep_r_is_depth_first_in_name_order() {
+        let top = scratch();
+        let r = top.path().join("root/o");
+        std::fs::create_dir_all(r.join("b")).unwrap();
+        std::fs::write(r.join("a.txt"), "x\n").unwrap();
+        std::fs::write(r.join("b/in.txt"), "x\n").unwrap();
+        std::fs::write(r.join("c.txt"), "x\n").unwrap();
+        assert_eq!(
+            run(grep, &top, &["-rl", "x", "o"]),
+            (0, "o/a.txt\no/b/in.txt\no/c.txt\n".into())
+        );
+    }
+
+    #[test]
+    fn grep_one_file_case_count_invert() {
+        let top = scratch();
+        assert_eq!(
+            run(grep, &top, &["hello", "a.txt"]),
+            (0, "hello world\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-i", "HELLO", "a.txt"]),
+            (0, "hello world\nHello again\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-ci", "hello", "a.txt"]),
+            (0, "2\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-c", "hello", "a.txt", "src/lib.rs"]),
+            (0, "a.txt:1\nsrc/lib.rs:0\n".into())
+        );
+        assert_eq!(run(grep, &top, &["nothing", "a.txt"]), (1, String::new()));
+        assert_eq!(
+            run(grep, &top, &["-n", "-v", "hello", "a.txt"]),
+            (0, "2:foo bar\n3:Hello again\n".into())
+        );
+    }
+
+    #[test]
+    fn grep_regex_kinds() {
+        let top = scratch();
+        let both = (0, "foo bar\nHello again\n".to_owned());
+        assert_eq!(run(grep, &top, &["-E", "foo|again", "a.txt"]), both);
+        assert_eq!(run(grep, &top, &["foo\\|again", "a.txt"]), both);
+        assert_eq!(
+            run(grep, &top, &["-e", "foo", "-e", "again", "a.txt"]),
+            both
+        );
+        // Basic syntax: `|` alone is a literal.
+        assert_eq!(run(grep, &top, &["foo|again", "a.txt"]).0, 1);
+        assert_eq!(run(grep, &top, &["-F", "o.b", "a.txt"]).0, 1);
+        assert_eq!(run(grep, &top, &["o.b", "a.txt"]), (0, "foo bar\n".into()));
+        assert_eq!(
+            run(grep, &top, &["-w", "foo", "a.txt"]),
+            (0, "foo bar\n".into())
+        );
+        assert_eq!(run(grep, &top, &["-w", "fo", "a.txt"]).0, 1);
+        assert_eq!(run(grep, &top, &["-x", "foo bar", "a.txt"]).0, 0);
+        assert_eq!(run(grep, &top, &["--line-regexp", "foo", "a.txt"]).0, 1);
+        assert_eq!(
+            run(grep, &top, &["-on", "[a-z]*o[a-z]*", "a.txt"]),
+            (0, "1:hello\n1:world\n2:foo\n3:ello\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-ov", "foo", "a.txt"]),
+            (0, String::new())
+        );
+        let e = refused(grep, &top, &["a\\(", "a.txt"]);
+        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+        assert_eq!(basic_to_extended("a\\{2\\}x+\\.y"), "a{2}x\\+\\.y");
+    }
+
+    #[test]
+    fn grep_listing_quiet_max_and_names() {
+        let top = scratch();
+        assert_eq!(
+            run(grep, &top, &["-rl", "hello", "src"]),
+            (0, "src/.hidden\nsrc/main.rs\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-rL", "hello", "src"]),
+            (0, "src/lib.rs\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-q", "hello", "a.txt"]),
+            (0, String::new())
+        );
+        assert_eq!(run(grep, &top, &["-q", "zzz", "a.txt"]), (1, String::new()));
+        assert_eq!(
+            run(grep, &top, &["-m", "1", "-i", "hello", "a.txt"]),
+            (0, "hello world\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-m1", "-c", "-i", "hello", "a.txt"]),
+            (0, "1\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-H", "foo", "a.txt"]),
+            (0, "a.txt:foo bar\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-h", "hello", "a.txt", "src/main.rs"]),
+            (0, "hello world\n    println!(\"hello\");\n".into())
+        );
+        for color in ["--color=never", "--color", "--colour=auto"] {
+            assert_eq!(
+                run(grep, &top, &[color, "hello", "a.txt", "src/main.rs"]),
+                (
+                    0,
+                    "a.txt:hello world\nsrc/main.rs:    println!(\"hello\");\n".into()
+                ),
+                "{color}"
+            );
+        }
+        // Binary files: said once, skipped with -I, counted with -c.
+        assert_eq!(
+            run(grep, &top, &["binary", "bin.dat"]),
+            (0, "Binary file bin.dat matches\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-I", "binary", "bin.dat"]),
+            (1, String::new())
+        );
+        assert_eq!(
+            run(grep, &top, &["-c", "binary", "bin.dat"]),
+            (0, "1\n".into())
+        );
+    }
+
+    #[test]
+    fn grep_globs() {
+        let top = scratch();
+        assert_eq!(
+            run(grep, &top, &["-r", "--include=*.rs", "hello", "."]),
+            (0, "./src/main.rs:    println!(\"hello\");\n".into())
+        );
+        assert_eq!(
+            run(
+                grep,
+                &top,
+                &["-rl", "--exclude=*.rs", "--exclude-dir", "src", "hello"]
+            ),
+            (0, "a.txt\nbin.dat\n".into())
+        );
+    }
+
+    #[test]
+    fn grep_context() {
+        let top = scratch();
+        assert_eq!(
+            run(grep, &top, &["-n", "-A", "1", "foo", "a.txt"]),
+            (0, "2:foo bar\n3-Hello again\n".into())
+        );
+        assert_eq!(
+            run(grep, &top, &["-C1", "again", "a.txt", "src/lib.rs"]),
+            (0, "a.txt-foo bar\na.txt:Hello again\n".into())
+        );
+        let (status, text) = run(
+            grep,
+            &top,
+            &["-B", "1", "-e", "hello", "-e", "}", "a.txt", "src/main.rs"],
+        );
+        assert_eq!(status, 0);
+        assert_eq!(
+            lines(&text),
+            [
+                "a.txt:hello world",
+                "--",
+                "src/main.rs-fn main() {",
+                "src/main.rs:    println!(\"hello\");",
+                "src/main.rs:}",
+            ]
+        );
+        std::fs::write(top.path().join("root/n.txt"), "a\nx\nb\nc\nd\nx\ne\n").unwrap();
+        assert_eq!(
+            run(grep, &top, &["-n", "--context=1", "x", "n.txt"]),
+            (0, "1-a\n2:x\n3-b\n--\n5-d\n6:x\n7-e\n".into())
+        );
+        // The trailing context of the last match counted by -m.
+        assert_eq!(
+            run(grep, &top, &["-m1", "-A1", "x", "n.txt"]),
+            (0, "x\nb\n".into())
+        );
+    }
+
+    #[test]
+    fn grep_errors_are_gnu_style() {
+        let top = scratch();
+        assert_eq!(
+            run(grep, &top, &["x", "missing"]),
+            (2, "grep: missing: No such file or directory\n".into())
+        );
+        assert_eq!(run(grep, &top, &["-s", "x", "missing"]), (2, String::new()));
+        assert_eq!(
+            run(grep, &top, &["hello", "src", "a.txt"]),
+            (2, "grep: src: Is a directory\na.txt:hello world\n".into())
+        );
+        assert_eq!(run(grep, &top, &["-q", "hello", "missing", "a.txt"]).0, 0);
+        // Standard input is empty.
+        assert_eq!(run(grep, &top, &["hello"]), (1, String::new()));
+        assert_eq!(run(grep, &top, &["hello", "-"]), (1, String::new()));
+        assert_eq!(run(grep, &top, &[]), (2, "grep: no pattern given\n".into()));
+    }
+
+    #[test]
+    fn grep_refuses_escapes_links_and_unknown_flags() {
+        let top = scratch();
+        for args in [
+            &["hello", "../outside/secret.txt"][..],
+            &["-r", "hello", ".."],
+            &["-r", "hello", "src/../../outside"],
+        ] {
+            assert_eq!(
+                refused(grep, &top, args).kind,
+                ErrorType::PathEscape,
+                "{args:?}"
+            );
+        }
+        for args in [
+            &["hello", "link/secret.txt"][..],
+            &["-r", "hello", "link"],
+            &["hello", "src/flink"],
+            &["-r", "hello", "link/sub"],
+        ] {
+            assert_eq!(
+                refused(grep, &top, args).kind,
+                ErrorType::SymlinkNotAllowed,
+                "{args:?}"
+            );
+        }
+        for (args, flag) in [
+            (&["-P", "x", "a.txt"][..], "`-P`"),
+            (&["-rnz", "x"], "`-z`"),
+            (&["-f", "a.txt", "a.txt"], "`-f`"),
+            (&["--file=a.txt", "a.txt"], "`--file`"),
+            (&["--binary-files=text", "x"], "`--binary-files`"),
+            (&["--devices=read", "x"], "`--devices`"),
+            (&["--color=always", "x", "a.txt"], "`--color`"),
+        ] {
+            let e = refused(grep, &top, args);
+            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{args:?}");
+            assert!(e.message.contains(flag), "{args:?}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn grep_resolves_against_the_working_directory() {
+        let top = scratch();
+        let root = top.path().join("root");
+        let (status, text) = run_in(grep, &root, "src", &["-n", "hello", "main.rs"]);
+        assert_eq!(
+            (status.unwrap(), text.as_str()),
+            (0, "2:    println!(\"hello\");\n")
+        );
+        let (status, text) = run_in(grep, &root, "src", &["foo", "../a.txt"]);
+        assert_eq!((status.unwrap(), text.as_str()), (0, "foo bar\n"));
+        let (status, _) = run_in(grep, &root, "src", &["x", "../../outside/secret.txt"]);
+        assert_eq!(status.unwrap_err().kind, ErrorType::PathEscape);
+    }
+
+    #[test]
+    fn find_lists_in_name_order_and_never_follows_links() {
+        let top = scratch();
+        let (status, text) = run(find, &top, &[]);
+        assert_eq!(status, 0);
+        assert_eq!(
+            lines(&text),
+            [
+                ".",
+                "./.git",
+                "./.git/config",
+                "./a.txt",
+                "./bin.dat",
+                "./link",
+                "./src",
+                "./src/.hidden",
+                "./src/flink",
+                "./src/lib.rs",
+                "./src/main.rs",
+            ]
+        );
+        assert_eq!(
+            run(find, &top, &[".", "-type", "l"]),
+            (0, "./link\n./src/flink\n".into())
+        );
+        // A link as the starting point is listed, not followed.
+        assert_eq!(
+            run(find, &top, &["link", "-name", "*.rs"]),
+            (0, String::new())
+        );
+        assert_eq!(run(find, &top, &["link"]), (0, "link\n".into()));
+    }
+
+    #[test]
+    fn find_tests_and_depths() {
+        let top = scratch();
+        assert_eq!(
+            run(find, &top, &[".", "-name", "*.rs"]),
+            (0, "./src/lib.rs\n./src/main.rs\n".into())
+        );
+        assert_eq!(
+            run(find, &top, &["src/", "-iname", "*.RS", "-type", "f"]),
+            (0, "src/lib.rs\nsrc/main.rs\n".into())
+        );
+        assert_eq!(
+            run(find, &top, &["-type", "d"]),
+            (0, ".\n./.git\n./src\n".into())
+        );
+        assert_eq!(
+            run(find, &top, &["-path", "./src/*", "!", "-name", "*.rs"]),
+            (0, "./src/.hidden\n./src/flink\n".into())
+        );
+        assert_eq!(
+            run(
+                find,
+                &top,
+                &[".", "-maxdepth", "1", "-not", "-name", ".*", "-type", "f"]
+            ),
+            (0, "./a.txt\n./bin.dat\n".into())
+        );
+        assert_eq!(
+            run(
+                find,
+                &top,
+                &[".", "-mindepth", "2", "-maxdepth", "2", "-name", "*i*"]
+            ),
+            (
+                0,
+                "./.git/config\n./src/.hidden\n./src/flink\n./src/lib.rs\n./src/main.rs\n".into()
+            )
+        );
+        assert_eq!(
+            run(find, &top, &["src", "-maxdepth", "0"]),
+            (0, "src\n".into())
+        );
+        assert_eq!(
+            run(find, &top, &["a.txt", "src/lib.rs", "-print"]),
+            (0, "a.txt\nsrc/lib.rs\n".into())
+        );
+        std::fs::create_dir(top.path().join("root/src/e")).unwrap();
+        std::fs::write(top.path().join("root/src/e0"), "").unwrap();
+        assert_eq!(
+            run(find, &top, &["src", "-empty"]),
+            (0, "src/e\nsrc/e0\n".into())
+        );
+        assert_eq!(
+            run(find, &top, &["nope", "a.txt"]),
+            (1, "find: nope: No such file or directory\na.txt\n".into())
+        );
+    }
+
+    #[test]
+    fn find_refuses() {
+        let top = scratch();
+        for flag in [
+            "-o",
+            "-or",
+            "-exec",
+            "-execdir",
+            "-delete",
+            "-fprint",
+            "-follow",
+            "-files0-from",
+            "-newer",
+            "-prune",
+            "(",
+        ] {
+            let e = refused(find, &top, &[".", "-name", "a", flag, "x"]);
+            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{flag}");
+            assert!(
+                e.message.contains(&format!("`{flag}`")),
+                "{flag}: {}",
+                e.message
+            );
+        }
+        for flag in ["-L", "-H"] {
+            let e = refused(find, &top, &[flag, "."]);
+            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{flag}");
+        }
+        let e = refused(find, &top, &[".", "-type", "p"]);
+        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+        let e = refused(find, &top, &[".", "-name"]);
+        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+        assert_eq!(
+            refused(find, &top, &["../outside"]).kind,
+            ErrorType::PathEscape
+        );
+        assert_eq!(refused(find, &top, &["/"]).kind, ErrorType::PathEscape);
+        assert_eq!(
+            refused(find, &top, &["link/sub"]).kind,
+            ErrorType::SymlinkNotAllowed
+        );
+    }
+
+    #[test]
+    fn tree_draws_and_counts() {
+        let top = scratch();
+        let (status, text) = run(tree, &top, &[]);
+        assert_eq!(status, 0);
+        assert_eq!(
+            text,
+            ".\n\
+             ├── a.txt\n\
+             ├── bin.dat\n\
+             ├── link -> ../outside\n\
+             └── src\n    \
+                 ├── flink -> ../../outside/secret.txt\n    \
+                 ├── lib.rs\n    \
+                 └── main.rs\n\
+             \n\
+             1 directory, 6 files\n"
+        );
+        let (_, text) = run(tree, &top, &["-a", "src"]);
+        assert_eq!(
+            text,
+            "src\n├── .hidden\n├── flink -> ../../outside/secret.txt\n├── lib.rs\n└── main.rs\n\n0 directories, 4 files\n"
+        );
+        let (_, text) = run(tree, &top, &["-a", "-d"]);
+        assert_eq!(text, ".\n├── .git\n└── src\n\n2 directories\n");
+        let (_, text) = run(tree, &top, &["-L", "1", "--noreport"]);
+        assert_eq!(
+            text,
+            ".\n├── a.txt\n├── bin.dat\n├── link -> ../outside\n└── src\n"
+        );
+        let (_, text) = run(tree, &top, &["-I", "*.rs|*.dat", "-L1", "."]);
+        assert_eq!(
+            text,
+            ".\n├── a.txt\n├── link -> ../outside\n└── src\n\n1 directory, 2 files\n"
+        );
+        std::fs::create_dir_all(top.path().join("root/src/d/e")).unwrap();
+        let (_, text) = run(tree, &top, &["-d", "src"]);
+        assert_eq!(text, "src\n└── d\n    └── e\n\n2 directories\n");
+        let (status, text) = run(tree, &top, &["nope"]);
+        assert_eq!(status, 2);
+        assert!(
+            text.starts_with("tree: nope: No such file or directory\n"),
+            "{text}"
+        );
+        // A link named as the directory is not followed.
+        let (status, text) = run(tree, &top, &["link"]);
+        assert_eq!(status, 2);
+        assert!(!text.contains("secret.txt"), "{text}");
+    }
+
+    #[test]
+    fn tree_refuses() {
+        let top = scratch();
+        for (flag, shown) in [
+            ("-f", "`-f`"),
+            ("--fromfile", "`--fromfile`"),
+            ("-l", "`-l`"),
+            ("-o", "`-o`"),
+        ] {
+            let e = refused(tree, &top, &[flag]);
+            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{flag}");
+            assert!(e.message.contains(shown), "{flag}: {}", e.message);
+        }
+        assert_eq!(refused(tree, &top, &[".."]).kind, ErrorType::PathEscape);
+        assert_eq!(
+            refused(tree, &top, &["link/sub"]).kind,
+            ErrorType::SymlinkNotAllowed
+        );
+    }
+
+    #[test]
+    fn every_tool_stops_at_its_deadline() {
+        let top = scratch();
+        let root = top.path().join("root");
+        let past = std::time::Instant::now();
+        let diff: Tool = super::super::diff::diff;
+        for (tool, args) in [
+            (grep as Tool, &["-r", "hello"][..]),
+            (grep, &["hello", "a.txt"]),
+            (find, &["."]),
+            (tree, &[]),
+            (diff, &["-r", "src", "."]),
+            (diff, &["a.txt", "src/lib.rs"]),
+        ] {
+            let (status, _) = run_until(tool, &root, ".", args, past);
+            assert_eq!(status.unwrap_err().kind, ErrorType::ExecTimeout, "{args:?}");
+        }
+    }
+}
