@@ -407,3 +407,229 @@ fn normal(out: &mut Out<'_>, diff: &TextDiff<'_, '_, str>, old: &str, new: &str)
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::super::search::testing::{SECRET, refused, run, scratch};
+    use super::diff;
+    use crate::error_type::ErrorType;
+
+    fn write(top: &tempfile::TempDir, path: &str, text: &str) {
+        let p = top.path().join("root").join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn files_in_normal_and_unified_format() {
+        let top = scratch();
+        write(&top, "x", "1\n2\n3\n4\n5\n6\n7\n8\n");
+        write(&top, "y", "1\n2\n3\n4\nfive\n6\n7\n8\n");
+        assert_eq!(run(diff, &top, &["x", "x"]), (0, String::new()));
+        assert_eq!(
+            run(diff, &top, &["x", "y"]),
+            (1, "5c5\n< 5\n---\n> five\n".into())
+        );
+        let unified = "--- x\n+++ y\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n";
+        assert_eq!(run(diff, &top, &["-u", "x", "y"]), (1, unified.into()));
+        assert_eq!(
+            run(diff, &top, &["-U", "1", "x", "y"]),
+            (
+                1,
+                "--- x\n+++ y\n@@ -4,3 +4,3 @@\n 4\n-5\n+five\n 6\n".into()
+            )
+        );
+        assert_eq!(
+            run(diff, &top, &["--unified=0", "x", "y"]),
+            (1, "--- x\n+++ y\n@@ -5 +5 @@\n-5\n+five\n".into())
+        );
+        assert_eq!(
+            run(diff, &top, &["-q", "x", "y"]),
+            (1, "Files x and y differ\n".into())
+        );
+        write(&top, "z", "1\n2");
+        let (status, text) = run(diff, &top, &["--color=never", "-u", "z", "x"]);
+        assert_eq!(status, 1);
+        assert!(
+            text.contains("-2\n\\ No newline at end of file\n+2\n"),
+            "{text}"
+        );
+        assert_eq!(
+            run(diff, &top, &["bin.dat", "a.txt"]),
+            (1, "Binary files bin.dat and a.txt differ\n".into())
+        );
+    }
+
+    #[test]
+    fn missing_files_and_new_file() {
+        let top = scratch();
+        assert_eq!(
+            run(diff, &top, &["a.txt", "nope"]),
+            (2, "diff: nope: No such file or directory\n".into())
+        );
+        assert_eq!(
+            run(diff, &top, &["-uN", "nope", "src/lib.rs"]),
+            (
+                1,
+                "--- nope\n+++ src/lib.rs\n@@ -0,0 +1 @@\n+pub fn foo() {}\n".into()
+            )
+        );
+        assert_eq!(run(diff, &top, &["a.txt"]).0, 2);
+        assert_eq!(run(diff, &top, &["a", "b", "c"]).0, 2);
+        assert_eq!(
+            refused(diff, &top, &["-U", "x", "a.txt", "a.txt"]).kind,
+            ErrorType::CommandNotAllowed
+        );
+    }
+
+    #[test]
+    fn file_against_directory() {
+        let top = scratch();
+        write(&top, "d/lib.rs", "pub fn foo() {}\n");
+        assert_eq!(run(diff, &top, &["src/lib.rs", "d"]), (0, String::new()));
+        write(&top, "d/lib.rs", "pub fn bar() {}\n");
+        assert_eq!(
+            run(diff, &top, &["-u", "d", "src/lib.rs"]),
+            (
+                1,
+                "--- d/lib.rs\n+++ src/lib.rs\n@@ -1 +1 @@\n-pub fn bar() {}\n+pub fn foo() {}\n"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn directories_plain_and_recursive() {
+        let top = scratch();
+        write(&top, "l/same", "s\n");
+        write(&top, "r/same", "s\n");
+        write(&top, "l/f", "old\n");
+        write(&top, "r/f", "new\n");
+        write(&top, "l/only_l", "x\n");
+        write(&top, "r/only_r", "x\n");
+        write(&top, "l/sub/g", "a\n");
+        write(&top, "r/sub/g", "b\n");
+        write(&top, "l/kind", "file\n");
+        write(&top, "r/kind/inner", "dir\n");
+        assert_eq!(
+            run(diff, &top, &["l", "r"]),
+            (
+                1,
+                "diff l/f r/f\n1c1\n< old\n---\n> new\n\
+                 File l/kind is a regular file while file r/kind is a directory\n\
+                 Only in l: only_l\n\
+                 Only in r: only_r\n\
+                 Common subdirectories: l/sub and r/sub\n"
+                    .into()
+            )
+        );
+        let (status, text) = run(diff, &top, &["-ru", "l/", "r"]);
+        assert_eq!(status, 1);
+        assert!(
+            text.contains("diff l/sub/g r/sub/g\n--- l/sub/g\n+++ r/sub/g\n@@ -1 +1 @@\n-a\n+b\n"),
+            "{text}"
+        );
+        assert_eq!(
+            run(diff, &top, &["-rq", "l", "r"]),
+            (
+                1,
+                "Files l/f and r/f differ\n\
+                 File l/kind is a regular file while file r/kind is a directory\n\
+                 Only in l: only_l\n\
+                 Only in r: only_r\n\
+                 Files l/sub/g and r/sub/g differ\n"
+                    .into()
+            )
+        );
+        let (status, text) = run(diff, &top, &["-ruN", "l", "r"]);
+        assert_eq!(status, 1);
+        assert!(
+            text.contains("--- l/only_r\n+++ r/only_r\n@@ -0,0 +1 @@\n+x\n"),
+            "{text}"
+        );
+        assert!(!text.contains("Only in"), "{text}");
+        // -N -r goes into a directory that is on one side only.
+        write(&top, "l/newdir/deep", "d\n");
+        let (status, text) = run(diff, &top, &["-ruN", "l", "r"]);
+        assert_eq!(status, 1);
+        assert!(
+            text.contains("--- l/newdir/deep\n+++ r/newdir/deep\n@@ -1 +0,0 @@\n-d\n"),
+            "{text}"
+        );
+        write(&top, "l2/same", "s\n");
+        write(&top, "r2/same", "s\n");
+        assert_eq!(run(diff, &top, &["-r", "l2", "r2"]), (0, String::new()));
+    }
+
+    #[test]
+    fn links_are_compared_as_links_never_followed() {
+        let top = scratch();
+        let root = top.path().join("root");
+        // The same link text on both sides, pointing outside: equal, and
+        // what they point to is never read.
+        write(&top, "l/keep", "k\n");
+        write(&top, "r/keep", "k\n");
+        std::os::unix::fs::symlink("../../outside", root.join("l/out")).unwrap();
+        std::os::unix::fs::symlink("../../outside", root.join("r/out")).unwrap();
+        assert_eq!(run(diff, &top, &["-r", "l", "r"]), (0, String::new()));
+        // Different texts: the links differ, their targets stay unread.
+        std::fs::create_dir(root.join("empty")).unwrap();
+        std::fs::remove_file(root.join("r/out")).unwrap();
+        std::os::unix::fs::symlink("../empty", root.join("r/out")).unwrap();
+        assert_eq!(
+            run(diff, &top, &["-r", "l", "r"]),
+            (1, "Symbolic links l/out and r/out differ\n".into())
+        );
+        // A link against a directory holding files of the same names.
+        std::fs::remove_file(root.join("r/out")).unwrap();
+        write(&top, "r/out/secret.txt", "mine\n");
+        assert_eq!(
+            run(diff, &top, &["-r", "l", "r"]),
+            (
+                1,
+                "File l/out is a symbolic link while file r/out is a directory\n".into()
+            )
+        );
+        let (_, text) = run(diff, &top, &["-rN", "l", "r"]);
+        assert!(!text.contains(SECRET));
+    }
+
+    #[test]
+    fn refusals() {
+        let top = scratch();
+        for args in [
+            &["a.txt", "../outside/secret.txt"][..],
+            &["-r", "..", "."],
+            &["src/../../outside/secret.txt", "a.txt"],
+        ] {
+            assert_eq!(
+                refused(diff, &top, args).kind,
+                ErrorType::PathEscape,
+                "{args:?}"
+            );
+        }
+        for args in [
+            &["a.txt", "link/secret.txt"][..],
+            &["-r", "link/sub", "src"],
+        ] {
+            assert_eq!(
+                refused(diff, &top, args).kind,
+                ErrorType::SymlinkNotAllowed,
+                "{args:?}"
+            );
+        }
+        for (flag, shown) in [
+            ("-w", "`-w`"),
+            ("-c", "`-c`"),
+            ("--ignore-all-space", "`--ignore-all-space`"),
+            ("--from-file=x", "`--from-file`"),
+            ("-x", "`-x`"),
+        ] {
+            let e = refused(diff, &top, &[flag, "a.txt", "a.txt"]);
+            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{flag}");
+            assert!(e.message.contains(shown), "{flag}: {}", e.message);
+        }
+    }
+}
