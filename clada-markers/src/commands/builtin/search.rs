@@ -461,7 +461,7 @@ impl GrepRun<'_, '_> {
             name: self.show_names.then_some(shown),
             printed: &mut self.printed,
             fresh: true,
-            show: !binary && !(o.quiet || o.count || o.files_with_matches || o.files_without_match),
+            show: !(binary || o.quiet || o.count || o.files_with_matches || o.files_without_match),
             count: 0,
             late: None,
         };
@@ -491,11 +491,11 @@ impl GrepRun<'_, '_> {
                 let _ = writeln!(out, "{shown}");
             }
         } else if o.count {
-            match self.show_names {
-                true => writeln!(out, "{shown}:{count}"),
-                false => writeln!(out, "{count}"),
-            }
-            .unwrap_or(());
+            let _ = if self.show_names {
+                writeln!(out, "{shown}:{count}")
+            } else {
+                writeln!(out, "{count}")
+            };
         } else if binary && count > 0 {
             let _ = writeln!(out, "Binary file {shown} matches");
         }
