@@ -73,9 +73,12 @@ pub(crate) fn diff(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
             Arg::Long(l) if l == "brief" => o.brief = true,
             Arg::Short('N') => o.new_file = true,
             Arg::Long(l) if l == "new-file" => o.new_file = true,
-            Arg::Long(l) if l == "color" => {
-                let v = flags.value()?;
-                if v != "never" && v != "auto" {
+            Arg::Long(l) if l == "color" || l == "colour" => {
+                // `--color` alone is `--color=auto`: no colour here.
+                if let Some(v) = flags.optional_value()
+                    && v != "never"
+                    && v != "auto"
+                {
                     return Err(flags.invalid(&v));
                 }
             }
@@ -450,6 +453,11 @@ mod tests {
             (1, "Files x and y differ\n".into())
         );
         write(&top, "z", "1\n2");
+        assert_eq!(run(diff, &top, &["--color", "x", "x"]), (0, String::new()));
+        assert_eq!(
+            refused(diff, &top, &["--color=always", "x", "x"]).kind,
+            ErrorType::CommandNotAllowed
+        );
         let (status, text) = run(diff, &top, &["--color=never", "-u", "z", "x"]);
         assert_eq!(status, 1);
         assert!(
