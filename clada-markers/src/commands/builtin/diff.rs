@@ -102,12 +102,14 @@ pub(crate) fn diff(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
     let kind = |at: &Location| env.root.metadata(at).map(|m| m.kind);
     match (kind(&a_at), kind(&b_at)) {
         (Ok(Kind::Dir), Ok(Kind::Dir)) => d.dirs(out, &a_at, &b_at, a, b)?,
-        (Ok(Kind::Dir), Ok(_)) => {
+        // A link is never a directory to look into: it is compared as a
+        // link below.
+        (Ok(Kind::Dir), Ok(k)) if k != Kind::Symlink => {
             let inner = b_at.clone();
             let name = b_at.name().unwrap_or_default().to_owned();
             d.files(out, &a_at.join(&name), &inner, &join(a, &name), b)?;
         }
-        (Ok(_), Ok(Kind::Dir)) => {
+        (Ok(k), Ok(Kind::Dir)) if k != Kind::Symlink => {
             let name = a_at.name().unwrap_or_default().to_owned();
             d.files(out, &a_at, &b_at.join(&name), a, &join(b, &name))?;
         }
@@ -602,6 +604,14 @@ mod tests {
         );
         let (_, text) = run(diff, &top, &["-rN", "l", "r"]);
         assert!(!text.contains(SECRET));
+        // A link named as an operand is not looked into either.
+        assert_eq!(
+            run(diff, &top, &["-r", "src", "link"]),
+            (
+                1,
+                "File src is a directory while file link is a symbolic link\n".into()
+            )
+        );
     }
 
     #[test]
