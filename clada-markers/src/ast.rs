@@ -38,9 +38,24 @@ impl<'a> Document<'a> {
         self.units.iter().flat_map(Unit::tasks)
     }
 
-    /// The diagnostics that belong to the unit numbered `block`.
+    /// The diagnostics that belong to the unit numbered `block`: those that
+    /// start within its span, found by binary search (the diagnostics are
+    /// sorted by position), so that asking for every unit stays linear.
     pub fn diagnostics_of(&self, block: usize) -> impl Iterator<Item = &Diagnostic> {
-        self.diagnostics
+        let range = match block.checked_sub(1).and_then(|i| self.units.get(i)) {
+            Some(unit) => {
+                let span = unit.span();
+                let lo = self
+                    .diagnostics
+                    .partition_point(|d| d.span.start < span.start);
+                let hi = self
+                    .diagnostics
+                    .partition_point(|d| d.span.start <= span.end);
+                lo..hi.max(lo)
+            }
+            None => 0..0,
+        };
+        self.diagnostics[range]
             .iter()
             .filter(move |d| d.block == Some(block))
     }

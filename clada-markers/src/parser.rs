@@ -112,7 +112,8 @@ pub fn parse(source: &str) -> Document<'_> {
 /// Parses and checks a document. Never fails: problems are diagnostics.
 pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
     let tokens = lexer::lex(source);
-    let cx = Context::new(source, options);
+    let mut cx = Context::new(source, options);
+    cx.nesting = Nesting::of(&tokens);
     let (units, errors) = document(&cx).parse(tokens.as_slice()).into_output_errors();
     let mut diagnostics: Vec<Diagnostic> = errors
         .into_iter()
@@ -133,6 +134,68 @@ pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
         source,
         units,
         diagnostics,
+    }
+}
+
+/// How openers nest, found in one pass over the tokens, so that no opener
+/// is read to the end of the document more than once.
+///
+/// An opener's extent ends at the first closer of its fence length where
+/// as many openers of that length as closers lie between: bracket
+/// matching, one stack per fence length. `SEARCH-END` lines and
+/// separators do not count, as in [`scan_task`] and [`skip_extent`].
+#[derive(Debug, Default)]
+pub(crate) struct Nesting {
+    /// By token index: the opener has no closer before the end.
+    unclosed: Vec<bool>,
+    /// By token index, for an unclosed task opener: the next opener of its
+    /// fence length, when that opens a unit. The task's reading stops
+    /// there: it would end there anyway (PROTOCOL §2.4).
+    stop: Vec<Option<usize>>,
+}
+
+impl Nesting {
+    pub(crate) fn of(tokens: &[Token]) -> Nesting {
+        let counts = |m: &Marker| m.shape == Shape::Opener && m.keyword != Some(Keyword::SearchEnd);
+        let mut unclosed = vec![false; tokens.len()];
+        let mut open: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+        for (i, tok) in tokens.iter().enumerate() {
+            let Some(m) = tok.marker() else { continue };
+            if counts(m) {
+                open.entry(m.fence).or_default().push(i);
+            } else if m.shape == Shape::Closer {
+                open.entry(m.fence).or_default().pop();
+            }
+        }
+        for i in open.into_values().flatten() {
+            unclosed[i] = true;
+        }
+        let mut stop = vec![None; tokens.len()];
+        let mut next: std::collections::HashMap<usize, usize> = Default::default();
+        for (i, tok) in tokens.iter().enumerate().rev() {
+            let Some(m) = tok.marker() else { continue };
+            if !counts(m) {
+                continue;
+            }
+            if unclosed[i] {
+                stop[i] = next
+                    .get(&m.fence)
+                    .copied()
+                    .filter(|&k| tokens[k].marker().is_some_and(opens_unit));
+            }
+            next.insert(m.fence, i);
+        }
+        Nesting { unclosed, stop }
+    }
+
+    /// Whether the opener at token `i` is never closed.
+    fn unclosed(&self, i: usize) -> bool {
+        self.unclosed.get(i).copied().unwrap_or(false)
+    }
+
+    /// Where reading the unclosed task opened at token `i` may stop.
+    fn stop(&self, i: usize) -> Option<usize> {
+        self.stop.get(i).copied().flatten()
     }
 }
 
@@ -348,6 +411,7 @@ fn scan_task<'t, 'p, C: Scope>(
     let Some((opener, kind)) = task_opener(&tok) else {
         return Err(Diagnostic::new(K::Internal, tok.span, String::new()));
     };
+    let stop = cx.nesting.stop(*inp.cursor().inner());
     inp.skip();
     let fence = opener.fence;
     let block_fence = inp.ctx().block().map(|(f, _)| f);
@@ -373,7 +437,11 @@ fn scan_task<'t, 'p, C: Scope>(
 
     loop {
         let before = inp.save();
-        let Some(tok) = inp.next() else {
+        // Past `stop`, the rest of the document cannot close the task:
+        // reading on would only come back to `first_nested`.
+        let past_stop = stop.is_some_and(|k| *inp.cursor().inner() > k);
+        let next = if past_stop { None } else { inp.next() };
+        let Some(tok) = next else {
             // The document ended inside the task. If a unit opener was
             // swallowed as nested content, the closer was most likely
             // meant to come before it: end the task there and go on.
@@ -525,8 +593,14 @@ fn other<'t, 'a: 't, C: Scope + 't>(
                 .with_help("a range edit is: `<<<<<<< SEARCH-START path=\"…\"`, start text, `<<<<<<< SEARCH-END`, end text, `=======`, replacement, `>>>>>>> REPLACE`"))))
             }
             Shape::Opener => {
+                let unclosed = cx.nesting.unclosed(*inp.cursor().inner());
                 inp.skip();
-                let extent_end = skip_extent(inp, &m, block.map(|(f, _)| f));
+                // Never closed: only the opener line is passed over.
+                let extent_end = if unclosed {
+                    None
+                } else {
+                    skip_extent(inp, &m, block.map(|(f, _)| f))
+                };
                 Ok((Item::Nothing, Some(unknown_opener(cx, &m, block, extent_end))))
             }
             Shape::Separator | Shape::Closer => {

@@ -31,6 +31,8 @@ pub(crate) struct Context<'a> {
     pub(crate) src: &'a str,
     pub(crate) opts: ParseOptions,
     lines: OnceCell<LineIndex<'a>>,
+    /// Where each opener's extent ends, computed once from the tokens.
+    pub(crate) nesting: crate::parser::Nesting,
 }
 
 impl<'a> Context<'a> {
@@ -39,6 +41,7 @@ impl<'a> Context<'a> {
             src,
             opts,
             lines: OnceCell::new(),
+            nesting: crate::parser::Nesting::default(),
         }
     }
 

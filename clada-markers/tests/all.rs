@@ -8,5 +8,6 @@ mod commands;
 mod common;
 mod confinement;
 mod filesystem;
+mod hostile;
 mod properties;
 mod protection;
