@@ -6,12 +6,44 @@ use std::path::Path;
 
 use clada_markers::dirs::Dirs;
 use clada_markers::engine::fs::Root;
-use clada_markers::{Diagnostic, read_limited, render};
+use clada_markers::{Diagnostic, MAX_DOCUMENT_SIZE, decode, read_limited, render, too_large};
 
-/// A document as read, with the name diagnostics call it by.
+/// A document as read, with the name diagnostics call it by. A document
+/// over the size limit is not kept: only that it was too large.
 pub(crate) struct Input {
     pub(crate) name: String,
     pub(crate) bytes: Vec<u8>,
+    pub(crate) too_large: bool,
+}
+
+impl Input {
+    fn new(name: String, bytes: Vec<u8>) -> Input {
+        if bytes.len() > MAX_DOCUMENT_SIZE {
+            return Input::oversize(name);
+        }
+        Input {
+            name,
+            bytes,
+            too_large: false,
+        }
+    }
+
+    fn oversize(name: String) -> Input {
+        Input {
+            name,
+            bytes: Vec::new(),
+            too_large: true,
+        }
+    }
+
+    /// The document as text, or why it cannot be read.
+    #[allow(clippy::result_large_err)] // made once per run, on the way out
+    pub(crate) fn text(&self) -> Result<&str, Diagnostic> {
+        if self.too_large {
+            return Err(too_large());
+        }
+        decode(&self.bytes)
+    }
 }
 
 /// Reads FILE, or standard input for `-` or no FILE. Reads at most one byte
@@ -27,11 +59,13 @@ pub(crate) fn read_input(file: Option<&Path>) -> Result<Input, String> {
             if f.metadata().is_ok_and(|m| m.is_dir()) {
                 return Err(format!("cannot read {shown}: it is a directory"));
             }
+            let name = path.display().to_string();
+            // Too large by its size: refused without reading a byte.
+            if size.is_some_and(|s| s > MAX_DOCUMENT_SIZE as u64) {
+                return Ok(Input::oversize(name));
+            }
             let bytes = read_limited(f, size).map_err(|e| format!("cannot read {shown}: {e}"))?;
-            Ok(Input {
-                name: path.display().to_string(),
-                bytes,
-            })
+            Ok(Input::new(name, bytes))
         }
     }
 }
@@ -40,10 +74,7 @@ fn read_stdin() -> Result<Input, String> {
     let stdin = std::io::stdin().lock();
     let bytes = read_limited(stdin.take(u64::MAX), None)
         .map_err(|e| format!("cannot read standard input: {e}"))?;
-    Ok(Input {
-        name: "<stdin>".to_owned(),
-        bytes,
-    })
+    Ok(Input::new("<stdin>".to_owned(), bytes))
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set.

@@ -1,4 +1,4 @@
-//! Reading a document: the size limit and UTF-8 (SPEC §4).
+//! Reading a document: the size limit and UTF-8 (PROTOCOL §4).
 
 use std::io::Read;
 
@@ -18,21 +18,27 @@ pub fn read_limited(mut reader: impl Read, size_hint: Option<u64>) -> std::io::R
     Ok(bytes)
 }
 
+/// The diagnostic of a document over [`MAX_DOCUMENT_SIZE`], for a reader
+/// that found out without reading it (from a file's size, say).
+pub fn too_large() -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::InputTooLarge,
+        Span::empty(0),
+        format!(
+            "the document is larger than {} MiB",
+            MAX_DOCUMENT_SIZE / (1024 * 1024)
+        ),
+    )
+    .with_help("split it into several documents")
+}
+
 /// Checks the size and the encoding of a document. A leading byte-order
 /// mark stays in the text (spans are offsets into the bytes as given); the
 /// lexer skips it.
 #[allow(clippy::result_large_err)] // made once per run, on the way out
 pub fn decode(bytes: &[u8]) -> Result<&str, Diagnostic> {
     if bytes.len() > MAX_DOCUMENT_SIZE {
-        return Err(Diagnostic::new(
-            DiagnosticKind::InputTooLarge,
-            Span::empty(0),
-            format!(
-                "the document is larger than {} MiB",
-                MAX_DOCUMENT_SIZE / (1024 * 1024)
-            ),
-        )
-        .with_help("split it into several documents"));
+        return Err(too_large());
     }
     std::str::from_utf8(bytes).map_err(|e| {
         let offset = e.valid_up_to();

@@ -10,7 +10,7 @@ use clada_markers::report::GitReport;
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
 use clada_markers::run::{self, RunConfig};
-use clada_markers::{ApplyReport, Document, ParseOptions, decode, parse_with};
+use clada_markers::{ApplyReport, Document, ParseOptions, parse_with};
 
 use super::{ApplyArgs, ErrorDetail, Format, OutputMode, Switch};
 use crate::output;
@@ -48,7 +48,7 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
         );
     }
     let color = output::stdout_color();
-    let text = match decode(&input.bytes) {
+    let text = match input.text() {
         Ok(text) => text,
         Err(d) => {
             // Nothing runs: the document is refused as a whole.

@@ -1,6 +1,6 @@
 //! `clada check`: parse and validate, touch nothing.
 
-use clada_markers::{CheckReport, ParseOptions, decode, parse_with, render_check_text};
+use clada_markers::{CheckReport, ParseOptions, parse_with, render_check_text};
 
 use super::{CheckArgs, CheckFormat};
 use crate::output;
@@ -14,7 +14,7 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
         }
     };
     let color = output::stdout_color();
-    let text = match decode(&input.bytes) {
+    let text = match input.text() {
         Ok(text) => text,
         Err(d) => {
             let printed = match args.format {

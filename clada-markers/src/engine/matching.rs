@@ -15,6 +15,8 @@
 //! already there. These are hints only; nothing is ever applied by a fuzzy
 //! match.
 
+use std::time::{Duration, Instant};
+
 use serde::Serialize;
 
 use crate::ast::Count;
@@ -302,13 +304,31 @@ pub fn edit_range(
     })
 }
 
+/// At most this many lines of the search text are compared with each
+/// window of the file: the work of [`closest`] is at most file lines × this.
+pub const HINT_SAMPLE_LINES: usize = 48;
+
+/// Texts longer than this (search plus region, in bytes) are compared line
+/// by line instead of character by character.
+const CHAR_DIFF_LIMIT: usize = 16 * 1024;
+
+/// How long each diff of the hint may take before `similar` settles for a
+/// coarser answer.
+const DIFF_TIME: Duration = Duration::from_millis(40);
+
+/// Lines of the hint's diff shown at most.
+const MAX_DIFF_LINES: usize = 120;
+
 /// The region of `text` with as many lines as `search` that is most like
 /// it, if any is at least [`MIN_SIMILARITY`] alike.
 ///
-/// Every window of lines is scored line by line: each of its lines against
-/// the search line in the same place, by the words they share (cheap
-/// enough for every window of a large file). The best windows are then
-/// compared character by character, and the best of those is the answer.
+/// Every window of lines is scored line by line: its lines against the
+/// search lines in the same places, by the words they share. At most
+/// [`HINT_SAMPLE_LINES`] search lines, evenly spread, take part, so the
+/// work is bounded by the file's length times that, whatever the sizes.
+/// The best windows are then compared character by character (line by
+/// line past [`CHAR_DIFF_LIMIT`]), each diff bounded in time, and the best
+/// of those is the answer.
 fn closest(text: &str, search: &str) -> Option<Closest> {
     const CANDIDATES: usize = 8;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
@@ -317,14 +337,23 @@ fn closest(text: &str, search: &str) -> Option<Closest> {
         return None;
     }
     let n = wanted.len().min(lines.len());
-    let want: Vec<Vec<&str>> = wanted.iter().map(|l| words(l)).collect();
+    let sample: Vec<usize> = if n <= HINT_SAMPLE_LINES {
+        (0..n).collect()
+    } else {
+        (0..HINT_SAMPLE_LINES)
+            .map(|s| s * (n - 1) / (HINT_SAMPLE_LINES - 1))
+            .collect()
+    };
+    let want: Vec<Vec<&str>> = sample.iter().map(|&k| words(wanted[k])).collect();
     let have: Vec<Vec<&str>> = lines.iter().map(|l| words(l)).collect();
     let mut ranked: Vec<(f64, usize)> = (0..=lines.len() - n)
         .map(|i| {
-            let score: f64 = (0..n)
-                .map(|k| line_likeness(&want[k], &have[i + k], wanted[k], lines[i + k]))
+            let score: f64 = sample
+                .iter()
+                .zip(&want)
+                .map(|(&k, w)| line_likeness(w, &have[i + k], wanted[k], lines[i + k]))
                 .sum();
-            (score, i)
+            (score / sample.len() as f64, i)
         })
         .collect();
     // Best scores first, earlier windows first among equals.
@@ -334,9 +363,23 @@ fn closest(text: &str, search: &str) -> Option<Closest> {
         .take(CANDIDATES)
         .map(|&(score, i)| {
             let region: String = lines[i..i + n].concat();
-            let ratio = f64::from(similar::TextDiff::from_chars(search, region.as_str()).ratio());
+            let config = || {
+                let mut c = similar::TextDiff::configure();
+                c.deadline(Instant::now() + DIFF_TIME);
+                c
+            };
+            let ratio = if search.len() + region.len() <= CHAR_DIFF_LIMIT {
+                config().diff_chars(search, region.as_str()).ratio()
+            } else {
+                config().diff_lines(search, region.as_str()).ratio()
+            };
             // Words in place and characters in common count alike.
-            ((ratio + score / n as f64) / 2.0, ratio, i, region)
+            (
+                (f64::from(ratio) + score) / 2.0,
+                f64::from(ratio),
+                i,
+                region,
+            )
         })
         .max_by(|a, b| a.0.total_cmp(&b.0).then(b.2.cmp(&a.2)))?;
     let (rank, similarity, i, region) = best;
@@ -344,7 +387,10 @@ fn closest(text: &str, search: &str) -> Option<Closest> {
         return None;
     }
     let (start_line, end_line) = (i + 1, i + n);
-    let diff = similar::TextDiff::from_lines(search, region.as_str())
+    let mut config = similar::TextDiff::configure();
+    config.deadline(Instant::now() + DIFF_TIME);
+    let full = config
+        .diff_lines(search, region.as_str())
         .unified_diff()
         .context_radius(3)
         .header(
@@ -352,6 +398,17 @@ fn closest(text: &str, search: &str) -> Option<Closest> {
             &format!("file, lines {start_line}-{end_line}"),
         )
         .to_string();
+    let total = full.lines().count();
+    let diff = if total > MAX_DIFF_LINES {
+        let mut cut: String = full.split_inclusive('\n').take(MAX_DIFF_LINES).collect();
+        cut.push_str(&format!(
+            "… {} more lines of diff\n",
+            total - MAX_DIFF_LINES
+        ));
+        cut
+    } else {
+        full
+    };
     Some(Closest {
         start_line,
         end_line,

@@ -1,0 +1,171 @@
+//! Hostile inputs, side by side in one run:
+//!
+//! 1. `clada check` on 25k/50k/100k/200k openers that never close, of each
+//!    kind (task openers, TASKS blocks, unknown keywords in a versioned
+//!    block): each doubling should cost at most 2.2× the time.
+//! 2. The closest-region hint of a failed SEARCH: a 32k-line search text in
+//!    a 64k-line file (target: under 1 s).
+//! 3. Peak memory rejecting a 53 MB document, from a file and from stdin
+//!    (target: under 64 MiB).
+//!
+//! ```sh
+//! cargo build --release -p clada-cli
+//! cargo bench -p clada-benches --bench hostile
+//! ```
+
+use std::fmt::Write as _;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use clada_benches::{clada_binary, median};
+use clada_markers::Count;
+use clada_markers::engine::matching;
+
+const RUNS: usize = 3;
+const SIZES: [usize; 4] = [25_000, 50_000, 100_000, 200_000];
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--measure") {
+        measure(&args[1..]);
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("clada-bench-hostile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    let clada = clada_binary().display().to_string();
+
+    println!("1. clada check on n unclosed openers, median of {RUNS} runs (ms)");
+    println!(
+        "{:<28} {:>10} {:>10} {:>10} {:>10}   doubling ratios",
+        "kind", "25k", "50k", "100k", "200k"
+    );
+    let kinds: [(&str, &str, &str); 4] = [
+        ("WRITE", "", "<<<<<<< WRITE path=\"a\"\n"),
+        ("SEARCH", "", "<<<<<<< SEARCH path=\"a\"\nx\n"),
+        ("TASKS", "", "<<<<<<< TASKS\n"),
+        (
+            "unknown, versioned block",
+            "<<<<<<< TASKS version=\"2.0\"\n",
+            "<<<<<<< FOO\n",
+        ),
+    ];
+    for (name, head, line) in kinds {
+        let mut times = Vec::new();
+        for n in SIZES {
+            let path = dir.join("doc.md");
+            std::fs::write(&path, format!("{head}{}", line.repeat(n))).expect("document");
+            let cmd = [clada.clone(), "check".into(), path.display().to_string()];
+            let runs: Vec<f64> = (0..RUNS).map(|_| run(&cmd).0).collect();
+            times.push(median(runs));
+        }
+        let ratios: Vec<String> = times
+            .windows(2)
+            .map(|w| format!("{:.2}x", w[1] / w[0]))
+            .collect();
+        println!(
+            "{name:<28} {:>10.0} {:>10.0} {:>10.0} {:>10.0}   {}",
+            times[0],
+            times[1],
+            times[2],
+            times[3],
+            ratios.join(" ")
+        );
+    }
+
+    println!();
+    let mut file = String::new();
+    for i in 0..64_000 {
+        let _ = writeln!(
+            file,
+            "    let value_{i} = compute(input_{i}, {i}) + offset;"
+        );
+    }
+    let mut search = String::new();
+    for i in 16_000..48_000 {
+        let _ = writeln!(
+            search,
+            "    let value_{i} = compute(input_{i}, {}) + offset;",
+            i + 1
+        );
+    }
+    let hint: Vec<f64> = (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            let m = matching::edit(
+                &file,
+                &search,
+                "x\n",
+                Count::Exactly(std::num::NonZeroUsize::MIN),
+            );
+            let ms = start.elapsed().as_secs_f64() * 1000.0;
+            assert!(m.is_err(), "the search must fail");
+            ms
+        })
+        .collect();
+    println!(
+        "2. failed SEARCH of 32k lines in a 64k-line file, hint included: median {:.0} ms (target < 1000 ms)",
+        median(hint)
+    );
+
+    println!();
+    let big = dir.join("big.md");
+    {
+        let line = "<<<<<<< WRITE path=\"a\"\nsome content line\n>>>>>>> END\n";
+        let doc = line.repeat(53_000_000 / line.len() + 1);
+        std::fs::write(&big, doc).expect("big document");
+    }
+    let from_file = run(&[clada.clone(), "check".into(), big.display().to_string()]);
+    let from_stdin = run(&[
+        "sh".into(),
+        "-c".into(),
+        format!("{clada} check - < {}", big.display()),
+    ]);
+    println!(
+        "3. rejecting a 53 MB document: peak RSS {:.1} MiB from a file, {:.1} MiB from stdin (target < 64 MiB)",
+        from_file.1 as f64 / 1024.0,
+        from_stdin.1 as f64 / 1024.0
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `cmd` under a measuring process; returns (wall ms, peak RSS KiB).
+fn run(cmd: &[String]) -> (f64, u64) {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let out = Command::new(exe)
+        .arg("--measure")
+        .args(cmd)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace();
+    let ms = it.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+    let kib = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    (ms, kib)
+}
+
+/// The measuring process: runs the command with its output read and
+/// dropped, and prints its wall time in ms and peak RSS in KiB.
+fn measure(cmd: &[String]) {
+    let start = Instant::now();
+    let child = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        eprintln!("cannot run {cmd:?}");
+        std::process::exit(1);
+    };
+    if let Some(mut out) = child.stdout.take() {
+        let _ = std::io::copy(&mut out, &mut std::io::sink());
+    }
+    let _ = child.wait();
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN);
+    let kib = usage.map(|u| u.max_rss()).unwrap_or(0);
+    println!("{ms} {kib}");
+}
