@@ -1,12 +1,14 @@
-//! Commits before and after a run (PROTOCOL §7 step 3), with libgit2.
+//! The run's repository (PROTOCOL §6) and the commits before and after a
+//! run (PROTOCOL §7 step 3), with libgit2.
 //!
 //! `git add -A` semantics: every change in the work tree, new files that
 //! are not ignored included, deletions too. No empty commits: when the tree
 //! to commit equals `HEAD`'s, nothing is committed. Hooks are never run.
 
+use std::ffi::OsStr;
 use std::path::Path;
 
-use git2::{IndexAddOption, Repository, Signature};
+use git2::{IndexAddOption, Repository, RepositoryOpenFlags, Signature};
 
 /// Who commits: `Name <email>` or a bare name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,26 +72,43 @@ impl std::fmt::Debug for WorkTree {
 }
 
 impl WorkTree {
-    /// Finds the work tree that holds `root`, as git would from there: a
-    /// `.git` directory or file of the root or an ancestor. `GIT_*`
-    /// environment variables are ignored, and a bare repository is never
-    /// used (`None`): a document could have written one. Found once, before
-    /// any task (PROTOCOL §6).
+    /// Finds the work tree that holds `root`, once per run, as git finds it
+    /// (PROTOCOL §6): the first `.git` directory or `.git` file of `root` or
+    /// of an ancestor. `None` outside any work tree.
+    ///
+    /// Never a bare repository, and never a directory that merely looks like
+    /// one (`HEAD`, `objects/`, `refs/`): only a path named `.git` is opened,
+    /// without searching further and without reading `GIT_*` environment
+    /// variables (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_CEILING_DIRECTORIES`…).
+    /// The root must lie inside the work tree found.
     pub fn discover(root: &Path) -> Option<WorkTree> {
-        let repo = Repository::open_ext(
-            root,
-            git2::RepositoryOpenFlags::empty(),
-            std::iter::empty::<&std::ffi::OsStr>(),
-        )
-        .ok()?;
-        if repo.is_bare() {
-            return None;
+        let root = root.canonicalize().ok()?;
+        let flags = RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::NO_DOTGIT;
+        for dir in root.ancestors() {
+            let dot_git = dir.join(".git");
+            let Ok(meta) = std::fs::metadata(&dot_git) else {
+                continue;
+            };
+            if !(meta.is_dir() || meta.is_file()) {
+                return None;
+            }
+            // The first `.git` found is the one git would use; if it is not
+            // a usable work tree, there is none (git would not look further).
+            let repo = Repository::open_ext(&dot_git, flags, std::iter::empty::<&OsStr>()).ok()?;
+            if repo.is_bare() {
+                return None;
+            }
+            let workdir = repo.workdir()?.canonicalize().ok()?;
+            if !root.starts_with(&workdir) {
+                return None;
+            }
+            return Some(WorkTree { repo });
         }
-        repo.workdir()?;
-        Some(WorkTree { repo })
+        None
     }
 
-    /// The repository, for the built-in git and the default lock.
+    /// The run's one repository: the built-in git reads it, the commits go
+    /// to it, the default lock lies in it.
     pub fn repository(&self) -> &Repository {
         &self.repo
     }

@@ -1,556 +1,930 @@
-//! git's read commands through libgit2, on the run's one repository
-//! (PROTOCOL §6): `status diff log show branch ls-files`, and `stash list`
-//! and `stash show`.
+//! Built-in `git` (PROTOCOL §6): the read commands `status diff log show
+//! branch ls-files stash`, carried out with libgit2 on the run's one
+//! repository ([`Env::repo`]), found once before any task.
 //!
-//! The repository was found once, before any task, from the root upward;
-//! nothing a task wrote and no RUN's `dir` changes which one it is. libgit2
-//! runs no program of any kind: no external diff driver, textconv, filter,
-//! hook, pager or file system monitor exists here, whatever the
-//! configuration says. Paths in the output are relative to the work tree's
-//! top, as in `git status --porcelain`.
+//! Nothing here runs a program: libgit2 has no external diff driver,
+//! textconv, pager, hook or file system monitor, and registers no filter
+//! program, whatever the repository's configuration or attributes say. Only
+//! the flags below are accepted; any other (global options such as `-c`,
+//! `--git-dir`, `--exec-path` included) is `command_not_allowed` naming it.
+//! Every path operand goes through [`Env::read_path`] and must stay in the
+//! root; without one, `status`, `diff` and `ls-files` look at the root only
+//! (the work tree may be larger). Nothing is written: branch creation and
+//! stash `push`/`pop`/`apply`/`drop` are refused.
 
+use std::collections::HashMap;
 use std::io::Write;
+use std::path::{Component, Path, PathBuf};
 
 use git2::{
-    BranchType, Commit, Diff, DiffFormat, DiffOptions, DiffStatsFormat, Object, ObjectType, Oid,
-    Repository, Sort, Status, StatusOptions,
+    BranchType, Commit, Delta, Diff, DiffFormat, DiffOptions, DiffStatsFormat, ObjectType, Oid,
+    Pathspec, PathspecFlags, Repository, Sort, Status, StatusOptions, Tree,
 };
 
+use super::{Env, Out};
 use crate::engine::TaskError;
+use crate::engine::fs::Location;
 use crate::error_type::ErrorType;
 
-use super::args::Arg;
-use super::{Env, Flags, Out};
+/// git's exit status for a fatal error.
+const FATAL: i32 = 128;
 
-/// `git SUBCOMMAND [FLAGS] [ARGS]`; `args` start with the subcommand.
+/// Why a subcommand stopped early.
+enum Stop {
+    /// A refusal about the document (a flag, a path): the task fails.
+    Task(TaskError),
+    /// git's own failure: `fatal: …` and exit status 128.
+    Fatal(String),
+}
+
+impl From<TaskError> for Stop {
+    fn from(e: TaskError) -> Self {
+        Stop::Task(e)
+    }
+}
+
+impl From<git2::Error> for Stop {
+    fn from(e: git2::Error) -> Self {
+        Stop::Fatal(e.message().to_owned())
+    }
+}
+
+type Res = Result<i32, Stop>;
+
+/// Writes to the command's output, which never fails.
+macro_rules! say {
+    ($out:expr, $($arg:tt)*) => {{
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
+/// Runs `git ARGS` (`args` starts with the subcommand).
 pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
-    let Some((sub, args)) = args.split_first() else {
-        return Err(env.unsupported(""));
+    let Some((sub, rest)) = args.split_first() else {
+        return Err(refuse(
+            env,
+            "`git` needs one of the subcommands status diff log show branch ls-files stash",
+        ));
     };
-    let Some(repo) = env.repo else {
-        out.error(
-            "fatal",
-            "not a git repository (the root is not inside a git work tree)",
-        );
-        return Ok(128);
-    };
-    let Some(workdir) = repo.workdir() else {
-        out.error("fatal", "this operation must be run in a work tree");
-        return Ok(128);
-    };
-    let git = Git {
-        env,
-        repo,
-        prefix: prefix_of(env, workdir),
-    };
-    let result = match sub.as_str() {
-        "status" => git.status(args, out),
-        "diff" => git.diff(args, out),
-        "log" => git.log(args, out),
-        "show" => git.show(args, out),
-        "branch" => git.branch(args, out),
-        "ls-files" => git.ls_files(args, out),
-        "stash" => git.stash(args, out),
-        other => Err(Failure::Refused(env.unsupported(other))),
+    if sub.starts_with('-') {
+        // Global options (`-c`, `-C`, `--git-dir`, `--work-tree`,
+        // `--exec-path`, `-p`…) are never accepted.
+        return Err(env.unsupported(sub));
+    }
+    if !super::GIT_SUBCOMMANDS.contains(&sub.as_str()) {
+        return Err(refuse(
+            env,
+            &format!(
+                "`git {sub}` is not a built-in; the built-in git runs status diff log show branch ls-files stash"
+            ),
+        ));
+    }
+    let result = match env.repo {
+        None => Err(Stop::Fatal(
+            "not a git repository (or any of the parent directories): .git".to_owned(),
+        )),
+        Some(repo) => Git::new(repo, env).and_then(|g| {
+            // The index on disk, not one a commit left in memory.
+            repo.index()?.read(true)?;
+            match sub.as_str() {
+                "status" => g.status(rest, out),
+                "diff" => g.diff(rest, out),
+                "log" => g.log(rest, out),
+                "show" => g.show(rest, out),
+                "branch" => g.branch(rest, out),
+                "ls-files" => g.ls_files(rest, out),
+                _ => g.stash(rest, out),
+            }
+        }),
     };
     match result {
-        Err(Failure::Refused(e)) => Err(e),
-        Err(Failure::Git(e)) => {
-            out.error("fatal", e.message());
-            Ok(128)
-        }
         Ok(code) => Ok(code),
-    }
-}
-
-/// Why a git command stopped: a refusal of the document, or git's own
-/// error (an unknown revision, say), reported as git does.
-enum Failure {
-    Refused(TaskError),
-    Git(git2::Error),
-}
-
-impl From<TaskError> for Failure {
-    fn from(e: TaskError) -> Self {
-        Failure::Refused(e)
-    }
-}
-
-impl From<git2::Error> for Failure {
-    fn from(e: git2::Error) -> Self {
-        Failure::Git(e)
-    }
-}
-
-type Result<T, E = Failure> = std::result::Result<T, E>;
-
-/// Where the root is below the work tree's top (`""` when it is the top),
-/// so pathspecs written relative to the root name the right files.
-fn prefix_of(env: &Env<'_>, workdir: &std::path::Path) -> String {
-    let canonical =
-        |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let (root, top) = (canonical(env.root_path), canonical(workdir));
-    match root.strip_prefix(&top) {
-        Ok(rel) if !rel.as_os_str().is_empty() => format!("{}/", rel.display()),
-        _ => String::new(),
-    }
-}
-
-struct Git<'g, 'e> {
-    env: &'g Env<'e>,
-    repo: &'g Repository,
-    /// The root relative to the work tree's top, with a final `/`.
-    prefix: String,
-}
-
-/// What a diff compares, from its operands.
-#[derive(Debug, Default)]
-struct DiffArgs {
-    revisions: Vec<String>,
-    paths: Vec<String>,
-    cached: bool,
-    stat: bool,
-    name_only: bool,
-    name_status: bool,
-    context: Option<u32>,
-    no_patch: bool,
-}
-
-impl Git<'_, '_> {
-    /// A path operand, checked like a task's path and made relative to the
-    /// work tree's top.
-    fn pathspec(&self, arg: &str) -> Result<String> {
-        let at = self.env.read_path(arg)?;
-        if at.is_root() {
-            return Ok(self.prefix.trim_end_matches('/').to_owned());
+        Err(Stop::Task(e)) => Err(e),
+        Err(Stop::Fatal(message)) => {
+            say!(out, "fatal: {message}");
+            Ok(FATAL)
         }
-        Ok(format!("{}{}", self.prefix, at.display()))
+    }
+}
+
+fn refuse(env: &Env<'_>, why: &str) -> TaskError {
+    TaskError::new(
+        ErrorType::CommandNotAllowed,
+        format!("`{}`: {why}", env.shown),
+    )
+}
+
+/// A number given to a flag.
+fn number(flag: &str, text: Option<&String>) -> Result<usize, Stop> {
+    text.and_then(|t| t.parse().ok())
+        .ok_or_else(|| Stop::Fatal(format!("{flag} needs a number")))
+}
+
+/// The run's repository and where the root and the working directory lie
+/// in its work tree.
+struct Git<'a> {
+    repo: &'a Repository,
+    env: &'a Env<'a>,
+    /// The work tree, canonical.
+    workdir: PathBuf,
+    /// The root, canonical.
+    root: PathBuf,
+    /// The root, relative to the work tree (`[]` when they are the same).
+    prefix: Vec<String>,
+    /// The working directory, relative to the work tree.
+    cwd: Vec<String>,
+}
+
+/// What a diff shows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Show {
+    Patch,
+    Stat,
+    ShortStat,
+    NumStat,
+    NameOnly,
+    NameStatus,
+    Nothing,
+}
+
+impl<'a> Git<'a> {
+    fn new(repo: &'a Repository, env: &'a Env<'a>) -> Result<Self, Stop> {
+        let workdir = repo
+            .workdir()
+            .ok_or_else(|| Stop::Fatal("this operation must be run in a work tree".to_owned()))?
+            .canonicalize()
+            .map_err(|e| Stop::Fatal(format!("cannot read the work tree: {e}")))?;
+        let root = env
+            .root_path
+            .canonicalize()
+            .map_err(|e| Stop::Fatal(format!("cannot read the root: {e}")))?;
+        let mut g = Git {
+            repo,
+            env,
+            workdir,
+            root,
+            prefix: Vec::new(),
+            cwd: Vec::new(),
+        };
+        g.prefix = g.inside(&g.root.clone(), ".")?;
+        g.cwd = g.in_tree(&env.cwd, ".")?;
+        Ok(g)
     }
 
-    /// Reads the flags a diff takes; returns whether the flag was one.
-    fn diff_flag(&self, arg: &Arg, flags: &mut Flags<'_, '_>, d: &mut DiffArgs) -> Result<bool> {
-        match arg {
-            Arg::Long(l) if l == "cached" || l == "staged" => d.cached = true,
-            Arg::Long(l) if l == "stat" => d.stat = true,
-            Arg::Long(l) if l == "name-only" => d.name_only = true,
-            Arg::Long(l) if l == "name-status" => d.name_status = true,
-            Arg::Long(l) if l == "no-color" || l == "no-ext-diff" || l == "no-textconv" => {}
-            Arg::Long(l) if l == "patch" => {}
-            Arg::Short('p') => {}
-            Arg::Short('U') => d.context = Some(flags.number()?),
-            Arg::Long(l) if l == "unified" => d.context = Some(flags.number()?),
-            Arg::Short('s') => d.no_patch = true,
-            Arg::Long(l) if l == "no-patch" => d.no_patch = true,
+    /// `path` (absolute, canonical directories) relative to the work tree.
+    fn inside(&self, path: &Path, shown: &str) -> Result<Vec<String>, Stop> {
+        let rel = path.strip_prefix(&self.workdir).map_err(|_| {
+            Stop::Fatal(format!(
+                "{shown}: '{}' is outside repository at '{}'",
+                path.display(),
+                self.workdir.display()
+            ))
+        })?;
+        Ok(rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect())
+    }
+
+    /// A location (relative to the root) relative to the work tree.
+    fn in_tree(&self, at: &Location, shown: &str) -> Result<Vec<String>, Stop> {
+        let text = at.display();
+        let mut path = if text.starts_with('/') {
+            PathBuf::from("/")
+        } else {
+            self.root.clone()
+        };
+        for c in Path::new(&text).components() {
+            match c {
+                Component::ParentDir => {
+                    path.pop();
+                }
+                Component::Normal(n) => path.push(n),
+                _ => {}
+            }
+        }
+        self.inside(&path, shown)
+    }
+
+    /// The pathspec of a path operand, relative to the work tree; checked
+    /// to stay in the root first.
+    fn pathspec(&self, arg: &str) -> Result<String, Stop> {
+        let at = self.env.read_path(arg)?;
+        Ok(self.in_tree(&at, arg)?.join("/"))
+    }
+
+    /// The pathspecs of operands, or the root when there are none. An empty
+    /// list means the whole work tree.
+    fn pathspecs(&self, args: &[String], default: &[String]) -> Result<Vec<String>, Stop> {
+        let mut specs = Vec::new();
+        for a in args {
+            specs.push(self.pathspec(a)?);
+        }
+        if args.is_empty() {
+            specs.push(default.join("/"));
+        }
+        if specs.iter().any(String::is_empty) {
+            specs.clear();
+        }
+        Ok(specs)
+    }
+
+    /// A work-tree path as seen from the working directory.
+    fn relative(&self, path: &str) -> String {
+        let parts: Vec<&str> = path.split('/').collect();
+        let common = self
+            .cwd
+            .iter()
+            .zip(&parts)
+            .take_while(|(a, b)| a.as_str() == **b)
+            .count();
+        let mut s = "../".repeat(self.cwd.len() - common);
+        s.push_str(&parts[common..].join("/"));
+        if s.is_empty() { ".".to_owned() } else { s }
+    }
+
+    fn in_time(&self) -> Result<(), Stop> {
+        Ok(self.env.in_time()?)
+    }
+
+    fn tree_of(&self, rev: &str) -> Result<Tree<'a>, Stop> {
+        let obj = self
+            .repo
+            .revparse_single(rev)
+            .map_err(|_| unknown_rev(rev))?;
+        Ok(obj.peel_to_tree()?)
+    }
+
+    fn commit_of(&self, rev: &str) -> Result<Commit<'a>, Stop> {
+        let obj = self
+            .repo
+            .revparse_single(rev)
+            .map_err(|_| unknown_rev(rev))?;
+        Ok(obj.peel_to_commit()?)
+    }
+
+    /// `HEAD`'s tree, or `None` before the first commit.
+    fn head_tree(&self) -> Result<Option<Tree<'a>>, Stop> {
+        match self.repo.head() {
+            Ok(head) => Ok(Some(head.peel_to_tree()?)),
+            Err(e) if is_unborn(&e) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The current branch's name, or `None` when `HEAD` is detached.
+    fn branch_name(&self) -> Result<Option<String>, Stop> {
+        let head = self.repo.find_reference("HEAD")?;
+        Ok(head.symbolic_target_bytes().map(|t| {
+            let t = String::from_utf8_lossy(t);
+            t.strip_prefix("refs/heads/").unwrap_or(&t).to_owned()
+        }))
+    }
+
+    fn unborn(&self) -> bool {
+        matches!(self.repo.head(), Err(e) if is_unborn(&e))
+    }
+
+    // ----- status -----
+
+    fn status(&self, args: &[String], out: &mut Out<'_>) -> Res {
+        #[derive(PartialEq)]
+        enum Format {
+            Long,
+            Short,
+            Porcelain,
+        }
+        let mut format = Format::Long;
+        let mut branch = false;
+        let mut untracked = "normal".to_owned();
+        let mut paths = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--" => paths.extend(it.by_ref().cloned()),
+                "-s" | "--short" => format = Format::Short,
+                "--porcelain" | "--porcelain=v1" => format = Format::Porcelain,
+                "--long" => format = Format::Long,
+                "-b" | "--branch" => branch = true,
+                "-sb" | "-bs" => {
+                    format = Format::Short;
+                    branch = true;
+                }
+                "-u" | "--untracked-files" => untracked = "all".to_owned(),
+                "--no-color" | "--color=never" => {}
+                s if s.starts_with("-u") || s.starts_with("--untracked-files=") => {
+                    let mode = s
+                        .strip_prefix("--untracked-files=")
+                        .or_else(|| s.strip_prefix("-u"))
+                        .unwrap_or("");
+                    if !matches!(mode, "no" | "normal" | "all") {
+                        return Err(self.env.unsupported(s).into());
+                    }
+                    untracked = mode.to_owned();
+                }
+                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
+                _ => paths.push(a.clone()),
+            }
+        }
+        let specs = self.pathspecs(&paths, &self.prefix)?;
+        let mut opts = StatusOptions::new();
+        opts.include_untracked(untracked != "no")
+            .recurse_untracked_dirs(untracked == "all")
+            .include_ignored(false)
+            .renames_head_to_index(true);
+        for s in &specs {
+            opts.pathspec(s);
+        }
+        let statuses = self.repo.statuses(Some(&mut opts))?;
+        self.in_time()?;
+        let shown = |p: &str| match format {
+            Format::Porcelain => p.to_owned(),
+            _ => self.relative(p),
+        };
+        let name = self.branch_name()?;
+        if format != Format::Long {
+            if branch {
+                let line = match (&name, self.unborn()) {
+                    (Some(n), true) => format!("## No commits yet on {n}"),
+                    (Some(n), false) => format!("## {n}"),
+                    (None, _) => "## HEAD (no branch)".to_owned(),
+                };
+                say!(out, "{line}");
+            }
+            let mut untracked_lines = Vec::new();
+            for e in statuses.iter() {
+                let st = e.status();
+                let path = String::from_utf8_lossy(e.path_bytes()).into_owned();
+                if st.contains(Status::WT_NEW) {
+                    untracked_lines.push(format!("?? {}", shown(&path)));
+                    continue;
+                }
+                if st.contains(Status::CONFLICTED) {
+                    say!(out, "UU {}", shown(&path));
+                    continue;
+                }
+                let x = index_code(st);
+                let y = worktree_code(st);
+                if x == ' ' && y == ' ' {
+                    continue;
+                }
+                let renamed = e.head_to_index().and_then(|d| {
+                    (d.status() == Delta::Renamed).then(|| {
+                        (
+                            path_of(d.old_file().path_bytes().unwrap_or_default()),
+                            path_of(d.new_file().path_bytes().unwrap_or_default()),
+                        )
+                    })
+                });
+                match renamed {
+                    Some((from, to)) => say!(out, "{x}{y} {} -> {}", shown(&from), shown(&to)),
+                    None => say!(out, "{x}{y} {}", shown(&path)),
+                }
+            }
+            for l in untracked_lines {
+                say!(out, "{l}");
+            }
+            return Ok(0);
+        }
+
+        match &name {
+            Some(n) => say!(out, "On branch {n}"),
+            None => {
+                let at = self
+                    .repo
+                    .head()
+                    .ok()
+                    .and_then(|h| h.peel_to_commit().ok())
+                    .map(|c| short(&c))
+                    .unwrap_or_default();
+                say!(out, "HEAD detached at {at}");
+            }
+        }
+        if self.unborn() {
+            say!(out, "\nNo commits yet\n");
+        }
+        let mut staged = Vec::new();
+        let mut unstaged = Vec::new();
+        let mut unmerged = Vec::new();
+        let mut new = Vec::new();
+        for e in statuses.iter() {
+            let st = e.status();
+            let path = path_of(e.path_bytes());
+            if st.contains(Status::CONFLICTED) {
+                unmerged.push(format!(
+                    "\t{:<12}{}",
+                    "both modified:",
+                    self.relative(&path)
+                ));
+                continue;
+            }
+            if st.contains(Status::WT_NEW) {
+                new.push(format!("\t{}", self.relative(&path)));
+                continue;
+            }
+            let label = if st.contains(Status::INDEX_NEW) {
+                Some("new file:")
+            } else if st.contains(Status::INDEX_MODIFIED) {
+                Some("modified:")
+            } else if st.contains(Status::INDEX_DELETED) {
+                Some("deleted:")
+            } else if st.contains(Status::INDEX_RENAMED) {
+                Some("renamed:")
+            } else if st.contains(Status::INDEX_TYPECHANGE) {
+                Some("typechange:")
+            } else {
+                None
+            };
+            if let Some(label) = label {
+                let what = match e.head_to_index() {
+                    Some(d) if d.status() == Delta::Renamed => format!(
+                        "{} -> {}",
+                        self.relative(&path_of(d.old_file().path_bytes().unwrap_or_default())),
+                        self.relative(&path_of(d.new_file().path_bytes().unwrap_or_default()))
+                    ),
+                    _ => self.relative(&path),
+                };
+                staged.push(format!("\t{label:<12}{what}"));
+            }
+            let label = if st.contains(Status::WT_MODIFIED) {
+                Some("modified:")
+            } else if st.contains(Status::WT_DELETED) {
+                Some("deleted:")
+            } else if st.contains(Status::WT_TYPECHANGE) {
+                Some("typechange:")
+            } else if st.contains(Status::WT_RENAMED) {
+                Some("renamed:")
+            } else {
+                None
+            };
+            if let Some(label) = label {
+                unstaged.push(format!("\t{label:<12}{}", self.relative(&path)));
+            }
+        }
+        for (title, lines) in [
+            ("Unmerged paths:", &unmerged),
+            ("Changes to be committed:", &staged),
+            ("Changes not staged for commit:", &unstaged),
+            ("Untracked files:", &new),
+        ] {
+            if !lines.is_empty() {
+                say!(out, "{title}");
+                for l in lines {
+                    say!(out, "{l}");
+                }
+                say!(out, "");
+            }
+        }
+        if staged.is_empty() {
+            let last = if !unstaged.is_empty() || !unmerged.is_empty() {
+                "no changes added to commit"
+            } else if !new.is_empty() {
+                "nothing added to commit but untracked files present"
+            } else if untracked == "no" {
+                "nothing to commit (untracked files not listed)"
+            } else {
+                "nothing to commit, working tree clean"
+            };
+            say!(out, "{last}");
+        }
+        Ok(0)
+    }
+
+    // ----- diff -----
+
+    /// Reads a flag shared by the commands that print diffs; `false` when
+    /// `a` is not one.
+    fn diff_flag<'i>(
+        &self,
+        a: &str,
+        it: &mut impl Iterator<Item = &'i String>,
+        show: &mut Show,
+        opts: &mut DiffOptions,
+    ) -> Result<bool, Stop> {
+        match a {
+            "-p" | "-u" | "--patch" => *show = Show::Patch,
+            "--stat" => *show = Show::Stat,
+            "--shortstat" => *show = Show::ShortStat,
+            "--numstat" => *show = Show::NumStat,
+            "--name-only" => *show = Show::NameOnly,
+            "--name-status" => *show = Show::NameStatus,
+            "-s" | "--no-patch" => *show = Show::Nothing,
+            "--no-color" | "--color=never" | "--no-ext-diff" | "--no-textconv" => {}
+            "-w" | "--ignore-all-space" => {
+                opts.ignore_whitespace(true);
+            }
+            "-b" | "--ignore-space-change" => {
+                opts.ignore_whitespace_change(true);
+            }
+            "-U" => {
+                opts.context_lines(as_u32(number("-U", it.next())?));
+            }
+            s if s.starts_with("-U") || s.starts_with("--unified=") => {
+                let n = s
+                    .strip_prefix("--unified=")
+                    .or_else(|| s.strip_prefix("-U"))
+                    .map(str::to_owned);
+                opts.context_lines(as_u32(number(s, n.as_ref())?));
+            }
             _ => return Ok(false),
         }
         Ok(true)
     }
 
-    /// Splits operands into revisions and paths: after `--` everything is
-    /// a path; before it, what names a revision is one.
-    fn operands(
-        &self,
-        operands: Vec<String>,
-        after_dashes: Vec<String>,
-        d: &mut DiffArgs,
-    ) -> Result<()> {
-        let mut paths_now = false;
-        for op in operands {
-            if !paths_now && self.repo.revparse(&op).is_ok() {
-                d.revisions.push(op);
-            } else {
-                paths_now = true;
-                d.paths.push(self.pathspec(&op)?);
+    fn diff(&self, args: &[String], out: &mut Out<'_>) -> Res {
+        let mut show = Show::Patch;
+        let mut opts = DiffOptions::new();
+        let mut cached = false;
+        let mut exit_code = false;
+        let mut quiet = false;
+        let mut renames = true;
+        let mut operands = Vec::new();
+        let mut paths = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if self.diff_flag(a, &mut it, &mut show, &mut opts)? {
+                continue;
+            }
+            match a.as_str() {
+                "--" => paths.extend(it.by_ref().cloned()),
+                "--cached" | "--staged" => cached = true,
+                "--exit-code" => exit_code = true,
+                "--quiet" => {
+                    quiet = true;
+                    exit_code = true;
+                }
+                "--no-renames" => renames = false,
+                "-M" | "--find-renames" => renames = true,
+                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
+                _ => operands.push(a.clone()),
             }
         }
-        for op in after_dashes {
-            d.paths.push(self.pathspec(&op)?);
+        // Operands before `--`: revisions while they name one, then paths.
+        let mut revs: Vec<String> = Vec::new();
+        for (i, o) in operands.iter().enumerate() {
+            if paths.is_empty() && !is_revision(self.repo, o) {
+                paths.extend(operands[i..].iter().cloned());
+                break;
+            }
+            if let Some((a, b)) = o.split_once("...") {
+                let a = self.commit_of(if a.is_empty() { "HEAD" } else { a })?;
+                let b = if b.is_empty() { "HEAD" } else { b };
+                let base = self.repo.merge_base(a.id(), self.commit_of(b)?.id())?;
+                revs.push(base.to_string());
+                revs.push(b.to_owned());
+            } else if let Some((a, b)) = o.split_once("..") {
+                revs.push(if a.is_empty() { "HEAD" } else { a }.to_owned());
+                revs.push(if b.is_empty() { "HEAD" } else { b }.to_owned());
+            } else {
+                revs.push(o.clone());
+            }
         }
-        Ok(())
-    }
-
-    fn options(&self, d: &DiffArgs) -> DiffOptions {
-        let mut o = DiffOptions::new();
-        for p in &d.paths {
-            o.pathspec(p);
+        let specs = self.pathspecs(&paths, &self.prefix)?;
+        for s in &specs {
+            opts.pathspec(s);
         }
-        if let Some(n) = d.context {
-            o.context_lines(n);
-        }
-        o
-    }
-
-    fn tree_of(&self, rev: &str) -> Result<git2::Tree<'_>> {
-        Ok(self.repo.revparse_single(rev)?.peel_to_tree()?)
-    }
-
-    fn print_diff(&self, diff: &Diff<'_>, d: &DiffArgs, out: &mut Out<'_>) -> Result<()> {
-        if d.stat {
-            let stats = diff.stats()?;
-            let buf = stats.to_buf(DiffStatsFormat::FULL, 80)?;
-            let _ = out.write_all(&buf);
-            return Ok(());
-        }
-        if d.no_patch {
-            return Ok(());
-        }
-        let format = if d.name_only {
-            DiffFormat::NameOnly
-        } else if d.name_status {
-            DiffFormat::NameStatus
-        } else {
-            DiffFormat::Patch
+        let repo = self.repo;
+        let mut diff = match (cached, revs.as_slice()) {
+            (true, []) => {
+                let head = self.head_tree()?;
+                repo.diff_tree_to_index(head.as_ref(), None, Some(&mut opts))?
+            }
+            (true, [rev]) => {
+                let tree = self.tree_of(rev)?;
+                repo.diff_tree_to_index(Some(&tree), None, Some(&mut opts))?
+            }
+            (false, []) => repo.diff_index_to_workdir(None, Some(&mut opts))?,
+            (false, [rev]) => {
+                let tree = self.tree_of(rev)?;
+                repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))?
+            }
+            (false, [a, b]) => {
+                let (a, b) = (self.tree_of(a)?, self.tree_of(b)?);
+                repo.diff_tree_to_tree(Some(&a), Some(&b), Some(&mut opts))?
+            }
+            _ => {
+                return Err(Stop::Fatal(
+                    "usage: git diff [--cached] [<commit> [<commit>]] [-- <path>...]".to_owned(),
+                ));
+            }
         };
-        let mut timed_out = None;
-        diff.print(format, |_, _, line| {
-            if let Err(e) = self.env.in_time() {
-                timed_out = Some(e);
+        if renames {
+            diff.find_similar(None)?;
+        }
+        self.in_time()?;
+        let changed = diff.deltas().len() > 0;
+        if !quiet {
+            self.print_diff(&diff, show, out)?;
+        }
+        Ok(if exit_code && changed { 1 } else { 0 })
+    }
+
+    /// Prints `diff` as `show` says.
+    fn print_diff(&self, diff: &Diff<'_>, show: Show, out: &mut Out<'_>) -> Result<(), Stop> {
+        let format = match show {
+            Show::Nothing => return Ok(()),
+            Show::Stat => Some(DiffStatsFormat::FULL),
+            Show::ShortStat => Some(DiffStatsFormat::SHORT),
+            Show::NumStat => Some(DiffStatsFormat::NUMBER),
+            _ => None,
+        };
+        if let Some(format) = format {
+            if diff.deltas().len() > 0 {
+                let buf = diff.stats()?.to_buf(format, 80)?;
+                let _ = out.write_all(&buf);
+            }
+            return Ok(());
+        }
+        if matches!(show, Show::NameOnly | Show::NameStatus) {
+            for d in diff.deltas() {
+                let old = path_of(d.old_file().path_bytes().unwrap_or_default());
+                let new = path_of(d.new_file().path_bytes().unwrap_or_default());
+                let path = if d.status() == Delta::Deleted {
+                    old.clone()
+                } else {
+                    new.clone()
+                };
+                if show == Show::NameOnly {
+                    say!(out, "{path}");
+                } else if matches!(d.status(), Delta::Renamed | Delta::Copied) {
+                    say!(out, "{}\t{old}\t{new}", delta_code(d.status()));
+                } else {
+                    say!(out, "{}\t{path}", delta_code(d.status()));
+                }
+            }
+            return Ok(());
+        }
+        let mut late = false;
+        let printed = diff.print(DiffFormat::Patch, |_, _, line| {
+            if self.env.in_time().is_err() {
+                late = true;
                 return false;
             }
             if matches!(line.origin(), '+' | '-' | ' ') {
-                let _ = out.write_all(&[line.origin() as u8]);
+                let _ = write!(out, "{}", line.origin());
             }
             let _ = out.write_all(line.content());
             true
-        })
-        .or_else(|e| if timed_out.is_some() { Ok(()) } else { Err(e) })?;
-        match timed_out {
-            Some(e) => Err(e.into()),
-            None => Ok(()),
+        });
+        if late {
+            self.in_time()?;
+        }
+        printed?;
+        Ok(())
+    }
+
+    /// The diff a commit brings, against its first parent (or nothing for
+    /// a root commit); `None` for a merge.
+    fn commit_diff(
+        &self,
+        commit: &Commit<'_>,
+        opts: &mut DiffOptions,
+    ) -> Result<Option<Diff<'a>>, Stop> {
+        if commit.parent_count() > 1 {
+            return Ok(None);
+        }
+        let tree = commit.tree()?;
+        let parent = match commit.parent_count() {
+            0 => None,
+            _ => Some(commit.parent(0)?.tree()?),
+        };
+        let mut diff = self
+            .repo
+            .diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(opts))?;
+        diff.find_similar(None)?;
+        Ok(Some(diff))
+    }
+
+    /// A commit as `git log` shows it by default.
+    fn print_header(&self, commit: &Commit<'_>, out: &mut Out<'_>) {
+        say!(out, "commit {}", commit.id());
+        if commit.parent_count() > 1 {
+            let parents: Vec<String> = commit.parents().map(|p| short(&p)).collect();
+            say!(out, "Merge: {}", parents.join(" "));
+        }
+        let author = commit.author();
+        say!(
+            out,
+            "Author: {} <{}>",
+            String::from_utf8_lossy(author.name_bytes()),
+            String::from_utf8_lossy(author.email_bytes())
+        );
+        say!(out, "Date:   {}", git_date(author.when()));
+        say!(out, "");
+        let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+        for line in message.trim_end().lines() {
+            say!(out, "    {line}");
         }
     }
 
-    /// `git diff [--cached] [--stat] [--name-only] [--name-status] [-U N]
-    /// [REV [REV]] [-- PATH...]`
-    fn diff(&self, args: &[String], out: &mut Out<'_>) -> Result<i32> {
-        let mut d = DiffArgs::default();
-        let (operands, after) = self.read_args(args, &mut d)?;
-        self.operands(operands, after, &mut d)?;
-        let mut o = self.options(&d);
-        let diff = match (d.revisions.as_slice(), d.cached) {
-            ([], false) => self.repo.diff_index_to_workdir(None, Some(&mut o))?,
-            ([], true) => {
-                let head = self.repo.head().ok().and_then(|h| h.peel_to_tree().ok());
-                self.repo
-                    .diff_tree_to_index(head.as_ref(), None, Some(&mut o))?
-            }
-            ([rev], false) if rev.contains("..") => {
-                let spec = self.repo.revparse(rev)?;
-                let from = spec.from().map(Object::peel_to_tree).transpose()?;
-                let to = spec.to().map(Object::peel_to_tree).transpose()?;
-                self.repo
-                    .diff_tree_to_tree(from.as_ref(), to.as_ref(), Some(&mut o))?
-            }
-            ([rev], false) => {
-                let tree = self.tree_of(rev)?;
-                self.repo
-                    .diff_tree_to_workdir_with_index(Some(&tree), Some(&mut o))?
-            }
-            ([rev], true) => {
-                let tree = self.tree_of(rev)?;
-                self.repo
-                    .diff_tree_to_index(Some(&tree), None, Some(&mut o))?
-            }
-            ([a, b], _) => {
-                let (a, b) = (self.tree_of(a)?, self.tree_of(b)?);
-                self.repo
-                    .diff_tree_to_tree(Some(&a), Some(&b), Some(&mut o))?
-            }
-            (_, _) => {
-                return Err(self.env.unsupported(&d.revisions[2]).into());
-            }
-        };
-        self.print_diff(&diff, &d, out)?;
-        Ok(0)
+    fn oneline(commit: &Commit<'_>, out: &mut Out<'_>) {
+        let summary = commit
+            .summary_bytes()
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .unwrap_or_default();
+        say!(out, "{} {summary}", short(commit));
     }
 
-    /// Reads diff-like flags; returns the operands before and after `--`.
-    fn read_args(&self, args: &[String], d: &mut DiffArgs) -> Result<(Vec<String>, Vec<String>)> {
-        let (before, after) = split_dashes(args);
-        let mut flags = Flags::new(&before, self.env);
+    // ----- log -----
+
+    fn log(&self, args: &[String], out: &mut Out<'_>) -> Res {
+        let mut show = Show::Nothing;
+        let mut opts = DiffOptions::new();
+        let mut oneline = false;
+        let mut max: Option<usize> = None;
+        let mut all = false;
         let mut operands = Vec::new();
-        while let Some(arg) = flags.next()? {
-            if self.diff_flag(&arg, &mut flags, d)? {
+        let mut paths = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if self.diff_flag(a, &mut it, &mut show, &mut opts)? {
                 continue;
             }
-            match arg {
-                Arg::Operand(op) => operands.push(op),
-                _ => return Err(flags.refuse().into()),
-            }
-        }
-        Ok((operands, after))
-    }
-
-    /// `git status [-s|--short] [--porcelain] [-b] [-u[MODE]] [-- PATH...]`
-    fn status(&self, args: &[String], out: &mut Out<'_>) -> Result<i32> {
-        let (before, after) = split_dashes(args);
-        let mut flags = Flags::new(&before, self.env);
-        let (mut short, mut branch) = (false, false);
-        let mut untracked = "normal".to_owned();
-        let mut paths = Vec::new();
-        while let Some(arg) = flags.next()? {
-            match &arg {
-                Arg::Short('s') => short = true,
-                Arg::Long(l) if l == "short" || l == "porcelain" => short = true,
-                Arg::Short('b') => branch = true,
-                Arg::Long(l) if l == "branch" => branch = true,
-                Arg::Long(l) if l == "long" => short = false,
-                Arg::Long(l) if l == "no-color" => {}
-                Arg::Short('u') | Arg::Long(_) if is_untracked(&arg) => {
-                    untracked = flags.optional_value().unwrap_or_else(|| "all".to_owned());
-                    if !["no", "normal", "all"].contains(&untracked.as_str()) {
-                        return Err(flags.invalid(&untracked).into());
-                    }
+            match a.as_str() {
+                "--" => paths.extend(it.by_ref().cloned()),
+                "--oneline" | "--pretty=oneline" | "--format=oneline" => oneline = true,
+                "--all" => all = true,
+                "-n" | "--max-count" => max = Some(number(a, it.next())?),
+                s if s.starts_with("--max-count=") || s.starts_with("-n") => {
+                    let n = s
+                        .strip_prefix("--max-count=")
+                        .or_else(|| s.strip_prefix("-n"))
+                        .map(str::to_owned);
+                    max = Some(number(s, n.as_ref())?);
                 }
-                Arg::Operand(op) => paths.push(self.pathspec(op)?),
-                _ => return Err(flags.refuse().into()),
-            }
-        }
-        for p in &after {
-            paths.push(self.pathspec(p)?);
-        }
-        let mut o = StatusOptions::new();
-        o.include_untracked(untracked != "no")
-            .recurse_untracked_dirs(untracked == "all")
-            .include_ignored(false)
-            .renames_head_to_index(true);
-        for p in &paths {
-            o.pathspec(p);
-        }
-        let statuses = self.repo.statuses(Some(&mut o))?;
-        let head = self.repo.head().ok();
-        let branch_name = head
-            .as_ref()
-            .and_then(|h| h.shorthand().ok().map(str::to_owned))
-            .unwrap_or_else(|| "HEAD (no branch)".to_owned());
-        if short {
-            if branch {
-                let _ = writeln!(out, "## {branch_name}");
-            }
-            for entry in statuses.iter() {
-                self.env.in_time()?;
-                let s = entry.status();
-                let path = entry.path().unwrap_or("");
-                let (x, y) = short_codes(s);
-                let _ = writeln!(out, "{x}{y} {path}");
-            }
-            return Ok(0);
-        }
-        let _ = writeln!(out, "On branch {branch_name}");
-        if head.is_none() {
-            let _ = writeln!(out, "\nNo commits yet");
-        }
-        let section = |out: &mut Out<'_>, title: &str, items: &[(String, String)]| {
-            if items.is_empty() {
-                return;
-            }
-            let _ = writeln!(out, "\n{title}:");
-            for (label, path) in items {
-                if label.is_empty() {
-                    let _ = writeln!(out, "\t{path}");
-                } else {
-                    let _ = writeln!(out, "\t{label:<12}{path}");
+                s if s.len() > 1
+                    && s.starts_with('-')
+                    && s[1..].bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    max = Some(number(s, Some(&s[1..].to_owned()))?);
                 }
-            }
-        };
-        let (mut staged, mut unstaged, mut new) = (Vec::new(), Vec::new(), Vec::new());
-        for entry in statuses.iter() {
-            let s = entry.status();
-            let path = entry.path().unwrap_or("").to_owned();
-            if let Some(label) = index_label(s) {
-                staged.push((format!("{label}:"), path.clone()));
-            }
-            if let Some(label) = worktree_label(s) {
-                unstaged.push((format!("{label}:"), path.clone()));
-            }
-            if s.contains(Status::WT_NEW) {
-                new.push((String::new(), path));
+                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
+                _ => operands.push(a.clone()),
             }
         }
-        section(out, "Changes to be committed", &staged);
-        section(out, "Changes not staged for commit", &unstaged);
-        section(out, "Untracked files", &new);
-        if staged.is_empty() && unstaged.is_empty() && new.is_empty() {
-            let _ = writeln!(out, "nothing to commit, working tree clean");
-        }
-        Ok(0)
-    }
-
-    /// `git log [--oneline] [-n N] [-N] [--stat] [REV|A..B] [-- PATH...]`
-    fn log(&self, args: &[String], out: &mut Out<'_>) -> Result<i32> {
-        let (before, after) = split_dashes(args);
-        let mut flags = Flags::with_count(&before, self.env);
-        let (mut oneline, mut stat) = (false, false);
-        let mut max = usize::MAX;
-        let mut operands = Vec::new();
-        while let Some(arg) = flags.next()? {
-            match &arg {
-                Arg::Long(l) if l == "oneline" => oneline = true,
-                Arg::Long(l) if l == "stat" => stat = true,
-                Arg::Long(l) if l == "no-color" || l == "no-decorate" => {}
-                Arg::Short('n') => max = flags.number()?,
-                Arg::Long(l) if l == "max-count" => max = flags.number()?,
-                Arg::Operand(op) => operands.push(op.clone()),
-                _ => return Err(flags.refuse().into()),
-            }
-        }
-        let mut d = DiffArgs::default();
-        self.operands(operands, after, &mut d)?;
-        let mut walk = self.repo.revwalk()?;
+        let repo = self.repo;
+        let mut walk = repo.revwalk()?;
         walk.set_sorting(Sort::TIME)?;
-        match d.revisions.as_slice() {
-            [] => {
-                if walk.push_head().is_err() {
-                    out.error("fatal", "your current branch does not have any commits yet");
-                    return Ok(128);
-                }
+        let mut pushed = false;
+        for (i, o) in operands.iter().enumerate() {
+            if paths.is_empty() && !is_revision(repo, o) && !o.contains("..") {
+                paths.extend(operands[i..].iter().cloned());
+                break;
             }
-            revs => {
-                for rev in revs {
-                    if rev.contains("..") {
-                        walk.push_range(rev)?;
-                    } else {
-                        walk.push(self.repo.revparse_single(rev)?.peel_to_commit()?.id())?;
-                    }
-                }
+            if let Some((a, b)) = o.split_once("..") {
+                let b = b.strip_prefix('.').unwrap_or(b);
+                let a = self.commit_of(if a.is_empty() { "HEAD" } else { a })?;
+                let b = self.commit_of(if b.is_empty() { "HEAD" } else { b })?;
+                walk.push(b.id())?;
+                walk.hide(a.id())?;
+            } else if let Some(hidden) = o.strip_prefix('^') {
+                walk.hide(self.commit_of(hidden)?.id())?;
+                continue;
+            } else {
+                walk.push(self.commit_of(o)?.id())?;
             }
+            pushed = true;
+        }
+        if all {
+            let _ = walk.push_head();
+            walk.push_glob("*")?;
+            pushed = true;
+        }
+        if !pushed {
+            if self.unborn() {
+                let name = self.branch_name()?.unwrap_or_else(|| "HEAD".to_owned());
+                return Err(Stop::Fatal(format!(
+                    "your current branch '{name}' does not have any commits yet"
+                )));
+            }
+            walk.push_head()?;
+        }
+        let specs = self.pathspecs(&paths, &[])?;
+        for s in &specs {
+            opts.pathspec(s);
         }
         let mut shown = 0;
         for id in walk {
-            if shown >= max {
+            if max.is_some_and(|m| shown >= m) {
                 break;
             }
-            self.env.in_time()?;
-            let commit = self.repo.find_commit(id?)?;
-            if !d.paths.is_empty() && !self.touches(&commit, &d)? {
+            self.in_time()?;
+            let commit = repo.find_commit(id?)?;
+            if !specs.is_empty() && !self.touches(&commit, &specs)? {
                 continue;
             }
-            if shown > 0 && !oneline {
-                let _ = writeln!(out);
+            if oneline {
+                Self::oneline(&commit, out);
+            } else {
+                if shown > 0 {
+                    say!(out, "");
+                }
+                self.print_header(&commit, out);
+            }
+            if show != Show::Nothing {
+                if let Some(diff) = self.commit_diff(&commit, &mut opts)? {
+                    if !oneline && diff.deltas().len() > 0 {
+                        say!(out, "");
+                    }
+                    self.print_diff(&diff, show, out)?;
+                }
             }
             shown += 1;
-            self.header(&commit, oneline, out);
-            if stat {
-                let diff = self.commit_diff(&commit, &d)?;
-                let _ = writeln!(out);
-                self.print_diff(
-                    &diff,
-                    &DiffArgs {
-                        stat: true,
-                        ..DiffArgs::default()
-                    },
-                    out,
-                )?;
-            }
         }
         Ok(0)
     }
 
-    /// Whether `commit` changes one of `d.paths`.
-    fn touches(&self, commit: &Commit<'_>, d: &DiffArgs) -> Result<bool> {
-        Ok(self.commit_diff(commit, d)?.deltas().len() > 0)
-    }
-
-    /// What `commit` changed against its first parent.
-    fn commit_diff(&self, commit: &Commit<'_>, d: &DiffArgs) -> Result<Diff<'_>> {
+    /// Whether `commit` changes a path matching `specs` against every
+    /// parent (so history simplification keeps it).
+    fn touches(&self, commit: &Commit<'_>, specs: &[String]) -> Result<bool, Stop> {
+        let mut opts = DiffOptions::new();
+        for s in specs {
+            opts.pathspec(s);
+        }
         let tree = commit.tree()?;
-        let parent = commit.parent(0).ok().map(|p| p.tree()).transpose()?;
-        let mut o = self.options(d);
-        Ok(self
-            .repo
-            .diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut o))?)
-    }
-
-    fn header(&self, commit: &Commit<'_>, oneline: bool, out: &mut Out<'_>) {
-        let id = commit.id();
-        if oneline {
-            let summary = commit.summary().ok().flatten().unwrap_or("");
-            let _ = writeln!(out, "{} {summary}", short_id(self.repo, id));
-            return;
+        if commit.parent_count() == 0 {
+            let diff = self
+                .repo
+                .diff_tree_to_tree(None, Some(&tree), Some(&mut opts))?;
+            return Ok(diff.deltas().len() > 0);
         }
-        let author = commit.author();
-        let _ = writeln!(out, "commit {id}");
-        if commit.parent_count() > 1 {
-            let parents: Vec<String> = commit
-                .parent_ids()
-                .map(|p| short_id(self.repo, p))
-                .collect();
-            let _ = writeln!(out, "Merge: {}", parents.join(" "));
-        }
-        let _ = writeln!(
-            out,
-            "Author: {} <{}>",
-            author.name().unwrap_or(""),
-            author.email().unwrap_or("")
-        );
-        let _ = writeln!(out, "Date:   {}", git_date(author.when()));
-        let _ = writeln!(out);
-        for line in commit.message().unwrap_or("").trim_end().lines() {
-            if line.is_empty() {
-                let _ = writeln!(out);
-            } else {
-                let _ = writeln!(out, "    {line}");
+        for p in commit.parents() {
+            let diff =
+                self.repo
+                    .diff_tree_to_tree(Some(&p.tree()?), Some(&tree), Some(&mut opts))?;
+            if diff.deltas().len() == 0 {
+                return Ok(false);
             }
         }
+        Ok(true)
     }
 
-    /// `git show [--stat] [--name-only] [--name-status] [--oneline] [-s]
-    /// [REV] [-- PATH...]`; a blob (`REV:path`) is printed as it is.
-    fn show(&self, args: &[String], out: &mut Out<'_>) -> Result<i32> {
-        let (before, after) = split_dashes(args);
-        let mut flags = Flags::new(&before, self.env);
-        let mut d = DiffArgs::default();
+    // ----- show -----
+
+    fn show(&self, args: &[String], out: &mut Out<'_>) -> Res {
+        let mut show = Show::Patch;
+        let mut opts = DiffOptions::new();
         let mut oneline = false;
         let mut revs = Vec::new();
-        while let Some(arg) = flags.next()? {
-            if self.diff_flag(&arg, &mut flags, &mut d)? {
+        let mut paths = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if self.diff_flag(a, &mut it, &mut show, &mut opts)? {
                 continue;
             }
-            match &arg {
-                Arg::Long(l) if l == "oneline" => oneline = true,
-                Arg::Operand(op) => revs.push(op.clone()),
-                _ => return Err(flags.refuse().into()),
+            match a.as_str() {
+                "--" => paths.extend(it.by_ref().cloned()),
+                "--oneline" | "--pretty=oneline" | "--format=oneline" => oneline = true,
+                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
+                _ => revs.push(a.clone()),
             }
-        }
-        for p in &after {
-            d.paths.push(self.pathspec(p)?);
         }
         if revs.is_empty() {
             revs.push("HEAD".to_owned());
         }
+        for s in self.pathspecs(&paths, &[])? {
+            opts.pathspec(s);
+        }
         for (i, rev) in revs.iter().enumerate() {
-            let object = self.repo.revparse_single(rev)?;
-            match object.kind() {
+            self.in_time()?;
+            let obj = self
+                .repo
+                .revparse_single(rev)
+                .map_err(|_| unknown_rev(rev))?;
+            match obj.kind() {
                 Some(ObjectType::Blob) => {
-                    if let Some(blob) = object.as_blob() {
+                    if let Some(blob) = obj.as_blob() {
                         let _ = out.write_all(blob.content());
                     }
                 }
                 Some(ObjectType::Tree) => {
-                    if let Some(tree) = object.as_tree() {
-                        let _ = writeln!(out, "tree {rev}\n");
-                        for entry in tree.iter() {
-                            let slash = if entry.kind() == Some(ObjectType::Tree) {
+                    if let Some(tree) = obj.as_tree() {
+                        say!(out, "tree {rev}\n");
+                        for e in tree.iter() {
+                            let slash = if e.kind() == Some(ObjectType::Tree) {
                                 "/"
                             } else {
                                 ""
                             };
-                            let _ = writeln!(out, "{}{slash}", entry.name().unwrap_or(""));
+                            say!(out, "{}{slash}", String::from_utf8_lossy(e.name_bytes()));
                         }
                     }
                 }
                 _ => {
-                    let commit = object.peel_to_commit()?;
-                    if i > 0 {
-                        let _ = writeln!(out);
+                    let commit = obj.peel_to_commit()?;
+                    if i > 0 && !oneline {
+                        say!(out, "");
                     }
-                    self.header(&commit, oneline, out);
-                    let diff = self.commit_diff(&commit, &d)?;
-                    if !d.no_patch && diff.deltas().len() > 0 {
-                        if !oneline || d.stat {
-                            let _ = writeln!(out);
+                    if oneline {
+                        Self::oneline(&commit, out);
+                    } else {
+                        self.print_header(&commit, out);
+                    }
+                    if let Some(diff) = self.commit_diff(&commit, &mut opts)? {
+                        if !oneline && show != Show::Nothing && diff.deltas().len() > 0 {
+                            say!(out, "");
                         }
-                        self.print_diff(&diff, &d, out)?;
+                        self.print_diff(&diff, show, out)?;
                     }
                 }
             }
@@ -558,351 +932,375 @@ impl Git<'_, '_> {
         Ok(0)
     }
 
-    /// `git branch [-a] [-r] [-v] [--show-current] [--list]`: lists only.
-    fn branch(&self, args: &[String], out: &mut Out<'_>) -> Result<i32> {
-        let mut flags = Flags::new(args, self.env);
-        let (mut all, mut remote, mut verbose, mut current) = (false, false, false, false);
-        while let Some(arg) = flags.next()? {
-            match &arg {
-                Arg::Short('a') => all = true,
-                Arg::Long(l) if l == "all" => all = true,
-                Arg::Short('r') => remote = true,
-                Arg::Long(l) if l == "remotes" => remote = true,
-                Arg::Short('v') => verbose = true,
-                Arg::Long(l) if l == "verbose" => verbose = true,
-                Arg::Long(l) if l == "show-current" => current = true,
-                Arg::Long(l) if l == "list" || l == "no-color" => {}
-                Arg::Operand(name) => {
-                    return Err(TaskError::new(
-                        ErrorType::CommandNotAllowed,
-                        format!(
-                            "`{}`: the built-in `git branch` only lists branches; creating `{name}` needs an approved command",
-                            self.env.shown
-                        ),
+    // ----- branch -----
+
+    fn branch(&self, args: &[String], out: &mut Out<'_>) -> Res {
+        let (mut locals, mut remotes, mut verbose, mut current) = (true, false, false, false);
+        for a in args {
+            match a.as_str() {
+                "--list" | "-l" | "--no-color" | "--color=never" => {}
+                "-a" | "--all" => remotes = true,
+                "-r" | "--remotes" => {
+                    remotes = true;
+                    locals = false;
+                }
+                "-v" | "-vv" | "--verbose" => verbose = true,
+                "--show-current" => current = true,
+                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
+                _ => {
+                    return Err(refuse(
+                        self.env,
+                        "the built-in `git branch` only lists branches; creating one is not a read command",
                     )
                     .into());
                 }
-                _ => return Err(flags.refuse().into()),
             }
         }
-        let head = self.repo.head().ok();
-        let head_name = head
-            .as_ref()
-            .and_then(|h| h.shorthand().ok().map(str::to_owned));
+        let name = self.branch_name()?;
         if current {
-            if let Some(name) = head_name.filter(|_| head.as_ref().is_some_and(|h| h.is_branch())) {
-                let _ = writeln!(out, "{name}");
-            }
+            say!(out, "{}", name.unwrap_or_default());
             return Ok(0);
         }
-        let filter = match (all, remote) {
-            (true, _) => None,
-            (false, true) => Some(BranchType::Remote),
-            (false, false) => Some(BranchType::Local),
-        };
-        let mut rows = Vec::new();
-        for b in self.repo.branches(filter)? {
-            let (branch, kind) = b?;
-            let name = branch.name()?.unwrap_or("").to_owned();
-            let shown = if kind == BranchType::Remote && all {
-                format!("remotes/{name}")
-            } else {
-                name.clone()
-            };
-            let is_head = branch.is_head();
-            let detail = if verbose {
-                branch
-                    .get()
-                    .peel_to_commit()
-                    .map(|c| {
-                        format!(
-                            " {} {}",
-                            short_id(self.repo, c.id()),
-                            c.summary().ok().flatten().unwrap_or("")
-                        )
-                    })
-                    .unwrap_or_default()
-            } else {
-                String::new()
-            };
-            rows.push((if is_head { "* " } else { "  " }, shown, detail));
+        // (shown name, is current, target, symbolic target)
+        let mut rows: Vec<(String, bool, Option<Oid>, Option<String>)> = Vec::new();
+        if name.is_none()
+            && let Ok(head) = self.repo.head()
+            && let Ok(c) = head.peel_to_commit()
+        {
+            rows.push((
+                format!("(HEAD detached at {})", short(&c)),
+                true,
+                Some(c.id()),
+                None,
+            ));
         }
-        rows.sort_by(|a, b| a.1.cmp(&b.1));
-        for (mark, name, detail) in rows {
-            let _ = writeln!(out, "{mark}{name}{detail}");
+        let mut kinds = Vec::new();
+        if locals {
+            kinds.push(BranchType::Local);
+        }
+        if remotes {
+            kinds.push(BranchType::Remote);
+        }
+        for kind in kinds {
+            let mut these = Vec::new();
+            for b in self.repo.branches(Some(kind))? {
+                self.in_time()?;
+                let (b, _) = b?;
+                let r = b.get();
+                let short_name = String::from_utf8_lossy(r.shorthand_bytes()).into_owned();
+                let shown = if kind == BranchType::Remote && locals {
+                    format!("remotes/{short_name}")
+                } else {
+                    short_name.clone()
+                };
+                let is_current = kind == BranchType::Local && name.as_deref() == Some(&short_name);
+                let sym = r.symbolic_target_bytes().map(|t| {
+                    let t = String::from_utf8_lossy(t);
+                    t.strip_prefix("refs/remotes/").unwrap_or(&t).to_owned()
+                });
+                let target = r.resolve().ok().and_then(|r| r.target());
+                these.push((shown, is_current, target, sym));
+            }
+            these.sort_by(|a, b| a.0.cmp(&b.0));
+            rows.extend(these);
+        }
+        let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+        for (shown, is_current, target, sym) in rows {
+            let mark = if is_current { "* " } else { "  " };
+            if let Some(sym) = sym {
+                say!(out, "{mark}{shown} -> {sym}");
+            } else if verbose {
+                let tail = target
+                    .and_then(|id| self.repo.find_commit(id).ok())
+                    .map(|c| {
+                        let summary = c
+                            .summary_bytes()
+                            .map(|s| String::from_utf8_lossy(s).into_owned())
+                            .unwrap_or_default();
+                        format!("{} {summary}", short(&c))
+                    })
+                    .unwrap_or_default();
+                say!(out, "{mark}{shown:<width$} {tail}");
+            } else {
+                say!(out, "{mark}{shown}");
+            }
         }
         Ok(0)
     }
 
-    /// `git ls-files [-c] [-m] [-o] [--exclude-standard] [-- PATH...]`
-    fn ls_files(&self, args: &[String], out: &mut Out<'_>) -> Result<i32> {
-        let (before, after) = split_dashes(args);
-        let mut flags = Flags::new(&before, self.env);
-        let (mut cached, mut modified, mut others) = (false, false, false);
+    // ----- ls-files -----
+
+    fn ls_files(&self, args: &[String], out: &mut Out<'_>) -> Res {
+        let (mut cached, mut modified, mut deleted, mut others) = (false, false, false, false);
+        let (mut exclude_standard, mut stage, mut full_name) = (false, false, false);
         let mut paths = Vec::new();
-        while let Some(arg) = flags.next()? {
-            match &arg {
-                Arg::Short('c') => cached = true,
-                Arg::Long(l) if l == "cached" => cached = true,
-                Arg::Short('m') => modified = true,
-                Arg::Long(l) if l == "modified" => modified = true,
-                Arg::Short('o') => others = true,
-                Arg::Long(l) if l == "others" => others = true,
-                Arg::Long(l) if l == "exclude-standard" => {}
-                Arg::Operand(op) => paths.push(self.pathspec(op)?),
-                _ => return Err(flags.refuse().into()),
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--" => paths.extend(it.by_ref().cloned()),
+                "-c" | "--cached" => cached = true,
+                "-m" | "--modified" => modified = true,
+                "-d" | "--deleted" => deleted = true,
+                "-o" | "--others" => others = true,
+                "--exclude-standard" => exclude_standard = true,
+                "-s" | "--stage" => stage = true,
+                "--full-name" => full_name = true,
+                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
+                _ => paths.push(a.clone()),
             }
         }
-        for p in &after {
-            paths.push(self.pathspec(p)?);
-        }
-        if !modified && !others {
+        if !(modified || deleted || others) {
             cached = true;
         }
-        let wanted = |path: &str| {
-            paths.is_empty()
-                || paths
-                    .iter()
-                    .any(|p| p.is_empty() || path == p || path.starts_with(&format!("{p}/")))
+        let specs = self.pathspecs(&paths, &self.cwd)?;
+        let shown = |p: &str| {
+            if full_name {
+                p.to_owned()
+            } else {
+                self.relative(p)
+            }
         };
-        let mut rows = Vec::new();
-        if cached {
+        let spec = Pathspec::new(specs.iter())?;
+        let matches =
+            |p: &str| specs.is_empty() || spec.matches_path(Path::new(p), PathspecFlags::DEFAULT);
+        if others {
+            let mut opts = StatusOptions::new();
+            opts.include_untracked(true)
+                .recurse_untracked_dirs(true)
+                .include_ignored(!exclude_standard)
+                .recurse_ignored_dirs(!exclude_standard)
+                .include_unmodified(false);
+            for s in &specs {
+                opts.pathspec(s);
+            }
+            for e in self.repo.statuses(Some(&mut opts))?.iter() {
+                if e.status().intersects(Status::WT_NEW | Status::IGNORED) {
+                    say!(out, "{}", shown(&path_of(e.path_bytes())));
+                }
+            }
+        }
+        let mut changes: HashMap<String, Status> = HashMap::new();
+        if modified || deleted {
+            let mut opts = StatusOptions::new();
+            opts.include_untracked(false).include_ignored(false);
+            for s in &specs {
+                opts.pathspec(s);
+            }
+            for e in self.repo.statuses(Some(&mut opts))?.iter() {
+                changes.insert(path_of(e.path_bytes()), e.status());
+            }
+        }
+        if cached || modified || deleted {
             let index = self.repo.index()?;
             for entry in index.iter() {
-                let path = String::from_utf8_lossy(&entry.path).into_owned();
-                if wanted(&path) {
-                    rows.push(path);
+                self.in_time()?;
+                let path = path_of(&entry.path);
+                if !matches(&path) {
+                    continue;
+                }
+                if cached {
+                    if stage {
+                        let n = (entry.flags >> 12) & 3;
+                        say!(out, "{:06o} {} {n}\t{}", entry.mode, entry.id, shown(&path));
+                    } else {
+                        say!(out, "{}", shown(&path));
+                    }
+                }
+                let st = changes.get(&path).copied().unwrap_or(Status::CURRENT);
+                if deleted && st.contains(Status::WT_DELETED) {
+                    say!(out, "{}", shown(&path));
+                }
+                if modified
+                    && st.intersects(
+                        Status::WT_MODIFIED | Status::WT_DELETED | Status::WT_TYPECHANGE,
+                    )
+                {
+                    say!(out, "{}", shown(&path));
                 }
             }
-        }
-        if modified || others {
-            let mut o = StatusOptions::new();
-            o.include_untracked(others).recurse_untracked_dirs(true);
-            for entry in self.repo.statuses(Some(&mut o))?.iter() {
-                let s = entry.status();
-                let path = entry.path().unwrap_or("").to_owned();
-                let hit = (modified && s.intersects(Status::WT_MODIFIED | Status::WT_DELETED))
-                    || (others && s.contains(Status::WT_NEW));
-                if hit && wanted(&path) {
-                    rows.push(path);
-                }
-            }
-        }
-        for row in rows {
-            self.env.in_time()?;
-            let _ = writeln!(out, "{row}");
         }
         Ok(0)
     }
 
-    /// `git stash list`, `git stash show [-p] [--stat] [stash@{N}]`. The
-    /// subcommands that change the tree are refused: a stash is a change of
-    /// the whole work tree, which may reach beyond the root.
-    fn stash(&self, args: &[String], out: &mut Out<'_>) -> Result<i32> {
-        let (sub, rest) = match args.split_first() {
-            Some((sub, rest)) => (sub.as_str(), rest),
-            None => ("list", &[][..]),
+    // ----- stash -----
+
+    fn stash(&self, args: &[String], out: &mut Out<'_>) -> Res {
+        let Some((sub, rest)) = args.split_first() else {
+            return Err(refuse(self.env, "`git stash` saves changes and changes the work tree; the built-in runs only `git stash list` and `git stash show`").into());
         };
-        let entries = match self.repo.reflog("refs/stash") {
-            Ok(log) => log
-                .iter()
-                .map(|e| {
-                    (
-                        e.id_new(),
-                        e.message().ok().flatten().unwrap_or("").to_owned(),
-                    )
-                })
-                .collect::<Vec<_>>(),
-            Err(_) => Vec::new(),
-        };
-        match sub {
+        match sub.as_str() {
             "list" => {
-                let mut flags = Flags::new(rest, self.env);
-                if flags.next()?.is_some() {
-                    return Err(flags.refuse().into());
+                if let Some(flag) = rest.first() {
+                    return Err(self.env.unsupported(flag).into());
                 }
-                for (i, (_, message)) in entries.iter().enumerate() {
-                    let _ = writeln!(out, "stash@{{{i}}}: {message}");
+                let Ok(log) = self.repo.reflog("refs/stash") else {
+                    return Ok(0);
+                };
+                for (i, entry) in log.iter().enumerate() {
+                    let message = entry
+                        .message_bytes()
+                        .map(|m| String::from_utf8_lossy(m).into_owned())
+                        .unwrap_or_default();
+                    say!(out, "stash@{{{i}}}: {message}");
                 }
                 Ok(0)
             }
             "show" => {
-                let mut flags = Flags::new(rest, self.env);
-                let mut d = DiffArgs {
-                    stat: true,
-                    ..DiffArgs::default()
-                };
-                let mut which = 0usize;
-                while let Some(arg) = flags.next()? {
-                    match &arg {
-                        Arg::Short('p') => d.stat = false,
-                        Arg::Long(l) if l == "patch" => d.stat = false,
-                        Arg::Long(l) if l == "stat" => d.stat = true,
-                        Arg::Operand(op) => {
-                            which = op
-                                .strip_prefix("stash@{")
-                                .and_then(|n| n.strip_suffix('}'))
-                                .or(Some(op.as_str()))
-                                .and_then(|n| n.parse().ok())
-                                .ok_or_else(|| flags.invalid(op))?;
+                let mut show = Show::Stat;
+                let mut opts = DiffOptions::new();
+                let mut which = None;
+                let mut it = rest.iter();
+                while let Some(a) = it.next() {
+                    if self.diff_flag(a, &mut it, &mut show, &mut opts)? {
+                        continue;
+                    }
+                    match a.as_str() {
+                        s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
+                        _ if which.is_some() => {
+                            return Err(Stop::Fatal(format!("too many revisions: {a}")));
                         }
-                        _ => return Err(flags.refuse().into()),
+                        s if s.bytes().all(|b| b.is_ascii_digit()) => {
+                            which = Some(format!("stash@{{{s}}}"));
+                        }
+                        s => which = Some(s.to_owned()),
                     }
                 }
-                let Some((id, _)) = entries.get(which) else {
-                    out.error("error", format!("stash@{{{which}}} is not a valid stash"));
+                if self.repo.find_reference("refs/stash").is_err() {
+                    say!(out, "error: No stash entries found.");
                     return Ok(1);
-                };
-                let commit = self.repo.find_commit(*id)?;
-                let diff = self.commit_diff(&commit, &DiffArgs::default())?;
-                self.print_diff(&diff, &d, out)?;
+                }
+                let which = which.unwrap_or_else(|| "stash@{0}".to_owned());
+                let commit = self.commit_of(&which)?;
+                let base = commit.parent(0)?.tree()?;
+                let mut diff =
+                    self.repo
+                        .diff_tree_to_tree(Some(&base), Some(&commit.tree()?), Some(&mut opts))?;
+                diff.find_similar(None)?;
+                self.print_diff(&diff, show, out)?;
                 Ok(0)
             }
-            other => Err(TaskError::new(
-                ErrorType::CommandNotAllowed,
-                format!(
-                    "`{}`: the built-in `git stash` only lists and shows stashes; `stash {other}` needs an approved command",
-                    self.env.shown
-                ),
+            s if s.starts_with('-') => Err(self.env.unsupported(s).into()),
+            s => Err(refuse(
+                self.env,
+                &format!("`git stash {s}` is not a read command; the built-in runs only `git stash list` and `git stash show`"),
             )
             .into()),
         }
     }
 }
 
-fn is_untracked(arg: &Arg) -> bool {
-    matches!(arg, Arg::Short('u')) || matches!(arg, Arg::Long(l) if l == "untracked-files")
-}
-
-/// The arguments before `--` and after it.
-fn split_dashes(args: &[String]) -> (Vec<String>, Vec<String>) {
-    match args.iter().position(|a| a == "--") {
-        Some(i) => (args[..i].to_vec(), args[i + 1..].to_vec()),
-        None => (args.to_vec(), Vec::new()),
-    }
-}
-
-/// `XY` of `git status --short`.
-fn short_codes(s: Status) -> (char, char) {
-    if s.contains(Status::WT_NEW) && !s.intersects(Status::INDEX_NEW | Status::INDEX_MODIFIED) {
-        return ('?', '?');
-    }
-    let x = if s.contains(Status::INDEX_NEW) {
-        'A'
-    } else if s.contains(Status::INDEX_MODIFIED) {
-        'M'
-    } else if s.contains(Status::INDEX_DELETED) {
-        'D'
-    } else if s.contains(Status::INDEX_RENAMED) {
-        'R'
-    } else if s.contains(Status::INDEX_TYPECHANGE) {
-        'T'
-    } else {
-        ' '
-    };
-    let y = if s.contains(Status::WT_MODIFIED) {
-        'M'
-    } else if s.contains(Status::WT_DELETED) {
-        'D'
-    } else if s.contains(Status::WT_TYPECHANGE) {
-        'T'
-    } else if s.contains(Status::WT_RENAMED) {
-        'R'
-    } else {
-        ' '
-    };
-    (x, y)
-}
-
-fn index_label(s: Status) -> Option<&'static str> {
-    if s.contains(Status::INDEX_NEW) {
-        Some("new file")
-    } else if s.contains(Status::INDEX_MODIFIED) {
-        Some("modified")
-    } else if s.contains(Status::INDEX_DELETED) {
-        Some("deleted")
-    } else if s.contains(Status::INDEX_RENAMED) {
-        Some("renamed")
-    } else if s.contains(Status::INDEX_TYPECHANGE) {
-        Some("typechange")
-    } else {
-        None
-    }
-}
-
-fn worktree_label(s: Status) -> Option<&'static str> {
-    if s.contains(Status::WT_MODIFIED) {
-        Some("modified")
-    } else if s.contains(Status::WT_DELETED) {
-        Some("deleted")
-    } else if s.contains(Status::WT_TYPECHANGE) {
-        Some("typechange")
-    } else {
-        None
-    }
-}
-
-/// The shortest unambiguous prefix of `id`, at least 7 digits.
-fn short_id(repo: &Repository, id: Oid) -> String {
-    repo.find_object(id, None)
-        .ok()
-        .and_then(|o| o.short_id().ok())
-        .and_then(|b| b.as_str().ok().map(str::to_owned))
-        .unwrap_or_else(|| id.to_string()[..7].to_owned())
-}
-
-/// git's default date: `Tue Nov 24 19:04:07 2026 +0000`, in the
-/// signature's own offset.
-fn git_date(when: git2::Time) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let offset = i64::from(when.offset_minutes());
-    let local = when.seconds() + offset * 60;
-    let days = local.div_euclid(86_400);
-    let secs = local.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let weekday = DAYS[usize::try_from(days.rem_euclid(7)).unwrap_or(0)];
-    let month = MONTHS[usize::try_from(m - 1).unwrap_or(0).min(11)];
-    let sign = if offset < 0 { '-' } else { '+' };
-    let off = offset.abs();
-    format!(
-        "{weekday} {month} {d} {:02}:{:02}:{:02} {y} {sign}{:02}{:02}",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60,
-        off / 60,
-        off % 60
+fn is_unborn(e: &git2::Error) -> bool {
+    matches!(
+        e.code(),
+        git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
     )
 }
 
-/// Year, month (1–12) and day of a day count since 1970-01-01 (Howard
-/// Hinnant's algorithm).
+fn is_revision(repo: &Repository, text: &str) -> bool {
+    text.contains("..") || repo.revparse_single(text).is_ok()
+}
+
+fn unknown_rev(rev: &str) -> Stop {
+    Stop::Fatal(format!(
+        "ambiguous argument '{rev}': unknown revision or path not in the working tree."
+    ))
+}
+
+fn path_of(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn short(commit: &Commit<'_>) -> String {
+    commit
+        .as_object()
+        .short_id()
+        .ok()
+        .and_then(|b| b.as_str().ok().map(str::to_owned))
+        .unwrap_or_else(|| commit.id().to_string().chars().take(7).collect())
+}
+
+fn as_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn index_code(st: Status) -> char {
+    if st.contains(Status::INDEX_NEW) {
+        'A'
+    } else if st.contains(Status::INDEX_MODIFIED) {
+        'M'
+    } else if st.contains(Status::INDEX_DELETED) {
+        'D'
+    } else if st.contains(Status::INDEX_RENAMED) {
+        'R'
+    } else if st.contains(Status::INDEX_TYPECHANGE) {
+        'T'
+    } else {
+        ' '
+    }
+}
+
+fn worktree_code(st: Status) -> char {
+    if st.contains(Status::WT_MODIFIED) {
+        'M'
+    } else if st.contains(Status::WT_DELETED) {
+        'D'
+    } else if st.contains(Status::WT_TYPECHANGE) {
+        'T'
+    } else if st.contains(Status::WT_RENAMED) {
+        'R'
+    } else {
+        ' '
+    }
+}
+
+fn delta_code(d: Delta) -> char {
+    match d {
+        Delta::Added => 'A',
+        Delta::Deleted => 'D',
+        Delta::Renamed => 'R',
+        Delta::Copied => 'C',
+        Delta::Typechange => 'T',
+        Delta::Conflicted => 'U',
+        _ => 'M',
+    }
+}
+
+/// git's default date: `Tue Nov 24 19:27:09 2026 +0000`, in the time's own
+/// offset.
+fn git_date(t: git2::Time) -> String {
+    let offset = i64::from(t.offset_minutes());
+    let local = t.seconds() + offset * 60;
+    let days = local.div_euclid(86_400);
+    let secs = local.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let weekday = WEEKDAYS[usize::try_from(days.rem_euclid(7)).unwrap_or(0)];
+    let month = MONTHS[usize::try_from(m - 1).unwrap_or(0).min(11)];
+    let sign = if offset < 0 { '-' } else { '+' };
+    format!(
+        "{weekday} {month} {d} {:02}:{:02}:{:02} {y} {sign}{:02}{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        offset.abs() / 60,
+        offset.abs() % 60
+    )
+}
+
+/// Year, month, day of a day count since 1970-01-01 (Howard Hinnant's
+/// algorithm).
 fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_read_like_git() {
-        let t = git2::Time::new(1_700_000_000, 0);
-        assert_eq!(git_date(t), "Tue Nov 14 22:13:20 2023 +0000");
-        let t = git2::Time::new(1_700_000_000, -90);
-        assert_eq!(git_date(t), "Tue Nov 14 20:43:20 2023 -0130");
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
-    }
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
