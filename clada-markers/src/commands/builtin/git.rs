@@ -1304,3 +1304,580 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let y = yoe + era * 400 + i64::from(m <= 2);
     (y, m, d)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use git2::{IndexAddOption, Repository, RepositoryInitOptions, Signature, Time};
+
+    use super::*;
+    use crate::engine::Quiet;
+    use crate::engine::fs::{Root, locate};
+    use crate::git::WorkTree;
+
+    fn init(dir: &Path) -> Repository {
+        let mut opts = RepositoryInitOptions::new();
+        opts.initial_head("main");
+        Repository::init_opts(dir, &opts).unwrap()
+    }
+
+    fn write(dir: &Path, files: &[(&str, &str)]) {
+        for (name, text) in files {
+            let path = dir.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+    }
+
+    /// Writes `files` and commits everything, at a fixed time.
+    fn commit(repo: &Repository, files: &[(&str, &str)], message: &str) -> Oid {
+        write(repo.workdir().unwrap(), files);
+        let mut index = repo.index().unwrap();
+        index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
+        index.update_all(["*"], None).unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = Signature::new("Ada", "ada@example.com", &Time::new(1_700_000_000, 0)).unwrap();
+        let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let parents: Vec<&Commit<'_>> = parent.iter().collect();
+        repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+            .unwrap()
+    }
+
+    fn stage(repo: &Repository, name: &str) {
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new(name)).unwrap();
+        index.write().unwrap();
+    }
+
+    /// Runs the command line `line` (starting with `git`) under `root`,
+    /// in `cwd`; its result and output.
+    fn run(
+        root: &Path,
+        repo: Option<&Repository>,
+        cwd: &str,
+        line: &str,
+    ) -> (Result<i32, TaskError>, String) {
+        let handle = Root::open(root).unwrap();
+        let env = Env {
+            root: &handle,
+            root_path: root,
+            cwd: locate(cwd, false).unwrap(),
+            allow_escape: false,
+            deadline: Instant::now() + Duration::from_secs(60),
+            repo,
+            shown: line,
+        };
+        let mut quiet = Quiet;
+        let mut out = Out::new(0, &mut quiet, 1 << 20);
+        let argv = shell_words::split(line).unwrap();
+        assert_eq!(argv[0], "git");
+        let result = git(&argv[1..], &env, &mut out);
+        (result, out.finish())
+    }
+
+    fn ok(root: &Path, repo: &Repository, cwd: &str, line: &str) -> String {
+        let (result, text) = run(root, Some(repo), cwd, line);
+        assert_eq!(result, Ok(0), "{line}: {text}");
+        text
+    }
+
+    fn refused(root: &Path, repo: Option<&Repository>, line: &str) -> TaskError {
+        let (result, text) = run(root, repo, ".", line);
+        let e = result.expect_err(line);
+        assert!(text.is_empty(), "{line}: printed {text}");
+        e
+    }
+
+    /// A repository with two commits, then: `a.txt` changed, `c.txt` new
+    /// and staged, `d.txt` untracked.
+    fn fixture() -> (tempfile::TempDir, Repository) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = init(dir.path());
+        commit(&repo, &[("a.txt", "one\ntwo\n")], "first\n\nbody line\n");
+        commit(&repo, &[("b.txt", "bee\n")], "second");
+        write(
+            dir.path(),
+            &[
+                ("a.txt", "uno\ntwo\n"),
+                ("c.txt", "sea\n"),
+                ("d.txt", "dee\n"),
+            ],
+        );
+        stage(&repo, "c.txt");
+        (dir, repo)
+    }
+
+    #[test]
+    fn without_a_repository_it_is_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let (result, text) = run(dir.path(), None, ".", "git status");
+        assert_eq!(result, Ok(128));
+        assert!(text.starts_with("fatal: not a git repository"), "{text}");
+    }
+
+    #[test]
+    fn refuses_global_options_unknown_flags_and_writes() {
+        let (dir, repo) = fixture();
+        let root = dir.path();
+        for (line, flag) in [
+            ("git -c diff.external=x diff", "-c"),
+            ("git --git-dir=f diff", "--git-dir=f"),
+            ("git --exec-path=/tmp status", "--exec-path=/tmp"),
+            ("git -p log", "-p"),
+            ("git diff --output=/tmp/x", "--output=/tmp/x"),
+            ("git diff --ext-diff", "--ext-diff"),
+            ("git diff --textconv", "--textconv"),
+            ("git diff --no-index a b", "--no-index"),
+            ("git log --format=%H", "--format=%H"),
+            ("git status --ignored", "--ignored"),
+            ("git ls-files --with-tree=HEAD", "--with-tree=HEAD"),
+            ("git stash push --pathspec-from-file=/etc/passwd", "push"),
+            (
+                "git stash --pathspec-from-file=/etc/passwd",
+                "--pathspec-from-file",
+            ),
+            ("git stash list --all", "--all"),
+        ] {
+            let e = refused(root, Some(&repo), line);
+            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{line}");
+            assert!(e.message.contains(flag), "{line}: {}", e.message);
+        }
+        for line in [
+            "git branch new",
+            "git stash",
+            "git stash pop",
+            "git stash drop",
+            "git commit -m x",
+        ] {
+            let e = refused(root, Some(&repo), line);
+            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{line}");
+        }
+        // Refused before anything else, also outside a repository.
+        let e = refused(root, None, "git -C / status");
+        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+    }
+
+    #[test]
+    fn paths_stay_in_the_root() {
+        let (dir, repo) = fixture();
+        for line in [
+            "git diff -- ../x",
+            "git log -- /etc/passwd",
+            "git status ../../etc",
+            "git ls-files ../",
+            "git diff HEAD -- a.txt/../../x",
+        ] {
+            let e = refused(dir.path(), Some(&repo), line);
+            assert_eq!(e.kind, ErrorType::PathEscape, "{line}");
+        }
+    }
+
+    #[test]
+    fn status_short_long_and_porcelain() {
+        let (dir, repo) = fixture();
+        let root = dir.path();
+        assert_eq!(
+            ok(root, &repo, ".", "git status -s"),
+            " M a.txt\nA  c.txt\n?? d.txt\n"
+        );
+        assert_eq!(
+            ok(root, &repo, ".", "git status -sb"),
+            "## main\n M a.txt\nA  c.txt\n?? d.txt\n"
+        );
+        assert_eq!(
+            ok(
+                root,
+                &repo,
+                ".",
+                "git status --porcelain --untracked-files=no"
+            ),
+            " M a.txt\nA  c.txt\n"
+        );
+        let long = ok(root, &repo, ".", "git status");
+        assert_eq!(
+            long,
+            "On branch main\nChanges to be committed:\n\tnew file:   c.txt\n\n\
+             Changes not staged for commit:\n\tmodified:   a.txt\n\n\
+             Untracked files:\n\td.txt\n\n"
+        );
+        assert_eq!(ok(root, &repo, ".", "git status -s -- a.txt"), " M a.txt\n");
+        // Paths relative to the working directory in short format, to the
+        // work tree in porcelain.
+        write(root, &[("sub/e.txt", "e\n")]);
+        assert_eq!(
+            ok(root, &repo, "sub", "git status -s -uall"),
+            " M ../a.txt\nA  ../c.txt\n?? ../d.txt\n?? e.txt\n"
+        );
+        assert_eq!(
+            ok(root, &repo, "sub", "git status --porcelain"),
+            " M a.txt\nA  c.txt\n?? d.txt\n?? sub/\n"
+        );
+    }
+
+    #[test]
+    fn status_of_a_clean_tree_and_a_new_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = init(dir.path());
+        assert_eq!(
+            ok(dir.path(), &repo, ".", "git status"),
+            "On branch main\n\nNo commits yet\n\nnothing to commit, working tree clean\n"
+        );
+        assert_eq!(
+            ok(dir.path(), &repo, ".", "git status -b --short"),
+            "## No commits yet on main\n"
+        );
+        commit(&repo, &[("a", "a\n")], "one");
+        assert_eq!(
+            ok(dir.path(), &repo, ".", "git status"),
+            "On branch main\nnothing to commit, working tree clean\n"
+        );
+        let (result, text) = run(dir.path(), Some(&repo), ".", "git log --oneline");
+        assert_eq!(result, Ok(0));
+        assert_eq!(text.lines().count(), 1);
+    }
+
+    #[test]
+    fn diff_patch_stat_names_and_exit_code() {
+        let (dir, repo) = fixture();
+        let root = dir.path();
+        let patch = ok(root, &repo, ".", "git diff");
+        let lines: Vec<&str> = patch.lines().collect();
+        assert_eq!(lines[0], "diff --git a/a.txt b/a.txt");
+        assert!(lines[1].starts_with("index "), "{patch}");
+        assert_eq!(
+            &lines[2..],
+            [
+                "--- a/a.txt",
+                "+++ b/a.txt",
+                "@@ -1,2 +1,2 @@",
+                "-one",
+                "+uno",
+                " two"
+            ]
+        );
+        assert_eq!(
+            ok(root, &repo, ".", "git diff --stat"),
+            " a.txt | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n"
+        );
+        assert_eq!(ok(root, &repo, ".", "git diff --name-only"), "a.txt\n");
+        assert_eq!(
+            ok(root, &repo, ".", "git diff --cached --name-status"),
+            "A\tc.txt\n"
+        );
+        assert_eq!(
+            ok(root, &repo, ".", "git diff --staged --name-only HEAD~1"),
+            "b.txt\nc.txt\n"
+        );
+        assert_eq!(
+            ok(root, &repo, ".", "git diff HEAD --name-only"),
+            "a.txt\nc.txt\n"
+        );
+        assert_eq!(
+            ok(root, &repo, ".", "git diff HEAD~1 HEAD --name-only"),
+            "b.txt\n"
+        );
+        assert_eq!(
+            ok(root, &repo, ".", "git diff HEAD~1..HEAD --name-only"),
+            "b.txt\n"
+        );
+        assert_eq!(ok(root, &repo, ".", "git diff -- b.txt"), "");
+        assert_eq!(
+            ok(root, &repo, ".", "git diff --no-color a.txt")
+                .lines()
+                .count(),
+            8
+        );
+        let u0 = ok(root, &repo, ".", "git diff -U0");
+        assert!(u0.contains("@@ -1 +1 @@\n-one\n+uno\n"), "{u0}");
+        assert_eq!(ok(root, &repo, ".", "git diff --unified=0"), u0);
+        let (result, text) = run(root, Some(&repo), ".", "git diff --quiet");
+        assert_eq!((result, text.as_str()), (Ok(1), ""));
+        let (result, _) = run(root, Some(&repo), ".", "git diff --exit-code -- b.txt");
+        assert_eq!(result, Ok(0));
+        let (result, text) = run(root, Some(&repo), ".", "git diff nosuchrev -- a.txt");
+        assert_eq!(result, Ok(128));
+        assert!(
+            text.starts_with("fatal: ambiguous argument 'nosuchrev'"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn log_default_oneline_counts_and_paths() {
+        let (dir, repo) = fixture();
+        let root = dir.path();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        let first = head.parent(0).unwrap();
+        let short_head = short(&head);
+        let oneline = ok(root, &repo, ".", "git log --oneline");
+        assert_eq!(
+            oneline,
+            format!("{short_head} second\n{} first\n", short(&first))
+        );
+        for line in [
+            "git log --oneline -n 1",
+            "git log --oneline -n1",
+            "git log --oneline -1",
+            "git log --oneline --max-count=1",
+        ] {
+            assert_eq!(
+                ok(root, &repo, ".", line),
+                format!("{short_head} second\n"),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            ok(root, &repo, ".", "git log -- a.txt"),
+            format!(
+                "commit {}\nAuthor: Ada <ada@example.com>\nDate:   Tue Nov 14 22:13:20 2023 +0000\n\n    first\n    \n    body line\n",
+                first.id()
+            )
+        );
+        let all = ok(root, &repo, ".", "git log");
+        assert_eq!(all.matches("\ncommit ").count() + 1, 2, "{all}");
+        assert!(all.starts_with(&format!("commit {}\n", head.id())));
+        let stat = ok(root, &repo, ".", "git log --stat -1");
+        assert!(
+            stat.ends_with("    second\n\n b.txt | 1 +\n 1 file changed, 1 insertion(+)\n"),
+            "{stat}"
+        );
+        assert_eq!(
+            ok(root, &repo, ".", "git log --oneline HEAD~1..HEAD"),
+            format!("{short_head} second\n")
+        );
+        assert_eq!(
+            ok(root, &repo, ".", "git log --oneline b.txt"),
+            format!("{short_head} second\n")
+        );
+    }
+
+    #[test]
+    fn show_commit_stat_and_blob() {
+        let (dir, repo) = fixture();
+        let root = dir.path();
+        let shown = ok(root, &repo, ".", "git show");
+        assert!(shown.contains("Date:   Tue Nov 14 22:13:20 2023 +0000\n\n    second\n\ndiff --git a/b.txt b/b.txt\nnew file mode 100644\n"), "{shown}");
+        assert!(
+            shown.ends_with("--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+bee\n"),
+            "{shown}"
+        );
+        let stat = ok(root, &repo, ".", "git show --stat HEAD~1");
+        assert!(
+            stat.ends_with("    body line\n\n a.txt | 2 ++\n 1 file changed, 2 insertions(+)\n"),
+            "{stat}"
+        );
+        assert_eq!(ok(root, &repo, ".", "git show HEAD~1:a.txt"), "one\ntwo\n");
+        assert_eq!(
+            ok(root, &repo, ".", "git show --oneline --name-only"),
+            format!(
+                "{} second\nb.txt\n",
+                short(&repo.head().unwrap().peel_to_commit().unwrap())
+            )
+        );
+        let (result, _) = run(root, Some(&repo), ".", "git show nosuch");
+        assert_eq!(result, Ok(128));
+    }
+
+    #[test]
+    fn branch_lists_only() {
+        let (dir, repo) = fixture();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        repo.branch("feature", &head, false).unwrap();
+        assert_eq!(
+            ok(dir.path(), &repo, ".", "git branch"),
+            "  feature\n* main\n"
+        );
+        assert_eq!(
+            ok(dir.path(), &repo, ".", "git branch --show-current"),
+            "main\n"
+        );
+        assert_eq!(
+            ok(dir.path(), &repo, ".", "git branch -v"),
+            format!("  feature {0} second\n* main    {0} second\n", short(&head))
+        );
+        repo.set_head_detached(head.id()).unwrap();
+        assert_eq!(
+            ok(dir.path(), &repo, ".", "git branch"),
+            format!("* (HEAD detached at {})\n  feature\n  main\n", short(&head))
+        );
+    }
+
+    #[test]
+    fn ls_files_cached_modified_others() {
+        let (dir, repo) = fixture();
+        let root = dir.path();
+        write(
+            root,
+            &[
+                (".gitignore", "*.log\n"),
+                ("x.log", "x\n"),
+                ("sub/e.txt", "e\n"),
+            ],
+        );
+        stage(&repo, "sub/e.txt");
+        assert_eq!(
+            ok(root, &repo, ".", "git ls-files"),
+            "a.txt\nb.txt\nc.txt\nsub/e.txt\n"
+        );
+        assert_eq!(ok(root, &repo, ".", "git ls-files -m"), "a.txt\n");
+        assert_eq!(
+            ok(root, &repo, ".", "git ls-files -o --exclude-standard"),
+            ".gitignore\nd.txt\n"
+        );
+        assert_eq!(
+            ok(root, &repo, ".", "git ls-files --others"),
+            ".gitignore\nd.txt\nx.log\n"
+        );
+        assert_eq!(ok(root, &repo, "sub", "git ls-files"), "e.txt\n");
+        assert_eq!(
+            ok(root, &repo, "sub", "git ls-files --full-name"),
+            "sub/e.txt\n"
+        );
+        assert_eq!(
+            ok(root, &repo, "sub", "git ls-files ../b.txt"),
+            "../b.txt\n"
+        );
+        let stage_line = ok(root, &repo, ".", "git ls-files -s -- b.txt");
+        assert!(
+            stage_line.starts_with("100644 ") && stage_line.ends_with(" 0\tb.txt\n"),
+            "{stage_line}"
+        );
+    }
+
+    #[test]
+    fn stash_list_and_show() {
+        let (dir, mut repo) = fixture();
+        let root = dir.path().to_owned();
+        assert_eq!(ok(&root, &repo, ".", "git stash list"), "");
+        let (result, text) = run(&root, Some(&repo), ".", "git stash show");
+        assert_eq!(
+            (result, text.as_str()),
+            (Ok(1), "error: No stash entries found.\n")
+        );
+        let sig = Signature::new("Ada", "ada@example.com", &Time::new(1_700_000_000, 0)).unwrap();
+        repo.stash_save(&sig, "saved", None).unwrap();
+        assert_eq!(
+            ok(&root, &repo, ".", "git stash list"),
+            "stash@{0}: On main: saved\n"
+        );
+        assert_eq!(
+            ok(&root, &repo, ".", "git stash show"),
+            " a.txt | 2 +-\n c.txt | 1 +\n 2 files changed, 2 insertions(+), 1 deletion(-)\n"
+        );
+        let patch = ok(&root, &repo, ".", "git stash show -p stash@{0}");
+        assert!(patch.contains("-one\n+uno\n"), "{patch}");
+        assert_eq!(
+            ok(&root, &repo, ".", "git stash show --name-only 0"),
+            "a.txt\nc.txt\n"
+        );
+    }
+
+    #[test]
+    fn a_root_below_the_work_tree_sees_only_itself() {
+        let (dir, repo) = fixture();
+        commit(&repo, &[("sub/e.txt", "e\n")], "third");
+        write(dir.path(), &[("sub/e.txt", "E\n")]);
+        let root = dir.path().join("sub");
+        let tree = WorkTree::discover(&root).unwrap();
+        let repo = tree.repository();
+        assert_eq!(ok(&root, repo, ".", "git status -s"), " M e.txt\n");
+        assert_eq!(ok(&root, repo, ".", "git diff --name-only"), "sub/e.txt\n");
+        assert_eq!(ok(&root, repo, ".", "git ls-files"), "e.txt\n");
+        let e = refused(&root, Some(repo), "git diff -- ../a.txt");
+        assert_eq!(e.kind, ErrorType::PathEscape);
+    }
+
+    /// The attack of issue 8: a document writes a bare repository of its
+    /// own whose configuration names a diff driver, and runs `git diff`
+    /// in it. The run's repository is the root's (or none), and no
+    /// configured program ever runs, even when the root's own repository
+    /// names them.
+    #[test]
+    fn a_fake_repository_and_configured_programs_are_ignored() {
+        let outside = tempfile::tempdir().unwrap();
+        let canary = outside.path().join("CANARY");
+        let touch = format!("touch {}", canary.display());
+        let fake = |dir: &Path| {
+            write(
+                dir,
+                &[
+                    ("f/HEAD", "ref: refs/heads/main\n"),
+                    ("f/objects/info/.keep", ""),
+                    ("f/refs/heads/.keep", ""),
+                    (
+                        "f/config",
+                        &format!(
+                            "[core]\n\trepositoryformatversion = 0\n\tbare = true\n[diff \"x\"]\n\tcommand = {touch}\n\ttextconv = {touch}\n"
+                        ),
+                    ),
+                    ("f/info/attributes", "* diff=x\n"),
+                    ("f/a", "1\n"),
+                ],
+            );
+        };
+
+        // No repository at the root: the fake one is never found.
+        let bare = tempfile::tempdir().unwrap();
+        fake(bare.path());
+        assert!(WorkTree::discover(bare.path()).is_none());
+        assert!(WorkTree::discover(&bare.path().join("f")).is_none());
+        let (result, text) = run(bare.path(), None, "f", "git diff");
+        assert_eq!(result, Ok(128), "{text}");
+        // A root that is itself shaped like a bare repository is not one.
+        assert!(WorkTree::discover(&bare.path().join("f")).is_none());
+
+        // A real repository at the root, whose configuration and
+        // attributes are hostile too.
+        let (dir, repo) = fixture();
+        let root = dir.path();
+        let mut config = repo.config().unwrap();
+        for key in [
+            "diff.external",
+            "diff.x.command",
+            "diff.x.textconv",
+            "filter.x.clean",
+            "filter.x.smudge",
+            "filter.x.process",
+            "core.fsmonitor",
+            "core.pager",
+            "pager.diff",
+        ] {
+            config.set_str(key, &touch).unwrap();
+        }
+        config
+            .set_str("core.hooksPath", outside.path().to_str().unwrap())
+            .unwrap();
+        write(root, &[(".gitattributes", "* diff=x filter=x\n")]);
+        fake(root);
+        let tree = WorkTree::discover(&root.join("f")).unwrap();
+        assert_eq!(
+            tree.repository().workdir().unwrap().canonicalize().unwrap(),
+            root.canonicalize().unwrap()
+        );
+        let repo = tree.repository();
+        let patch = ok(root, repo, "f", "git diff");
+        assert!(patch.starts_with("diff --git a/a.txt b/a.txt\n"), "{patch}");
+        assert!(patch.contains("-one\n+uno\n"), "{patch}");
+        for line in [
+            "git diff --stat",
+            "git diff HEAD",
+            "git diff --cached",
+            "git status",
+            "git log -p",
+            "git show",
+            "git ls-files -m",
+            "git stash list",
+        ] {
+            let (result, text) = run(root, Some(repo), "f", line);
+            assert_eq!(result, Ok(0), "{line}: {text}");
+        }
+        let e = refused(root, Some(repo), "git diff --no-index a b");
+        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+        assert!(!canary.exists(), "a configured program ran");
+    }
+}
