@@ -178,6 +178,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn discovers_the_work_tree_from_a_directory_below_it() {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init(dir.path()).unwrap();
+        let sub = dir.path().join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        let tree = WorkTree::discover(&sub).unwrap();
+        assert_eq!(
+            tree.repository().workdir().unwrap().canonicalize().unwrap(),
+            dir.path().canonicalize().unwrap()
+        );
+    }
+
+    #[test]
+    fn never_a_bare_repository() {
+        // A bare repository as the root, or as the root's `.git`.
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init_bare(dir.path()).unwrap();
+        assert!(WorkTree::discover(dir.path()).is_none());
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init_bare(dir.path().join(".git")).unwrap();
+        let mut config = git2::Config::open(&dir.path().join(".git/config")).unwrap();
+        config.set_bool("core.bare", true).unwrap();
+        assert!(WorkTree::discover(dir.path()).is_none());
+        // Something shaped like a repository but not named `.git`.
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init_bare(dir.path().join("f")).unwrap();
+        assert!(WorkTree::discover(&dir.path().join("f")).is_none());
+        assert!(WorkTree::discover(&dir.path().join("f/refs")).is_none());
+        // Even one whose configuration says it has a work tree: libgit2's
+        // own discovery would take the directory above it as one.
+        let mut config = git2::Config::open(&dir.path().join("f/config")).unwrap();
+        config.set_bool("core.bare", false).unwrap();
+        assert!(
+            Repository::discover(dir.path().join("f"))
+                .unwrap()
+                .workdir()
+                .is_some()
+        );
+        assert!(WorkTree::discover(&dir.path().join("f")).is_none());
+    }
+
+    #[test]
     fn reads_authors() {
         let a: Author = "Ada Lovelace <ada@example.com>".parse().unwrap();
         assert_eq!(

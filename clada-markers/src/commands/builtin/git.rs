@@ -767,7 +767,7 @@ impl<'a> Git<'a> {
         walk.set_sorting(Sort::TIME)?;
         let mut pushed = false;
         for (i, o) in operands.iter().enumerate() {
-            if paths.is_empty() && !is_revision(repo, o) && !o.contains("..") {
+            if paths.is_empty() && !is_revision(repo, o) {
                 paths.extend(operands[i..].iter().cloned());
                 break;
             }
@@ -821,13 +821,13 @@ impl<'a> Git<'a> {
                 }
                 self.print_header(&commit, out);
             }
-            if show != Show::Nothing {
-                if let Some(diff) = self.commit_diff(&commit, &mut opts)? {
-                    if !oneline && diff.deltas().len() > 0 {
-                        say!(out, "");
-                    }
-                    self.print_diff(&diff, show, out)?;
+            if show != Show::Nothing
+                && let Some(diff) = self.commit_diff(&commit, &mut opts)?
+            {
+                if !oneline && diff.deltas().len() > 0 {
+                    say!(out, "");
                 }
+                self.print_diff(&diff, show, out)?;
             }
             shown += 1;
         }
@@ -1196,8 +1196,19 @@ fn is_unborn(e: &git2::Error) -> bool {
     )
 }
 
+/// Whether an operand names a revision or a range (`A..B`, `A...B`, `^A`)
+/// rather than a path.
 fn is_revision(repo: &Repository, text: &str) -> bool {
-    text.contains("..") || repo.revparse_single(text).is_ok()
+    let resolves = |s: &str| s.is_empty() || repo.revparse_single(s).is_ok();
+    let range = text.split_once("...").or_else(|| text.split_once(".."));
+    match range {
+        Some(("", "")) => false,
+        Some((a, b)) => resolves(a) && resolves(b.trim_start_matches('.')),
+        None => match text.strip_prefix('^') {
+            Some(rev) => !rev.is_empty() && resolves(rev),
+            None => repo.revparse_single(text).is_ok(),
+        },
+    }
 }
 
 fn unknown_rev(rev: &str) -> Stop {
@@ -1471,6 +1482,9 @@ mod tests {
             "git status ../../etc",
             "git ls-files ../",
             "git diff HEAD -- a.txt/../../x",
+            "git diff ../x",
+            "git log ..",
+            "git diff HEAD ../../etc/passwd",
         ] {
             let e = refused(dir.path(), Some(&repo), line);
             assert_eq!(e.kind, ErrorType::PathEscape, "{line}");
@@ -1654,6 +1668,16 @@ mod tests {
             ok(root, &repo, ".", "git log --oneline b.txt"),
             format!("{short_head} second\n")
         );
+        for line in [
+            "git log --oneline HEAD~1..",
+            "git log --oneline HEAD ^HEAD~1",
+        ] {
+            assert_eq!(
+                ok(root, &repo, ".", line),
+                format!("{short_head} second\n"),
+                "{line}"
+            );
+        }
     }
 
     #[test]
