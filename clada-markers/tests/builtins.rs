@@ -578,7 +578,7 @@ fn git_reads_the_repository_through_libgit2() {
     assert_eq!(
         log,
         format!(
-            "commit {id}\nAuthor: Ada <ada@example.com>\nDate:   Tue Nov 14 22:13:20 2023 +0000\n\n    first commit\n\n    body\n"
+            "commit {id}\nAuthor: Ada <ada@example.com>\nDate:   Tue Nov 14 22:13:20 2023 +0000\n\n    first commit\n    \n    body\n"
         )
     );
     let show = git_ok(root, "git show --stat");
@@ -688,8 +688,12 @@ fn a_repository_written_by_a_document_is_never_used() {
         let r = run_git(&root, Some("f"), command);
         assert_eq!(r.error.map(|e| e.kind), Some(want), "{command}");
     }
+    // Paths as git shows them: relative to the working directory in the
+    // short format, to the work tree's top in porcelain.
     let r = run_git(&root, Some("f"), "git status --short");
     assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    assert!(r.output.unwrap().contains("?? ./"));
+    let r = run_git(&root, Some("f"), "git status --porcelain");
     assert!(r.output.unwrap().contains("?? f/"));
     let r = run_git(&root, None, "git diff ../outside");
     assert_eq!(r.error.map(|e| e.kind), Some(Esc));

@@ -21,7 +21,8 @@ use git2::{
     Pathspec, PathspecFlags, Repository, Sort, Status, StatusOptions, Tree,
 };
 
-use super::{Env, Out};
+use super::args::Arg;
+use super::{Env, Flags, Out};
 use crate::engine::TaskError;
 use crate::engine::fs::Location;
 use crate::error_type::ErrorType;
@@ -112,12 +113,6 @@ fn refuse(env: &Env<'_>, why: &str) -> TaskError {
         ErrorType::CommandNotAllowed,
         format!("`{}`: {why}", env.shown),
     )
-}
-
-/// A number given to a flag.
-fn number(flag: &str, text: Option<&String>) -> Result<usize, Stop> {
-    text.and_then(|t| t.parse().ok())
-        .ok_or_else(|| Stop::Fatal(format!("{flag} needs a number")))
 }
 
 /// The run's repository and where the root and the working directory lie
@@ -230,8 +225,14 @@ impl<'a> Git<'a> {
     }
 
     /// A work-tree path as seen from the working directory.
+    /// A directory (`dir/`) keeps its final `/`: `./` for the working
+    /// directory itself.
     fn relative(&self, path: &str) -> String {
-        let parts: Vec<&str> = path.split('/').collect();
+        let (body, dir) = match path.strip_suffix('/') {
+            Some(body) => (body, true),
+            None => (path, false),
+        };
+        let parts: Vec<&str> = body.split('/').filter(|p| !p.is_empty()).collect();
         let common = self
             .cwd
             .iter()
@@ -240,7 +241,13 @@ impl<'a> Git<'a> {
             .count();
         let mut s = "../".repeat(self.cwd.len() - common);
         s.push_str(&parts[common..].join("/"));
-        if s.is_empty() { ".".to_owned() } else { s }
+        if s.is_empty() {
+            s.push('.');
+        }
+        if dir && !s.ends_with('/') {
+            s.push('/');
+        }
+        s
     }
 
     fn in_time(&self) -> Result<(), Stop> {
@@ -297,35 +304,33 @@ impl<'a> Git<'a> {
         let mut format = Format::Long;
         let mut branch = false;
         let mut untracked = "normal".to_owned();
-        let mut paths = Vec::new();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--" => paths.extend(it.by_ref().cloned()),
+        let (before, mut paths) = split_dashes(args);
+        let mut flags = Flags::new(&before, self.env);
+        let mut operands = Vec::new();
+        while let Some(name) = next_flag(&mut flags, &mut operands)? {
+            match name.as_str() {
                 "-s" | "--short" => format = Format::Short,
-                "--porcelain" | "--porcelain=v1" => format = Format::Porcelain,
+                "--porcelain" => {
+                    format = Format::Porcelain;
+                    if let Some(v) = flags.optional_value().filter(|v| v != "v1") {
+                        return Err(flags.invalid(&v).into());
+                    }
+                }
                 "--long" => format = Format::Long,
                 "-b" | "--branch" => branch = true,
-                "-sb" | "-bs" => {
-                    format = Format::Short;
-                    branch = true;
-                }
-                "-u" | "--untracked-files" => untracked = "all".to_owned(),
-                "--no-color" | "--color=never" => {}
-                s if s.starts_with("-u") || s.starts_with("--untracked-files=") => {
-                    let mode = s
-                        .strip_prefix("--untracked-files=")
-                        .or_else(|| s.strip_prefix("-u"))
-                        .unwrap_or("");
-                    if !matches!(mode, "no" | "normal" | "all") {
-                        return Err(self.env.unsupported(s).into());
+                "-u" | "--untracked-files" => {
+                    untracked = flags.optional_value().unwrap_or_else(|| "all".to_owned());
+                    if !matches!(untracked.as_str(), "no" | "normal" | "all") {
+                        return Err(flags.invalid(&untracked).into());
                     }
-                    untracked = mode.to_owned();
                 }
-                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
-                _ => paths.push(a.clone()),
+                "--no-color" => {}
+                "--color" => never_color(&mut flags)?,
+                _ => return Err(flags.refuse().into()),
             }
         }
+        operands.append(&mut paths);
+        let paths = operands;
         let specs = self.pathspecs(&paths, &self.prefix)?;
         let mut opts = StatusOptions::new();
         opts.include_untracked(untracked != "no")
@@ -494,14 +499,14 @@ impl<'a> Git<'a> {
 
     /// Reads a flag shared by the commands that print diffs; `false` when
     /// `a` is not one.
-    fn diff_flag<'i>(
+    fn diff_flag(
         &self,
-        a: &str,
-        it: &mut impl Iterator<Item = &'i String>,
+        name: &str,
+        flags: &mut Flags<'_, '_>,
         show: &mut Show,
         opts: &mut DiffOptions,
     ) -> Result<bool, Stop> {
-        match a {
+        match name {
             "-p" | "-u" | "--patch" => *show = Show::Patch,
             "--stat" => *show = Show::Stat,
             "--shortstat" => *show = Show::ShortStat,
@@ -509,22 +514,16 @@ impl<'a> Git<'a> {
             "--name-only" => *show = Show::NameOnly,
             "--name-status" => *show = Show::NameStatus,
             "-s" | "--no-patch" => *show = Show::Nothing,
-            "--no-color" | "--color=never" | "--no-ext-diff" | "--no-textconv" => {}
+            "--no-color" | "--no-ext-diff" | "--no-textconv" => {}
+            "--color" => never_color(flags)?,
             "-w" | "--ignore-all-space" => {
                 opts.ignore_whitespace(true);
             }
             "-b" | "--ignore-space-change" => {
                 opts.ignore_whitespace_change(true);
             }
-            "-U" => {
-                opts.context_lines(as_u32(number("-U", it.next())?));
-            }
-            s if s.starts_with("-U") || s.starts_with("--unified=") => {
-                let n = s
-                    .strip_prefix("--unified=")
-                    .or_else(|| s.strip_prefix("-U"))
-                    .map(str::to_owned);
-                opts.context_lines(as_u32(number(s, n.as_ref())?));
+            "-U" | "--unified" => {
+                opts.context_lines(flags.number::<u32>()?);
             }
             _ => return Ok(false),
         }
@@ -538,15 +537,14 @@ impl<'a> Git<'a> {
         let mut exit_code = false;
         let mut quiet = false;
         let mut renames = true;
+        let (before, mut paths) = split_dashes(args);
+        let mut flags = Flags::new(&before, self.env);
         let mut operands = Vec::new();
-        let mut paths = Vec::new();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            if self.diff_flag(a, &mut it, &mut show, &mut opts)? {
+        while let Some(name) = next_flag(&mut flags, &mut operands)? {
+            if self.diff_flag(&name, &mut flags, &mut show, &mut opts)? {
                 continue;
             }
-            match a.as_str() {
-                "--" => paths.extend(it.by_ref().cloned()),
+            match name.as_str() {
                 "--cached" | "--staged" => cached = true,
                 "--exit-code" => exit_code = true,
                 "--quiet" => {
@@ -555,8 +553,7 @@ impl<'a> Git<'a> {
                 }
                 "--no-renames" => renames = false,
                 "-M" | "--find-renames" => renames = true,
-                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
-                _ => operands.push(a.clone()),
+                _ => return Err(flags.refuse().into()),
             }
         }
         // Operands before `--`: revisions while they name one, then paths.
@@ -733,33 +730,25 @@ impl<'a> Git<'a> {
         let mut oneline = false;
         let mut max: Option<usize> = None;
         let mut all = false;
+        let (before, mut paths) = split_dashes(args);
+        // `-N` is `-n N`.
+        let mut flags = Flags::with_count(&before, self.env);
         let mut operands = Vec::new();
-        let mut paths = Vec::new();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            if self.diff_flag(a, &mut it, &mut show, &mut opts)? {
+        while let Some(name) = next_flag(&mut flags, &mut operands)? {
+            if self.diff_flag(&name, &mut flags, &mut show, &mut opts)? {
                 continue;
             }
-            match a.as_str() {
-                "--" => paths.extend(it.by_ref().cloned()),
-                "--oneline" | "--pretty=oneline" | "--format=oneline" => oneline = true,
+            match name.as_str() {
+                "--oneline" => oneline = true,
+                "--pretty" | "--format" => match flags.optional_value() {
+                    Some(v) if v == "oneline" => oneline = true,
+                    Some(v) if v == "medium" => oneline = false,
+                    _ => return Err(flags.refuse().into()),
+                },
                 "--all" => all = true,
-                "-n" | "--max-count" => max = Some(number(a, it.next())?),
-                s if s.starts_with("--max-count=") || s.starts_with("-n") => {
-                    let n = s
-                        .strip_prefix("--max-count=")
-                        .or_else(|| s.strip_prefix("-n"))
-                        .map(str::to_owned);
-                    max = Some(number(s, n.as_ref())?);
-                }
-                s if s.len() > 1
-                    && s.starts_with('-')
-                    && s[1..].bytes().all(|b| b.is_ascii_digit()) =>
-                {
-                    max = Some(number(s, Some(&s[1..].to_owned()))?);
-                }
-                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
-                _ => operands.push(a.clone()),
+                "--no-decorate" => {}
+                "-n" | "--max-count" => max = Some(flags.number()?),
+                _ => return Err(flags.refuse().into()),
             }
         }
         let repo = self.repo;
@@ -865,18 +854,22 @@ impl<'a> Git<'a> {
         let mut show = Show::Patch;
         let mut opts = DiffOptions::new();
         let mut oneline = false;
+        let (before, paths) = split_dashes(args);
+        let mut flags = Flags::new(&before, self.env);
         let mut revs = Vec::new();
-        let mut paths = Vec::new();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            if self.diff_flag(a, &mut it, &mut show, &mut opts)? {
+        while let Some(name) = next_flag(&mut flags, &mut revs)? {
+            if self.diff_flag(&name, &mut flags, &mut show, &mut opts)? {
                 continue;
             }
-            match a.as_str() {
-                "--" => paths.extend(it.by_ref().cloned()),
-                "--oneline" | "--pretty=oneline" | "--format=oneline" => oneline = true,
-                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
-                _ => revs.push(a.clone()),
+            match name.as_str() {
+                "--oneline" => oneline = true,
+                "--pretty" | "--format" => match flags.optional_value() {
+                    Some(v) if v == "oneline" => oneline = true,
+                    Some(v) if v == "medium" => oneline = false,
+                    _ => return Err(flags.refuse().into()),
+                },
+                "--no-decorate" => {}
+                _ => return Err(flags.refuse().into()),
             }
         }
         if revs.is_empty() {
@@ -935,27 +928,29 @@ impl<'a> Git<'a> {
     // ----- branch -----
 
     fn branch(&self, args: &[String], out: &mut Out<'_>) -> Res {
-        let (mut locals, mut remotes, mut verbose, mut current) = (true, false, false, false);
-        for a in args {
-            match a.as_str() {
-                "--list" | "-l" | "--no-color" | "--color=never" => {}
-                "-a" | "--all" => remotes = true,
-                "-r" | "--remotes" => {
-                    remotes = true;
-                    locals = false;
-                }
-                "-v" | "-vv" | "--verbose" => verbose = true,
+        let (mut all, mut remote_only, mut verbose, mut current) = (false, false, false, false);
+        let mut flags = Flags::new(args, self.env);
+        let mut operands = Vec::new();
+        while let Some(name) = next_flag(&mut flags, &mut operands)? {
+            match name.as_str() {
+                "--list" | "-l" | "--no-color" => {}
+                "--color" => never_color(&mut flags)?,
+                "-a" | "--all" => all = true,
+                "-r" | "--remotes" => remote_only = true,
+                "-v" | "--verbose" => verbose = true,
                 "--show-current" => current = true,
-                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
-                _ => {
-                    return Err(refuse(
-                        self.env,
-                        "the built-in `git branch` only lists branches; creating one is not a read command",
-                    )
-                    .into());
-                }
+                _ => return Err(flags.refuse().into()),
             }
         }
+        if let Some(name) = operands.first() {
+            return Err(refuse(
+                self.env,
+                &format!("the built-in `git branch` only lists branches; creating `{name}` is not a read command"),
+            )
+            .into());
+        }
+        let locals = all || !remote_only;
+        let remotes = all || remote_only;
         let name = self.branch_name()?;
         if current {
             say!(out, "{}", name.unwrap_or_default());
@@ -1033,11 +1028,11 @@ impl<'a> Git<'a> {
     fn ls_files(&self, args: &[String], out: &mut Out<'_>) -> Res {
         let (mut cached, mut modified, mut deleted, mut others) = (false, false, false, false);
         let (mut exclude_standard, mut stage, mut full_name) = (false, false, false);
+        let (before, mut after) = split_dashes(args);
+        let mut flags = Flags::new(&before, self.env);
         let mut paths = Vec::new();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--" => paths.extend(it.by_ref().cloned()),
+        while let Some(name) = next_flag(&mut flags, &mut paths)? {
+            match name.as_str() {
                 "-c" | "--cached" => cached = true,
                 "-m" | "--modified" => modified = true,
                 "-d" | "--deleted" => deleted = true,
@@ -1045,10 +1040,10 @@ impl<'a> Git<'a> {
                 "--exclude-standard" => exclude_standard = true,
                 "-s" | "--stage" => stage = true,
                 "--full-name" => full_name = true,
-                s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
-                _ => paths.push(a.clone()),
+                _ => return Err(flags.refuse().into()),
             }
         }
+        paths.append(&mut after);
         if !(modified || deleted || others) {
             cached = true;
         }
@@ -1148,23 +1143,21 @@ impl<'a> Git<'a> {
             "show" => {
                 let mut show = Show::Stat;
                 let mut opts = DiffOptions::new();
-                let mut which = None;
-                let mut it = rest.iter();
-                while let Some(a) = it.next() {
-                    if self.diff_flag(a, &mut it, &mut show, &mut opts)? {
-                        continue;
-                    }
-                    match a.as_str() {
-                        s if s.starts_with('-') => return Err(self.env.unsupported(s).into()),
-                        _ if which.is_some() => {
-                            return Err(Stop::Fatal(format!("too many revisions: {a}")));
-                        }
-                        s if s.bytes().all(|b| b.is_ascii_digit()) => {
-                            which = Some(format!("stash@{{{s}}}"));
-                        }
-                        s => which = Some(s.to_owned()),
+                let mut flags = Flags::new(rest, self.env);
+                let mut operands = Vec::new();
+                while let Some(name) = next_flag(&mut flags, &mut operands)? {
+                    if !self.diff_flag(&name, &mut flags, &mut show, &mut opts)? {
+                        return Err(flags.refuse().into());
                     }
                 }
+                let which = match operands.as_slice() {
+                    [] => None,
+                    [n] if n.bytes().all(|b| b.is_ascii_digit()) => Some(format!("stash@{{{n}}}")),
+                    [rev] => Some(rev.clone()),
+                    [_, extra, ..] => {
+                        return Err(Stop::Fatal(format!("too many revisions: {extra}")));
+                    }
+                };
                 if self.repo.find_reference("refs/stash").is_err() {
                     say!(out, "error: No stash entries found.");
                     return Ok(1);
@@ -1186,6 +1179,39 @@ impl<'a> Git<'a> {
             )
             .into()),
         }
+    }
+}
+
+/// The arguments before `--` and after it.
+fn split_dashes(args: &[String]) -> (Vec<String>, Vec<String>) {
+    match args.iter().position(|a| a == "--") {
+        Some(i) => (args[..i].to_vec(), args[i + 1..].to_vec()),
+        None => (args.to_vec(), Vec::new()),
+    }
+}
+
+/// The next flag as written without its value (`-s`, `--short`); operands
+/// met on the way go to `operands`.
+fn next_flag(
+    flags: &mut Flags<'_, '_>,
+    operands: &mut Vec<String>,
+) -> Result<Option<String>, Stop> {
+    while let Some(arg) = flags.next()? {
+        match arg {
+            Arg::Short(c) => return Ok(Some(format!("-{c}"))),
+            Arg::Long(l) => return Ok(Some(format!("--{l}"))),
+            Arg::Operand(o) => operands.push(o),
+        }
+    }
+    Ok(None)
+}
+
+/// `--color=never` is accepted (nothing is ever coloured); any other
+/// `--color` is refused.
+fn never_color(flags: &mut Flags<'_, '_>) -> Result<(), Stop> {
+    match flags.optional_value() {
+        Some(v) if v == "never" => Ok(()),
+        _ => Err(flags.refuse().into()),
     }
 }
 
@@ -1228,10 +1254,6 @@ fn short(commit: &Commit<'_>) -> String {
         .ok()
         .and_then(|b| b.as_str().ok().map(str::to_owned))
         .unwrap_or_else(|| commit.id().to_string().chars().take(7).collect())
-}
-
-fn as_u32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 fn index_code(st: Status) -> char {
@@ -1424,6 +1446,16 @@ mod tests {
     }
 
     #[test]
+    fn dates_read_like_git() {
+        let t = git2::Time::new(1_700_000_000, 0);
+        assert_eq!(git_date(t), "Tue Nov 14 22:13:20 2023 +0000");
+        let t = git2::Time::new(1_700_000_000, -90);
+        assert_eq!(git_date(t), "Tue Nov 14 20:43:20 2023 -0130");
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    }
+
+    #[test]
     fn without_a_repository_it_is_fatal() {
         let dir = tempfile::tempdir().unwrap();
         let (result, text) = run(dir.path(), None, ".", "git status");
@@ -1435,28 +1467,39 @@ mod tests {
     fn refuses_global_options_unknown_flags_and_writes() {
         let (dir, repo) = fixture();
         let root = dir.path();
+        // The flag is named in backticks after the command line.
         for (line, flag) in [
-            ("git -c diff.external=x diff", "-c"),
-            ("git --git-dir=f diff", "--git-dir=f"),
-            ("git --exec-path=/tmp status", "--exec-path=/tmp"),
-            ("git -p log", "-p"),
-            ("git diff --output=/tmp/x", "--output=/tmp/x"),
-            ("git diff --ext-diff", "--ext-diff"),
-            ("git diff --textconv", "--textconv"),
-            ("git diff --no-index a b", "--no-index"),
-            ("git log --format=%H", "--format=%H"),
-            ("git status --ignored", "--ignored"),
-            ("git ls-files --with-tree=HEAD", "--with-tree=HEAD"),
-            ("git stash push --pathspec-from-file=/etc/passwd", "push"),
+            ("git -c diff.external=x diff", "`-c`"),
+            ("git --git-dir=f diff", "`--git-dir=f`"),
+            ("git --exec-path=/tmp status", "`--exec-path=/tmp`"),
+            ("git -p log", "`-p`"),
+            ("git diff --output=/tmp/x", "`--output`"),
+            ("git diff --ext-diff", "`--ext-diff`"),
+            ("git diff --textconv", "`--textconv`"),
+            ("git diff --no-index a b", "`--no-index`"),
+            ("git diff --color", "`--color`"),
+            ("git log --format=%H", "`--format`"),
+            ("git log -S secret", "`-S`"),
+            ("git status --ignored", "`--ignored`"),
+            ("git status -uweird", "`weird`"),
+            ("git ls-files --with-tree=HEAD", "`--with-tree`"),
+            ("git show --ext-diff HEAD", "`--ext-diff`"),
+            ("git branch -D main", "`-D`"),
+            (
+                "git stash push --pathspec-from-file=/etc/passwd",
+                "`git stash push`",
+            ),
             (
                 "git stash --pathspec-from-file=/etc/passwd",
-                "--pathspec-from-file",
+                "`--pathspec-from-file=/etc/passwd`",
             ),
-            ("git stash list --all", "--all"),
+            ("git stash show --output=x", "`--output`"),
+            ("git stash list --all", "`--all`"),
         ] {
             let e = refused(root, Some(&repo), line);
             assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{line}");
-            assert!(e.message.contains(flag), "{line}: {}", e.message);
+            let after = e.message.split_once("`:").map_or("", |(_, m)| m);
+            assert!(after.contains(flag), "{line}: {}", e.message);
         }
         for line in [
             "git branch new",
@@ -1527,6 +1570,8 @@ mod tests {
             ok(root, &repo, "sub", "git status -s -uall"),
             " M ../a.txt\nA  ../c.txt\n?? ../d.txt\n?? e.txt\n"
         );
+        assert_eq!(ok(root, &repo, "sub", "git status -s -uno -- ."), "");
+        assert_eq!(ok(root, &repo, "sub", "git status --short ."), "?? ./\n");
         assert_eq!(
             ok(root, &repo, "sub", "git status --porcelain"),
             " M a.txt\nA  c.txt\n?? d.txt\n?? sub/\n"
