@@ -24,7 +24,7 @@ use git2::{
 use super::args::Arg;
 use super::{Env, Flags, Out};
 use crate::engine::TaskError;
-use crate::engine::fs::Location;
+use crate::engine::fs::{Files, Location};
 use crate::error_type::ErrorType;
 
 /// git's exit status for a fatal error.
@@ -206,6 +206,24 @@ impl<'a> Git<'a> {
     fn pathspec(&self, arg: &str) -> Result<String, Stop> {
         let at = self.env.read_path(arg)?;
         Ok(self.in_tree(&at, arg)?.join("/"))
+    }
+
+    /// Checks an operand that is not a revision, given before `--`: like
+    /// git, it must name something in the work tree (or be a pattern).
+    fn existing_path(&self, arg: &str) -> Result<(), Stop> {
+        let at = self.env.read_path(arg)?;
+        if arg.contains(['*', '?', '[']) {
+            return Ok(());
+        }
+        match self.env.root.kind(&at) {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(Stop::Fatal(format!(
+                "ambiguous argument '{arg}': unknown revision or path not in the working tree.\n\
+                 Use '--' to separate paths from revisions, like this:\n\
+                 'git <command> [<revision>...] -- [<file>...]'"
+            ))),
+            Err(e) => Err(Stop::Task(e.into())),
+        }
     }
 
     /// The pathspecs of operands, or the root when there are none. An empty
@@ -559,7 +577,10 @@ impl<'a> Git<'a> {
         // Operands before `--`: revisions while they name one, then paths.
         let mut revs: Vec<String> = Vec::new();
         for (i, o) in operands.iter().enumerate() {
-            if paths.is_empty() && !is_revision(self.repo, o) {
+            if !args.iter().any(|a| a == "--") && !is_revision(self.repo, o) {
+                for p in &operands[i..] {
+                    self.existing_path(p)?;
+                }
                 paths.extend(operands[i..].iter().cloned());
                 break;
             }
@@ -756,7 +777,10 @@ impl<'a> Git<'a> {
         walk.set_sorting(Sort::TIME)?;
         let mut pushed = false;
         for (i, o) in operands.iter().enumerate() {
-            if paths.is_empty() && !is_revision(repo, o) {
+            if !args.iter().any(|a| a == "--") && !is_revision(repo, o) {
+                for p in &operands[i..] {
+                    self.existing_path(p)?;
+                }
                 paths.extend(operands[i..].iter().cloned());
                 break;
             }
@@ -1658,6 +1682,14 @@ mod tests {
         assert_eq!((result, text.as_str()), (Ok(1), ""));
         let (result, _) = run(root, Some(&repo), ".", "git diff --exit-code -- b.txt");
         assert_eq!(result, Ok(0));
+        let (result, text) = run(root, Some(&repo), ".", "git diff HEAD~5 --stat");
+        assert_eq!(result, Ok(128));
+        assert!(
+            text.starts_with("fatal: ambiguous argument 'HEAD~5'"),
+            "{text}"
+        );
+        let (result, text) = run(root, Some(&repo), ".", "git log nosuch");
+        assert_eq!(result, Ok(128), "{text}");
         let (result, text) = run(root, Some(&repo), ".", "git diff nosuchrev -- a.txt");
         assert_eq!(result, Ok(128));
         assert!(
