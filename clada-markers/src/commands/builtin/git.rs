@@ -17,8 +17,8 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use git2::{
-    BranchType, Commit, Delta, Diff, DiffFormat, DiffOptions, DiffStatsFormat, ObjectType, Oid,
-    Pathspec, PathspecFlags, Repository, Sort, Status, StatusOptions, Tree,
+    BranchType, Commit, Delta, Diff, DiffFormat, DiffOptions, ObjectType, Oid, Pathspec,
+    PathspecFlags, Repository, Sort, Status, StatusOptions, Tree,
 };
 
 use super::args::Arg;
@@ -639,19 +639,21 @@ impl<'a> Git<'a> {
 
     /// Prints `diff` as `show` says.
     fn print_diff(&self, diff: &Diff<'_>, show: Show, out: &mut Out<'_>) -> Result<(), Stop> {
-        let format = match show {
+        match show {
             Show::Nothing => return Ok(()),
-            Show::Stat => Some(DiffStatsFormat::FULL),
-            Show::ShortStat => Some(DiffStatsFormat::SHORT),
-            Show::NumStat => Some(DiffStatsFormat::NUMBER),
-            _ => None,
-        };
-        if let Some(format) = format {
-            if diff.deltas().len() > 0 {
-                let buf = diff.stats()?.to_buf(format, 80)?;
-                let _ = out.write_all(&buf);
+            Show::Stat | Show::ShortStat | Show::NumStat => {
+                let files = self.file_stats(diff)?;
+                if !files.is_empty() {
+                    let text = match show {
+                        Show::Stat => stat_text(&files, 80),
+                        Show::ShortStat => summary_line(&files),
+                        _ => numstat_text(&files),
+                    };
+                    let _ = out.write_all(text.as_bytes());
+                }
+                return Ok(());
             }
-            return Ok(());
+            _ => {}
         }
         if matches!(show, Show::NameOnly | Show::NameStatus) {
             for d in diff.deltas() {
@@ -689,6 +691,48 @@ impl<'a> Git<'a> {
         }
         printed?;
         Ok(())
+    }
+
+    /// Lines added and removed in each file of `diff`, as `--stat` counts
+    /// them.
+    fn file_stats(&self, diff: &Diff<'_>) -> Result<Vec<FileStat>, Stop> {
+        let mut files = Vec::new();
+        for i in 0..diff.deltas().len() {
+            self.in_time()?;
+            let patch = git2::Patch::from_diff(diff, i)?;
+            let Some(delta) = diff.get_delta(i) else {
+                continue;
+            };
+            let old = path_of(delta.old_file().path_bytes().unwrap_or_default());
+            let new = path_of(delta.new_file().path_bytes().unwrap_or_default());
+            let name = match delta.status() {
+                Delta::Renamed | Delta::Copied if old != new => rename_name(&old, &new),
+                Delta::Deleted => old,
+                _ => new,
+            };
+            let binary = delta.flags().is_binary()
+                || patch
+                    .as_ref()
+                    .is_some_and(|p| p.delta().flags().is_binary());
+            let (added, deleted) = match &patch {
+                _ if binary => (
+                    usize::try_from(delta.new_file().size()).unwrap_or(usize::MAX),
+                    usize::try_from(delta.old_file().size()).unwrap_or(usize::MAX),
+                ),
+                Some(p) => {
+                    let (_, added, deleted) = p.line_stats()?;
+                    (added, deleted)
+                }
+                None => (0, 0),
+            };
+            files.push(FileStat {
+                name,
+                added,
+                deleted,
+                binary,
+            });
+        }
+        Ok(files)
     }
 
     /// The diff a commit brings, against its first parent (or nothing for
@@ -774,7 +818,7 @@ impl<'a> Git<'a> {
         }
         let repo = self.repo;
         let mut walk = repo.revwalk()?;
-        walk.set_sorting(Sort::TIME)?;
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
         let mut pushed = false;
         for (i, o) in operands.iter().enumerate() {
             if !args.iter().any(|a| a == "--") && !is_revision(repo, o) {
@@ -1206,6 +1250,193 @@ impl<'a> Git<'a> {
     }
 }
 
+/// One file of `--stat`: lines added and removed, or for a binary file
+/// its sizes (new, old).
+struct FileStat {
+    name: String,
+    added: usize,
+    deleted: usize,
+    binary: bool,
+}
+
+/// A rename as git's `--stat` shows it: `dir/{old => new}/file`.
+fn rename_name(a: &str, b: &str) -> String {
+    let (ab, bb) = (a.as_bytes(), b.as_bytes());
+    // The common prefix, up to and including its last `/`.
+    let mut pfx = 0;
+    for (i, (x, y)) in ab.iter().zip(bb).enumerate() {
+        if x != y {
+            break;
+        }
+        if *x == b'/' {
+            pfx = i + 1;
+        }
+    }
+    // The common suffix, from its first `/`, not overlapping the prefix
+    // (but allowed to share its final `/`).
+    let adjust = usize::from(pfx > 0);
+    let mut sfx = 0;
+    let (mut i, mut j) = (ab.len(), bb.len());
+    while i > 0 && j > 0 && i + adjust > pfx && j + adjust > pfx && ab[i - 1] == bb[j - 1] {
+        i -= 1;
+        j -= 1;
+        if ab[i] == b'/' {
+            sfx = ab.len() - i;
+        }
+    }
+    let a_mid = ab.len().saturating_sub(pfx + sfx);
+    let b_mid = bb.len().saturating_sub(pfx + sfx);
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    let middle = format!(
+        "{} => {}",
+        text(&ab[pfx..pfx + a_mid]),
+        text(&bb[pfx..pfx + b_mid])
+    );
+    if pfx + sfx == 0 {
+        middle
+    } else {
+        format!(
+            "{}{{{middle}}}{}",
+            text(&ab[..pfx]),
+            text(&ab[ab.len() - sfx..])
+        )
+    }
+}
+
+fn decimal_width(n: usize) -> usize {
+    n.to_string().len()
+}
+
+/// git's `--stat` for a terminal `width` columns wide (80 when the output
+/// is not a terminal, as here): names, counts and `+`/`-` bars scaled as
+/// git scales them, then the summary line.
+fn stat_text(files: &[FileStat], width: usize) -> String {
+    let mut max_len = 0;
+    let mut max_change = 0;
+    let mut number_width = 0;
+    let mut bin_width = 0;
+    for f in files {
+        max_len = max_len.max(f.name.chars().count());
+        if f.binary {
+            bin_width = bin_width.max(14 + decimal_width(f.added) + decimal_width(f.deleted));
+            number_width = 3;
+        } else {
+            max_change = max_change.max(f.added + f.deleted);
+        }
+    }
+    number_width = number_width.max(decimal_width(max_change));
+    let width = width.max(16 + 6 + number_width);
+    let mut graph_width = if max_change + 4 > bin_width {
+        max_change
+    } else {
+        bin_width - 4
+    };
+    let mut name_width = max_len;
+    if name_width + number_width + 6 + graph_width > width {
+        let most = (width * 3 / 8).saturating_sub(number_width + 6);
+        if graph_width > most {
+            graph_width = most.max(6);
+        }
+        let room = width.saturating_sub(number_width + 6 + graph_width);
+        if name_width > room {
+            name_width = room;
+        } else {
+            graph_width = width.saturating_sub(number_width + 6 + name_width);
+        }
+    }
+    let scale = |it: usize| {
+        if it == 0 {
+            0
+        } else {
+            1 + it * graph_width.saturating_sub(1) / max_change
+        }
+    };
+    let mut text = String::new();
+    for f in files {
+        let mut name = f.name.as_str();
+        let mut len = name_width;
+        let mut prefix = "";
+        let name_len = name.chars().count();
+        if name_width < name_len {
+            prefix = "...";
+            len = len.saturating_sub(3);
+            let skip = name_len - len;
+            let start = name.char_indices().nth(skip).map_or(name.len(), |(i, _)| i);
+            name = &name[start..];
+            if let Some(slash) = name.find('/') {
+                name = &name[slash..];
+            }
+        }
+        let pad = len.saturating_sub(name.chars().count());
+        text.push_str(&format!(" {prefix}{name}{} |", " ".repeat(pad)));
+        if f.binary {
+            text.push_str(&format!(" {:>number_width$}", "Bin"));
+            if f.added != 0 || f.deleted != 0 {
+                text.push_str(&format!(" {} -> {} bytes", f.deleted, f.added));
+            }
+            text.push('\n');
+            continue;
+        }
+        let (mut add, mut del) = (f.added, f.deleted);
+        if graph_width <= max_change {
+            let mut total = scale(add + del);
+            if total < 2 && add > 0 && del > 0 {
+                total = 2;
+            }
+            if add < del {
+                add = scale(add);
+                del = total.saturating_sub(add);
+            } else {
+                del = scale(del);
+                add = total.saturating_sub(del);
+            }
+        }
+        let change = f.added + f.deleted;
+        let space = if change > 0 { " " } else { "" };
+        text.push_str(&format!(" {change:>number_width$}{space}"));
+        text.push_str(&"+".repeat(add));
+        text.push_str(&"-".repeat(del));
+        text.push('\n');
+    }
+    text.push_str(&summary_line(files));
+    text
+}
+
+/// ` 2 files changed, 3 insertions(+), 1 deletion(-)`, as git words it.
+fn summary_line(files: &[FileStat]) -> String {
+    let text_files = files.iter().filter(|f| !f.binary);
+    let insertions: usize = text_files.clone().map(|f| f.added).sum();
+    let deletions: usize = text_files.map(|f| f.deleted).sum();
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let n = files.len();
+    let mut line = format!(" {n} file{} changed", plural(n));
+    if insertions > 0 || deletions == 0 {
+        line.push_str(&format!(
+            ", {insertions} insertion{}(+)",
+            plural(insertions)
+        ));
+    }
+    if deletions > 0 || insertions == 0 {
+        line.push_str(&format!(", {deletions} deletion{}(-)", plural(deletions)));
+    }
+    line.push('\n');
+    line
+}
+
+/// `--numstat`: `added<TAB>deleted<TAB>name`, `-` for a binary file.
+fn numstat_text(files: &[FileStat]) -> String {
+    files
+        .iter()
+        .map(|f| {
+            if f.binary {
+                format!("-\t-\t{}\n", f.name)
+            } else {
+                format!("{}\t{}\t{}\n", f.added, f.deleted, f.name)
+            }
+        })
+        .collect()
+}
+
 /// The arguments before `--` and after it.
 fn split_dashes(args: &[String]) -> (Vec<String>, Vec<String>) {
     match args.iter().position(|a| a == "--") {
@@ -1477,6 +1708,59 @@ mod tests {
         assert_eq!(git_date(t), "Tue Nov 14 20:43:20 2023 -0130");
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    }
+
+    /// Expected output copied from git 2 for the same changes.
+    #[test]
+    fn stat_reads_like_git() {
+        let f = |name: &str, added, deleted, binary| FileStat {
+            name: name.to_owned(),
+            added,
+            deleted,
+            binary,
+        };
+        let files = [
+            f(
+                "averyveryveryveryveryveryveryveryveryveryveryveryverylongdirectoryname/file.txt",
+                1,
+                0,
+                false,
+            ),
+            f("b.txt", 10, 4, false),
+            f("bin.dat", 5, 3, true),
+            f("m.txt", 1, 1, false),
+            f("src/deep/long_file_name_number_one.txt", 0, 50, false),
+            f(
+                &rename_name("src/deep/moved.txt", "src/other/moved.txt"),
+                0,
+                0,
+                false,
+            ),
+        ];
+        let pad = |name: &str| format!("{name:<50}");
+        assert_eq!(
+            stat_text(&files, 80),
+            format!(
+                " {} |   1 +\n {} |  14 ++++--\n {} | Bin 3 -> 5 bytes\n {} |   2 +-\n \
+                 {} |  50 ---------------------\n {} |   0\n \
+                 6 files changed, 12 insertions(+), 55 deletions(-)\n",
+                pad(".../file.txt"),
+                pad("b.txt"),
+                pad("bin.dat"),
+                pad("m.txt"),
+                pad("src/deep/long_file_name_number_one.txt"),
+                pad("src/{deep => other}/moved.txt"),
+            )
+        );
+        assert_eq!(numstat_text(&files[1..3]), "10\t4\tb.txt\n-\t-\tbin.dat\n");
+        assert_eq!(
+            summary_line(&files[4..5]),
+            " 1 file changed, 50 deletions(-)\n"
+        );
+        assert_eq!(rename_name("a.txt", "b.txt"), "a.txt => b.txt");
+        assert_eq!(rename_name("d/a.txt", "d/b.txt"), "d/{a.txt => b.txt}");
+        assert_eq!(rename_name("x/f", "y/f"), "{x => y}/f");
+        assert_eq!(rename_name("a/b/c", "a/c"), "a/{b => }/c");
     }
 
     #[test]
