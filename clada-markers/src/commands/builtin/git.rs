@@ -84,7 +84,7 @@ pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
         None => Err(Stop::Fatal(
             "not a git repository (or any of the parent directories): .git".to_owned(),
         )),
-        Some(repo) => Git::new(repo, env).and_then(|g| {
+        Some(repo) => Git::new(repo, env, rest.iter().any(|a| a == "--")).and_then(|g| {
             // The index on disk, not one a commit left in memory.
             repo.index()?.read(true)?;
             match sub.as_str() {
@@ -128,12 +128,18 @@ struct Git<'a> {
     prefix: Vec<String>,
     /// The working directory, relative to the work tree.
     cwd: Vec<String>,
+    /// Whether the command line has `--`: a bad revision is then only that.
+    dashes: bool,
 }
 
 /// What a diff shows.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Show {
+    /// Not asked: the command's default.
+    Unset,
     Patch,
+    /// `--stat` and `-p` together: the stat, a blank line, the patch.
+    StatPatch,
     Stat,
     ShortStat,
     NumStat,
@@ -142,8 +148,15 @@ enum Show {
     Nothing,
 }
 
+impl Show {
+    /// This, or `default` when nothing was asked.
+    fn or(self, default: Show) -> Show {
+        if self == Show::Unset { default } else { self }
+    }
+}
+
 impl<'a> Git<'a> {
-    fn new(repo: &'a Repository, env: &'a Env<'a>) -> Result<Self, Stop> {
+    fn new(repo: &'a Repository, env: &'a Env<'a>, dashes: bool) -> Result<Self, Stop> {
         let workdir = repo
             .workdir()
             .ok_or_else(|| Stop::Fatal("this operation must be run in a work tree".to_owned()))?
@@ -160,6 +173,7 @@ impl<'a> Git<'a> {
             root,
             prefix: Vec::new(),
             cwd: Vec::new(),
+            dashes,
         };
         g.prefix = g.inside(&g.root.clone(), ".")?;
         g.cwd = g.in_tree(&env.cwd, ".")?;
@@ -217,11 +231,7 @@ impl<'a> Git<'a> {
         }
         match self.env.root.kind(&at) {
             Ok(Some(_)) => Ok(()),
-            Ok(None) => Err(Stop::Fatal(format!(
-                "ambiguous argument '{arg}': unknown revision or path not in the working tree.\n\
-                 Use '--' to separate paths from revisions, like this:\n\
-                 'git <command> [<revision>...] -- [<file>...]'"
-            ))),
+            Ok(None) => Err(unknown_rev(arg, false)),
             Err(e) => Err(Stop::Task(e.into())),
         }
     }
@@ -276,7 +286,7 @@ impl<'a> Git<'a> {
         let obj = self
             .repo
             .revparse_single(rev)
-            .map_err(|_| unknown_rev(rev))?;
+            .map_err(|_| unknown_rev(rev, self.dashes))?;
         Ok(obj.peel_to_tree()?)
     }
 
@@ -284,7 +294,7 @@ impl<'a> Git<'a> {
         let obj = self
             .repo
             .revparse_single(rev)
-            .map_err(|_| unknown_rev(rev))?;
+            .map_err(|_| unknown_rev(rev, self.dashes))?;
         Ok(obj.peel_to_commit()?)
     }
 
@@ -498,13 +508,18 @@ impl<'a> Git<'a> {
                 say!(out, "");
             }
         }
-        if staged.is_empty() {
+        // git's closing line, with its hints turned off.
+        if !staged.is_empty() {
+            if untracked == "no" {
+                say!(out, "Untracked files not listed");
+            }
+        } else {
             let last = if !unstaged.is_empty() || !unmerged.is_empty() {
                 "no changes added to commit"
             } else if !new.is_empty() {
                 "nothing added to commit but untracked files present"
-            } else if untracked == "no" {
-                "nothing to commit (untracked files not listed)"
+            } else if self.unborn() || untracked == "no" {
+                "nothing to commit"
             } else {
                 "nothing to commit, working tree clean"
             };
@@ -525,8 +540,18 @@ impl<'a> Git<'a> {
         opts: &mut DiffOptions,
     ) -> Result<bool, Stop> {
         match name {
-            "-p" | "-u" | "--patch" => *show = Show::Patch,
-            "--stat" => *show = Show::Stat,
+            "-p" | "-u" | "--patch" => {
+                *show = match *show {
+                    Show::Stat | Show::StatPatch => Show::StatPatch,
+                    _ => Show::Patch,
+                }
+            }
+            "--stat" => {
+                *show = match *show {
+                    Show::Patch | Show::StatPatch => Show::StatPatch,
+                    _ => Show::Stat,
+                }
+            }
             "--shortstat" => *show = Show::ShortStat,
             "--numstat" => *show = Show::NumStat,
             "--name-only" => *show = Show::NameOnly,
@@ -549,7 +574,7 @@ impl<'a> Git<'a> {
     }
 
     fn diff(&self, args: &[String], out: &mut Out<'_>) -> Res {
-        let mut show = Show::Patch;
+        let mut show = Show::Unset;
         let mut opts = DiffOptions::new();
         let mut cached = false;
         let mut exit_code = false;
@@ -574,6 +599,7 @@ impl<'a> Git<'a> {
                 _ => return Err(flags.refuse().into()),
             }
         }
+        show = show.or(Show::Patch);
         // Operands before `--`: revisions while they name one, then paths.
         let mut revs: Vec<String> = Vec::new();
         for (i, o) in operands.iter().enumerate() {
@@ -641,17 +667,20 @@ impl<'a> Git<'a> {
     fn print_diff(&self, diff: &Diff<'_>, show: Show, out: &mut Out<'_>) -> Result<(), Stop> {
         match show {
             Show::Nothing => return Ok(()),
-            Show::Stat | Show::ShortStat | Show::NumStat => {
+            Show::Stat | Show::ShortStat | Show::NumStat | Show::StatPatch => {
                 let files = self.file_stats(diff)?;
                 if !files.is_empty() {
                     let text = match show {
                         Show::Stat => stat_text(&files, 80),
+                        Show::StatPatch => format!("{}\n", stat_text(&files, 80)),
                         Show::ShortStat => summary_line(&files),
                         _ => numstat_text(&files),
                     };
                     let _ = out.write_all(text.as_bytes());
                 }
-                return Ok(());
+                if show != Show::StatPatch {
+                    return Ok(());
+                }
             }
             _ => {}
         }
@@ -667,7 +696,11 @@ impl<'a> Git<'a> {
                 if show == Show::NameOnly {
                     say!(out, "{path}");
                 } else if matches!(d.status(), Delta::Renamed | Delta::Copied) {
-                    say!(out, "{}\t{old}\t{new}", delta_code(d.status()));
+                    let score = self
+                        .similarity(d.old_file().id(), d.new_file().id())
+                        .map(|n| format!("{n:03}"))
+                        .unwrap_or_default();
+                    say!(out, "{}{score}\t{old}\t{new}", delta_code(d.status()));
                 } else {
                     say!(out, "{}\t{path}", delta_code(d.status()));
                 }
@@ -691,6 +724,19 @@ impl<'a> Git<'a> {
         }
         printed?;
         Ok(())
+    }
+
+    /// How alike two blobs are, in percent, as git's `R087` says it; `None`
+    /// when one is not in the object database (a work tree file).
+    fn similarity(&self, old: Oid, new: Oid) -> Option<usize> {
+        if old == new {
+            return Some(100);
+        }
+        let (a, b) = (
+            self.repo.find_blob(old).ok()?,
+            self.repo.find_blob(new).ok()?,
+        );
+        Some(similarity_index(a.content(), b.content()))
     }
 
     /// Lines added and removed in each file of `diff`, as `--stat` counts
@@ -779,20 +825,26 @@ impl<'a> Git<'a> {
         }
     }
 
-    fn oneline(commit: &Commit<'_>, out: &mut Out<'_>) {
+    /// `abc1234 subject`, or with the full id for `--pretty=oneline`.
+    fn oneline(commit: &Commit<'_>, full: bool, out: &mut Out<'_>) {
         let summary = commit
             .summary_bytes()
             .map(|s| String::from_utf8_lossy(s).into_owned())
             .unwrap_or_default();
-        say!(out, "{} {summary}", short(commit));
+        let id = if full {
+            commit.id().to_string()
+        } else {
+            short(commit)
+        };
+        say!(out, "{id} {summary}");
     }
 
     // ----- log -----
 
     fn log(&self, args: &[String], out: &mut Out<'_>) -> Res {
-        let mut show = Show::Nothing;
+        let mut show = Show::Unset;
         let mut opts = DiffOptions::new();
-        let mut oneline = false;
+        let (mut oneline, mut full) = (false, false);
         let mut max: Option<usize> = None;
         let mut all = false;
         let (before, mut paths) = split_dashes(args);
@@ -804,9 +856,9 @@ impl<'a> Git<'a> {
                 continue;
             }
             match name.as_str() {
-                "--oneline" => oneline = true,
+                "--oneline" => (oneline, full) = (true, false),
                 "--pretty" | "--format" => match flags.optional_value() {
-                    Some(v) if v == "oneline" => oneline = true,
+                    Some(v) if v == "oneline" => (oneline, full) = (true, true),
                     Some(v) if v == "medium" => oneline = false,
                     _ => return Err(flags.refuse().into()),
                 },
@@ -816,6 +868,7 @@ impl<'a> Git<'a> {
                 _ => return Err(flags.refuse().into()),
             }
         }
+        show = show.or(Show::Nothing);
         let repo = self.repo;
         let mut walk = repo.revwalk()?;
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
@@ -871,7 +924,7 @@ impl<'a> Git<'a> {
                 continue;
             }
             if oneline {
-                Self::oneline(&commit, out);
+                Self::oneline(&commit, full, out);
             } else {
                 if shown > 0 {
                     say!(out, "");
@@ -882,7 +935,7 @@ impl<'a> Git<'a> {
                 && let Some(diff) = self.commit_diff(&commit, &mut opts)?
             {
                 if !oneline && diff.deltas().len() > 0 {
-                    say!(out, "");
+                    say!(out, "{}", separator(show));
                 }
                 self.print_diff(&diff, show, out)?;
             }
@@ -919,9 +972,9 @@ impl<'a> Git<'a> {
     // ----- show -----
 
     fn show(&self, args: &[String], out: &mut Out<'_>) -> Res {
-        let mut show = Show::Patch;
+        let mut show = Show::Unset;
         let mut opts = DiffOptions::new();
-        let mut oneline = false;
+        let (mut oneline, mut full) = (false, false);
         let (before, paths) = split_dashes(args);
         let mut flags = Flags::new(&before, self.env);
         let mut revs = Vec::new();
@@ -930,9 +983,9 @@ impl<'a> Git<'a> {
                 continue;
             }
             match name.as_str() {
-                "--oneline" => oneline = true,
+                "--oneline" => (oneline, full) = (true, false),
                 "--pretty" | "--format" => match flags.optional_value() {
-                    Some(v) if v == "oneline" => oneline = true,
+                    Some(v) if v == "oneline" => (oneline, full) = (true, true),
                     Some(v) if v == "medium" => oneline = false,
                     _ => return Err(flags.refuse().into()),
                 },
@@ -940,6 +993,7 @@ impl<'a> Git<'a> {
                 _ => return Err(flags.refuse().into()),
             }
         }
+        show = show.or(Show::Patch);
         if revs.is_empty() {
             revs.push("HEAD".to_owned());
         }
@@ -951,7 +1005,7 @@ impl<'a> Git<'a> {
             let obj = self
                 .repo
                 .revparse_single(rev)
-                .map_err(|_| unknown_rev(rev))?;
+                .map_err(|_| unknown_rev(rev, self.dashes))?;
             match obj.kind() {
                 Some(ObjectType::Blob) => {
                     if let Some(blob) = obj.as_blob() {
@@ -977,13 +1031,13 @@ impl<'a> Git<'a> {
                         say!(out, "");
                     }
                     if oneline {
-                        Self::oneline(&commit, out);
+                        Self::oneline(&commit, full, out);
                     } else {
                         self.print_header(&commit, out);
                     }
                     if let Some(diff) = self.commit_diff(&commit, &mut opts)? {
                         if !oneline && show != Show::Nothing && diff.deltas().len() > 0 {
-                            say!(out, "");
+                            say!(out, "{}", separator(show));
                         }
                         self.print_diff(&diff, show, out)?;
                     }
@@ -1209,7 +1263,7 @@ impl<'a> Git<'a> {
                 Ok(0)
             }
             "show" => {
-                let mut show = Show::Stat;
+                let mut show = Show::Unset;
                 let mut opts = DiffOptions::new();
                 let mut flags = Flags::new(rest, self.env);
                 let mut operands = Vec::new();
@@ -1218,6 +1272,7 @@ impl<'a> Git<'a> {
                         return Err(flags.refuse().into());
                     }
                 }
+                show = show.or(Show::Stat);
                 let which = match operands.as_slice() {
                     [] => None,
                     [n] if n.bytes().all(|b| b.is_ascii_digit()) => Some(format!("stash@{{{n}}}")),
@@ -1248,6 +1303,58 @@ impl<'a> Git<'a> {
             .into()),
         }
     }
+}
+
+/// git's similarity index (diffcore-delta.c, diffcore-rename.c): both
+/// contents cut into chunks ending at a line feed or at 64 bytes, hashed;
+/// the bytes of `new` whose chunks are also in `old`, over the larger size.
+fn similarity_index(old: &[u8], new: &[u8]) -> usize {
+    const MAX_SCORE: u64 = 60_000;
+    fn chunks(data: &[u8]) -> HashMap<u32, u64> {
+        const HASHBASE: u32 = 107_927;
+        let text = !data[..data.len().min(8000)].contains(&0);
+        let mut counts: HashMap<u32, u64> = HashMap::new();
+        let (mut accum1, mut accum2, mut n) = (0u32, 0u32, 0u64);
+        for (i, &c) in data.iter().enumerate() {
+            // A CR before a LF does not count in text.
+            if text && c == b'\r' && data.get(i + 1) == Some(&b'\n') {
+                continue;
+            }
+            let old1 = accum1;
+            accum1 = (accum1 << 7) ^ (accum2 >> 25);
+            accum2 = (accum2 << 7) ^ (old1 >> 25);
+            accum1 = accum1.wrapping_add(u32::from(c));
+            n += 1;
+            if n < 64 && c != b'\n' {
+                continue;
+            }
+            let hash = accum1.wrapping_add(accum2.wrapping_mul(0x61)) % HASHBASE;
+            *counts.entry(hash).or_default() += n;
+            (accum1, accum2, n) = (0, 0, 0);
+        }
+        if n > 0 {
+            let hash = accum1.wrapping_add(accum2.wrapping_mul(0x61)) % HASHBASE;
+            *counts.entry(hash).or_default() += n;
+        }
+        counts
+    }
+    let max = old.len().max(new.len()) as u64;
+    if max == 0 {
+        return 100;
+    }
+    let from = chunks(old);
+    let copied: u64 = chunks(new)
+        .iter()
+        .map(|(hash, &count)| from.get(hash).map_or(0, |&c| c.min(count)))
+        .sum();
+    let score = copied * MAX_SCORE / max;
+    usize::try_from(score * 100 / MAX_SCORE).unwrap_or(0)
+}
+
+/// The line between a commit's message and its diff: `---` before a stat
+/// followed by a patch, else empty.
+fn separator(show: Show) -> &'static str {
+    if show == Show::StatPatch { "---" } else { "" }
 }
 
 /// One file of `--stat`: lines added and removed, or for a binary file
@@ -1492,9 +1599,14 @@ fn is_revision(repo: &Repository, text: &str) -> bool {
     }
 }
 
-fn unknown_rev(rev: &str) -> Stop {
+fn unknown_rev(rev: &str, dashes: bool) -> Stop {
+    if dashes {
+        return Stop::Fatal(format!("bad revision '{rev}'"));
+    }
     Stop::Fatal(format!(
-        "ambiguous argument '{rev}': unknown revision or path not in the working tree."
+        "ambiguous argument '{rev}': unknown revision or path not in the working tree.\n\
+         Use '--' to separate paths from revisions, like this:\n\
+         'git <command> [<revision>...] -- [<file>...]'"
     ))
 }
 
@@ -1763,6 +1875,32 @@ mod tests {
         assert_eq!(rename_name("a/b/c", "a/c"), "a/{b => }/c");
     }
 
+    /// Scores git 2 gives the same renames (`R096`, `R072`, `R093`).
+    #[test]
+    fn similarity_reads_like_git() {
+        let seq =
+            |from: usize, to: usize| -> String { (from..=to).map(|n| format!("{n}\n")).collect() };
+        let a = seq(1, 100);
+        let a2 = a
+            .replacen("\n5\n", "\nfive\n", 1)
+            .replacen("\n50\n", "\nfifty\n", 1);
+        assert_eq!(similarity_index(a.as_bytes(), a2.as_bytes()), 96);
+        assert_eq!(
+            similarity_index(seq(1, 40).as_bytes(), seq(1, 30).as_bytes()),
+            72
+        );
+        let long = |n: usize| {
+            format!(
+                "{n} some longer line content that goes beyond sixty four bytes in total length yes\n"
+            )
+        };
+        let e: String = (1..=300).map(long).collect();
+        let e2: String = (21..=300).map(long).collect();
+        assert_eq!(similarity_index(e.as_bytes(), e2.as_bytes()), 93);
+        assert_eq!(similarity_index(b"same\n", b"same\n"), 100);
+        assert_eq!(similarity_index(b"x\r\ny\r\n", b"x\ny\n"), 66);
+    }
+
     #[test]
     fn without_a_repository_it_is_fatal() {
         let dir = tempfile::tempdir().unwrap();
@@ -1892,7 +2030,7 @@ mod tests {
         let repo = init(dir.path());
         assert_eq!(
             ok(dir.path(), &repo, ".", "git status"),
-            "On branch main\n\nNo commits yet\n\nnothing to commit, working tree clean\n"
+            "On branch main\n\nNo commits yet\n\nnothing to commit\n"
         );
         assert_eq!(
             ok(dir.path(), &repo, ".", "git status -b --short"),
@@ -1976,9 +2114,11 @@ mod tests {
         assert_eq!(result, Ok(128), "{text}");
         let (result, text) = run(root, Some(&repo), ".", "git diff nosuchrev -- a.txt");
         assert_eq!(result, Ok(128));
+        assert_eq!(text, "fatal: bad revision 'nosuchrev'\n");
+        let stat_patch = ok(root, &repo, ".", "git diff --stat -p");
         assert!(
-            text.starts_with("fatal: ambiguous argument 'nosuchrev'"),
-            "{text}"
+            stat_patch.starts_with(" a.txt | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n\ndiff --git a/a.txt b/a.txt\n"),
+            "{stat_patch}"
         );
     }
 
