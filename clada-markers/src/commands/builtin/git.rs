@@ -132,6 +132,13 @@ struct Git<'a> {
     dashes: bool,
 }
 
+/// A branch against its upstream: the upstream's short name, commits
+/// ahead and behind; or an upstream that no longer exists.
+enum Tracking {
+    At(String, usize, usize),
+    Gone(String),
+}
+
 /// What a diff shows.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Show {
@@ -316,6 +323,37 @@ impl<'a> Git<'a> {
         }))
     }
 
+    /// Where branch `name` stands against its upstream, if it has one.
+    fn tracking(&self, name: &str) -> Option<Tracking> {
+        let upstream = self
+            .repo
+            .branch_upstream_name(&format!("refs/heads/{name}"))
+            .ok()?;
+        let upstream = String::from_utf8_lossy(&upstream).into_owned();
+        let shown = upstream
+            .strip_prefix("refs/remotes/")
+            .or_else(|| upstream.strip_prefix("refs/heads/"))
+            .unwrap_or(&upstream)
+            .to_owned();
+        let local = self
+            .repo
+            .find_branch(name, BranchType::Local)
+            .ok()?
+            .get()
+            .target()?;
+        let Some(remote) = self
+            .repo
+            .find_reference(&upstream)
+            .ok()
+            .and_then(|r| r.resolve().ok())
+            .and_then(|r| r.target())
+        else {
+            return Some(Tracking::Gone(shown));
+        };
+        let (ahead, behind) = self.repo.graph_ahead_behind(local, remote).ok()?;
+        Some(Tracking::At(shown, ahead, behind))
+    }
+
     fn unborn(&self) -> bool {
         matches!(self.repo.head(), Err(e) if is_unborn(&e))
     }
@@ -379,7 +417,16 @@ impl<'a> Git<'a> {
             if branch {
                 let line = match (&name, self.unborn()) {
                     (Some(n), true) => format!("## No commits yet on {n}"),
-                    (Some(n), false) => format!("## {n}"),
+                    (Some(n), false) => match self.tracking(n) {
+                        None => format!("## {n}"),
+                        Some(Tracking::Gone(up)) => format!("## {n}...{up} [gone]"),
+                        Some(Tracking::At(up, 0, 0)) => format!("## {n}...{up}"),
+                        Some(Tracking::At(up, a, 0)) => format!("## {n}...{up} [ahead {a}]"),
+                        Some(Tracking::At(up, 0, b)) => format!("## {n}...{up} [behind {b}]"),
+                        Some(Tracking::At(up, a, b)) => {
+                            format!("## {n}...{up} [ahead {a}, behind {b}]")
+                        }
+                    },
                     (None, _) => "## HEAD (no branch)".to_owned(),
                 };
                 say!(out, "{line}");
@@ -421,7 +468,33 @@ impl<'a> Git<'a> {
         }
 
         match &name {
-            Some(n) => say!(out, "On branch {n}"),
+            Some(n) => {
+                say!(out, "On branch {n}");
+                let plural = |k: usize| if k == 1 { "" } else { "s" };
+                let line = match self.tracking(n) {
+                    None => None,
+                    Some(Tracking::Gone(up)) => Some(format!(
+                        "Your branch is based on '{up}', but the upstream is gone."
+                    )),
+                    Some(Tracking::At(up, 0, 0)) => {
+                        Some(format!("Your branch is up to date with '{up}'."))
+                    }
+                    Some(Tracking::At(up, a, 0)) => Some(format!(
+                        "Your branch is ahead of '{up}' by {a} commit{}.",
+                        plural(a)
+                    )),
+                    Some(Tracking::At(up, 0, b)) => Some(format!(
+                        "Your branch is behind '{up}' by {b} commit{}, and can be fast-forwarded.",
+                        plural(b)
+                    )),
+                    Some(Tracking::At(up, a, b)) => Some(format!(
+                        "Your branch and '{up}' have diverged,\nand have {a} and {b} different commits each, respectively."
+                    )),
+                };
+                if let Some(line) = line {
+                    say!(out, "{line}\n");
+                }
+            }
             None => {
                 let at = self
                     .repo
@@ -1075,7 +1148,9 @@ impl<'a> Git<'a> {
         let remotes = all || remote_only;
         let name = self.branch_name()?;
         if current {
-            say!(out, "{}", name.unwrap_or_default());
+            if let Some(name) = name {
+                say!(out, "{name}");
+            }
             return Ok(0);
         }
         // (shown name, is current, target, symbolic target)
@@ -2025,6 +2100,50 @@ mod tests {
     }
 
     #[test]
+    fn status_says_where_the_branch_stands_against_its_upstream() {
+        let (dir, repo) = fixture();
+        let root = dir.path();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        let mut config = repo.config().unwrap();
+        config.set_str("remote.origin.url", "/nowhere").unwrap();
+        config
+            .set_str("remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
+            .unwrap();
+        config.set_str("branch.main.remote", "origin").unwrap();
+        config
+            .set_str("branch.main.merge", "refs/heads/main")
+            .unwrap();
+        repo.reference(
+            "refs/remotes/origin/main",
+            head.parent_id(0).unwrap(),
+            false,
+            "",
+        )
+        .unwrap();
+        assert!(
+            ok(root, &repo, ".", "git status -sb").starts_with("## main...origin/main [ahead 1]\n")
+        );
+        assert!(
+            ok(root, &repo, ".", "git status").starts_with(
+                "On branch main\nYour branch is ahead of 'origin/main' by 1 commit.\n\nChanges to be committed:\n"
+            )
+        );
+        repo.reference("refs/remotes/origin/main", head.id(), true, "")
+            .unwrap();
+        assert!(
+            ok(root, &repo, ".", "git status")
+                .starts_with("On branch main\nYour branch is up to date with 'origin/main'.\n\n")
+        );
+        repo.find_reference("refs/remotes/origin/main")
+            .unwrap()
+            .delete()
+            .unwrap();
+        assert!(
+            ok(root, &repo, ".", "git status -sb").starts_with("## main...origin/main [gone]\n")
+        );
+    }
+
+    #[test]
     fn status_of_a_clean_tree_and_a_new_repository() {
         let dir = tempfile::tempdir().unwrap();
         let repo = init(dir.path());
@@ -2230,6 +2349,7 @@ mod tests {
             ok(dir.path(), &repo, ".", "git branch"),
             format!("* (HEAD detached at {})\n  feature\n  main\n", short(&head))
         );
+        assert_eq!(ok(dir.path(), &repo, ".", "git branch --show-current"), "");
     }
 
     #[test]
