@@ -65,7 +65,7 @@ pub(crate) struct Env<'a> {
     /// Past this the command stops with `exec_timeout`.
     pub(crate) deadline: Instant,
     /// The run's repository, found once before any task; `None` outside
-    /// a work tree or with `--no-git`.
+    /// a work tree (`--no-git` only turns the commits off).
     pub(crate) repo: Option<&'a git2::Repository>,
     /// The command line as written, for messages.
     pub(crate) shown: &'a str,
