@@ -7,3 +7,4 @@ mod commands;
 mod crash;
 mod git;
 mod lock;
+mod security;
