@@ -9,5 +9,6 @@ mod common;
 mod confinement;
 mod filesystem;
 mod hostile;
+mod model;
 mod properties;
 mod protection;

@@ -1,0 +1,294 @@
+//! The engine against a plain model of the tree: random sequences of WRITE,
+//! SEARCH, MOVE and REMOVE, as single tasks and in TASKS blocks, applied
+//! to a real directory by the engine and to an in-memory tree by the
+//! model, must leave the same tree and report the same statuses. Stale
+//! directory handles, lost staged writes and wrong targets of a move all
+//! show up as a difference.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use clada_markers::engine::fs::Root;
+use clada_markers::engine::{self, ApplyOptions, NoCommands, Quiet};
+use clada_markers::report::TaskStatus;
+use clada_markers::{ParseOptions, parse_with};
+use proptest::prelude::*;
+
+const PATHS: &[&str] = &["a", "b", "d", "e", "d/a", "d/b", "e/a", "e/d"];
+const TARGETS: &[&str] = &["a", "b", "d", "e", "d/a", "d/b", "e/a", "e/d", "d/", "e/"];
+const CONTENTS: &[&str] = &["one\n", "two\n", "one\ntwo\n"];
+
+#[derive(Clone, Debug)]
+enum Op {
+    Write(&'static str, &'static str),
+    /// Replaces `one\n` by `three\n`, exactly once.
+    Search(&'static str),
+    Move(&'static str, &'static str),
+    Remove(&'static str),
+}
+
+#[derive(Clone, Debug)]
+enum UnitSpec {
+    Single(Op),
+    Block(Vec<Op>),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let path = proptest::sample::select(PATHS);
+    prop_oneof![
+        (path.clone(), proptest::sample::select(CONTENTS)).prop_map(|(p, c)| Op::Write(p, c)),
+        path.clone().prop_map(Op::Search),
+        (path.clone(), proptest::sample::select(TARGETS)).prop_map(|(f, t)| Op::Move(f, t)),
+        path.prop_map(Op::Remove),
+    ]
+}
+
+fn units() -> impl Strategy<Value = Vec<UnitSpec>> {
+    let unit = prop_oneof![
+        op().prop_map(UnitSpec::Single),
+        proptest::collection::vec(op(), 1..5).prop_map(UnitSpec::Block),
+    ];
+    proptest::collection::vec(unit, 1..7)
+}
+
+fn render(op: &Op) -> String {
+    match op {
+        Op::Write(p, c) => format!("<<<<<<< WRITE path=\"{p}\"\n{c}>>>>>>> END\n"),
+        Op::Search(p) => {
+            format!("<<<<<<< SEARCH path=\"{p}\"\none\n=======\nthree\n>>>>>>> REPLACE\n")
+        }
+        Op::Move(f, t) => format!("<<<<<<< MOVE from=\"{f}\" to=\"{t}\"\n>>>>>>> END\n"),
+        Op::Remove(p) => format!("<<<<<<< REMOVE path=\"{p}\"\n>>>>>>> END\n"),
+    }
+}
+
+fn document(units: &[UnitSpec]) -> String {
+    units
+        .iter()
+        .map(|u| match u {
+            UnitSpec::Single(op) => render(op),
+            UnitSpec::Block(ops) => {
+                let body: String = ops.iter().map(render).collect();
+                format!("<<<<<<< TASKS\n{body}>>>>>>> TASKS\n")
+            }
+        })
+        .collect()
+}
+
+/// The tree as the protocol describes it: files with contents, and
+/// directories.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Model {
+    files: BTreeMap<String, String>,
+    dirs: BTreeSet<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    File,
+    Dir,
+}
+
+fn parents(p: &str) -> Vec<String> {
+    let parts: Vec<&str> = p.split('/').collect();
+    (1..parts.len()).map(|n| parts[..n].join("/")).collect()
+}
+
+fn name(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+fn below(p: &str, base: &str) -> bool {
+    p.len() > base.len() && p.starts_with(base) && p.as_bytes()[base.len()] == b'/'
+}
+
+impl Model {
+    fn kind(&self, p: &str) -> Option<Kind> {
+        if self.files.contains_key(p) {
+            Some(Kind::File)
+        } else if self.dirs.contains(p) {
+            Some(Kind::Dir)
+        } else {
+            None
+        }
+    }
+
+    /// Parents that exist must be directories; missing ones are made.
+    fn make_parents(&mut self, p: &str) -> Result<(), ()> {
+        let ps = parents(p);
+        if ps.iter().any(|q| self.kind(q) == Some(Kind::File)) {
+            return Err(());
+        }
+        self.dirs.extend(ps);
+        Ok(())
+    }
+
+    fn lookable(&self, p: &str) -> Result<Option<Kind>, ()> {
+        if parents(p).iter().any(|q| self.kind(q) == Some(Kind::File)) {
+            return Err(());
+        }
+        Ok(self.kind(p))
+    }
+
+    fn apply(&mut self, op: &Op) -> Result<(), ()> {
+        match *op {
+            Op::Write(p, c) => {
+                if self.lookable(p)? == Some(Kind::Dir) {
+                    return Err(());
+                }
+                self.make_parents(p)?;
+                self.files.insert(p.to_owned(), c.to_owned());
+                Ok(())
+            }
+            Op::Search(p) => {
+                if self.lookable(p)? != Some(Kind::File) {
+                    return Err(());
+                }
+                let text = &self.files[p];
+                if text.matches("one\n").count() != 1 {
+                    return Err(());
+                }
+                let new = text.replacen("one\n", "three\n", 1);
+                self.files.insert(p.to_owned(), new);
+                Ok(())
+            }
+            Op::Remove(p) => {
+                if self.lookable(p)?.is_none() {
+                    return Err(());
+                }
+                self.files.retain(|f, _| f != p && !below(f, p));
+                self.dirs.retain(|d| d != p && !below(d, p));
+                Ok(())
+            }
+            Op::Move(f, t) => {
+                let from = self.lookable(f)?.ok_or(())?;
+                let bare = t.trim_end_matches('/');
+                let into = t.ends_with('/') || self.lookable(bare)? == Some(Kind::Dir);
+                let target = if into {
+                    format!("{bare}/{}", name(f))
+                } else {
+                    bare.to_owned()
+                };
+                if target == f {
+                    return Ok(());
+                }
+                if below(&target, f) {
+                    return Err(());
+                }
+                let existing = self.lookable(&target)?;
+                match (from, existing) {
+                    (Kind::File, Some(Kind::Dir)) | (Kind::Dir, Some(Kind::File)) => return Err(()),
+                    (Kind::Dir, Some(Kind::Dir)) => {
+                        let empty = !self.files.keys().any(|x| below(x, &target))
+                            && !self.dirs.iter().any(|x| below(x, &target));
+                        if !empty {
+                            return Err(());
+                        }
+                        self.dirs.remove(&target);
+                    }
+                    _ => {}
+                }
+                self.make_parents(&target)?;
+                let moved = |x: &str| format!("{target}{}", &x[f.len()..]);
+                let files: Vec<(String, String)> = self
+                    .files
+                    .iter()
+                    .filter(|(x, _)| x.as_str() == f || below(x, f))
+                    .map(|(x, c)| (x.clone(), c.clone()))
+                    .collect();
+                let dirs: Vec<String> = self
+                    .dirs
+                    .iter()
+                    .filter(|x| x.as_str() == f || below(x, f))
+                    .cloned()
+                    .collect();
+                for (x, c) in files {
+                    self.files.remove(&x);
+                    self.files.insert(moved(&x), c);
+                }
+                for x in dirs {
+                    self.dirs.remove(&x);
+                    self.dirs.insert(moved(&x));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs the units: a block stops at its first failure and skips the
+    /// rest. Returns each task's status.
+    fn run(&mut self, units: &[UnitSpec]) -> Vec<TaskStatus> {
+        let mut statuses = Vec::new();
+        for u in units {
+            let ops = match u {
+                UnitSpec::Single(op) => std::slice::from_ref(op),
+                UnitSpec::Block(ops) => ops.as_slice(),
+            };
+            let mut stopped = false;
+            for op in ops {
+                if stopped {
+                    statuses.push(TaskStatus::Skipped);
+                } else if self.apply(op).is_ok() {
+                    statuses.push(TaskStatus::Success);
+                } else {
+                    statuses.push(TaskStatus::Failed);
+                    stopped = true;
+                }
+            }
+        }
+        statuses
+    }
+}
+
+/// The tree on disk, as a model.
+fn read_tree(root: &Path) -> Model {
+    fn walk(base: &Path, dir: &Path, m: &mut Model) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                m.dirs.insert(rel);
+                walk(base, &p, m);
+            } else {
+                m.files.insert(rel, std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    let mut m = Model::default();
+    walk(root, root, &mut m);
+    m
+}
+
+fn start() -> Model {
+    let mut m = Model::default();
+    m.files.insert("a".into(), "one\n".into());
+    m.files.insert("d/b".into(), "one\ntwo\n".into());
+    m.dirs.insert("d".into());
+    m.dirs.insert("e".into());
+    m
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_engine_and_the_model_agree(units in units()) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut model = start();
+        for d in &model.dirs {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        for (f, c) in &model.files {
+            std::fs::write(dir.path().join(f), c).unwrap();
+        }
+        let text = document(&units);
+        let doc = parse_with(&text, ParseOptions::default());
+        prop_assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
+        let root = Root::open(dir.path()).unwrap();
+        let reports = engine::apply(&doc, &root, &ApplyOptions::default(), &mut NoCommands, &mut Quiet);
+        let got: Vec<TaskStatus> = reports.iter().flat_map(|b| &b.tasks).map(|t| t.status).collect();
+        let want = model.run(&units);
+        prop_assert_eq!(&got, &want, "statuses differ for\n{}", text);
+        prop_assert_eq!(read_tree(dir.path()), model, "trees differ for\n{}", text);
+    }
+}
