@@ -9,7 +9,7 @@
 //! ```
 //!
 //! The structure of units and blocks is written with chumsky combinators;
-//! the body of a task is read by [`scan_task`], a depth counter (SPEC
+//! the body of a task is read by [`scan_task`], a depth counter (PROTOCOL
 //! §2.4): inside a task with fence length N only marker lines of exactly N
 //! characters count, an opener raises the depth, a closer at depth > 0 lowers
 //! it, and only at depth 0 do the task's own separator, `SEARCH-END` and

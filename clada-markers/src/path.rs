@@ -1,4 +1,4 @@
-//! Lexical checks of the paths written in a document (SPEC §5).
+//! Lexical checks of the paths written in a document (PROTOCOL §5).
 //!
 //! These look only at the text: whether it is empty, holds NUL, is absolute,
 //! or climbs out of the root through `..`. Whether a path crosses a symbolic

@@ -3,7 +3,7 @@
 //! Parsing what [`print`] writes gives the same operations back. Each task
 //! is printed with the smallest fence length, at least its own, for which
 //! none of its bodies holds a line the parser would take as structure: the
-//! escape hatch of SPEC §2.4 rule 5, applied only when needed. Attribute
+//! escape hatch of PROTOCOL §2.4 rule 5, applied only when needed. Attribute
 //! values keep their quoting style where it can hold the value, and fall
 //! back to double quotes.
 

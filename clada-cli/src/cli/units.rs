@@ -1,4 +1,4 @@
-//! Durations and sizes on the command line (SPEC §10).
+//! Durations and sizes on the command line (PROTOCOL §10).
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! The file system as tasks see it: every access goes through an open
 //! handle on the root, one path component at a time, never following a
-//! symbolic link (SPEC §5).
+//! symbolic link (PROTOCOL §5).
 //!
 //! A path is first resolved as text (`.` and `..`, both separators); then
 //! each directory on the way is opened relative to the one before with

@@ -1,4 +1,4 @@
-//! Exact matching and replacement in file text (SPEC §3 SEARCH and
+//! Exact matching and replacement in file text (PROTOCOL §3 SEARCH and
 //! SEARCH-START, §4).
 //!
 //! Everything here is a pure function of strings: no file system. The rules:

@@ -2,7 +2,7 @@
 //!
 //! Units run in document order. Inside a block tasks run in order and the
 //! first failure marks the rest skipped; units are independent, and a unit
-//! with a validation error does not run at all (SPEC §2.6, §7). Each task is
+//! with a validation error does not run at all (PROTOCOL §2.6, §7). Each task is
 //! first planned ([`plan`], pure: paths, reads, matches, new contents) and
 //! then applied ([`apply_action`], the side effects), so a later task sees
 //! what earlier ones did.

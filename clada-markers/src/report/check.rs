@@ -1,4 +1,4 @@
-//! What `clada check` reports: [`CheckReport`] (JSON, SPEC §9.2 without
+//! What `clada check` reports: [`CheckReport`] (JSON, PROTOCOL §9.2 without
 //! execution results) and its text rendering.
 
 use serde::Serialize;

@@ -1,7 +1,7 @@
 //! Reports as data (serde), and their renderings.
 //!
 //! [`ApplyReport`] is the outcome of `clada apply`: JSON is its
-//! serialisation (SPEC §9.2, field names fixed), [`text`] prints it as it
+//! serialisation (PROTOCOL §9.2, field names fixed), [`text`] prints it as it
 //! happens (§9.1) and [`xml`] renders the XML protocol's result element
 //! (§9.3). [`CheckReport`] is the outcome of `clada check`. Positions are
 //! given for people (line, column in Unicode scalar values) and programs
@@ -312,7 +312,7 @@ impl ApplyReport {
         }
     }
 
-    /// 0 when everything succeeded, 1 otherwise (SPEC §7).
+    /// 0 when everything succeeded, 1 otherwise (PROTOCOL §7).
     pub fn exit_code(&self) -> u8 {
         u8::from(!self.ok)
     }

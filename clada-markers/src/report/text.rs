@@ -1,4 +1,4 @@
-//! The text report of `clada apply` (SPEC §9.1), printed as things happen.
+//! The text report of `clada apply` (PROTOCOL §9.1), printed as things happen.
 //!
 //! [`TextPrinter`] is an [`Observer`]: it prints a block's header when the
 //! block starts (with the diagnostics of a malformed block under it), each

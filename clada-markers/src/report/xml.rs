@@ -1,4 +1,4 @@
-//! The result element of the XML protocol (SPEC §9.3): blocks and failed
+//! The result element of the XML protocol (PROTOCOL §9.3): blocks and failed
 //! tasks with 0-based indices.
 
 use std::fmt::Write as _;
