@@ -699,3 +699,43 @@ fn a_repository_written_by_a_document_is_never_used() {
     assert_eq!(r.error.map(|e| e.kind), Some(Esc));
     assert!(!canary.exists());
 }
+
+#[test]
+fn below_the_top_of_a_work_tree_git_shows_only_the_root() {
+    let t = tempfile::tempdir().unwrap();
+    let top = t.path();
+    let repo = git2::Repository::init(top).unwrap();
+    std::fs::create_dir(top.join("sub")).unwrap();
+    std::fs::write(top.join("private.txt"), "TOPSECRET\n").unwrap();
+    std::fs::write(top.join("sub/a.txt"), "a\n").unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new("private.txt")).unwrap();
+    index.add_path(Path::new("sub/a.txt")).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "both", &tree, &[])
+        .unwrap();
+    let root = top.join("sub");
+    for command in [
+        "git show HEAD:private.txt",
+        "git show HEAD^{tree}",
+        "git show HEAD:",
+    ] {
+        let r = run_git(&root, None, command);
+        assert_eq!(
+            r.error.map(|e| e.kind),
+            Some(ErrorType::PathEscape),
+            "{command}"
+        );
+        assert!(!r.output.unwrap_or_default().contains("TOPSECRET"));
+    }
+    assert_eq!(git_ok(&root, "git show HEAD:sub/a.txt"), "a\n");
+    let log = git_ok(&root, "git log -p");
+    assert!(
+        log.contains("sub/a.txt") && !log.contains("private"),
+        "{log}"
+    );
+    let show = git_ok(&root, "git show --stat");
+    assert!(!show.contains("private"), "{show}");
+}

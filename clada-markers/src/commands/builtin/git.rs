@@ -229,6 +229,37 @@ impl<'a> Git<'a> {
         Ok(self.in_tree(&at, arg)?.join("/"))
     }
 
+    /// Below the work tree's top, a file or tree of a revision may be shown
+    /// only from below the root (`REV:sub/x` where the root is `sub`): the
+    /// rest of the repository is outside the root.
+    fn within_root(&self, rev: &str) -> Result<(), Stop> {
+        if self.prefix.is_empty() {
+            return Ok(());
+        }
+        let object = self.repo.revparse_single(rev).ok();
+        let kind = object.as_ref().and_then(git2::Object::kind);
+        if !matches!(kind, Some(ObjectType::Blob | ObjectType::Tree)) {
+            return Ok(());
+        }
+        let inside = rev.split_once(':').is_some_and(|(_, path)| {
+            let path = path.trim_start_matches('/');
+            let root = self.prefix.join("/");
+            path == root || path.starts_with(&format!("{root}/"))
+        });
+        if inside {
+            return Ok(());
+        }
+        Err(Stop::Task(TaskError::new(
+            ErrorType::PathEscape,
+            format!(
+                "`{}`: `{rev}` names a file or directory of the repository outside the root; \
+                 name it as REV:{}/PATH",
+                self.env.shown,
+                self.prefix.join("/")
+            ),
+        )))
+    }
+
     /// Checks an operand that is not a revision, given before `--`: like
     /// git, it must name something in the work tree (or be a pattern).
     fn existing_path(&self, arg: &str) -> Result<(), Stop> {
@@ -982,7 +1013,8 @@ impl<'a> Git<'a> {
             }
             walk.push_head()?;
         }
-        let specs = self.pathspecs(&paths, &[])?;
+        // Below the work tree's top, history is the root's own.
+        let specs = self.pathspecs(&paths, &self.prefix)?;
         for s in &specs {
             opts.pathspec(s);
         }
@@ -1070,11 +1102,12 @@ impl<'a> Git<'a> {
         if revs.is_empty() {
             revs.push("HEAD".to_owned());
         }
-        for s in self.pathspecs(&paths, &[])? {
+        for s in self.pathspecs(&paths, &self.prefix)? {
             opts.pathspec(s);
         }
         for (i, rev) in revs.iter().enumerate() {
             self.in_time()?;
+            self.within_root(rev)?;
             let obj = self
                 .repo
                 .revparse_single(rev)
