@@ -122,6 +122,13 @@ fn a_confined_command_opens_no_tcp_connection() {
 
 #[test]
 fn a_process_that_left_the_group_dies_at_the_timeout() {
+    let has_setsid = ["/usr/bin/setsid", "/bin/setsid"]
+        .iter()
+        .any(|p| Path::new(p).exists());
+    if !has_setsid {
+        eprintln!("no setsid on this machine: test skipped");
+        return;
+    }
     let root = tempfile::tempdir().unwrap();
     let options = RunOptions {
         allow_any: true,
