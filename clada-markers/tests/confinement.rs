@@ -26,17 +26,20 @@ fn run(root: &Path, command: &str, options: RunOptions) -> TaskReport {
     blocks.into_iter().flat_map(|b| b.tasks).next().unwrap()
 }
 
-fn confined() -> RunOptions {
+/// Confined, with `temp` as the only temporary directory it may write.
+fn confined(temp: &Path) -> RunOptions {
     RunOptions {
         allow_any: true,
         sandbox: true,
+        sandbox_temp: Some(temp.to_path_buf()),
         ..RunOptions::default()
     }
 }
 
-/// A directory outside both the root and the temporary directory.
+/// A directory outside both the root and the command's temporary
+/// directory.
 fn outside() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    tempfile::tempdir().unwrap()
 }
 
 fn landlock() -> bool {
@@ -53,12 +56,13 @@ fn a_confined_command_writes_only_below_the_root() {
         return;
     }
     let root = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
     let out = outside();
     let canary = out.path().join("canary");
     let r = run(
         root.path(),
         &format!("echo pwned > {}", canary.display()),
-        confined(),
+        confined(temp.path()),
     );
     assert_eq!(r.status, TaskStatus::Failed, "{r:#?}");
     assert!(!canary.exists());
@@ -77,7 +81,7 @@ fn a_confined_command_writes_only_below_the_root() {
     let r = run(
         root.path(),
         "echo ok > inside.txt && mkdir -p d && echo x > d/y && echo z > /dev/null && t=$(mktemp) && rm \"$t\"",
-        confined(),
+        confined(temp.path()),
     );
     assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
     assert_eq!(
@@ -89,7 +93,7 @@ fn a_confined_command_writes_only_below_the_root() {
     let r = run(
         root.path(),
         &format!("cat {}", out.path().join("readable").display()),
-        confined(),
+        confined(temp.path()),
     );
     assert_eq!(r.output.as_deref(), Some("hello"));
 }
@@ -100,11 +104,12 @@ fn a_confined_command_opens_no_tcp_connection() {
         return;
     }
     let root = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let connect = format!("bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected'");
-    let r = run(root.path(), &connect, confined());
+    let r = run(root.path(), &connect, confined(temp.path()));
     assert_eq!(r.status, TaskStatus::Failed, "{r:#?}");
     assert!(!r.output.unwrap_or_default().contains("connected"));
     assert!(listener.accept().is_err(), "the listener was reached");

@@ -96,6 +96,7 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
                 Some(Switch::Off) => false,
                 None => args.allow_any_command,
             },
+            sandbox_temp: None,
         },
         dirs,
     };

@@ -57,6 +57,9 @@ pub struct RunOptions {
     /// `--sandbox`: approved and prompted commands run confined
     /// ([`sandbox`]), or not at all.
     pub sandbox: bool,
+    /// The temporary directory a confined command may write (and gets as
+    /// `TMPDIR`); the process's own when `None`.
+    pub sandbox_temp: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -68,6 +71,7 @@ impl Default for RunOptions {
             allow_escape: false,
             approvals: None,
             sandbox: false,
+            sandbox_temp: None,
         }
     }
 }
@@ -275,10 +279,12 @@ impl Runner for CommandRunner<'_> {
             shown: first_line(command),
             timeout,
             max_output: self.options.max_output,
-            sandbox: self
-                .options
-                .sandbox
-                .then(|| sandbox::Confinement::for_root(&self.root_path)),
+            sandbox: self.options.sandbox.then(|| {
+                sandbox::Confinement::for_root(
+                    &self.root_path,
+                    self.options.sandbox_temp.as_deref(),
+                )
+            }),
         };
         let timeout = left(self.options.timeout);
         if self.options.allow_any {

@@ -145,6 +145,10 @@ pub(crate) fn run(
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
     }
+    if let Some(rules) = &spec.sandbox {
+        // The one temporary directory it may write.
+        cmd.env("TMPDIR", &rules.temp);
+    }
     match writer.try_clone() {
         Ok(w) => {
             cmd.stdout(w).stderr(writer);

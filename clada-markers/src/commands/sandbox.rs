@@ -30,13 +30,18 @@ use landlock::{
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Confinement {
     pub writable: Vec<PathBuf>,
+    /// The temporary directory it may write, given to it as `TMPDIR`.
+    pub temp: PathBuf,
 }
 
 impl Confinement {
-    /// Writes below `root` and the temporary directory.
-    pub fn for_root(root: &Path) -> Confinement {
+    /// Writes below `root` and `temp` (the temporary directory when
+    /// `None`).
+    pub fn for_root(root: &Path, temp: Option<&Path>) -> Confinement {
+        let temp = temp.map_or_else(std::env::temp_dir, Path::to_path_buf);
         Confinement {
-            writable: vec![root.to_path_buf(), std::env::temp_dir()],
+            writable: vec![root.to_path_buf(), temp.clone()],
+            temp,
         }
     }
 }
@@ -181,9 +186,7 @@ fn parent_of(pid: i32) -> Option<i32> {
 
 /// Whether the kernel can confine commands as `--sandbox` asks.
 pub fn available() -> bool {
-    let probe = Confinement {
-        writable: vec![std::env::temp_dir()],
-    };
+    let probe = Confinement::for_root(&std::env::temp_dir(), None);
     std::thread::spawn(move || restrict_this_thread(&probe).is_ok())
         .join()
         .unwrap_or(false)
