@@ -1,9 +1,7 @@
-//! Lexical checks of the paths written in a document (PROTOCOL §5).
-//!
-//! These look only at the text: whether it is empty, holds NUL, is absolute,
-//! or climbs out of the root through `..`. Whether a path crosses a symbolic
-//! link is a question for the file system, answered by the engine at the
-//! moment of access.
+//! The paths written in a document (PROTOCOL §5), resolved once into one
+//! type, [`Location`], by [`resolve`]: validation reports its problems,
+//! and the engine and the built-in commands access what it names through
+//! `Root`, which checks links and protection where a change lands.
 
 /// Why a path cannot be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,31 +34,9 @@ impl PathProblem {
 }
 
 /// The components of a relative path after `.` and `..` are resolved, or
-/// why it is not one. `/` and `\` both separate components. An empty result
-/// means the root itself.
-pub fn normalize(path: &str) -> Result<Vec<&str>, PathProblem> {
-    if path.is_empty() {
-        return Err(PathProblem::Empty);
-    }
-    if path.contains('\0') {
-        return Err(PathProblem::Nul);
-    }
-    if is_absolute(path) {
-        return Err(PathProblem::Absolute);
-    }
-    let mut parts = Vec::new();
-    for part in path.split(['/', '\\']) {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Err(PathProblem::ParentEscape);
-                }
-            }
-            _ => parts.push(part),
-        }
-    }
-    Ok(parts)
+/// why it is not one. An empty result means the root itself.
+pub fn normalize(path: &str) -> Result<Vec<String>, PathProblem> {
+    resolve(path, false).map(|l| l.parts)
 }
 
 /// Whether the text of `path` is absolute on any common system.
@@ -70,30 +46,154 @@ pub(crate) fn is_absolute(path: &str) -> bool {
         || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
 }
 
-/// Whether resolved components name `.clada/` at the root (where
-/// approvals once lived, and may still be read by older versions) or a git
-/// repository's internals (any `.git`). Documents never change these: one
-/// that could write `.git/config` could make git run anything. The full
-/// check, with clada's own directories, is `Root::check_lands`.
-pub(crate) fn is_protected(parts: &[impl AsRef<str>]) -> bool {
-    parts.first().is_some_and(|p| p.as_ref() == ".clada")
-        || parts.iter().any(|p| p.as_ref() == ".git")
+/// Whether a location is `.clada/` at the top of the root (where
+/// approvals once lived, and older versions may still read them) or inside
+/// a git repository's internals (a `.git` component anywhere). Documents
+/// never change these: one that could write `.git/config` could make git
+/// run anything. With clada's own directories, `Root::check_lands` checks
+/// where every change lands.
+pub(crate) fn is_protected(at: &Location) -> bool {
+    let parts = at.parts();
+    (at.anchor == Anchor::Root && parts.first().is_some_and(|p| p == ".clada"))
+        || parts.iter().any(|p| p == ".git")
 }
 
-/// Checks a path that must name something below the root; returns its
-/// resolved components.
-pub(crate) fn check_below_root(path: &str) -> Result<Vec<&str>, PathProblem> {
-    let parts = normalize(path)?;
-    if parts.is_empty() {
-        return Err(PathProblem::Root);
+/// A path resolved as text: where it starts and its components.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Location {
+    pub(crate) anchor: Anchor,
+    pub(crate) parts: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Anchor {
+    Root,
+    /// So many levels above the root (`--allow-escape`).
+    Up(usize),
+    /// The file system root (`--allow-escape`).
+    Slash,
+}
+
+impl Location {
+    /// A location below the root, from plain components.
+    pub fn below_root(parts: &[&str]) -> Location {
+        Location {
+            anchor: Anchor::Root,
+            parts: parts.iter().map(|p| (*p).to_owned()).collect(),
+        }
     }
-    Ok(parts)
+
+    /// The components, after `.` and `..` were resolved.
+    pub fn parts(&self) -> &[String] {
+        &self.parts
+    }
+
+    /// The path as people see it.
+    pub fn display(&self) -> String {
+        let joined = self.parts.join("/");
+        match self.anchor {
+            Anchor::Root if joined.is_empty() => ".".to_owned(),
+            Anchor::Root => joined,
+            Anchor::Up(n) => {
+                let mut s = "../".repeat(n);
+                s.push_str(&joined);
+                s.trim_end_matches('/').to_owned()
+            }
+            Anchor::Slash => format!("/{joined}"),
+        }
+    }
+
+    /// The last component, if the path names something below its anchor.
+    pub fn name(&self) -> Option<&str> {
+        self.parts.last().map(String::as_str)
+    }
+
+    /// This location with `name` added.
+    pub fn join(&self, name: &str) -> Location {
+        let mut parts = self.parts.clone();
+        parts.push(name.to_owned());
+        Location {
+            anchor: self.anchor,
+            parts,
+        }
+    }
+
+    pub(crate) fn prefix(&self, n: usize) -> String {
+        Location {
+            anchor: self.anchor,
+            parts: self.parts[..n].to_vec(),
+        }
+        .display()
+    }
+
+    /// The directory holding this location, if it names something below
+    /// its anchor.
+    pub fn parent(&self) -> Option<Location> {
+        let (_, rest) = self.parts.split_last()?;
+        Some(Location {
+            anchor: self.anchor,
+            parts: rest.to_vec(),
+        })
+    }
+
+    /// This location cut to its first `n` components.
+    pub fn truncated(&self, n: usize) -> Location {
+        Location {
+            anchor: self.anchor,
+            parts: self.parts[..n.min(self.parts.len())].to_vec(),
+        }
+    }
+
+    /// Whether `other` lies below this location.
+    pub fn is_ancestor_of(&self, other: &Location) -> bool {
+        self.anchor == other.anchor
+            && other.parts.len() > self.parts.len()
+            && other.parts.starts_with(&self.parts)
+    }
+
+    /// Whether this names the root itself.
+    pub fn is_root(&self) -> bool {
+        self.anchor == Anchor::Root && self.parts.is_empty()
+    }
 }
 
-/// Checks a path that may also name the root itself (a directory to run
-/// in, a directory to move into); returns its resolved components.
-pub(crate) fn check_within_root(path: &str) -> Result<Vec<&str>, PathProblem> {
-    normalize(path)
+/// Resolves the text of a path, once, into a [`Location`]: `/` and `\\`
+/// separate components, `.` and `..` are resolved. Empty text, NUL and a
+/// drive letter are always refused; an absolute path or `..` above the
+/// root only without `allow_escape`. Whether the path crosses a link is
+/// for the file system to say, at the moment of access.
+pub(crate) fn resolve(path: &str, allow_escape: bool) -> Result<Location, PathProblem> {
+    if path.is_empty() {
+        return Err(PathProblem::Empty);
+    }
+    if path.contains('\0') {
+        return Err(PathProblem::Nul);
+    }
+    let absolute = is_absolute(path);
+    if absolute && (!allow_escape || !matches!(path.as_bytes()[0], b'/' | b'\\')) {
+        // A drive letter names nothing on this system.
+        return Err(PathProblem::Absolute);
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut ups = 0;
+    for part in path.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() && !absolute {
+                    ups += 1;
+                }
+            }
+            _ => parts.push(part.to_owned()),
+        }
+    }
+    let anchor = match (absolute, ups) {
+        (true, _) => Anchor::Slash,
+        (false, 0) => Anchor::Root,
+        (false, n) if allow_escape => Anchor::Up(n),
+        _ => return Err(PathProblem::ParentEscape),
+    };
+    Ok(Location { anchor, parts })
 }
 
 #[cfg(test)]
@@ -119,25 +219,34 @@ mod tests {
         assert_eq!(normalize(r"a\..\..\b"), Err(PathProblem::ParentEscape));
     }
 
+    fn at(p: &str) -> Location {
+        resolve(p, true).unwrap()
+    }
+
     #[test]
     fn protects_clada_and_git_internals() {
-        assert!(is_protected(
-            &normalize(".clada/allowed-commands.json").unwrap()
-        ));
-        assert!(is_protected(&normalize("a/../.git/config").unwrap()));
-        assert!(is_protected(&normalize("vendor/lib/.git/hooks/x").unwrap()));
-        assert!(!is_protected(&normalize("src/.clada").unwrap()));
-        assert!(!is_protected(&normalize(".gitignore").unwrap()));
-        assert!(!is_protected(
-            &normalize(".github/workflows/ci.yml").unwrap()
-        ));
+        assert!(is_protected(&at(".clada/allowed-commands.json")));
+        assert!(is_protected(&at("a/../.git/config")));
+        assert!(is_protected(&at("vendor/lib/.git/hooks/x")));
+        assert!(is_protected(&at("../elsewhere/.git/config")));
+        assert!(!is_protected(&at("src/.clada")));
+        assert!(!is_protected(&at("../.clada")));
+        assert!(!is_protected(&at(".gitignore")));
+        assert!(!is_protected(&at(".github/workflows/ci.yml")));
     }
 
     #[test]
     fn tells_the_root_itself_apart() {
-        assert_eq!(check_below_root("a/.."), Err(PathProblem::Root));
-        assert_eq!(check_below_root("."), Err(PathProblem::Root));
-        assert_eq!(check_within_root("./").map(drop), Ok(()));
-        assert_eq!(check_below_root("a..b").map(drop), Ok(()));
+        assert!(at("a/..").is_root() && at(".").is_root() && at("./").is_root());
+        assert!(!at("a..b").is_root() && !at("..").is_root());
+    }
+
+    #[test]
+    fn escapes_only_when_allowed() {
+        assert_eq!(resolve("../x", true).unwrap().display(), "../x");
+        assert_eq!(resolve("/etc/x", true).unwrap().display(), "/etc/x");
+        assert_eq!(resolve("C:/x", true), Err(PathProblem::Absolute));
+        assert_eq!(resolve("", true), Err(PathProblem::Empty));
+        assert_eq!(resolve("a/../..", false), Err(PathProblem::ParentEscape));
     }
 }

@@ -415,19 +415,19 @@ impl<'a> Values<'a> {
                     _ => out.push(invalid_value(a, "`true` or `false`")),
                 },
                 (TaskKind::Run, "dir" | "path") => {
-                    check_path(cx, a, path::check_within_root, out);
+                    check_path(cx, a, false, out);
                     v.dir = Some(a.value.clone());
                 }
                 (_, "to") => {
-                    check_path(cx, a, path::check_within_root, out);
+                    check_path(cx, a, false, out);
                     v.to = Some(a.value.clone());
                 }
                 (_, "from") => {
-                    check_path(cx, a, path::check_below_root, out);
+                    check_path(cx, a, true, out);
                     v.from = Some(a.value.clone());
                 }
                 (_, "path") => {
-                    check_path(cx, a, path::check_below_root, out);
+                    check_path(cx, a, true, out);
                     v.path = Some(a.value.clone());
                 }
                 _ => {}
@@ -459,15 +459,17 @@ fn invalid_value(a: &Attribute<'_>, expected: &str) -> Diagnostic {
     )
 }
 
-fn check_path(
-    cx: &Context<'_>,
-    a: &Attribute<'_>,
-    check: fn(&str) -> Result<Vec<&str>, PathProblem>,
-    out: &mut Vec<Diagnostic>,
-) {
-    let problem = match check(&a.value) {
-        Ok(parts) => {
-            if path::is_protected(&parts) {
+fn check_path(cx: &Context<'_>, a: &Attribute<'_>, below_root: bool, out: &mut Vec<Diagnostic>) {
+    let resolved = path::resolve(&a.value, cx.opts.allow_escape).and_then(|at| {
+        if below_root && at.is_root() {
+            Err(PathProblem::Root)
+        } else {
+            Ok(at)
+        }
+    });
+    let problem = match resolved {
+        Ok(at) => {
+            if path::is_protected(&at) {
                 out.push(
                 Diagnostic::new(
                     K::ProtectedPath,
@@ -481,9 +483,6 @@ fn check_path(
         }
         Err(problem) => problem,
     };
-    if cx.opts.allow_escape && problem.allowed_by_escape() {
-        return;
-    }
     let shown = a.value.replace('\0', "\\0");
     let what = if a.name == "path" {
         "path".to_owned()
@@ -496,6 +495,9 @@ fn check_path(
         format!("{what} `{shown}` {}", problem.describe()),
     );
     d = d.with_help(match problem {
+        PathProblem::Absolute if !a.value.starts_with(['/', '\\']) => {
+            "a drive letter names nothing on this system: write a path relative to the root"
+        }
         PathProblem::Absolute | PathProblem::ParentEscape => {
             "paths are relative to the root; run with --allow-escape to permit absolute paths and `..`"
         }

@@ -28,8 +28,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::path::is_absolute;
-
 /// What is at a path, without following a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -137,142 +135,15 @@ impl std::fmt::Display for FsError {
     }
 }
 
-/// A path resolved as text: where it starts and its components.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Location {
-    anchor: Anchor,
-    parts: Vec<String>,
-}
+use crate::path::Anchor;
+pub use crate::path::Location;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Anchor {
-    Root,
-    /// So many levels above the root (`--allow-escape`).
-    Up(usize),
-    /// The file system root (`--allow-escape`).
-    Slash,
-}
-
-impl Location {
-    /// A location below the root, from plain components.
-    pub fn below_root(parts: &[&str]) -> Location {
-        Location {
-            anchor: Anchor::Root,
-            parts: parts.iter().map(|p| (*p).to_owned()).collect(),
-        }
-    }
-
-    /// The components, after `.` and `..` were resolved.
-    pub fn parts(&self) -> &[String] {
-        &self.parts
-    }
-
-    /// The path as people see it.
-    pub fn display(&self) -> String {
-        let joined = self.parts.join("/");
-        match self.anchor {
-            Anchor::Root if joined.is_empty() => ".".to_owned(),
-            Anchor::Root => joined,
-            Anchor::Up(n) => {
-                let mut s = "../".repeat(n);
-                s.push_str(&joined);
-                s.trim_end_matches('/').to_owned()
-            }
-            Anchor::Slash => format!("/{joined}"),
-        }
-    }
-
-    /// The last component, if the path names something below its anchor.
-    pub fn name(&self) -> Option<&str> {
-        self.parts.last().map(String::as_str)
-    }
-
-    /// This location with `name` added.
-    pub fn join(&self, name: &str) -> Location {
-        let mut parts = self.parts.clone();
-        parts.push(name.to_owned());
-        Location {
-            anchor: self.anchor,
-            parts,
-        }
-    }
-
-    fn prefix(&self, n: usize) -> String {
-        Location {
-            anchor: self.anchor,
-            parts: self.parts[..n].to_vec(),
-        }
-        .display()
-    }
-
-    /// The directory holding this location, if it names something below
-    /// its anchor.
-    pub fn parent(&self) -> Option<Location> {
-        let (_, rest) = self.parts.split_last()?;
-        Some(Location {
-            anchor: self.anchor,
-            parts: rest.to_vec(),
-        })
-    }
-
-    /// This location cut to its first `n` components.
-    pub fn truncated(&self, n: usize) -> Location {
-        Location {
-            anchor: self.anchor,
-            parts: self.parts[..n.min(self.parts.len())].to_vec(),
-        }
-    }
-
-    /// Whether `other` lies below this location.
-    pub fn is_ancestor_of(&self, other: &Location) -> bool {
-        self.anchor == other.anchor
-            && other.parts.len() > self.parts.len()
-            && other.parts.starts_with(&self.parts)
-    }
-
-    /// Whether this names the root itself.
-    pub fn is_root(&self) -> bool {
-        self.anchor == Anchor::Root && self.parts.is_empty()
-    }
-}
-
-/// Resolves `path` as text. Leaving the root (by `..` or an absolute path)
-/// needs `allow_escape`.
+/// Resolves `path` as text ([`crate::path::resolve`]); every problem is
+/// [`FsError::Escape`]. Leaving the root needs `allow_escape`.
 pub fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
-    let escape = || FsError::Escape {
+    crate::path::resolve(path, allow_escape).map_err(|_| FsError::Escape {
         path: path.to_owned(),
-    };
-    if path.is_empty() || path.contains('\0') {
-        return Err(escape());
-    }
-    let absolute = is_absolute(path);
-    if absolute && !allow_escape {
-        return Err(escape());
-    }
-    if absolute && !matches!(path.as_bytes()[0], b'/' | b'\\') {
-        // A drive letter names nothing on this system.
-        return Err(escape());
-    }
-    let mut parts: Vec<String> = Vec::new();
-    let mut ups = 0;
-    for part in path.split(['/', '\\']) {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() && !absolute {
-                    ups += 1;
-                }
-            }
-            _ => parts.push(part.to_owned()),
-        }
-    }
-    let anchor = match (absolute, ups) {
-        (true, _) => Anchor::Slash,
-        (false, 0) => Anchor::Root,
-        (false, n) if allow_escape => Anchor::Up(n),
-        _ => return Err(escape()),
-    };
-    Ok(Location { anchor, parts })
+    })
 }
 
 /// Reading what planning needs; the real file system and test doubles
@@ -386,11 +257,8 @@ impl Root {
                 why,
             })
         };
-        if at.anchor == Anchor::Root && crate::path::is_protected(at.parts()) {
+        if crate::path::is_protected(at) {
             return refuse("is inside `.clada/` or a `.git` directory");
-        }
-        if at.parts().iter().any(|p| p == ".git") {
-            return refuse("is inside a `.git` directory");
         }
         if self
             .protected

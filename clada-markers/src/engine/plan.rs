@@ -311,7 +311,7 @@ mod tests {
 
     impl Files for Tree {
         fn check_lands(&self, at: &Location) -> Result<(), FsError> {
-            if crate::path::is_protected(at.parts()) {
+            if crate::path::is_protected(at) {
                 return Err(FsError::Protected {
                     path: at.display(),
                     why: "is protected",
