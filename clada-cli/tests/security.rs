@@ -176,6 +176,12 @@ fn run_case(dir: &Path) -> Result<(), String> {
         cmd.env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_STATE_HOME", home.join("state"));
     }
+    let approvals = if case.home_is_root {
+        home.join(".config/clada/approvals.json")
+    } else {
+        home.join("config/clada/approvals.json")
+    };
+    let approvals_before = std::fs::read(&approvals).ok();
     let out = cmd.output().map_err(|e| e.to_string())?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -193,12 +199,7 @@ fn run_case(dir: &Path) -> Result<(), String> {
     if std::fs::read_to_string(&places.secret).ok() != Some(format!("{token}\n")) {
         problems.push("the secret file was changed".to_owned());
     }
-    let approvals = if case.home_is_root {
-        home.join(".config/clada/approvals.json")
-    } else {
-        home.join("config/clada/approvals.json")
-    };
-    if approvals.exists() {
+    if std::fs::read(&approvals).ok() != approvals_before {
         problems.push("an approval was stored".to_owned());
     }
     if let Some(code) = case.exit

@@ -226,6 +226,12 @@ impl<'a> Git<'a> {
     /// to stay in the root first.
     fn pathspec(&self, arg: &str) -> Result<String, Stop> {
         let at = self.env.read_path(arg)?;
+        // As git itself: a pathspec beyond a symbolic link names nothing
+        // the work tree tracks, and clada never looks through one.
+        self.env
+            .root
+            .check_no_links(&at)
+            .map_err(|e| Stop::Task(e.into()))?;
         Ok(self.in_tree(&at, arg)?.join("/"))
     }
 
