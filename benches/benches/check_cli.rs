@@ -12,17 +12,14 @@
 //! started again with `--measure`), which reports the child's wall time and
 //! its peak resident set size from `getrusage(RUSAGE_CHILDREN)`.
 
-use std::process::{Command, Stdio};
-use std::time::Instant;
-
-use clada_benches::{MIB, clada_binary, content_heavy};
+use clada_benches::{MIB, clada_binary, content_heavy, run_measured};
 
 const RUNS: usize = 15;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(i) = args.iter().position(|a| a == "--measure") {
-        measure(&args[i + 1..]);
+        clada_benches::measure(&args[i + 1..]);
         return;
     }
     if args.iter().any(|a| a == "--list") {
@@ -49,18 +46,18 @@ fn main() {
     ];
 
     // Warm the page cache and both binaries.
-    run(&clada_cmd);
-    run(&grep_cmd);
+    run_measured(&clada_cmd);
+    run_measured(&grep_cmd);
     let mut clada_runs = Vec::new();
     let mut grep_runs = Vec::new();
     for i in 0..RUNS {
         // Alternate the order so neither side always runs second.
         if i % 2 == 0 {
-            clada_runs.push(run(&clada_cmd));
-            grep_runs.push(run(&grep_cmd));
+            clada_runs.push(run_measured(&clada_cmd));
+            grep_runs.push(run_measured(&grep_cmd));
         } else {
-            grep_runs.push(run(&grep_cmd));
-            clada_runs.push(run(&clada_cmd));
+            grep_runs.push(run_measured(&grep_cmd));
+            clada_runs.push(run_measured(&clada_cmd));
         }
     }
     let _ = std::fs::remove_file(&path);
@@ -84,46 +81,6 @@ fn main() {
         "clada peak RSS / document size: {:.2}x (target < 2.5x)",
         peak as f64 / 1024.0 / size_mib
     );
-}
-
-/// Runs `cmd` under a measuring process; returns (wall ms, peak RSS KiB).
-fn run(cmd: &[String]) -> (f64, u64) {
-    let exe = std::env::current_exe().unwrap_or_default();
-    let out = Command::new(exe)
-        .arg("--measure")
-        .args(cmd)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut it = text.split_whitespace();
-    let ms = it.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
-    let kib = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    (ms, kib)
-}
-
-/// The measuring process: runs the command with its output discarded and
-/// prints its wall time in ms and peak RSS in KiB.
-fn measure(cmd: &[String]) {
-    // Output goes to a pipe that is read and dropped, not to /dev/null:
-    // GNU grep stops at the first match when its output is /dev/null.
-    let start = Instant::now();
-    let child = Command::new(&cmd[0])
-        .args(&cmd[1..])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(mut child) = child else {
-        eprintln!("cannot run {cmd:?}");
-        std::process::exit(1);
-    };
-    if let Some(mut out) = child.stdout.take() {
-        let _ = std::io::copy(&mut out, &mut std::io::sink());
-    }
-    let _ = child.wait();
-    let ms = start.elapsed().as_secs_f64() * 1000.0;
-    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN);
-    let kib = usage.map(|u| u.max_rss()).unwrap_or(0);
-    println!("{ms} {kib}");
 }
 
 fn medians(runs: &[(f64, u64)]) -> (f64, u64) {

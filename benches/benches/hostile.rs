@@ -14,10 +14,9 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use clada_benches::{clada_binary, median};
+use clada_benches::{clada_binary, median, run_measured};
 use clada_markers::Count;
 use clada_markers::engine::matching;
 
@@ -27,7 +26,7 @@ const SIZES: [usize; 4] = [25_000, 50_000, 100_000, 200_000];
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--measure") {
-        measure(&args[1..]);
+        clada_benches::measure(&args[1..]);
         return;
     }
     if args.iter().any(|a| a == "--list") {
@@ -59,7 +58,7 @@ fn main() {
             let path = dir.join("doc.md");
             std::fs::write(&path, format!("{head}{}", line.repeat(n))).expect("document");
             let cmd = [clada.clone(), "check".into(), path.display().to_string()];
-            let runs: Vec<f64> = (0..RUNS).map(|_| run(&cmd).0).collect();
+            let runs: Vec<f64> = (0..RUNS).map(|_| run_measured(&cmd).0).collect();
             times.push(median(runs));
         }
         let ratios: Vec<String> = times
@@ -118,8 +117,8 @@ fn main() {
         let doc = line.repeat(53_000_000 / line.len() + 1);
         std::fs::write(&big, doc).expect("big document");
     }
-    let from_file = run(&[clada.clone(), "check".into(), big.display().to_string()]);
-    let from_stdin = run(&[
+    let from_file = run_measured(&[clada.clone(), "check".into(), big.display().to_string()]);
+    let from_stdin = run_measured(&[
         "sh".into(),
         "-c".into(),
         format!("{clada} check - < {}", big.display()),
@@ -130,42 +129,4 @@ fn main() {
         from_stdin.1 as f64 / 1024.0
     );
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Runs `cmd` under a measuring process; returns (wall ms, peak RSS KiB).
-fn run(cmd: &[String]) -> (f64, u64) {
-    let exe = std::env::current_exe().unwrap_or_default();
-    let out = Command::new(exe)
-        .arg("--measure")
-        .args(cmd)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut it = text.split_whitespace();
-    let ms = it.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
-    let kib = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    (ms, kib)
-}
-
-/// The measuring process: runs the command with its output read and
-/// dropped, and prints its wall time in ms and peak RSS in KiB.
-fn measure(cmd: &[String]) {
-    let start = Instant::now();
-    let child = Command::new(&cmd[0])
-        .args(&cmd[1..])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(mut child) = child else {
-        eprintln!("cannot run {cmd:?}");
-        std::process::exit(1);
-    };
-    if let Some(mut out) = child.stdout.take() {
-        let _ = std::io::copy(&mut out, &mut std::io::sink());
-    }
-    let _ = child.wait();
-    let ms = start.elapsed().as_secs_f64() * 1000.0;
-    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN);
-    let kib = usage.map(|u| u.max_rss()).unwrap_or(0);
-    println!("{ms} {kib}");
 }

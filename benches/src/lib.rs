@@ -167,6 +167,51 @@ pub fn edit_fixture(files: usize, lines: usize, edits: usize) -> EditFixture {
     fx
 }
 
+/// Runs `cmd` under a measuring process (the calling bench binary, started
+/// again with `--measure`); returns its wall time in ms and peak RSS in KiB.
+pub fn run_measured(cmd: &[String]) -> (f64, u64) {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let out = std::process::Command::new(exe)
+        .arg("--measure")
+        .args(cmd)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace();
+    let ms = it.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+    let kib = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    (ms, kib)
+}
+
+/// The measuring process: runs the command with its output read and
+/// dropped (a pipe, not `/dev/null`: GNU grep stops at the first match when
+/// its output is `/dev/null`), and prints its wall time in ms and its peak
+/// RSS in KiB (`getrusage(RUSAGE_CHILDREN)`).
+pub fn measure(cmd: &[String]) {
+    let start = std::time::Instant::now();
+    let Some((program, args)) = cmd.split_first() else {
+        eprintln!("nothing to measure");
+        std::process::exit(1);
+    };
+    let child = std::process::Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        eprintln!("cannot run {cmd:?}");
+        std::process::exit(1);
+    };
+    if let Some(mut out) = child.stdout.take() {
+        let _ = std::io::copy(&mut out, &mut std::io::sink());
+    }
+    let _ = child.wait();
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN);
+    let kib = usage.map(|u| u.max_rss()).unwrap_or(0);
+    println!("{ms} {kib}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
