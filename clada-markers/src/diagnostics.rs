@@ -198,48 +198,88 @@ impl Diagnostic {
 /// turns on ANSI colours (the caller decides: only on a terminal and never
 /// with `NO_COLOR`).
 pub fn render(diagnostics: &[Diagnostic], source: &str, name: &str, color: bool) -> String {
-    let mut out = Vec::new();
-    if diagnostics.is_empty() {
-        return String::new();
+    Renderer::new(source, name, color).render(diagnostics)
+}
+
+/// Renders diagnostics of one document, again and again: the document's
+/// line index is built once, at the first diagnostic, so that rendering
+/// each unit's diagnostics in turn costs what its excerpts cost, not the
+/// document's length each time.
+pub struct Renderer<'s> {
+    source: &'s str,
+    name: String,
+    color: bool,
+    cache: std::cell::OnceCell<std::cell::RefCell<(String, Source<&'s str>)>>,
+}
+
+impl std::fmt::Debug for Renderer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
-    let mut cache = (name, Source::from(source));
-    let config = Config::default()
-        .with_index_type(IndexType::Byte)
-        .with_color(color);
-    // ariadne wants spans on character boundaries and inside the text.
-    let clamp = |s: Span| -> std::ops::Range<usize> {
-        let fix = |mut i: usize| {
-            i = i.min(source.len());
-            while !source.is_char_boundary(i) {
-                i -= 1;
+}
+
+impl<'s> Renderer<'s> {
+    pub fn new(source: &'s str, name: &str, color: bool) -> Self {
+        Renderer {
+            source,
+            name: name.to_owned(),
+            color,
+            cache: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The diagnostics with their excerpts.
+    pub fn render(&self, diagnostics: &[Diagnostic]) -> String {
+        if diagnostics.is_empty() {
+            return String::new();
+        }
+        let (source, name) = (self.source, &self.name);
+        let cache = self
+            .cache
+            .get_or_init(|| std::cell::RefCell::new((name.clone(), Source::from(source))));
+        let mut cache = cache.borrow_mut();
+        let mut out = Vec::new();
+        let config = Config::default()
+            .with_index_type(IndexType::Byte)
+            .with_color(self.color);
+        // ariadne wants spans on character boundaries and inside the text.
+        let clamp = |s: Span| -> std::ops::Range<usize> {
+            let fix = |mut i: usize| {
+                i = i.min(source.len());
+                while !source.is_char_boundary(i) {
+                    i -= 1;
+                }
+                i
+            };
+            fix(s.start)..fix(s.end).max(fix(s.start))
+        };
+        for d in diagnostics {
+            let kind = match d.severity {
+                Severity::Error => ReportKind::Error,
+                Severity::Warning => ReportKind::Warning,
+            };
+            let mut report = Report::build(kind, (name.clone(), clamp(d.span)))
+                .with_config(config)
+                .with_code(d.kind.name())
+                .with_message(&d.message)
+                .with_label(
+                    AriadneLabel::new((name.clone(), clamp(d.span)))
+                        .with_message(d.kind.name().replace('_', " ")),
+                );
+            for label in &d.labels {
+                report = report.with_label(
+                    AriadneLabel::new((name.clone(), clamp(label.span)))
+                        .with_message(&label.message),
+                );
             }
-            i
-        };
-        fix(s.start)..fix(s.end).max(fix(s.start))
-    };
-    for d in diagnostics {
-        let kind = match d.severity {
-            Severity::Error => ReportKind::Error,
-            Severity::Warning => ReportKind::Warning,
-        };
-        let mut report = Report::build(kind, (name, clamp(d.span)))
-            .with_config(config)
-            .with_code(d.kind.name())
-            .with_message(&d.message)
-            .with_label(
-                AriadneLabel::new((name, clamp(d.span)))
-                    .with_message(d.kind.name().replace('_', " ")),
-            );
-        for label in &d.labels {
-            report = report.with_label(
-                AriadneLabel::new((name, clamp(label.span))).with_message(&label.message),
-            );
+            if let Some(help) = &d.help {
+                report = report.with_help(help);
+            }
+            // Writing to a Vec cannot fail.
+            let _ = report.finish().write(&mut *cache, &mut out);
         }
-        if let Some(help) = &d.help {
-            report = report.with_help(help);
-        }
-        // Writing to a Vec cannot fail.
-        let _ = report.finish().write(&mut cache, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
     }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -42,7 +42,7 @@ mod validate;
 
 pub use ast::{Block, Count, Document, Op, OpName, Task, Unit};
 pub use attributes::{Attribute, Quote};
-pub use diagnostics::{Diagnostic, DiagnosticKind, Label, Severity, render};
+pub use diagnostics::{Diagnostic, DiagnosticKind, Label, Renderer, Severity, render};
 pub use error_type::{Category, ErrorType};
 pub use input::{MAX_DOCUMENT_SIZE, decode, read_limited, too_large};
 pub use lexer::{Lexer, Marker, Token, TokenKind, lex};

@@ -9,7 +9,7 @@
 use std::io::Write;
 
 use crate::ast::{Document, Task, Unit};
-use crate::diagnostics::{Diagnostic, render};
+use crate::diagnostics::{Diagnostic, Renderer};
 use crate::engine::Observer;
 use crate::report::{ApplyReport, BlockStatus, TaskReport, TaskStatus};
 use crate::span::LineIndex;
@@ -43,11 +43,12 @@ pub struct TextPrinter<'d, W: Write> {
     out: W,
     doc: &'d Document<'d>,
     tasks: Vec<&'d Task<'d>>,
-    name: String,
     detail: Detail,
     exec: ExecOutput,
     color: bool,
     blocks_seen: usize,
+    /// Excerpts come from one line index of the document, built once.
+    renderer: Renderer<'d>,
 }
 
 impl<W: Write> std::fmt::Debug for TextPrinter<'_, W> {
@@ -73,11 +74,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             out,
             doc,
             tasks: doc.tasks().collect(),
-            name: name.to_owned(),
             detail,
             exec,
             color,
             blocks_seen: 0,
+            renderer: Renderer::new(doc.source, name, color),
         }
     }
 
@@ -93,7 +94,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         if ds.is_empty() {
             return;
         }
-        let text = render(ds, self.doc.source, &self.name, self.color);
+        let text = self.renderer.render(ds);
         let _ = self.out.write_all(text.as_bytes());
     }
 
