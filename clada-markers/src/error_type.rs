@@ -19,6 +19,7 @@ pub enum ErrorType {
     ExecFailed,
     ExecTimeout,
     LockTimeout,
+    FileChanged,
     SandboxUnavailable,
     GitOperationFailed,
 }
@@ -47,6 +48,7 @@ impl ErrorType {
             ErrorType::ExecFailed => "exec_failed",
             ErrorType::ExecTimeout => "exec_timeout",
             ErrorType::LockTimeout => "lock_timeout",
+            ErrorType::FileChanged => "file_changed",
             ErrorType::SandboxUnavailable => "sandbox_unavailable",
             ErrorType::GitOperationFailed => "git_operation_failed",
         }
@@ -63,7 +65,8 @@ impl ErrorType {
             ErrorType::MatchCountMismatch
             | ErrorType::FileNotFound
             | ErrorType::ExecFailed
-            | ErrorType::ExecTimeout => Category::Runtime,
+            | ErrorType::ExecTimeout
+            | ErrorType::FileChanged => Category::Runtime,
             ErrorType::PermissionDenied
             | ErrorType::LockTimeout
             | ErrorType::SandboxUnavailable
@@ -75,7 +78,10 @@ impl ErrorType {
     pub const fn retryable(self) -> bool {
         matches!(
             self,
-            ErrorType::ExecFailed | ErrorType::ExecTimeout | ErrorType::LockTimeout
+            ErrorType::ExecFailed
+                | ErrorType::ExecTimeout
+                | ErrorType::LockTimeout
+                | ErrorType::FileChanged
         )
     }
 }

@@ -59,13 +59,13 @@ pub(crate) fn is_protected(at: &Location) -> bool {
 }
 
 /// A path resolved as text: where it starts and its components.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Location {
     pub(crate) anchor: Anchor,
     pub(crate) parts: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Anchor {
     Root,
     /// So many levels above the root (`--allow-escape`).

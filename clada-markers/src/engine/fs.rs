@@ -79,6 +79,12 @@ pub enum FsError {
         path: String,
         why: &'static str,
     },
+    /// The file changed on disk after it was read (PROTOCOL §8
+    /// `file_changed`): another writer's work is kept, this write is not
+    /// made.
+    Changed {
+        path: String,
+    },
     /// Any other refusal of the OS.
     Os {
         path: String,
@@ -97,6 +103,7 @@ impl FsError {
             | FsError::NotRegular { path }
             | FsError::Escape { path }
             | FsError::Protected { path, .. }
+            | FsError::Changed { path }
             | FsError::Os { path, .. } => path,
         }
     }
@@ -127,6 +134,11 @@ impl std::fmt::Display for FsError {
             FsError::Protected { path, why } => {
                 write!(f, "{path} {why}, which documents never change")
             }
+            FsError::Changed { path } => write!(
+                f,
+                "{path} changed on disk while the run was planning its edit; \
+                 nothing was written to it (run the edit again against the new contents)"
+            ),
             FsError::Os { path, op, errno } => {
                 let what = std::io::Error::from_raw_os_error(errno.raw_os_error());
                 write!(f, "cannot {op} {path}: {what}")
@@ -153,10 +165,37 @@ pub trait Files {
     /// What is at the location, without following a link; `None` when
     /// nothing is.
     fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError>;
+    /// The contents of the file at `at`, shared where they are kept.
+    fn contents(&self, at: &Location) -> Result<Rc<Vec<u8>>, FsError> {
+        self.read(at).map(Rc::new)
+    }
     /// See [`Root::check_lands`].
     fn check_lands(&self, at: &Location) -> Result<(), FsError>;
     /// See [`Root::check_takes_away`].
     fn check_takes_away(&self, at: &Location) -> Result<(), FsError>;
+}
+
+/// What identifies one state of a file on disk: where it lives (device
+/// and inode), its size and its modification time. A file replaced,
+/// rewritten or truncated since has another stamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(st: &rustix::fs::Stat) -> Stamp {
+        #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+        Stamp {
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: u64::try_from(st.st_size).unwrap_or(0),
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+        }
+    }
 }
 
 /// How a write ended.
@@ -275,19 +314,13 @@ impl Root {
     /// holding a `.git` anywhere below (a nested repository's history is
     /// not in the root's commits). The walk never follows a link.
     pub fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
-        self.check_lands(at)?;
+        self.check_takes_away_shallow(at)?;
         let refuse = |why| {
             Err(FsError::Protected {
                 path: at.display(),
                 why,
             })
         };
-        if at.is_root() {
-            return refuse("is the root");
-        }
-        if self.protected.iter().any(|p| at.is_ancestor_of(p)) {
-            return refuse("holds clada's own configuration, state or runtime directory");
-        }
         if self.kind(at)? != Some(Kind::Dir) {
             return Ok(());
         }
@@ -301,6 +334,25 @@ impl Root {
                     pending.push(dir.join(&entry.name));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// [`Root::check_takes_away`] without looking at what `at` holds on
+    /// disk.
+    pub fn check_takes_away_shallow(&self, at: &Location) -> Result<(), FsError> {
+        self.check_lands(at)?;
+        let refuse = |why| {
+            Err(FsError::Protected {
+                path: at.display(),
+                why,
+            })
+        };
+        if at.is_root() {
+            return refuse("is the root");
+        }
+        if self.protected.iter().any(|p| at.is_ancestor_of(p)) {
+            return refuse("holds clada's own configuration, state or runtime directory");
         }
         Ok(())
     }
@@ -423,18 +475,7 @@ impl Root {
             }
         };
         let temp = temp_name(name);
-        if let Some(journal) = self.journal.borrow_mut().as_mut() {
-            let mut line = at.truncated(at.parts.len() - 1).join(&temp).display();
-            line.push('\n');
-            journal
-                .write_all(line.as_bytes())
-                .and_then(|()| journal.flush())
-                .map_err(|e| FsError::Os {
-                    path: path(),
-                    op: "note the temporary file of",
-                    errno: errno_of(&e),
-                })?;
-        }
+        self.note_temp(&at.truncated(at.parts.len() - 1).join(&temp))?;
         let fd = rustix::fs::openat(
             &*parent,
             temp.as_str(),
@@ -473,6 +514,114 @@ impl Root {
         })
     }
 
+    /// Reads the regular file at `at`, with the stamp of what was read.
+    pub fn read_stamped(&self, at: &Location) -> Result<(Vec<u8>, Stamp), FsError> {
+        let path = || at.display();
+        let (parent, name) = self.parent(at, false)?;
+        // NONBLOCK: a pipe must not hang the run; it is refused below.
+        let fd = rustix::fs::openat(
+            &*parent,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::empty(),
+        )
+        .map_err(|errno| match errno {
+            Errno::NOENT => FsError::NotFound { path: path() },
+            Errno::LOOP => FsError::Symlink { path: path() },
+            _ => FsError::Os {
+                path: path(),
+                op: "open",
+                errno,
+            },
+        })?;
+        let st = rustix::fs::fstat(&fd).map_err(|errno| FsError::Os {
+            path: path(),
+            op: "inspect",
+            errno,
+        })?;
+        match Kind::of(FileType::from_raw_mode(st.st_mode)) {
+            Kind::File => {}
+            Kind::Dir => return Err(FsError::IsDirectory { path: path() }),
+            _ => return Err(FsError::NotRegular { path: path() }),
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
+        File::from(fd)
+            .read_to_end(&mut bytes)
+            .map_err(|e| FsError::Os {
+                path: path(),
+                op: "read",
+                errno: errno_of(&e),
+            })?;
+        Ok((bytes, Stamp::of(&st)))
+    }
+
+    /// The stamp of the regular file at `at`, `None` when nothing is there.
+    pub fn stamp(&self, at: &Location) -> Result<Option<Stamp>, FsError> {
+        let (parent, name) = match self.parent(at, false) {
+            Ok(p) => p,
+            Err(FsError::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        stamp_at(&parent, name, &at.display())
+    }
+
+    /// Makes the directory `at` and its missing parents.
+    pub fn make_dirs(&self, at: &Location) -> Result<(), FsError> {
+        self.dir(at, at.parts.len(), true).map(|_| ())
+    }
+
+    /// Renames `at` to a fresh temporary name beside it (noted in the
+    /// journal), so that it can be put back; returns where it went.
+    pub fn set_aside(&self, at: &Location) -> Result<Location, FsError> {
+        let (parent, name) = self.parent(at, false)?;
+        let temp = temp_name(name);
+        let aside = at.truncated(at.parts.len() - 1).join(&temp);
+        self.note_temp(&aside)?;
+        rustix::fs::renameat(&*parent, name, &*parent, temp.as_str()).map_err(|errno| {
+            FsError::Os {
+                path: at.display(),
+                op: "set aside",
+                errno,
+            }
+        })?;
+        self.forget_dirs();
+        Ok(aside)
+    }
+
+    /// Links the file at `at` under a fresh temporary name beside it (noted
+    /// in the journal): its contents stay reachable after `at` is replaced.
+    pub fn keep_copy(&self, at: &Location) -> Result<Location, FsError> {
+        let (parent, name) = self.parent(at, false)?;
+        let temp = temp_name(name);
+        let kept = at.truncated(at.parts.len() - 1).join(&temp);
+        self.note_temp(&kept)?;
+        rustix::fs::linkat(&*parent, name, &*parent, temp.as_str(), AtFlags::empty()).map_err(
+            |errno| FsError::Os {
+                path: at.display(),
+                op: "keep the old contents of",
+                errno,
+            },
+        )?;
+        Ok(kept)
+    }
+
+    /// Notes a temporary file in the journal before it is made.
+    fn note_temp(&self, temp: &Location) -> Result<(), FsError> {
+        if let Some(journal) = self.journal.borrow_mut().as_mut() {
+            let mut line = temp.display();
+            line.push('\n');
+            journal
+                .write_all(line.as_bytes())
+                .and_then(|()| journal.flush())
+                .map_err(|e| FsError::Os {
+                    path: temp.display(),
+                    op: "note the temporary file",
+                    errno: errno_of(&e),
+                })?;
+        }
+        Ok(())
+    }
+
     /// Opens the directory `at` (for a command's working directory).
     pub fn directory(&self, at: &Location) -> Result<Rc<OwnedFd>, FsError> {
         self.dir(at, at.parts.len(), false)
@@ -508,6 +657,18 @@ impl Root {
                 op: "move",
                 errno,
             },
+        })
+    }
+
+    /// Removes the directory `at` if it is empty.
+    pub fn remove_empty_dir(&self, at: &Location) -> Result<(), FsError> {
+        let (parent, name) = self.parent(at, false)?;
+        let removed = rustix::fs::unlinkat(&*parent, name, AtFlags::REMOVEDIR);
+        self.forget_dirs();
+        removed.map_err(|errno| FsError::Os {
+            path: at.display(),
+            op: "remove",
+            errno,
         })
     }
 
@@ -551,7 +712,27 @@ impl PreparedWrite {
     }
 
     /// Fills the temporary file and renames it over the target.
-    pub fn commit(mut self, contents: &[u8]) -> Result<Written, FsError> {
+    pub fn commit(self, contents: &[u8]) -> Result<Written, FsError> {
+        self.commit_checked(contents, None)
+    }
+
+    /// Like [`PreparedWrite::commit`], but only if the target is still as
+    /// it was read: the file with stamp `expect`, or nothing. Otherwise
+    /// [`FsError::Changed`] and the target is left alone. A new file is
+    /// renamed into place only if no other file appeared there meanwhile.
+    pub fn commit_expecting(
+        self,
+        contents: &[u8],
+        expect: Option<Stamp>,
+    ) -> Result<Written, FsError> {
+        self.commit_checked(contents, Some(expect))
+    }
+
+    fn commit_checked(
+        mut self,
+        contents: &[u8],
+        expect: Option<Option<Stamp>>,
+    ) -> Result<Written, FsError> {
         let Some(mut file) = self.file.take() else {
             return Err(FsError::Os {
                 path: self.path.clone(),
@@ -565,16 +746,49 @@ impl PreparedWrite {
             errno: errno_of(&e),
         })?;
         drop(file);
-        rustix::fs::renameat(
-            &*self.parent,
-            self.temp.as_str(),
-            &*self.parent,
-            self.name.as_str(),
-        )
-        .map_err(|errno| FsError::Os {
+        let changed = || FsError::Changed {
             path: self.path.clone(),
-            op: "replace",
-            errno,
+        };
+        let unchanged = |expect: Option<Stamp>| {
+            let now = stamp_at(&self.parent, self.name.as_str(), &self.path);
+            matches!(now, Ok(s) if s == expect)
+        };
+        let flags = match expect {
+            Some(Some(stamp)) => {
+                if !unchanged(Some(stamp)) {
+                    return Err(changed());
+                }
+                rustix::fs::RenameFlags::empty()
+            }
+            Some(None) => rustix::fs::RenameFlags::NOREPLACE,
+            None => rustix::fs::RenameFlags::empty(),
+        };
+        let rename = |flags| {
+            rustix::fs::renameat_with(
+                &*self.parent,
+                self.temp.as_str(),
+                &*self.parent,
+                self.name.as_str(),
+                flags,
+            )
+        };
+        let renamed = match rename(flags) {
+            // A file system without RENAME_NOREPLACE: check, then rename.
+            Err(Errno::INVAL) if !flags.is_empty() => {
+                if !unchanged(None) {
+                    return Err(changed());
+                }
+                rename(rustix::fs::RenameFlags::empty())
+            }
+            other => other,
+        };
+        renamed.map_err(|errno| match errno {
+            Errno::EXIST => changed(),
+            _ => FsError::Os {
+                path: self.path.clone(),
+                op: "replace",
+                errno,
+            },
         })?;
         // Renamed: nothing left to clean up.
         self.temp.clear();
@@ -605,43 +819,7 @@ impl Files for Root {
     }
 
     fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
-        let path = || at.display();
-        let (parent, name) = self.parent(at, false)?;
-        // NONBLOCK: a pipe must not hang the run; it is refused below.
-        let fd = rustix::fs::openat(
-            &*parent,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-            Mode::empty(),
-        )
-        .map_err(|errno| match errno {
-            Errno::NOENT => FsError::NotFound { path: path() },
-            Errno::LOOP => FsError::Symlink { path: path() },
-            _ => FsError::Os {
-                path: path(),
-                op: "open",
-                errno,
-            },
-        })?;
-        let st = rustix::fs::fstat(&fd).map_err(|errno| FsError::Os {
-            path: path(),
-            op: "inspect",
-            errno,
-        })?;
-        match Kind::of(FileType::from_raw_mode(st.st_mode)) {
-            Kind::File => {}
-            Kind::Dir => return Err(FsError::IsDirectory { path: path() }),
-            _ => return Err(FsError::NotRegular { path: path() }),
-        }
-        let mut bytes = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
-        File::from(fd)
-            .read_to_end(&mut bytes)
-            .map_err(|e| FsError::Os {
-                path: path(),
-                op: "read",
-                errno: errno_of(&e),
-            })?;
-        Ok(bytes)
+        self.read_stamped(at).map(|(bytes, _)| bytes)
     }
 
     fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {
@@ -658,6 +836,25 @@ impl Files for Root {
             op: "inspect",
             errno,
         })
+    }
+}
+
+/// The stamp of the regular file `name` in `dir`; `None` when nothing is
+/// there. `path` names it in errors.
+fn stamp_at(dir: &OwnedFd, name: &str, path: &str) -> Result<Option<Stamp>, FsError> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => match Kind::of(FileType::from_raw_mode(st.st_mode)) {
+            Kind::File => Ok(Some(Stamp::of(&st))),
+            Kind::Dir => Err(FsError::IsDirectory { path: path.into() }),
+            Kind::Symlink => Err(FsError::Symlink { path: path.into() }),
+            Kind::Other => Err(FsError::NotRegular { path: path.into() }),
+        },
+        Err(Errno::NOENT) => Ok(None),
+        Err(errno) => Err(FsError::Os {
+            path: path.into(),
+            op: "inspect",
+            errno,
+        }),
     }
 }
 

@@ -238,6 +238,7 @@ pub(crate) fn describe(e: &FsError) -> String {
         FsError::Symlink { path } => format!("{path}: is a symbolic link, not followed"),
         FsError::Escape { path } => format!("{path}: outside the root"),
         FsError::Protected { path, .. } => format!("{path}: a protected place"),
+        FsError::Changed { path } => format!("{path}: changed on disk meanwhile"),
         FsError::Os { path, errno, .. } => {
             let what = std::io::Error::from_raw_os_error(errno.raw_os_error());
             format!("{path}: {what}")
