@@ -30,6 +30,9 @@ pub const MAX_REPORTED_LINES: usize = 20;
 /// a hint: a diff against unrelated text only misleads.
 pub const MIN_SIMILARITY: f64 = 0.5;
 
+/// A report lists the lines of at most this many replaced occurrences.
+pub const MAX_LISTED_LINES: usize = 100;
+
 /// A successful edit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edited {
@@ -37,8 +40,80 @@ pub struct Edited {
     pub text: String,
     /// How many occurrences were replaced.
     pub replacements: usize,
-    /// The 1-based line of each replaced occurrence.
+    /// The 1-based line of each replaced occurrence (of the first
+    /// [`MAX_LISTED_LINES`]).
     pub lines: Vec<usize>,
+}
+
+/// An edit found and ready to be made: which bytes of the file change to
+/// what. [`Found::apply`] changes the file's bytes in place, so that many
+/// edits of one file cost a search and a splice each, never a copy of the
+/// whole text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// Byte ranges of the file (sorted, disjoint) to replace.
+    ranges: Vec<(usize, usize)>,
+    /// The replacement, in the file's line break style.
+    replacement: String,
+    /// The last range took the final line of a file without a final line
+    /// feed: the result lacks one too.
+    trim_final: bool,
+    /// How many occurrences are replaced.
+    pub replacements: usize,
+    /// The 1-based line of each replaced occurrence (of the first
+    /// [`MAX_LISTED_LINES`]).
+    pub lines: Vec<usize>,
+}
+
+impl Found {
+    /// Makes the edit in `file`, the bytes it was found in.
+    pub fn apply(&self, file: &mut Vec<u8>) {
+        let repl = self.replacement.as_bytes();
+        match self.ranges.as_slice() {
+            [] => {}
+            [(s, e)] => {
+                file.splice(*s..*e, repl.iter().copied());
+            }
+            ranges => {
+                let mut out = Vec::with_capacity(file.len() + ranges.len() * repl.len());
+                let mut prev = 0;
+                for &(s, e) in ranges {
+                    out.extend_from_slice(&file[prev..s]);
+                    out.extend_from_slice(repl);
+                    prev = e;
+                }
+                out.extend_from_slice(&file[prev..]);
+                *file = out;
+            }
+        }
+        // The virtual final line feed was replaced along with the last
+        // line: keep the file without a final line break.
+        if self.trim_final {
+            if file.ends_with(b"\r\n") {
+                file.truncate(file.len() - 2);
+            } else if file.ends_with(b"\n") {
+                file.truncate(file.len() - 1);
+            }
+        }
+    }
+
+    /// The edit made on a copy of `file`.
+    fn edited(self, file: &str) -> Edited {
+        Edited {
+            text: self.applied_to(file),
+            replacements: self.replacements,
+            lines: self.lines,
+        }
+    }
+
+    /// The new text of `file`.
+    fn applied_to(&self, file: &str) -> String {
+        let mut bytes = file.as_bytes().to_vec();
+        self.apply(&mut bytes);
+        // Ranges end and start at character boundaries and the
+        // replacement is text: the result is text.
+        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+    }
 }
 
 /// Why an edit found the wrong number of occurrences.
@@ -84,8 +159,8 @@ struct View<'a> {
     /// The file without its byte-order mark.
     body: &'a str,
     /// `body` with every CR before a line feed removed, plus a virtual line
-    /// feed when `body` lacks a final one.
-    norm: String,
+    /// feed when `body` lacks a final one: `body` itself for most files.
+    norm: std::borrow::Cow<'a, str>,
     /// Positions in `norm` of the line feeds whose CR was removed.
     crs: Vec<usize>,
     /// The file's style: its first line break is CRLF.
@@ -102,18 +177,23 @@ impl<'a> View<'a> {
         let crlf = memchr::memchr(b'\n', body.as_bytes())
             .is_some_and(|i| i > 0 && body.as_bytes()[i - 1] == b'\r');
         let missing_final = !body.is_empty() && !body.ends_with('\n');
-        let mut norm = String::with_capacity(body.len() + 1);
         let mut crs = Vec::new();
-        let mut last = 0;
-        for i in memchr::memmem::find_iter(body.as_bytes(), b"\r\n") {
-            norm.push_str(&body[last..i]);
-            crs.push(norm.len());
-            last = i + 1;
-        }
-        norm.push_str(&body[last..]);
-        if missing_final {
-            norm.push('\n');
-        }
+        let norm = if !missing_final && memchr::memchr(b'\r', body.as_bytes()).is_none() {
+            std::borrow::Cow::Borrowed(body)
+        } else {
+            let mut norm = String::with_capacity(body.len() + 1);
+            let mut last = 0;
+            for i in memchr::memmem::find_iter(body.as_bytes(), b"\r\n") {
+                norm.push_str(&body[last..i]);
+                crs.push(norm.len());
+                last = i + 1;
+            }
+            norm.push_str(&body[last..]);
+            if missing_final {
+                norm.push('\n');
+            }
+            std::borrow::Cow::Owned(norm)
+        };
         View {
             bom,
             body,
@@ -141,33 +221,20 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Replaces the `norm` ranges (sorted, disjoint) with `replacement`.
-    fn splice(&self, ranges: &[(usize, usize)], replacement: &str) -> String {
-        let styled = self.styled(replacement);
-        let mut out =
-            String::with_capacity(self.body.len() + ranges.len() * styled.len() + BOM.len());
-        if self.bom {
-            out.push_str(BOM);
+    /// The edit replacing the `norm` ranges (sorted, disjoint) with
+    /// `replacement`, in the file's bytes.
+    fn found(&self, ranges: &[(usize, usize)], replacement: &str, lines: Vec<usize>) -> Found {
+        let offset = if self.bom { BOM.len() } else { 0 };
+        Found {
+            ranges: ranges
+                .iter()
+                .map(|&(s, e)| (offset + self.body_pos(s), offset + self.body_pos(e)))
+                .collect(),
+            replacement: self.styled(replacement).into_owned(),
+            trim_final: self.missing_final && ranges.last().is_some_and(|r| r.1 == self.norm.len()),
+            replacements: ranges.len(),
+            lines,
         }
-        let mut prev = 0;
-        let mut took_virtual = false;
-        for &(s, e) in ranges {
-            out.push_str(&self.body[prev..self.body_pos(s)]);
-            out.push_str(&styled);
-            prev = self.body_pos(e);
-            took_virtual |= self.missing_final && e == self.norm.len();
-        }
-        out.push_str(&self.body[prev..]);
-        // The virtual final line feed was replaced along with the last
-        // line: keep the file without a final line break.
-        if took_virtual {
-            if out.ends_with("\r\n") {
-                out.truncate(out.len() - 2);
-            } else if out.ends_with('\n') {
-                out.truncate(out.len() - 1);
-            }
-        }
-        out
     }
 
     /// The 1-based line of each position (sorted ascending).
@@ -200,6 +267,11 @@ pub fn edit(
     replace: &str,
     count: Count,
 ) -> Result<Edited, Box<Mismatch>> {
+    find(file, search, replace, count).map(|f| f.edited(file))
+}
+
+/// Finds where [`edit`] would replace, without changing anything.
+pub fn find(file: &str, search: &str, replace: &str, count: Count) -> Result<Found, Box<Mismatch>> {
     let view = View::new(file);
     let ranges: Vec<(usize, usize)> = if search.is_empty() {
         Vec::new()
@@ -221,14 +293,10 @@ fn settle(
     replace: &str,
     count: Count,
     explain: impl FnOnce(&mut Mismatch),
-) -> Result<Edited, Box<Mismatch>> {
-    let lines = view.lines_of(ranges.iter().map(|r| r.0));
+) -> Result<Found, Box<Mismatch>> {
+    let lines = view.lines_of(ranges.iter().take(MAX_LISTED_LINES).map(|r| r.0));
     if count_ok(count, ranges.len()) {
-        return Ok(Edited {
-            text: view.splice(&ranges, replace),
-            replacements: ranges.len(),
-            lines,
-        });
+        return Ok(view.found(&ranges, replace, lines));
     }
     let mut m = Mismatch {
         expected: count,
@@ -259,6 +327,17 @@ pub fn edit_range(
     replace: &str,
     count: Count,
 ) -> Result<Edited, Box<Mismatch>> {
+    find_range(file, start, end, replace, count).map(|f| f.edited(file))
+}
+
+/// Finds where [`edit_range`] would replace, without changing anything.
+pub fn find_range(
+    file: &str,
+    start: &str,
+    end: &str,
+    replace: &str,
+    count: Count,
+) -> Result<Found, Box<Mismatch>> {
     let view = View::new(file);
     let hay = view.norm.as_bytes();
     let start_finder = memchr::memmem::Finder::new(start.as_bytes());
