@@ -15,11 +15,11 @@ use crate::commands::approve::Approver;
 use crate::commands::{CommandRunner, RunOptions};
 use crate::dirs::Dirs;
 use crate::engine::fs::Root;
-use crate::engine::{self, ApplyOptions, Observer};
+use crate::engine::{self, ApplyOptions, Atomic, Observer};
 use crate::error_type::ErrorType;
 use crate::git::{Author, WorkTree};
 use crate::journal::Journal;
-use crate::report::{ApplyReport, ErrorReport, GitReport};
+use crate::report::{ApplyReport, ErrorReport, FileChange, GitReport};
 
 /// Everything a run needs beyond the document.
 #[derive(Clone, Debug)]
@@ -38,6 +38,11 @@ pub struct RunConfig {
     pub commands: RunOptions,
     /// clada's own directories: where the default lock goes.
     pub dirs: Option<Dirs>,
+    /// `--dry-run`: plan everything, write nothing, run nothing, commit
+    /// nothing.
+    pub dry_run: bool,
+    /// `--atomic[=unit|document]`.
+    pub atomic: Option<Atomic>,
 }
 
 /// Runs `doc` under `root`, telling `observer` as it goes.
@@ -66,9 +71,11 @@ pub fn run(
     };
 
     // The lock, and the journal of temporary files beside it (PROTOCOL §7).
+    // A dry run writes nothing, not even a lock file: it reads the tree
+    // as it is.
     let mut _lock = None;
     let mut journal_done = None;
-    if doc.tasks().next().is_some() {
+    if doc.tasks().next().is_some() && !config.dry_run {
         let path = match &config.lock_file {
             Some(path) => Some(path.clone()),
             None => match default_lock(work_tree.as_ref(), config.dirs.as_ref(), &config.root_path)
@@ -99,6 +106,10 @@ pub fn run(
     let mut git = GitReport::default();
     let commits = match (&config.git, doc.tasks().next(), &work_tree) {
         (None, _, _) | (Some(_), None, _) => None,
+        (Some(_), Some(_), _) if config.dry_run => {
+            git.note = Some("dry run: nothing committed".to_owned());
+            None
+        }
         (Some(_), Some(_), None) => {
             git.note = Some("not in a git work tree: nothing committed".to_owned());
             None
@@ -120,6 +131,8 @@ pub fn run(
     let options = ApplyOptions {
         allow_escape: config.allow_escape,
         total_timeout: config.total_timeout,
+        dry_run: config.dry_run,
+        atomic: config.atomic,
     };
     let mut runner = CommandRunner::new(
         root,
@@ -128,7 +141,8 @@ pub fn run(
         approver,
     )
     .with_repository(work_tree.as_ref().map(WorkTree::repository));
-    let blocks = engine::apply(doc, root, &options, &mut runner, observer);
+    let outcome = engine::apply_with(doc, root, &options, &mut runner, observer);
+    let blocks = outcome.blocks;
 
     if let Some((tree, author)) = commits {
         let tasks: usize = blocks.iter().map(|b| b.tasks.len()).sum();
@@ -150,7 +164,12 @@ pub fn run(
     if let Some(journal) = journal_done {
         let _ = journal.sweep(root);
     }
-    ApplyReport::new(doc, blocks, git, elapsed())
+    let mut report = ApplyReport::new(doc, blocks, git, elapsed());
+    if config.dry_run {
+        report.dry_run = true;
+        report.changes = Some(outcome.changes.into_iter().map(FileChange::of).collect());
+    }
+    report
 }
 
 /// Where the lock on a root is without `--lock-file`: `clada.lock` in the

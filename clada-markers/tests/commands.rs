@@ -53,6 +53,7 @@ fn run_with(
     let apply = ApplyOptions {
         allow_escape,
         total_timeout: total,
+        ..ApplyOptions::default()
     };
     let blocks = engine::apply(&doc, &handle, &apply, &mut runner, &mut heard);
     (blocks.into_iter().flat_map(|b| b.tasks).collect(), heard)

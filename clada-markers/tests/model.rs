@@ -3,13 +3,18 @@
 //! to a real directory by the engine and to an in-memory tree by the
 //! model, must leave the same tree and report the same statuses. Stale
 //! directory handles, lost staged writes and wrong targets of a move all
-//! show up as a difference.
+//! show up as a difference. The same holds with `--atomic` (a failed unit
+//! leaves the model as it was) and `--atomic=document` (a failure leaves
+//! the start), and a dry run predicts the real run: the same statuses, and
+//! a change reported for every path the real run changes, as it changes
+//! it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use clada_markers::engine::fs::Root;
-use clada_markers::engine::{self, ApplyOptions, NoCommands, Quiet};
+use clada_markers::engine::view::Change;
+use clada_markers::engine::{self, ApplyOptions, Atomic, NoCommands, Quiet};
 use clada_markers::report::TaskStatus;
 use clada_markers::{ParseOptions, parse_with};
 use proptest::prelude::*;
@@ -218,12 +223,24 @@ impl Model {
     /// Runs the units: a block stops at its first failure and skips the
     /// rest. Returns each task's status.
     fn run(&mut self, units: &[UnitSpec]) -> Vec<TaskStatus> {
+        self.run_atomic(units, None)
+    }
+
+    /// [`Model::run`], with what `--atomic` rolls back.
+    fn run_atomic(&mut self, units: &[UnitSpec], atomic: Option<Atomic>) -> Vec<TaskStatus> {
+        let start = self.clone();
         let mut statuses = Vec::new();
+        let mut failed = false;
         for u in units {
             let ops = match u {
                 UnitSpec::Single(op) => std::slice::from_ref(op),
                 UnitSpec::Block(ops) => ops.as_slice(),
             };
+            if failed && atomic == Some(Atomic::Document) {
+                statuses.extend(ops.iter().map(|_| TaskStatus::Skipped));
+                continue;
+            }
+            let before = self.clone();
             let mut stopped = false;
             for op in ops {
                 if stopped {
@@ -235,6 +252,13 @@ impl Model {
                     stopped = true;
                 }
             }
+            if stopped && atomic == Some(Atomic::Unit) {
+                *self = before;
+            }
+            failed |= stopped;
+        }
+        if failed && atomic == Some(Atomic::Document) {
+            *self = start;
         }
         statuses
     }
@@ -268,27 +292,104 @@ fn start() -> Model {
     m
 }
 
+fn setup(dir: &Path, model: &Model) {
+    for d in &model.dirs {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    for (f, c) in &model.files {
+        std::fs::write(dir.join(f), c).unwrap();
+    }
+}
+
+/// Applies `units` to a fresh tree from [`start`]; returns the statuses,
+/// the tree after, and what a dry run said would change.
+fn engine_run(units: &[UnitSpec], options: &ApplyOptions) -> (Vec<TaskStatus>, Model, Vec<Change>) {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &start());
+    let text = document(units);
+    let doc = parse_with(&text, ParseOptions::default());
+    assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
+    let root = Root::open(dir.path()).unwrap();
+    let outcome = engine::apply_with(&doc, &root, options, &mut NoCommands, &mut Quiet);
+    let statuses = outcome
+        .blocks
+        .iter()
+        .flat_map(|b| &b.tasks)
+        .map(|t| t.status)
+        .collect();
+    // Nothing of the run's own is left behind.
+    let tree = read_tree(dir.path());
+    (statuses, tree, outcome.changes)
+}
+
+/// Whether `path` is `base` or below it.
+fn at_or_below(path: &str, base: &str) -> bool {
+    path == base || below(path, base)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
     fn the_engine_and_the_model_agree(units in units()) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut model = start();
-        for d in &model.dirs {
-            std::fs::create_dir_all(dir.path().join(d)).unwrap();
-        }
-        for (f, c) in &model.files {
-            std::fs::write(dir.path().join(f), c).unwrap();
-        }
         let text = document(&units);
-        let doc = parse_with(&text, ParseOptions::default());
-        prop_assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
-        let root = Root::open(dir.path()).unwrap();
-        let reports = engine::apply(&doc, &root, &ApplyOptions::default(), &mut NoCommands, &mut Quiet);
-        let got: Vec<TaskStatus> = reports.iter().flat_map(|b| &b.tasks).map(|t| t.status).collect();
+        let mut model = start();
         let want = model.run(&units);
+        let (got, tree, _) = engine_run(&units, &ApplyOptions::default());
         prop_assert_eq!(&got, &want, "statuses differ for\n{}", text);
-        prop_assert_eq!(read_tree(dir.path()), model, "trees differ for\n{}", text);
+        prop_assert_eq!(tree, model, "trees differ for\n{}", text);
+    }
+
+    #[test]
+    fn atomic_units_leave_no_trace_of_a_failure(units in units()) {
+        let text = document(&units);
+        for atomic in [Atomic::Unit, Atomic::Document] {
+            let mut model = start();
+            let want = model.run_atomic(&units, Some(atomic));
+            let options = ApplyOptions { atomic: Some(atomic), ..ApplyOptions::default() };
+            let (got, tree, _) = engine_run(&units, &options);
+            prop_assert_eq!(&got, &want, "statuses differ with {:?} for\n{}", atomic, text);
+            prop_assert_eq!(tree, model, "trees differ with {:?} for\n{}", atomic, text);
+        }
+    }
+
+    #[test]
+    fn a_dry_run_predicts_the_real_run(units in units()) {
+        let text = document(&units);
+        let dry = ApplyOptions { dry_run: true, ..ApplyOptions::default() };
+        let (predicted, untouched, changes) = engine_run(&units, &dry);
+        prop_assert_eq!(untouched, start(), "a dry run changed the tree for\n{}", text);
+        let (got, after, _) = engine_run(&units, &ApplyOptions::default());
+        prop_assert_eq!(&predicted, &got, "statuses differ for\n{}", text);
+        let before = start();
+        // Every file written is as the dry run said; what it said is gone
+        // is gone (unless written again), and moves land.
+        for c in &changes {
+            match c {
+                Change::File { path, new, .. } => prop_assert_eq!(
+                    after.files.get(path).map(String::as_bytes), Some(new.as_slice()),
+                    "{} for\n{}", path, text
+                ),
+                Change::Removed { path, .. } => prop_assert!(
+                    !before.files.contains_key(path) || after.files.get(path) != before.files.get(path)
+                        || changes.iter().any(|c| matches!(c, Change::File { path: p, .. } if p == path)),
+                    "{} for\n{}", path, text
+                ),
+                Change::Moved { to, .. } => prop_assert!(
+                    after.kind(to).is_some(), "{} for\n{}", to, text
+                ),
+            }
+        }
+        // Every file that differs is covered by a change.
+        let differs = before.files.keys().chain(after.files.keys())
+            .filter(|p| before.files.get(*p) != after.files.get(*p));
+        for p in differs {
+            let covered = changes.iter().any(|c| match c {
+                Change::File { path, .. } => path == p,
+                Change::Removed { path, .. } => at_or_below(p, path),
+                Change::Moved { from, to } => at_or_below(p, from) || at_or_below(p, to),
+            });
+            prop_assert!(covered, "{} changed but the dry run did not say so, for\n{}", p, text);
+        }
     }
 }

@@ -12,7 +12,9 @@ use clada_markers::report::xml::render_xml;
 use clada_markers::run::{self, RunConfig};
 use clada_markers::{ApplyReport, Document, ParseOptions, parse_with};
 
-use super::{ApplyArgs, ErrorDetail, Format, OutputMode, Switch};
+use clada_markers::engine::Atomic;
+
+use super::{ApplyArgs, AtomicArg, ErrorDetail, Format, OutputMode, Switch};
 use crate::output;
 
 pub(crate) fn run(args: ApplyArgs) -> u8 {
@@ -99,6 +101,11 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
             sandbox_temp: None,
         },
         dirs,
+        dry_run: args.dry_run,
+        atomic: args.atomic.map(|a| match a {
+            AtomicArg::Unit => Atomic::Unit,
+            AtomicArg::Document => Atomic::Document,
+        }),
     };
     let detail = match args.error_detail {
         ErrorDetail::Minimal => Detail::Minimal,

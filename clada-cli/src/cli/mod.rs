@@ -160,9 +160,27 @@ pub(crate) struct ApplyArgs {
     #[arg(long, value_name = "AUTHOR", default_value = "clada <clada@localhost>")]
     pub(crate) git_author: Author,
 
+    /// Plan every task against the files as they are and report what would
+    /// change (a diff per file), writing nothing, running no command and
+    /// committing nothing. The exit code is the real run's.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+
+    /// Roll back a unit that fails, so that it leaves no trace
+    /// (--atomic=document: the whole document or nothing). What a command
+    /// did cannot be undone; the report says so.
+    #[arg(long, value_enum, value_name = "unit|document", num_args = 0..=1, require_equals = true, default_missing_value = "unit")]
+    pub(crate) atomic: Option<AtomicArg>,
+
     /// How long to wait for the lock, e.g. 10s or 500ms.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::duration)]
     pub(crate) lock_timeout: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AtomicArg {
+    Unit,
+    Document,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

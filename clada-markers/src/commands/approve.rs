@@ -14,6 +14,11 @@ pub enum Answer {
 pub trait Approver {
     /// `None` when there is nobody to ask.
     fn ask(&mut self, command: &str) -> Option<Answer>;
+
+    /// Whether there may be somebody to ask (a dry run asks nobody).
+    fn can_ask(&self) -> bool {
+        true
+    }
 }
 
 /// Never asks: every unapproved command is refused.
@@ -24,6 +29,10 @@ impl Approver for NoPrompt {
     fn ask(&mut self, _command: &str) -> Option<Answer> {
         None
     }
+
+    fn can_ask(&self) -> bool {
+        false
+    }
 }
 
 /// Asks on the controlling terminal, `/dev/tty`, when there is one.
@@ -31,6 +40,14 @@ impl Approver for NoPrompt {
 pub struct Terminal;
 
 impl Approver for Terminal {
+    fn can_ask(&self) -> bool {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .is_ok()
+    }
+
     fn ask(&mut self, command: &str) -> Option<Answer> {
         let tty = std::fs::OpenOptions::new()
             .read(true)

@@ -256,6 +256,33 @@ impl CommandRunner<'_> {
 }
 
 impl Runner for CommandRunner<'_> {
+    fn preview(&mut self, command: &str, _dir: Option<&Location>) -> Result<String, TaskError> {
+        let command = command.trim();
+        let shown = first_line(command);
+        let confined = if self.options.sandbox {
+            ", confined"
+        } else {
+            ""
+        };
+        if self.options.allow_any {
+            return Ok(format!(
+                "Would run {shown} (any command is allowed{confined})"
+            ));
+        }
+        if self.allowlist()?.contains(command) {
+            return Ok(format!(
+                "Would run {shown} (approved for this root{confined})"
+            ));
+        }
+        match builtin_argv(command) {
+            Ok(_) => Ok(format!("Would run {shown} (built-in, inside clada)")),
+            Err(why) if self.approver.can_ask() => Ok(format!(
+                "Would ask on the terminal whether to run {shown} ({why})"
+            )),
+            Err(why) => Err(self.not_allowed(command, &why)),
+        }
+    }
+
     fn run(
         &mut self,
         task: usize,

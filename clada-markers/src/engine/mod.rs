@@ -4,8 +4,10 @@
 //! first failure marks the rest skipped; units are independent, and a unit
 //! with a validation error does not run at all (PROTOCOL §2.6, §7). Each task is
 //! first planned ([`plan`], pure: paths, reads, matches, new contents) and
-//! then applied ([`apply_action`], the side effects), so a later task sees
-//! what earlier ones did.
+//! then carried out on the run's [`view::View`] of the tree, so a later
+//! task sees what earlier ones did. The view is written to disk before each
+//! command and at the end (never in a dry run); with `--atomic`, a unit
+//! that fails is rolled back, and with `--atomic=document` everything is.
 //!
 //! What happens is reported twice: as it happens, to an [`Observer`] (the
 //! text output streams from there), and at the end as a
@@ -15,7 +17,7 @@ pub mod fs;
 pub(crate) mod listing;
 pub mod matching;
 pub mod plan;
-mod session;
+pub mod view;
 
 use std::time::{Duration, Instant};
 
@@ -25,7 +27,7 @@ use crate::report::{BlockReport, BlockStatus, ErrorReport, TaskReport, TaskStatu
 use fs::{FsError, Location, Root};
 use matching::Mismatch;
 use plan::{Action, Effect, Plan};
-use session::Session;
+use view::{By, Change, Failed, View};
 
 /// Options of a run that the engine itself needs.
 #[derive(Clone, Debug, Default)]
@@ -34,6 +36,19 @@ pub struct ApplyOptions {
     pub allow_escape: bool,
     /// Stop starting tasks after this long (`--total-timeout`).
     pub total_timeout: Option<Duration>,
+    /// `--dry-run`: plan everything, write nothing, run nothing.
+    pub dry_run: bool,
+    /// `--atomic`: what a failure rolls back.
+    pub atomic: Option<Atomic>,
+}
+
+/// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Atomic {
+    /// The failing unit leaves no trace.
+    Unit,
+    /// The whole document, or nothing.
+    Document,
 }
 
 /// Why a task failed.
@@ -72,6 +87,7 @@ impl From<FsError> for TaskError {
             FsError::NotFound { .. } => ErrorType::FileNotFound,
             FsError::Symlink { .. } => ErrorType::SymlinkNotAllowed,
             FsError::Escape { .. } | FsError::Protected { .. } => ErrorType::PathEscape,
+            FsError::Changed { .. } => ErrorType::FileChanged,
             FsError::Os { errno, .. } if *errno == rustix::io::Errno::NOENT => {
                 ErrorType::FileNotFound
             }
@@ -110,6 +126,15 @@ pub trait Runner {
         deadline: Option<Instant>,
         observer: &mut dyn Observer,
     ) -> Result<RunOutput, (TaskError, RunOutput)>;
+
+    /// What running `command` would do, for a dry run: how it would run,
+    /// or why it would be refused. Runs nothing.
+    fn preview(&mut self, command: &str, _dir: Option<&Location>) -> Result<String, TaskError> {
+        Err(TaskError::new(
+            ErrorType::CommandNotAllowed,
+            format!("running commands is not enabled here: `{command}`"),
+        ))
+    }
 }
 
 /// A runner that refuses every command.
@@ -150,6 +175,14 @@ pub struct Quiet;
 
 impl Observer for Quiet {}
 
+/// What applying a document did.
+#[derive(Debug)]
+pub struct Outcome {
+    pub blocks: Vec<BlockReport>,
+    /// In a dry run: what the run would change.
+    pub changes: Vec<Change>,
+}
+
 /// Applies every unit of `doc` under `root`.
 pub fn apply(
     doc: &Document<'_>,
@@ -158,36 +191,365 @@ pub fn apply(
     runner: &mut dyn Runner,
     observer: &mut dyn Observer,
 ) -> Vec<BlockReport> {
-    let deadline = options.total_timeout.map(|t| Instant::now() + t);
-    doc.units
-        .iter()
-        .map(|unit| {
+    apply_with(doc, root, options, runner, observer).blocks
+}
+
+/// Applies every unit of `doc` under `root`, with what a dry run would
+/// change.
+pub fn apply_with(
+    doc: &Document<'_>,
+    root: &Root,
+    options: &ApplyOptions,
+    runner: &mut dyn Runner,
+    observer: &mut dyn Observer,
+) -> Outcome {
+    let mut engine = Engine {
+        view: View::new(root),
+        options,
+        deadline: options.total_timeout.map(|t| Instant::now() + t),
+        blocks: Vec::with_capacity(doc.units.len()),
+        runner,
+        observer,
+        note: None,
+    };
+    engine.document(doc);
+    let changes = if options.dry_run {
+        engine.view.changes()
+    } else {
+        Vec::new()
+    };
+    let mut blocks = engine.blocks;
+    for b in &mut blocks {
+        b.status = if b.status == BlockStatus::Malformed {
+            BlockStatus::Malformed
+        } else if b.tasks.iter().all(|t| t.status == TaskStatus::Success) {
+            BlockStatus::Success
+        } else {
+            BlockStatus::Failed
+        };
+    }
+    Outcome { blocks, changes }
+}
+
+struct Engine<'e, 'r> {
+    view: View<'r>,
+    options: &'e ApplyOptions,
+    deadline: Option<Instant>,
+    blocks: Vec<BlockReport>,
+    runner: &'e mut dyn Runner,
+    observer: &'e mut dyn Observer,
+    /// What the unit just run must say about its rollback.
+    note: Option<String>,
+}
+
+const ALL_OR_NOTHING: &str = "--atomic=document applies all of the document or nothing";
+
+impl Engine<'_, '_> {
+    fn document(&mut self, doc: &Document<'_>) {
+        let whole = self.options.atomic == Some(Atomic::Document);
+        let mut stop = None;
+        if whole {
+            if doc.diagnostics.iter().any(|d| d.is_error()) {
+                stop = Some(format!(
+                    "not run: the document has errors, and {ALL_OR_NOTHING}"
+                ));
+            }
+            self.view.begin();
+        }
+        for unit in &doc.units {
             let runnable = doc.is_runnable(unit.number());
-            observer.block_started(unit, runnable);
-            let tasks = if runnable {
-                run_unit(unit, root, options, deadline, runner, observer)
+            self.observer.block_started(unit, runnable);
+            let tasks = if !runnable {
+                malformed_unit(doc, unit, self.observer)
+            } else if let Some(why) = &stop {
+                self.skip_all(unit, why)
             } else {
-                malformed_unit(doc, unit, observer)
+                let tasks = self.unit(unit);
+                if whole && tasks.iter().any(|t| t.status == TaskStatus::Failed) {
+                    stop = Some(format!(
+                        "not run: unit {} failed, and {ALL_OR_NOTHING}",
+                        unit.number()
+                    ));
+                }
+                tasks
             };
-            let status = if !runnable {
-                BlockStatus::Malformed
-            } else if tasks.iter().all(|t| t.status == TaskStatus::Success) {
-                BlockStatus::Success
-            } else {
-                BlockStatus::Failed
-            };
-            BlockReport {
+            self.blocks.push(BlockReport {
                 number: unit.number(),
                 kind: if unit.is_block() {
                     "tasks"
                 } else {
                     "standalone"
                 },
-                status,
+                status: if runnable {
+                    BlockStatus::Success
+                } else {
+                    BlockStatus::Malformed
+                },
                 tasks,
+                note: self.note.take(),
+            });
+        }
+        if !self.options.dry_run {
+            let failures = self.view.flush();
+            self.patch(failures, None);
+        }
+        if whole {
+            let failed = self
+                .blocks
+                .iter()
+                .flat_map(|b| &b.tasks)
+                .any(|t| t.status == TaskStatus::Failed);
+            if failed || stop.is_some() {
+                let problems = self.view.rollback();
+                let mut blocks = std::mem::take(&mut self.blocks);
+                for (i, b) in blocks.iter_mut().enumerate() {
+                    // What could not be undone is said once.
+                    self.rolled_back(b, if i == 0 { &problems } else { &[] });
+                }
+                self.blocks = blocks;
+            } else {
+                self.view.commit();
             }
-        })
-        .collect()
+        }
+    }
+
+    fn skip_all(&mut self, unit: &Unit<'_>, why: &str) -> Vec<TaskReport> {
+        unit.tasks()
+            .iter()
+            .map(|t| {
+                let r = skipped(t, why.to_owned());
+                self.observer.task_finished(&r);
+                r
+            })
+            .collect()
+    }
+
+    /// Runs a unit that has no error.
+    fn unit(&mut self, unit: &Unit<'_>) -> Vec<TaskReport> {
+        let own = self.options.atomic == Some(Atomic::Unit);
+        if own {
+            // Whatever earlier units left is written by now: the
+            // transaction covers this unit's changes only.
+            self.view.begin();
+        }
+        let mut out: Vec<TaskReport> = Vec::new();
+        let mut stopped_at = None;
+        for task in unit.tasks() {
+            // A command sees what the tasks before it did.
+            if stopped_at.is_none()
+                && !self.options.dry_run
+                && matches!(task.op, Some(Op::Run { .. }))
+                && self.view.pending()
+            {
+                let failures = self.view.flush();
+                stopped_at = self.patch(failures, Some((unit.number(), &mut out)));
+            }
+            let report = if let Some(at) = stopped_at {
+                skipped(task, format!("block stopped at task {at}"))
+            } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                skipped(
+                    task,
+                    "the total timeout passed before it started".to_owned(),
+                )
+            } else {
+                let r = self.task(unit.number(), task);
+                if r.status == TaskStatus::Failed {
+                    stopped_at = Some(task.number);
+                }
+                r
+            };
+            self.observer.task_finished(&report);
+            out.push(report);
+        }
+        if own {
+            let ok = |out: &[TaskReport]| out.iter().all(|t| t.status != TaskStatus::Failed);
+            if ok(&out) && !self.options.dry_run {
+                let failures = self.view.flush();
+                self.patch(failures, Some((unit.number(), &mut out)));
+            }
+            if ok(&out) {
+                self.view.commit();
+            } else {
+                let problems = self.view.rollback();
+                let mut block = BlockReport {
+                    number: unit.number(),
+                    kind: "",
+                    status: BlockStatus::Failed,
+                    tasks: out,
+                    note: None,
+                };
+                self.rolled_back(&mut block, &problems);
+                out = block.tasks;
+                self.note = block.note;
+            }
+        }
+        out
+    }
+
+    /// Marks what a rollback undid in `block`.
+    fn rolled_back(&mut self, block: &mut BlockReport, problems: &[String]) {
+        let mut ran = Vec::new();
+        for t in &mut block.tasks {
+            if t.status != TaskStatus::Success {
+                continue;
+            }
+            if t.op == crate::ast::OpName::Run {
+                if !self.options.dry_run {
+                    ran.push(t.number.to_string());
+                }
+                continue;
+            }
+            t.rolled_back = true;
+            t.message = format!("{} (rolled back)", t.message);
+            self.observer.task_finished(t);
+        }
+        let mut notes = Vec::new();
+        if !ran.is_empty() {
+            notes.push(format!(
+                "file changes rolled back; what the command of task {} did stays: commands cannot be undone",
+                ran.join(", ")
+            ));
+        }
+        notes.extend(problems.iter().cloned());
+        if !notes.is_empty() {
+            block.note = Some(notes.join("; "));
+        }
+    }
+
+    /// Marks the tasks whose changes could not be written as failed.
+    /// `current` is the unit being run, whose reports are not in `blocks`
+    /// yet. Returns the first failed task of the current unit.
+    fn patch(
+        &mut self,
+        failures: Vec<Failed>,
+        mut current: Option<(usize, &mut Vec<TaskReport>)>,
+    ) -> Option<usize> {
+        let mut first: Option<usize> = None;
+        for Failed { by, error } in failures {
+            for By { unit, task } in by {
+                let report = match &mut current {
+                    Some((n, reports)) if *n == unit => {
+                        first = Some(first.map_or(task, |f| f.min(task)));
+                        reports.iter_mut().find(|r| r.number == task)
+                    }
+                    _ => self
+                        .blocks
+                        .binary_search_by_key(&unit, |b| b.number)
+                        .ok()
+                        .and_then(|i| self.blocks[i].tasks.iter_mut().find(|r| r.number == task)),
+                };
+                if let Some(r) = report {
+                    let e = TaskError::from(error.clone());
+                    r.status = TaskStatus::Failed;
+                    r.message = e.message.clone();
+                    r.error = Some(ErrorReport::from_task_error(e));
+                    self.observer.task_finished(r);
+                }
+            }
+        }
+        first
+    }
+
+    fn task(&mut self, unit: usize, task: &Task<'_>) -> TaskReport {
+        let started = Instant::now();
+        let mut report = TaskReport::of(task);
+        let Some(op) = &task.op else {
+            // A runnable unit has no malformed task; be safe anyway.
+            report.status = TaskStatus::Failed;
+            report.error = Some(ErrorReport::new(
+                ErrorType::MalformedStructure,
+                "the task is malformed",
+            ));
+            return report;
+        };
+        let by = By {
+            unit,
+            task: task.number,
+        };
+        let dry = self.options.dry_run;
+        let result = plan::plan(op, &self.view, self.options.allow_escape).and_then(|p| {
+            let Plan { action, effect } = p;
+            match action {
+                Action::Write { at, contents } => {
+                    let written = self.view.write(&at, contents, by)?;
+                    Ok(match (effect, written) {
+                        (Effect::Created { path }, fs::Written::Replaced) => {
+                            Effect::Replaced { path }
+                        }
+                        (Effect::Replaced { path }, fs::Written::Created) => {
+                            Effect::Created { path }
+                        }
+                        (e, _) => e,
+                    })
+                }
+                Action::Edit { at, found } => {
+                    self.view.splice(&at, &found, by)?;
+                    Ok(effect)
+                }
+                Action::Move { from, to } => {
+                    self.view.rename(&from, &to, by)?;
+                    Ok(effect)
+                }
+                Action::Remove { at } => {
+                    self.view.remove(&at, by)?;
+                    Ok(effect)
+                }
+                Action::Nothing => Ok(effect),
+                Action::Run { command, dir } if dry => {
+                    let how = self.runner.preview(&command, dir.as_ref())?;
+                    report.message = how;
+                    Ok(effect)
+                }
+                Action::Run { command, dir } => {
+                    let ran = self.runner.run(
+                        task.number,
+                        &command,
+                        dir.as_ref(),
+                        self.deadline,
+                        self.observer,
+                    );
+                    // The command may have changed any directory.
+                    self.view.root().forget_dirs();
+                    match ran {
+                        Ok(out) => {
+                            report.output = Some(out.output);
+                            report.exit_code = out.exit_code;
+                            Ok(effect)
+                        }
+                        Err((e, out)) => {
+                            if !out.output.is_empty() {
+                                report.output = Some(out.output);
+                            }
+                            report.exit_code = out.exit_code;
+                            Err(e)
+                        }
+                    }
+                }
+            }
+        });
+        report.duration_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+        match result {
+            Ok(effect) => {
+                report.status = TaskStatus::Success;
+                if dry {
+                    if !matches!(effect, Effect::Ran { .. }) {
+                        report.message = describe_dry(&effect);
+                    }
+                } else {
+                    report.message = describe(&effect);
+                }
+                if let Effect::Edited { lines, .. } = effect {
+                    report.lines = Some(lines);
+                }
+            }
+            Err(e) => {
+                report.status = TaskStatus::Failed;
+                report.message = e.message.clone();
+                report.error = Some(ErrorReport::from_task_error(e));
+            }
+        }
+        report
+    }
 }
 
 /// Reports for a document none of whose tasks ran.
@@ -211,72 +573,9 @@ pub fn not_run(doc: &Document<'_>, why: &str) -> Vec<BlockReport> {
                 .iter()
                 .map(|t| skipped(t, format!("not run: {why}")))
                 .collect(),
+            note: None,
         })
         .collect()
-}
-
-fn run_unit(
-    unit: &Unit<'_>,
-    root: &Root,
-    options: &ApplyOptions,
-    deadline: Option<Instant>,
-    runner: &mut dyn Runner,
-    observer: &mut dyn Observer,
-) -> Vec<TaskReport> {
-    let mut session = Session::new(root);
-    let mut stopped_at = None;
-    let mut out: Vec<TaskReport> = Vec::new();
-    for task in unit.tasks() {
-        // Moves, removals and commands need the disk to be current.
-        if stopped_at.is_none()
-            && matches!(
-                task.op,
-                Some(Op::Move { .. } | Op::Remove { .. } | Op::Run { .. })
-            )
-        {
-            stopped_at = flush(&mut session, &mut out, observer);
-        }
-        let report = if let Some(at) = stopped_at {
-            skipped(task, format!("block stopped at task {at}"))
-        } else if deadline.is_some_and(|d| Instant::now() >= d) {
-            skipped(
-                task,
-                "the total timeout passed before it started".to_owned(),
-            )
-        } else {
-            let r = run_task(task, &mut session, options, deadline, runner, observer);
-            if r.status == TaskStatus::Failed {
-                stopped_at = Some(task.number);
-            }
-            r
-        };
-        observer.task_finished(&report);
-        out.push(report);
-    }
-    flush(&mut session, &mut out, observer);
-    out
-}
-
-/// Writes what the unit has staged. A write that fails now is the failure
-/// of the task that staged it; its report is changed and heard again.
-/// Returns the first such task.
-fn flush(
-    session: &mut Session<'_>,
-    reports: &mut [TaskReport],
-    observer: &mut dyn Observer,
-) -> Option<usize> {
-    let mut first = None;
-    for (task, e) in session.flush() {
-        first = Some(first.map_or(task, |f: usize| f.min(task)));
-        if let Some(r) = reports.iter_mut().find(|r| r.number == task) {
-            let e = TaskError::from(e);
-            r.status = TaskStatus::Failed;
-            r.message = e.message.clone();
-            r.error = Some(ErrorReport::from_task_error(e));
-            observer.task_finished(r);
-        }
-    }
-    first
 }
 
 fn malformed_unit(
@@ -321,84 +620,21 @@ fn skipped(task: &Task<'_>, why: String) -> TaskReport {
     }
 }
 
-fn run_task(
-    task: &Task<'_>,
-    session: &mut Session<'_>,
-    options: &ApplyOptions,
-    deadline: Option<Instant>,
-    runner: &mut dyn Runner,
-    observer: &mut dyn Observer,
-) -> TaskReport {
-    let started = Instant::now();
-    let mut report = TaskReport::of(task);
-    let Some(op) = &task.op else {
-        // A runnable unit has no malformed task; be safe anyway.
-        report.status = TaskStatus::Failed;
-        report.error = Some(ErrorReport::new(
-            ErrorType::MalformedStructure,
-            "the task is malformed",
-        ));
-        return report;
-    };
-    let root = session.root();
-    let result = plan::plan(op, &*session, options.allow_escape).and_then(|p| {
-        let Plan { action, effect } = p;
-        match action {
-            Action::Write { at, contents } => {
-                let written = session.stage(at, contents, task.number)?;
-                Ok(match (effect, written) {
-                    (Effect::Created { path }, fs::Written::Replaced) => Effect::Replaced { path },
-                    (Effect::Replaced { path }, fs::Written::Created) => Effect::Created { path },
-                    (e, _) => e,
-                })
-            }
-            Action::Run { command, dir } => {
-                let ran = runner.run(task.number, &command, dir.as_ref(), deadline, observer);
-                // The command may have changed any directory.
-                root.forget_dirs();
-                match ran {
-                    Ok(out) => {
-                        report.output = Some(out.output);
-                        report.exit_code = out.exit_code;
-                        Ok(effect)
-                    }
-                    Err((e, out)) => {
-                        if !out.output.is_empty() {
-                            report.output = Some(out.output);
-                        }
-                        report.exit_code = out.exit_code;
-                        Err(e)
-                    }
-                }
-            }
-            other => apply_action(root, other).map(|_| effect),
+/// What a task would do, in a dry run.
+fn describe_dry(effect: &Effect) -> String {
+    match effect {
+        Effect::Created { path } => format!("Would create {path}"),
+        Effect::Replaced { path } => format!("Would write {path}"),
+        Effect::Appended { path } => format!("Would append to {path}"),
+        Effect::Edited {
+            path, replacements, ..
+        } => {
+            let s = if *replacements == 1 { "" } else { "s" };
+            format!("Would edit {path} ({replacements} replacement{s})")
         }
-    });
-    report.duration_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
-    match result {
-        Ok(effect) => {
-            report.status = TaskStatus::Success;
-            report.message = describe(&effect);
-            if let Effect::Edited { lines, .. } = effect {
-                report.lines = Some(lines);
-            }
-        }
-        Err(e) => {
-            report.status = TaskStatus::Failed;
-            report.message = e.message.clone();
-            report.error = Some(ErrorReport::from_task_error(e));
-        }
-    }
-    report
-}
-
-/// Performs a planned action.
-pub fn apply_action(root: &Root, action: Action) -> Result<Option<fs::Written>, TaskError> {
-    match action {
-        Action::Write { at, contents } => Ok(Some(root.write(&at, &contents)?)),
-        Action::Move { from, to } => root.rename(&from, &to).map(|()| None).map_err(Into::into),
-        Action::Remove { at } => root.remove(&at).map(|()| None).map_err(Into::into),
-        Action::Run { .. } | Action::Nothing => Ok(None),
+        Effect::Moved { from, to } => format!("Would move {from} to {to}"),
+        Effect::Removed { path } => format!("Would remove {path}"),
+        Effect::Ran { command } => format!("Would run {command}"),
     }
 }
 

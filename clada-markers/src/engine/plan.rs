@@ -2,12 +2,12 @@
 //!
 //! A plan resolves the task's paths, reads what it needs through [`Files`],
 //! finds the matches and computes the new contents. It never writes, so
-//! matching and path rules are tested against an in-memory tree. Applying a
-//! plan is [`super::apply_action`]'s business.
+//! matching and path rules are tested against an in-memory tree. The
+//! engine carries a plan out on its view of the tree ([`super::view`]).
 
 use crate::ast::Op;
 use crate::engine::fs::{Files, FsError, Kind, Location, locate};
-use crate::engine::matching::{self, Mismatch};
+use crate::engine::matching::{self, Found, Mismatch};
 use crate::engine::{Failure, TaskError};
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
@@ -19,6 +19,11 @@ pub enum Action {
     Write {
         at: Location,
         contents: Vec<u8>,
+    },
+    /// Change these bytes of the file (read by the plan).
+    Edit {
+        at: Location,
+        found: Found,
     },
     Move {
         from: Location,
@@ -97,7 +102,9 @@ pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, 
                 Some(Kind::File) | None => {}
             }
             let (contents, effect) = if *append && kind == Some(Kind::File) {
-                let mut old = files.read(&loc)?;
+                let existing = files.contents(&loc)?;
+                let mut old = Vec::with_capacity(existing.len() + content.len() + 1);
+                old.extend_from_slice(&existing);
                 if !old.is_empty() && !old.ends_with(b"\n") {
                     old.push(b'\n');
                 }
@@ -126,10 +133,10 @@ pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, 
             replace,
         } => {
             let loc = at(path)?;
-            let text = read_text(files, &loc)?;
-            let edited =
-                matching::edit(&text, search, replace, *count).map_err(|m| mismatch(&loc, m))?;
-            Ok(edit_plan(loc, edited))
+            let bytes = files.contents(&loc)?;
+            let found = matching::find(as_text(&bytes, &loc)?, search, replace, *count)
+                .map_err(|m| mismatch(&loc, m))?;
+            Ok(edit_plan(loc, found))
         }
         Op::EditRange {
             path,
@@ -139,10 +146,10 @@ pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, 
             replace,
         } => {
             let loc = at(path)?;
-            let text = read_text(files, &loc)?;
-            let edited = matching::edit_range(&text, start, end, replace, *count)
+            let bytes = files.contents(&loc)?;
+            let found = matching::find_range(as_text(&bytes, &loc)?, start, end, replace, *count)
                 .map_err(|m| mismatch(&loc, m))?;
-            Ok(edit_plan(loc, edited))
+            Ok(edit_plan(loc, found))
         }
         Op::Move { from, to } => {
             let from_loc = at(from)?;
@@ -237,26 +244,22 @@ pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, 
     }
 }
 
-fn edit_plan(loc: Location, edited: matching::Edited) -> Plan {
+fn edit_plan(loc: Location, found: Found) -> Plan {
     let effect = Effect::Edited {
         path: loc.display(),
-        replacements: edited.replacements,
-        lines: edited.lines,
+        replacements: found.replacements,
+        lines: found.lines.clone(),
     };
     Plan {
-        action: Action::Write {
-            at: loc,
-            contents: edited.text.into_bytes(),
-        },
+        action: Action::Edit { at: loc, found },
         effect,
     }
 }
 
-/// Reads a file that an edit must treat as text.
-fn read_text(files: &dyn Files, loc: &Location) -> Result<String, TaskError> {
-    let bytes = files.read(loc)?;
-    String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
+/// A file's bytes as the text an edit works on.
+fn as_text<'b>(bytes: &'b [u8], loc: &Location) -> Result<&'b str, TaskError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let offset = e.valid_up_to();
         TaskError::new(
             ErrorType::InvalidUtf8,
             format!(
@@ -364,6 +367,17 @@ mod tests {
         }
     }
 
+    fn edited(t: &Tree, p: Plan) -> String {
+        match p.action {
+            Action::Edit { at, found } => {
+                let mut bytes = t.read(&at).unwrap();
+                found.apply(&mut bytes);
+                String::from_utf8(bytes).unwrap()
+            }
+            other => panic!("not an edit: {other:?}"),
+        }
+    }
+
     #[test]
     fn edits_read_the_file_and_compute_new_contents() {
         let t = Tree::with(&[("a.txt", Some("one\ntwo\n"))]);
@@ -376,7 +390,7 @@ mod tests {
                 lines: vec![2]
             }
         );
-        assert_eq!(written(p), "one\n2\n");
+        assert_eq!(edited(&t, p), "one\n2\n");
     }
 
     #[test]

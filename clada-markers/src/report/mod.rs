@@ -12,6 +12,7 @@ pub mod text;
 pub mod xml;
 
 use serde::Serialize;
+use std::fmt::Write as _;
 
 pub use check::{CheckReport, describe, render_check_text};
 
@@ -52,6 +53,12 @@ pub struct ApplyReport {
     /// failed commit before the tasks).
     pub error: Option<ErrorReport>,
     pub duration_ms: u64,
+    /// `--dry-run`: nothing was written, run or committed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// In a dry run: what the run would change, file by file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<FileChange>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -61,6 +68,86 @@ pub struct ApplySummary {
     pub succeeded: usize,
     pub failed: usize,
     pub skipped: usize,
+    /// Succeeded, then undone (`--atomic`); counted in `succeeded` too.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rolled_back: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One path a dry run would change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FileChange {
+    pub path: String,
+    /// `created`, `modified`, `removed` or `moved`.
+    pub change: &'static str,
+    /// Where a moved file or directory is now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// For a file written: a unified diff from what is on disk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+impl FileChange {
+    /// The report of one change of the view.
+    pub fn of(change: crate::engine::view::Change) -> FileChange {
+        use crate::engine::view::Change;
+        match change {
+            Change::File { path, old, new } => {
+                let diff = unified_diff(&path, old.as_deref(), &new);
+                FileChange {
+                    change: if old.is_some() { "modified" } else { "created" },
+                    path,
+                    from: None,
+                    diff: Some(diff),
+                }
+            }
+            Change::Removed { path, .. } => FileChange {
+                path,
+                change: "removed",
+                from: None,
+                diff: None,
+            },
+            Change::Moved { from, to } => FileChange {
+                path: to,
+                change: "moved",
+                from: Some(from),
+                diff: None,
+            },
+        }
+    }
+}
+
+/// A unified diff (3 lines of context) from `old` (`None`: no file) to
+/// `new`, with `a/` and `b/` headers as git writes them.
+fn unified_diff(path: &str, old: Option<&[u8]>, new: &[u8]) -> String {
+    let (Ok(before), Ok(after)) = (
+        std::str::from_utf8(old.unwrap_or_default()),
+        std::str::from_utf8(new),
+    ) else {
+        return format!("Binary files a/{path} and b/{path} differ\n");
+    };
+    let from = if old.is_some() {
+        format!("a/{path}")
+    } else {
+        "/dev/null".to_owned()
+    };
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(1))
+        .diff_lines(before, after);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "{}",
+        diff.unified_diff()
+            .context_radius(3)
+            .missing_newline_hint(true)
+            .header(&from, &format!("b/{path}"))
+    );
+    out
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -70,6 +157,9 @@ pub struct BlockReport {
     pub kind: &'static str,
     pub status: BlockStatus,
     pub tasks: Vec<TaskReport>,
+    /// What a rollback could not undo, or left in place (`--atomic`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -88,6 +178,10 @@ pub struct TaskReport {
     pub lines: Option<Vec<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// Done, then undone because its unit (or, with `--atomic=document`,
+    /// the document) failed: it left no trace.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rolled_back: bool,
 }
 
 impl TaskReport {
@@ -104,6 +198,7 @@ impl TaskReport {
             error: None,
             lines: None,
             duration_ms: None,
+            rolled_back: false,
         }
     }
 }
@@ -294,6 +389,7 @@ impl ApplyReport {
                 TaskStatus::Failed => summary.failed += 1,
                 TaskStatus::Skipped => summary.skipped += 1,
             }
+            summary.rolled_back += usize::from(t.rolled_back);
         }
         let ok = summary.succeeded == summary.tasks && !doc.has_errors() && git.error.is_none();
         ApplyReport {
@@ -309,6 +405,8 @@ impl ApplyReport {
             git,
             error: None,
             duration_ms,
+            dry_run: false,
+            changes: None,
         }
     }
 

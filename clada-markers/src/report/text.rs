@@ -11,7 +11,7 @@ use std::io::Write;
 use crate::ast::{Document, Task, Unit};
 use crate::diagnostics::{Diagnostic, Renderer};
 use crate::engine::Observer;
-use crate::report::{ApplyReport, BlockStatus, TaskReport, TaskStatus};
+use crate::report::{ApplyReport, BlockStatus, FileChange, TaskReport, TaskStatus};
 use crate::span::LineIndex;
 
 /// How much to say about a failure (`--error-detail`).
@@ -129,11 +129,20 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                 e.message
             );
         }
+        if let Some(changes) = &report.changes {
+            self.changes(changes);
+        }
         let s = &report.summary;
         let _ = writeln!(self.out, "\n{}", self.paint("1", "=== Summary ==="));
+        let rolled = if s.rolled_back > 0 {
+            format!(" ({} rolled back)", s.rolled_back)
+        } else {
+            String::new()
+        };
+        let would = if report.dry_run { " would have" } else { "" };
         let _ = writeln!(
             self.out,
-            "Overall: {}/{} tasks succeeded",
+            "Overall: {}/{} tasks{would} succeeded{rolled}",
             s.succeeded, s.tasks
         );
         for b in &report.blocks {
@@ -153,6 +162,9 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                 b.number,
                 b.tasks.len()
             );
+            if let Some(note) = &b.note {
+                let _ = writeln!(self.out, "  note: {note}");
+            }
         }
         let g = &report.git;
         match (&g.before, &g.after) {
@@ -183,6 +195,35 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             let _ = writeln!(self.out, "Git: {n}");
         }
         let _ = self.out.flush();
+    }
+
+    /// What a dry run would change: a line per path, a diff per file.
+    fn changes(&mut self, changes: &[FileChange]) {
+        let title = "=== Dry run: nothing was written, run or committed ===";
+        let _ = writeln!(self.out, "\n{}", self.paint("1", title));
+        if changes.is_empty() {
+            let _ = writeln!(self.out, "No file would change.");
+        }
+        for c in changes {
+            let _ = match &c.from {
+                Some(from) => writeln!(self.out, "{} {from} -> {}", c.change, c.path),
+                None => writeln!(self.out, "{} {}", c.change, c.path),
+            };
+            for line in c.diff.as_deref().unwrap_or_default().lines() {
+                let painted = if line.starts_with("+++") || line.starts_with("---") {
+                    self.paint("1", line)
+                } else if line.starts_with('+') {
+                    self.paint("32", line)
+                } else if line.starts_with('-') {
+                    self.paint("31", line)
+                } else if line.starts_with("@@") {
+                    self.paint("36", line)
+                } else {
+                    line.to_owned()
+                };
+                let _ = writeln!(self.out, "{painted}");
+            }
+        }
     }
 
     fn exec_line(&mut self, task: usize, line: &str) {
@@ -222,6 +263,14 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
         }
         let n = r.number;
         match r.status {
+            TaskStatus::Success if r.rolled_back => {
+                let _ = writeln!(
+                    self.out,
+                    "[task-{n}] {} {}",
+                    self.paint("33", "↺"),
+                    r.message
+                );
+            }
             TaskStatus::Success => {
                 let _ = writeln!(
                     self.out,

@@ -1,0 +1,1187 @@
+//! The tree as a run sees it (PROTOCOL §7): files read once, changes kept
+//! in memory, each changed file written once.
+//!
+//! Every task plans and changes against the view. A file is read from disk
+//! the first time a task needs it; writes and edits change its bytes in
+//! memory (an edit is a splice in place); moves and removals change what
+//! the view says is where, and are noted as steps to carry out on disk in
+//! order. [`View::flush`] carries out the steps, then writes each changed
+//! file once, atomically, and only if it is still on disk as it was read
+//! (else `file_changed`: another writer's work is never lost). The engine
+//! flushes at the end of the run and before each command, which may look at
+//! the files; after a flush the view is empty and reads the disk afresh.
+//!
+//! A dry run never flushes: the view is the outcome ([`View::changes`]).
+//!
+//! [`View::begin`] opens a transaction: until [`View::commit`] or
+//! [`View::rollback`], every change to the view is undoable, and so is
+//! every flush (files replaced keep their old contents under a temporary
+//! name, removed ones are set aside instead of deleted). Begin on a view
+//! with nothing pending.
+//!
+//! Paths in the view are the paths of the tree as the tasks see it. Each
+//! entry that came from disk remembers its origin, where it still is on
+//! disk, so that what was moved can be read before anything is carried
+//! out.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Bound;
+use std::rc::Rc;
+
+use crate::engine::fs::{Files, FsError, Kind, Location, Root, Stamp, Written};
+use crate::engine::matching::Found;
+
+/// A file's bytes, shared between the view and a task reading them.
+pub type Bytes = Rc<Vec<u8>>;
+
+/// The task that made a change: unit and task numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct By {
+    pub unit: usize,
+    pub task: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Node {
+    File(FileNode),
+    /// A directory: the one on disk at `origin`, or a new one.
+    Dir {
+        origin: Option<Location>,
+    },
+    /// A link or a special file on disk: moved or removed as itself.
+    Other {
+        origin: Location,
+        kind: Kind,
+    },
+    /// Nothing is here (removed or moved away): on disk, nothing will be.
+    Absent,
+}
+
+#[derive(Clone, Debug)]
+struct FileNode {
+    /// Where the file is on disk now, if it came from there.
+    origin: Option<Location>,
+    /// What will be on disk where this file is when its contents are
+    /// written: that file's stamp, or nothing. The write happens only if
+    /// the disk still says so.
+    present: Option<Stamp>,
+    /// The contents; `None` until read.
+    data: Option<Bytes>,
+    /// Changed in the view: to be written.
+    dirty: bool,
+    /// The tasks whose changes the contents carry.
+    by: Vec<By>,
+}
+
+impl FileNode {
+    /// Whether the disk has a file here when the steps have been carried
+    /// out, before the contents are written.
+    fn on_disk(&self) -> bool {
+        self.present.is_some()
+    }
+}
+
+/// A change of the tree's shape, carried out on disk in order.
+#[derive(Clone, Debug)]
+enum Step {
+    Mkdir {
+        at: Location,
+        by: By,
+    },
+    Rename {
+        from: Location,
+        to: Location,
+        by: By,
+    },
+    Remove {
+        at: Location,
+        by: By,
+    },
+}
+
+/// How to undo what a flush did on disk.
+#[derive(Debug)]
+enum Undo {
+    /// A directory made: removed again if still empty.
+    Made(Location),
+    Renamed {
+        from: Location,
+        to: Location,
+    },
+    /// Something moved out of the way to a temporary name.
+    SetAside {
+        at: Location,
+        aside: Location,
+    },
+    /// A file written; `kept` holds its old contents (a hard link), and
+    /// `stamp` is what was written.
+    Wrote {
+        at: Location,
+        kept: Option<Location>,
+        stamp: Option<Stamp>,
+    },
+}
+
+#[derive(Debug, Default)]
+struct Tx {
+    /// Each key's entry before its first change in the transaction.
+    undo: Vec<(Location, Option<Node>)>,
+    saved: HashSet<Location>,
+    /// Steps pending when the transaction began.
+    steps: usize,
+    disk: Vec<Undo>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    nodes: BTreeMap<Location, Node>,
+    steps: Vec<Step>,
+    tx: Option<Tx>,
+}
+
+impl State {
+    /// Sets the entry of `at`, keeping what it was for a rollback.
+    fn set(&mut self, at: Location, node: Option<Node>) {
+        self.save(&at);
+        match node {
+            Some(n) => self.nodes.insert(at, n),
+            None => self.nodes.remove(&at),
+        };
+    }
+
+    fn save(&mut self, at: &Location) {
+        if let Some(tx) = &mut self.tx
+            && tx.saved.insert(at.clone())
+        {
+            tx.undo.push((at.clone(), self.nodes.get(at).cloned()));
+        }
+    }
+
+    /// The entry of `at`, to change in place (kept for a rollback first).
+    fn node_mut(&mut self, at: &Location) -> Option<&mut Node> {
+        self.save(at);
+        self.nodes.get_mut(at)
+    }
+
+    /// The entries below `at`, taken out of the view.
+    fn take_below(&mut self, at: &Location) -> Vec<(Location, Node)> {
+        let keys: Vec<Location> = self
+            .nodes
+            .range((Bound::Excluded(at.clone()), Bound::Unbounded))
+            .map(|(k, _)| k)
+            .take_while(|k| at.is_ancestor_of(k))
+            .cloned()
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| {
+                self.save(&k);
+                self.nodes.remove(&k).map(|n| (k, n))
+            })
+            .collect()
+    }
+}
+
+/// Where a path stands in the view.
+enum Place {
+    /// It has an entry of its own.
+    Node,
+    /// It is what is on disk at this location.
+    Disk(Location),
+    /// Nothing is there (below something new, removed or moved away).
+    Nowhere,
+}
+
+fn place(nodes: &BTreeMap<Location, Node>, at: &Location) -> Result<Place, FsError> {
+    if nodes.is_empty() {
+        return Ok(Place::Disk(at.clone()));
+    }
+    if nodes.contains_key(at) {
+        return Ok(Place::Node);
+    }
+    let mut probe = at.parent();
+    while let Some(dir) = probe {
+        if let Some(node) = nodes.get(&dir) {
+            return match node {
+                Node::Dir {
+                    origin: Some(origin),
+                } => {
+                    let mut on_disk = origin.clone();
+                    for part in &at.parts()[dir.parts().len()..] {
+                        on_disk = on_disk.join(part);
+                    }
+                    Ok(Place::Disk(on_disk))
+                }
+                Node::Dir { origin: None } | Node::Absent => Ok(Place::Nowhere),
+                Node::File(_) | Node::Other { .. } => Err(FsError::NotDirectory {
+                    path: dir.display(),
+                }),
+            };
+        }
+        probe = dir.parent();
+    }
+    Ok(Place::Disk(at.clone()))
+}
+
+fn kind_of(node: &Node) -> Option<Kind> {
+    match node {
+        Node::File(_) => Some(Kind::File),
+        Node::Dir { .. } => Some(Kind::Dir),
+        Node::Other { kind, .. } => Some(*kind),
+        Node::Absent => None,
+    }
+}
+
+/// A change a flush could not make, and the tasks whose change it was.
+#[derive(Debug)]
+pub struct Failed {
+    pub by: Vec<By>,
+    pub error: FsError,
+}
+
+/// What a run would change, for a dry run's report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// A file written: its old contents (`None` if it is new) and new.
+    File {
+        path: String,
+        old: Option<Vec<u8>>,
+        new: Vec<u8>,
+    },
+    /// Something on disk that will not be there any more.
+    Removed { path: String, kind: Kind },
+    /// Something on disk that will be elsewhere.
+    Moved { from: String, to: String },
+}
+
+/// The tree as the run sees it.
+#[derive(Debug)]
+pub struct View<'r> {
+    root: &'r Root,
+    state: RefCell<State>,
+}
+
+impl<'r> View<'r> {
+    pub fn new(root: &'r Root) -> Self {
+        View {
+            root,
+            state: RefCell::new(State::default()),
+        }
+    }
+
+    pub fn root(&self) -> &'r Root {
+        self.root
+    }
+
+    /// Whether changes wait to be written.
+    pub fn pending(&self) -> bool {
+        let st = self.state.borrow();
+        !st.steps.is_empty()
+            || st
+                .nodes
+                .values()
+                .any(|n| matches!(n, Node::File(f) if f.dirty))
+    }
+
+    /// What is at `at` on disk, as an entry of the view.
+    fn node_on_disk(&self, on_disk: &Location) -> Result<Option<Node>, FsError> {
+        Ok(match self.root.kind(on_disk)? {
+            None => None,
+            Some(Kind::File) => Some(Node::File(FileNode {
+                origin: Some(on_disk.clone()),
+                present: self.root.stamp(on_disk)?,
+                data: None,
+                dirty: false,
+                by: Vec::new(),
+            })),
+            Some(Kind::Dir) => Some(Node::Dir {
+                origin: Some(on_disk.clone()),
+            }),
+            Some(kind) => Some(Node::Other {
+                origin: on_disk.clone(),
+                kind,
+            }),
+        })
+    }
+
+    /// The entry of `at`, made from the disk if it has none; `None` when
+    /// nothing is there.
+    fn take(&self, st: &mut State, at: &Location) -> Result<Option<Node>, FsError> {
+        match place(&st.nodes, at)? {
+            Place::Node => {
+                st.save(at);
+                Ok(st.nodes.remove(at).filter(|n| !matches!(n, Node::Absent)))
+            }
+            Place::Disk(on_disk) => self.node_on_disk(&on_disk),
+            Place::Nowhere => Ok(None),
+        }
+    }
+
+    /// Makes the missing directories above `at` (noting one step to make
+    /// them on disk); refuses when one of them is not a directory.
+    fn make_parents(&self, st: &mut State, at: &Location, by: By) -> Result<(), FsError> {
+        let Some(parent) = at.parent() else {
+            return Ok(());
+        };
+        if self.kind_in(st, &parent)? == Some(Kind::Dir) {
+            return Ok(());
+        }
+        let mut made = false;
+        for n in 1..=parent.parts().len() {
+            let dir = parent.truncated(n);
+            match self.kind_in(st, &dir)? {
+                Some(Kind::Dir) => {}
+                None => {
+                    st.set(dir, Some(Node::Dir { origin: None }));
+                    made = true;
+                }
+                Some(_) => {
+                    return Err(FsError::NotDirectory {
+                        path: dir.display(),
+                    });
+                }
+            }
+        }
+        if made {
+            st.steps.push(Step::Mkdir { at: parent, by });
+        }
+        Ok(())
+    }
+
+    fn kind_in(&self, st: &State, at: &Location) -> Result<Option<Kind>, FsError> {
+        match place(&st.nodes, at)? {
+            Place::Node => Ok(st.nodes.get(at).and_then(kind_of)),
+            Place::Disk(on_disk) => self.root.kind(&on_disk),
+            Place::Nowhere => Ok(None),
+        }
+    }
+
+    /// Replaces (or creates) the file `at` with `data`.
+    pub fn write(&self, at: &Location, data: Vec<u8>, by: By) -> Result<Written, FsError> {
+        let mut st = self.state.borrow_mut();
+        let display = || at.display();
+        let data = Rc::new(data);
+        if let Place::Node = place(&st.nodes, at)? {
+            match st.node_mut(at) {
+                Some(Node::File(f)) => {
+                    f.data = Some(data);
+                    f.dirty = true;
+                    add(&mut f.by, by);
+                    return Ok(Written::Replaced);
+                }
+                Some(Node::Dir { .. }) => return Err(FsError::IsDirectory { path: display() }),
+                Some(Node::Other {
+                    kind: Kind::Symlink,
+                    ..
+                }) => return Err(FsError::Symlink { path: display() }),
+                Some(Node::Other { .. }) => return Err(FsError::NotRegular { path: display() }),
+                Some(Node::Absent) | None => {}
+            }
+        }
+        self.make_parents(&mut st, at, by)?;
+        let (origin, present) = match place(&st.nodes, at)? {
+            Place::Disk(on_disk) => match self.root.kind(&on_disk)? {
+                Some(Kind::File) => {
+                    let present = self.root.stamp(&on_disk)?;
+                    (Some(on_disk), present)
+                }
+                Some(Kind::Dir) => return Err(FsError::IsDirectory { path: display() }),
+                Some(Kind::Symlink) => return Err(FsError::Symlink { path: display() }),
+                Some(Kind::Other) => return Err(FsError::NotRegular { path: display() }),
+                None => (None, None),
+            },
+            Place::Node | Place::Nowhere => (None, None),
+        };
+        let written = if present.is_some() {
+            Written::Replaced
+        } else {
+            Written::Created
+        };
+        st.set(
+            at.clone(),
+            Some(Node::File(FileNode {
+                origin,
+                present,
+                data: Some(data),
+                dirty: true,
+                by: vec![by],
+            })),
+        );
+        Ok(written)
+    }
+
+    /// Makes the edit `found` in the file `at`, read before by the plan
+    /// that found it.
+    pub fn splice(&self, at: &Location, found: &Found, by: By) -> Result<(), FsError> {
+        // Loaded, if it was not (it always is after planning).
+        drop(self.contents(at)?);
+        let mut st = self.state.borrow_mut();
+        match st.node_mut(at) {
+            Some(Node::File(FileNode {
+                data: Some(data),
+                dirty,
+                by: list,
+                ..
+            })) => {
+                found.apply(Rc::make_mut(data));
+                *dirty = true;
+                add(list, by);
+                Ok(())
+            }
+            _ => Err(FsError::NotFound { path: at.display() }),
+        }
+    }
+
+    /// Moves what is at `from` to `to` (replacing a file there), making
+    /// missing parents of `to`.
+    pub fn rename(&self, from: &Location, to: &Location, by: By) -> Result<(), FsError> {
+        let mut st = self.state.borrow_mut();
+        let to_kind = self.kind_in(&st, to)?;
+        let Some(node) = self.take(&mut st, from)? else {
+            return Err(FsError::NotFound {
+                path: from.display(),
+            });
+        };
+        // rename(2): a directory may replace an empty directory only, a
+        // file a file only.
+        let refused = match (&node, to_kind) {
+            (Node::Dir { .. }, Some(Kind::Dir)) => match self.dir_is_empty(&st, to) {
+                Ok(true) => None,
+                Ok(false) => Some(FsError::Os {
+                    path: to.display(),
+                    op: "replace",
+                    errno: rustix::io::Errno::NOTEMPTY,
+                }),
+                Err(e) => Some(e),
+            },
+            (_, Some(Kind::Dir)) => Some(FsError::IsDirectory { path: to.display() }),
+            (Node::Dir { .. }, Some(_)) => Some(FsError::NotDirectory { path: to.display() }),
+            _ => None,
+        };
+        let on_disk = match &node {
+            Node::File(f) => f.on_disk(),
+            _ => true,
+        };
+        // What the new file replaces, when it is written there.
+        let replaced = match (&node, refused.is_none() && !on_disk) {
+            (Node::File(_), true) => match place(&st.nodes, to) {
+                Ok(Place::Node) => match st.nodes.get(to) {
+                    Some(Node::File(f)) => Ok(f.present),
+                    Some(Node::Other { .. }) => Err(FsError::Symlink { path: to.display() }),
+                    _ => Ok(None),
+                },
+                Ok(Place::Disk(on_disk)) => self.root.stamp(&on_disk),
+                Ok(Place::Nowhere) => Ok(None),
+                Err(e) => Err(e),
+            },
+            _ => Ok(None),
+        };
+        let replaced = match (refused, replaced) {
+            (None, Ok(r)) => self.make_parents(&mut st, to, by).map(|()| r),
+            (Some(e), _) | (None, Err(e)) => Err(e),
+        };
+        let replaced = match replaced {
+            Ok(r) => r,
+            Err(e) => {
+                // Put it back as it was.
+                st.set(from.clone(), Some(node));
+                return Err(e);
+            }
+        };
+        let below = st.take_below(from);
+        st.take_below(to);
+        st.set(from.clone(), Some(Node::Absent));
+        let mut node = node;
+        if let Node::File(f) = &mut node
+            && !on_disk
+        {
+            f.present = replaced;
+        }
+        st.set(to.clone(), Some(node));
+        for (k, n) in below {
+            let mut moved = to.clone();
+            for part in &k.parts()[from.parts().len()..] {
+                moved = moved.join(part);
+            }
+            st.set(moved, Some(n));
+        }
+        if on_disk {
+            st.steps.push(Step::Rename {
+                from: from.clone(),
+                to: to.clone(),
+                by,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether the directory `at` holds nothing, in the view.
+    fn dir_is_empty(&self, st: &State, at: &Location) -> Result<bool, FsError> {
+        let mut below = st
+            .nodes
+            .range((Bound::Excluded(at.clone()), Bound::Unbounded))
+            .take_while(|(k, _)| at.is_ancestor_of(k));
+        if below.any(|(_, n)| !matches!(n, Node::Absent)) {
+            return Ok(false);
+        }
+        let origin = match place(&st.nodes, at)? {
+            Place::Node => match st.nodes.get(at) {
+                Some(Node::Dir { origin }) => origin.clone(),
+                _ => None,
+            },
+            Place::Disk(on_disk) => Some(on_disk),
+            Place::Nowhere => None,
+        };
+        let Some(origin) = origin else {
+            return Ok(true);
+        };
+        for entry in self.root.list(&origin)? {
+            let child = at.join(&entry.name);
+            if !matches!(st.nodes.get(&child), Some(Node::Absent)) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Removes what is at `at`, with everything below it.
+    pub fn remove(&self, at: &Location, by: By) -> Result<(), FsError> {
+        let mut st = self.state.borrow_mut();
+        let Some(node) = self.take(&mut st, at)? else {
+            return Err(FsError::NotFound { path: at.display() });
+        };
+        let on_disk = match &node {
+            Node::File(f) => f.on_disk(),
+            _ => true,
+        };
+        st.take_below(at);
+        st.set(at.clone(), Some(Node::Absent));
+        if on_disk {
+            st.steps.push(Step::Remove { at: at.clone(), by });
+        }
+        Ok(())
+    }
+
+    /// The contents of the file `at`, read from disk the first time.
+    pub fn contents(&self, at: &Location) -> Result<Bytes, FsError> {
+        let mut st = self.state.borrow_mut();
+        let display = || at.display();
+        match place(&st.nodes, at)? {
+            Place::Node => {}
+            Place::Disk(on_disk) => {
+                let (bytes, stamp) = self.root.read_stamped(&on_disk)?;
+                let data = Rc::new(bytes);
+                st.set(
+                    at.clone(),
+                    Some(Node::File(FileNode {
+                        origin: Some(on_disk),
+                        present: Some(stamp),
+                        data: Some(Rc::clone(&data)),
+                        dirty: false,
+                        by: Vec::new(),
+                    })),
+                );
+                return Ok(data);
+            }
+            Place::Nowhere => return Err(FsError::NotFound { path: display() }),
+        }
+        let unread = match st.nodes.get(at) {
+            Some(Node::File(FileNode {
+                data: Some(data), ..
+            })) => return Ok(Rc::clone(data)),
+            Some(Node::File(FileNode {
+                origin: Some(origin),
+                ..
+            })) => origin.clone(),
+            Some(Node::File(_)) | Some(Node::Absent) | None => {
+                return Err(FsError::NotFound { path: display() });
+            }
+            Some(Node::Dir { .. }) => return Err(FsError::IsDirectory { path: display() }),
+            Some(Node::Other {
+                kind: Kind::Symlink,
+                ..
+            }) => return Err(FsError::Symlink { path: display() }),
+            Some(Node::Other { .. }) => return Err(FsError::NotRegular { path: display() }),
+        };
+        let (bytes, stamp) = self.root.read_stamped(&unread)?;
+        let data = Rc::new(bytes);
+        if let Some(Node::File(f)) = st.node_mut(at) {
+            f.data = Some(Rc::clone(&data));
+            f.present = Some(stamp);
+        }
+        Ok(data)
+    }
+
+    /// Opens a transaction (see the module's documentation).
+    pub fn begin(&self) {
+        let mut st = self.state.borrow_mut();
+        let steps = st.steps.len();
+        st.tx = Some(Tx {
+            steps,
+            ..Tx::default()
+        });
+    }
+
+    /// Keeps what the transaction did. Returns the temporary files it kept
+    /// that could not be removed.
+    pub fn commit(&self) -> Vec<FsError> {
+        let tx = self.state.borrow_mut().tx.take();
+        // Where each temporary file is now: a later step may have moved
+        // the directory holding it.
+        let mut temps: Vec<Location> = Vec::new();
+        for undo in tx.map(|t| t.disk).unwrap_or_default() {
+            match undo {
+                Undo::SetAside { at, aside } => {
+                    relocate(&mut temps, &at, &aside);
+                    temps.push(aside);
+                }
+                Undo::Wrote {
+                    kept: Some(kept), ..
+                } => temps.push(kept),
+                Undo::Renamed { from, to } => relocate(&mut temps, &from, &to),
+                Undo::Made(_) | Undo::Wrote { .. } => {}
+            }
+        }
+        let mut left = Vec::new();
+        for temp in temps.into_iter().rev() {
+            match self.root.remove(&temp) {
+                // Removed with a directory set aside after it.
+                Ok(()) | Err(FsError::NotFound { .. }) => {}
+                Err(e) => left.push(e),
+            }
+        }
+        left
+    }
+
+    /// Undoes what the transaction did, in the view and on disk. A file
+    /// that changed on disk since the transaction wrote it (a command
+    /// changed it) is left as it is. Returns what could not be undone.
+    pub fn rollback(&self) -> Vec<String> {
+        let mut st = self.state.borrow_mut();
+        let Some(tx) = st.tx.take() else {
+            return Vec::new();
+        };
+        for (at, node) in tx.undo.into_iter().rev() {
+            match node {
+                Some(n) => st.nodes.insert(at, n),
+                None => st.nodes.remove(&at),
+            };
+        }
+        st.steps.truncate(tx.steps);
+        drop(st);
+        let mut problems = Vec::new();
+        for undo in tx.disk.into_iter().rev() {
+            let undone = match &undo {
+                Undo::Made(dir) => {
+                    // Only if nothing was put in it.
+                    let _ = self.root.remove_empty_dir(dir);
+                    Ok(())
+                }
+                Undo::Renamed { from, to } => self.root.rename(to, from),
+                Undo::SetAside { at, aside } => self.root.rename(aside, at),
+                Undo::Wrote { at, kept, stamp } => {
+                    let now = self.root.stamp(at).ok().flatten();
+                    if now.is_some() && now == *stamp {
+                        match kept {
+                            Some(kept) => self.root.rename(kept, at),
+                            None => self.root.remove(at),
+                        }
+                    } else {
+                        if let Some(kept) = kept {
+                            let _ = self.root.remove(kept);
+                        }
+                        problems.push(format!(
+                            "{} changed after it was written (by a command?); it was left as it is",
+                            at.display()
+                        ));
+                        Ok(())
+                    }
+                }
+            };
+            if let Err(e) = undone {
+                problems.push(e.to_string());
+            }
+        }
+        problems
+    }
+
+    /// Carries out the pending steps and writes every changed file once.
+    /// Afterwards the view is empty. Returns what failed, with the tasks
+    /// whose changes they were.
+    pub fn flush(&self) -> Vec<Failed> {
+        let mut st = self.state.borrow_mut();
+        let steps = std::mem::take(&mut st.steps);
+        let nodes = std::mem::take(&mut st.nodes);
+        let mut disk = Vec::new();
+        let keep = st.tx.is_some();
+        let mut failed = Vec::new();
+        for step in steps {
+            let (by, done) = match step {
+                Step::Mkdir { at, by } => (by, self.make_dirs(&at, keep, &mut disk)),
+                Step::Rename { from, to, by } => {
+                    (by, self.move_on_disk(&from, &to, keep, &mut disk))
+                }
+                Step::Remove { at, by } => (
+                    by,
+                    if keep {
+                        self.root.set_aside(&at).map(|aside| {
+                            disk.push(Undo::SetAside { at, aside });
+                        })
+                    } else {
+                        self.root.remove(&at)
+                    },
+                ),
+            };
+            if let Err(error) = done {
+                failed.push(Failed {
+                    by: vec![by],
+                    error,
+                });
+            }
+        }
+        for (at, node) in nodes {
+            let Node::File(f) = node else { continue };
+            let (true, Some(data)) = (f.dirty, f.data) else {
+                continue;
+            };
+            if let Err(error) = self.write_on_disk(&at, &data, f.present, keep, &mut disk) {
+                failed.push(Failed { by: f.by, error });
+            }
+        }
+        if let Some(tx) = &mut st.tx {
+            tx.disk.append(&mut disk);
+            tx.undo.clear();
+            tx.saved.clear();
+            tx.steps = 0;
+        }
+        failed
+    }
+
+    fn make_dirs(&self, at: &Location, keep: bool, disk: &mut Vec<Undo>) -> Result<(), FsError> {
+        if keep {
+            for n in 1..=at.parts().len() {
+                let dir = at.truncated(n);
+                if self.root.kind(&dir)?.is_none() {
+                    disk.push(Undo::Made(dir));
+                }
+            }
+        }
+        self.root.make_dirs(at)
+    }
+
+    fn move_on_disk(
+        &self,
+        from: &Location,
+        to: &Location,
+        keep: bool,
+        disk: &mut Vec<Undo>,
+    ) -> Result<(), FsError> {
+        if keep {
+            if let Some(parent) = to.parent() {
+                self.make_dirs(&parent, keep, disk)?;
+            }
+            if self.root.kind(to)?.is_some() {
+                let aside = self.root.set_aside(to)?;
+                disk.push(Undo::SetAside {
+                    at: to.clone(),
+                    aside,
+                });
+            }
+        }
+        self.root.rename(from, to)?;
+        if keep {
+            disk.push(Undo::Renamed {
+                from: from.clone(),
+                to: to.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn write_on_disk(
+        &self,
+        at: &Location,
+        data: &[u8],
+        present: Option<Stamp>,
+        keep: bool,
+        disk: &mut Vec<Undo>,
+    ) -> Result<(), FsError> {
+        let prepared = self.root.prepare_write(at)?;
+        let kept = match (keep, present) {
+            (true, Some(_)) => Some(self.root.keep_copy(at)?),
+            _ => None,
+        };
+        match prepared.commit_expecting(data, present) {
+            Ok(_) => {
+                if keep {
+                    let stamp = self.root.stamp(at).ok().flatten();
+                    disk.push(Undo::Wrote {
+                        at: at.clone(),
+                        kept,
+                        stamp,
+                    });
+                }
+                Ok(())
+            }
+            Err(e) => {
+                if let Some(kept) = kept {
+                    let _ = self.root.remove(&kept);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// What the pending changes would do to the disk, path by path.
+    pub fn changes(&self) -> Vec<Change> {
+        let st = self.state.borrow();
+        // What came from where: a path whose thing moved elsewhere is
+        // reported as a move, not a removal.
+        let origins: HashSet<&Location> = st
+            .nodes
+            .values()
+            .filter_map(|n| match n {
+                Node::File(f) => f.origin.as_ref(),
+                Node::Dir { origin } => origin.as_ref(),
+                Node::Other { origin, .. } => Some(origin),
+                Node::Absent => None,
+            })
+            .collect();
+        let removed: Vec<&Location> = st
+            .nodes
+            .iter()
+            .filter(|(_, n)| matches!(n, Node::Absent))
+            .map(|(k, _)| k)
+            .collect();
+        // What is on disk at `at` and is neither kept there nor moved.
+        let replaced = |at: &Location, origin: Option<&Location>| {
+            if origin == Some(at) || origins.contains(at) {
+                return None;
+            }
+            if removed.iter().any(|r| r.is_ancestor_of(at)) {
+                return None;
+            }
+            self.root.kind(at).ok().flatten()
+        };
+        let mut out = Vec::new();
+        for (at, node) in &st.nodes {
+            let path = at.display();
+            let origin = match node {
+                Node::File(f) => f.origin.as_ref(),
+                Node::Dir { origin } => origin.as_ref(),
+                Node::Other { origin, .. } => Some(origin),
+                Node::Absent => None,
+            };
+            if let Some(from) = origin.filter(|o| *o != at) {
+                out.push(Change::Moved {
+                    from: from.display(),
+                    to: path.clone(),
+                });
+            }
+            let gone = replaced(at, origin);
+            match (gone, node) {
+                // A file replaced by a file is a change of contents.
+                (Some(Kind::File), Node::File(_)) => {}
+                (Some(kind), _) => out.push(Change::Removed {
+                    path: path.clone(),
+                    kind,
+                }),
+                (None, _) => {}
+            }
+            if let Node::File(FileNode {
+                dirty: true,
+                data: Some(data),
+                ..
+            }) = node
+            {
+                // Against what is at this path on disk now.
+                let old = match self.root.kind(at) {
+                    Ok(Some(Kind::File)) if !removed.iter().any(|r| r.is_ancestor_of(at)) => {
+                        self.root.read(at).ok()
+                    }
+                    _ => None,
+                };
+                out.push(Change::File {
+                    path,
+                    old,
+                    new: data.to_vec(),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Moves the paths at or below `from` to the same places below `to`.
+fn relocate(paths: &mut [Location], from: &Location, to: &Location) {
+    for p in paths {
+        if p == from || from.is_ancestor_of(p) {
+            let mut moved = to.clone();
+            for part in &p.parts()[from.parts().len()..] {
+                moved = moved.join(part);
+            }
+            *p = moved;
+        }
+    }
+}
+
+fn add(list: &mut Vec<By>, by: By) {
+    if list.last() != Some(&by) {
+        list.push(by);
+    }
+}
+
+impl Files for View<'_> {
+    fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
+        self.contents(at).map(|b| b.to_vec())
+    }
+
+    fn contents(&self, at: &Location) -> Result<Bytes, FsError> {
+        View::contents(self, at)
+    }
+
+    fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {
+        let st = self.state.borrow();
+        self.kind_in(&st, at)
+    }
+
+    fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+        self.root.check_lands(at)
+    }
+
+    fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+        self.root.check_lands(at)?;
+        // A `.git` cannot be made by a task: what a directory holds of
+        // one is on disk, where the directory came from.
+        let st = self.state.borrow();
+        match place(&st.nodes, at)? {
+            Place::Disk(on_disk) => self.root.check_takes_away(&on_disk),
+            Place::Node => match st.nodes.get(at) {
+                Some(Node::Dir {
+                    origin: Some(origin),
+                }) => self.root.check_takes_away(origin),
+                _ => self.root.check_takes_away_shallow(at),
+            },
+            Place::Nowhere => self.root.check_takes_away_shallow(at),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    const BY: By = By { unit: 1, task: 1 };
+
+    fn at(p: &str) -> Location {
+        Location::below_root(&p.split('/').collect::<Vec<_>>())
+    }
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, c).unwrap();
+        }
+        dir
+    }
+
+    /// Every file below `dir`, with its contents.
+    fn files(dir: &Path) -> BTreeMap<String, String> {
+        fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+                if p.is_dir() {
+                    out.insert(format!("{rel}/"), String::new());
+                    walk(base, &p, out);
+                } else {
+                    out.insert(rel, std::fs::read_to_string(&p).unwrap());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(dir, dir, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_file_is_read_once_and_written_once() {
+        let dir = tree(&[("a.txt", "one\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        let first = view.contents(&at("a.txt")).unwrap();
+        let again = view.contents(&at("a.txt")).unwrap();
+        assert!(Rc::ptr_eq(&first, &again));
+        drop((first, again));
+        view.write(&at("a.txt"), b"two\n".to_vec(), BY).unwrap();
+        view.write(&at("a.txt"), b"three\n".to_vec(), BY).unwrap();
+        // Nothing is on disk before the flush.
+        assert_eq!(files(dir.path())["a.txt"], "one\n");
+        assert!(view.flush().is_empty());
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([("a.txt".into(), "three\n".into())])
+        );
+        assert!(!view.pending());
+    }
+
+    #[test]
+    fn a_file_changed_on_disk_after_it_was_read_is_left_alone() {
+        let dir = tree(&[("a.txt", "one\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        view.contents(&at("a.txt")).unwrap();
+        view.write(&at("a.txt"), b"mine\n".to_vec(), BY).unwrap();
+        // Another writer, meanwhile (a different size: the stamp differs
+        // even within one tick of the clock).
+        std::fs::write(dir.path().join("a.txt"), "theirs, longer\n").unwrap();
+        let failed = view.flush();
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].by, vec![BY]);
+        assert!(
+            matches!(failed[0].error, FsError::Changed { .. }),
+            "{:?}",
+            failed[0].error
+        );
+        // Their work is there, and no temporary file.
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([("a.txt".into(), "theirs, longer\n".into())])
+        );
+    }
+
+    #[test]
+    fn a_new_file_that_appeared_meanwhile_is_not_replaced() {
+        let dir = tree(&[]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        assert_eq!(
+            view.write(&at("n.txt"), b"mine\n".to_vec(), BY).unwrap(),
+            Written::Created
+        );
+        std::fs::write(dir.path().join("n.txt"), "theirs\n").unwrap();
+        let failed = view.flush();
+        assert!(matches!(failed[0].error, FsError::Changed { .. }));
+        assert_eq!(files(dir.path())["n.txt"], "theirs\n");
+    }
+
+    #[test]
+    fn what_was_moved_is_read_where_it_was() {
+        let dir = tree(&[("d/x", "x\n"), ("d/y", "y\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        view.rename(&at("d"), &at("e"), BY).unwrap();
+        assert_eq!(view.kind_in(&view.state.borrow(), &at("d")).unwrap(), None);
+        assert_eq!(&**view.contents(&at("e/x")).unwrap(), b"x\n");
+        view.write(&at("e/x"), b"x2\n".to_vec(), BY).unwrap();
+        view.remove(&at("e/y"), BY).unwrap();
+        view.write(&at("d/new"), b"n\n".to_vec(), BY).unwrap();
+        // Nothing changed on disk yet.
+        assert_eq!(files(dir.path()).len(), 3);
+        assert!(view.flush().is_empty());
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([
+                ("d/".into(), String::new()),
+                ("d/new".into(), "n\n".into()),
+                ("e/".into(), String::new()),
+                ("e/x".into(), "x2\n".into()),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_new_file_moved_is_written_where_it_ends() {
+        let dir = tree(&[("old", "old\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        view.write(&at("n"), b"n\n".to_vec(), BY).unwrap();
+        view.rename(&at("n"), &at("old"), BY).unwrap();
+        assert!(view.flush().is_empty());
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([("old".into(), "n\n".into())])
+        );
+    }
+
+    #[test]
+    fn a_rollback_undoes_what_a_flush_wrote() {
+        let start = [("a", "a\n"), ("c", "c\n"), ("d/x", "x\n"), ("t", "t\n")];
+        let dir = tree(&start);
+        let before = files(dir.path());
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        view.begin();
+        view.write(&at("a"), b"A\n".to_vec(), BY).unwrap();
+        view.write(&at("new/b"), b"b\n".to_vec(), BY).unwrap();
+        view.remove(&at("c"), BY).unwrap();
+        view.remove(&at("d/x"), BY).unwrap();
+        view.rename(&at("d"), &at("e"), BY).unwrap();
+        view.rename(&at("a"), &at("t"), BY).unwrap();
+        assert!(view.flush().is_empty());
+        assert_ne!(files(dir.path()), before);
+        assert!(view.rollback().is_empty());
+        assert_eq!(files(dir.path()), before);
+    }
+
+    #[test]
+    fn a_commit_leaves_no_temporary_file() {
+        let dir = tree(&[("a", "a\n"), ("d/x", "x\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        view.begin();
+        view.write(&at("a"), b"A\n".to_vec(), BY).unwrap();
+        view.remove(&at("d/x"), BY).unwrap();
+        view.rename(&at("d"), &at("e"), BY).unwrap();
+        assert!(view.flush().is_empty());
+        assert!(view.commit().is_empty());
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([("a".into(), "A\n".into()), ("e/".into(), String::new())])
+        );
+    }
+
+    #[test]
+    fn a_rollback_keeps_what_changed_after_the_flush() {
+        let dir = tree(&[("a", "a\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        view.begin();
+        view.write(&at("a"), b"A\n".to_vec(), BY).unwrap();
+        assert!(view.flush().is_empty());
+        // A command changes the file the tasks wrote.
+        std::fs::write(dir.path().join("a"), "by the command\n").unwrap();
+        let problems = view.rollback();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([("a".into(), "by the command\n".into())])
+        );
+    }
+
+    #[test]
+    fn a_rollback_in_memory_forgets_the_changes() {
+        let dir = tree(&[("a", "a\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        view.write(&at("kept"), b"k\n".to_vec(), BY).unwrap();
+        view.begin();
+        view.write(&at("a"), b"A\n".to_vec(), BY).unwrap();
+        view.rename(&at("a"), &at("b"), BY).unwrap();
+        view.rollback();
+        assert_eq!(&**view.contents(&at("a")).unwrap(), b"a\n");
+        assert!(matches!(
+            view.contents(&at("b")),
+            Err(FsError::NotFound { .. })
+        ));
+        assert!(view.flush().is_empty());
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([("a".into(), "a\n".into()), ("kept".into(), "k\n".into())])
+        );
+    }
+}
