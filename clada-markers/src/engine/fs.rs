@@ -166,8 +166,8 @@ pub trait Files {
     /// nothing is.
     fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError>;
     /// The contents of the file at `at`, shared where they are kept.
-    fn contents(&self, at: &Location) -> Result<Rc<Vec<u8>>, FsError> {
-        self.read(at).map(Rc::new)
+    fn contents(&self, at: &Location) -> Result<Content, FsError> {
+        self.read(at).map(Content::from_bytes)
     }
     /// See [`Root::check_lands`].
     fn check_lands(&self, at: &Location) -> Result<(), FsError>;
@@ -194,6 +194,43 @@ impl Stamp {
             ino: st.st_ino as u64,
             size: u64::try_from(st.st_size).unwrap_or(0),
             mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+        }
+    }
+}
+
+/// A file's contents as the engine keeps them: text (checked as UTF-8
+/// once) or bytes, shared until changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Content {
+    Text(Rc<Text>),
+    Bytes(Rc<Vec<u8>>),
+}
+
+/// A file's text, and whether it holds a CR at all (most files do not:
+/// edits then skip looking for CRLF line breaks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Text {
+    pub text: String,
+    pub cr: bool,
+}
+
+impl Content {
+    pub fn from_bytes(bytes: Vec<u8>) -> Content {
+        match String::from_utf8(bytes) {
+            Ok(text) => Content::text(text),
+            Err(e) => Content::Bytes(Rc::new(e.into_bytes())),
+        }
+    }
+
+    pub fn text(text: String) -> Content {
+        let cr = memchr::memchr(b'\r', text.as_bytes()).is_some();
+        Content::Text(Rc::new(Text { text, cr }))
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Content::Text(t) => t.text.as_bytes(),
+            Content::Bytes(b) => b,
         }
     }
 }

@@ -97,6 +97,38 @@ impl Found {
         }
     }
 
+    /// Makes the edit in `file`, the text it was found in.
+    pub fn apply_text(&self, file: &mut String) {
+        match self.ranges.as_slice() {
+            [] => {}
+            [(s, e)] => file.replace_range(*s..*e, &self.replacement),
+            ranges => {
+                let mut out =
+                    String::with_capacity(file.len() + ranges.len() * self.replacement.len());
+                let mut prev = 0;
+                for &(s, e) in ranges {
+                    out.push_str(file.get(prev..s).unwrap_or_default());
+                    out.push_str(&self.replacement);
+                    prev = e;
+                }
+                out.push_str(file.get(prev..).unwrap_or_default());
+                *file = out;
+            }
+        }
+        if self.trim_final {
+            if file.ends_with("\r\n") {
+                file.truncate(file.len() - 2);
+            } else if file.ends_with('\n') {
+                file.truncate(file.len() - 1);
+            }
+        }
+    }
+
+    /// Whether the replacement brings a CR into the file.
+    pub fn adds_cr(&self) -> bool {
+        self.replacement.contains('\r')
+    }
+
     /// The edit made on a copy of `file`.
     fn edited(self, file: &str) -> Edited {
         Edited {
@@ -169,7 +201,7 @@ struct View<'a> {
 }
 
 impl<'a> View<'a> {
-    fn new(file: &'a str) -> Self {
+    fn new(file: &'a str, cr: Option<bool>) -> Self {
         let (bom, body) = match file.strip_prefix(BOM) {
             Some(rest) => (true, rest),
             None => (false, file),
@@ -178,7 +210,8 @@ impl<'a> View<'a> {
             .is_some_and(|i| i > 0 && body.as_bytes()[i - 1] == b'\r');
         let missing_final = !body.is_empty() && !body.ends_with('\n');
         let mut crs = Vec::new();
-        let norm = if !missing_final && memchr::memchr(b'\r', body.as_bytes()).is_none() {
+        let has_cr = cr.unwrap_or_else(|| memchr::memchr(b'\r', body.as_bytes()).is_some());
+        let norm = if !missing_final && !has_cr {
             std::borrow::Cow::Borrowed(body)
         } else {
             let mut norm = String::with_capacity(body.len() + 1);
@@ -267,12 +300,19 @@ pub fn edit(
     replace: &str,
     count: Count,
 ) -> Result<Edited, Box<Mismatch>> {
-    find(file, search, replace, count).map(|f| f.edited(file))
+    find(file, search, replace, count, None).map(|f| f.edited(file))
 }
 
-/// Finds where [`edit`] would replace, without changing anything.
-pub fn find(file: &str, search: &str, replace: &str, count: Count) -> Result<Found, Box<Mismatch>> {
-    let view = View::new(file);
+/// Finds where [`edit`] would replace, without changing anything. `cr`
+/// says whether the file holds a CR, when that is known.
+pub fn find(
+    file: &str,
+    search: &str,
+    replace: &str,
+    count: Count,
+    cr: Option<bool>,
+) -> Result<Found, Box<Mismatch>> {
+    let view = View::new(file, cr);
     let ranges: Vec<(usize, usize)> = if search.is_empty() {
         Vec::new()
     } else {
@@ -327,7 +367,7 @@ pub fn edit_range(
     replace: &str,
     count: Count,
 ) -> Result<Edited, Box<Mismatch>> {
-    find_range(file, start, end, replace, count).map(|f| f.edited(file))
+    find_range(file, start, end, replace, count, None).map(|f| f.edited(file))
 }
 
 /// Finds where [`edit_range`] would replace, without changing anything.
@@ -337,8 +377,9 @@ pub fn find_range(
     end: &str,
     replace: &str,
     count: Count,
+    cr: Option<bool>,
 ) -> Result<Found, Box<Mismatch>> {
-    let view = View::new(file);
+    let view = View::new(file, cr);
     let hay = view.norm.as_bytes();
     let start_finder = memchr::memmem::Finder::new(start.as_bytes());
     let end_finder = memchr::memmem::Finder::new(end.as_bytes());

@@ -6,7 +6,7 @@
 //! engine carries a plan out on its view of the tree ([`super::view`]).
 
 use crate::ast::Op;
-use crate::engine::fs::{Files, FsError, Kind, Location, locate};
+use crate::engine::fs::{Content, Files, FsError, Kind, Location, locate};
 use crate::engine::matching::{self, Found, Mismatch};
 use crate::engine::{Failure, TaskError};
 use crate::error_type::ErrorType;
@@ -18,7 +18,7 @@ pub enum Action {
     /// Replace (or create) the file with these bytes.
     Write {
         at: Location,
-        contents: Vec<u8>,
+        contents: Content,
     },
     /// Change these bytes of the file (read by the plan).
     Edit {
@@ -103,21 +103,22 @@ pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, 
             }
             let (contents, effect) = if *append && kind == Some(Kind::File) {
                 let existing = files.contents(&loc)?;
+                let existing = existing.as_bytes();
                 let mut old = Vec::with_capacity(existing.len() + content.len() + 1);
-                old.extend_from_slice(&existing);
+                old.extend_from_slice(existing);
                 if !old.is_empty() && !old.ends_with(b"\n") {
                     old.push(b'\n');
                 }
                 old.extend_from_slice(content.as_bytes());
-                (old, Effect::Appended { path: display })
+                (Content::from_bytes(old), Effect::Appended { path: display })
             } else if kind == Some(Kind::File) {
                 (
-                    content.as_bytes().to_vec(),
+                    Content::text(content.to_owned()),
                     Effect::Replaced { path: display },
                 )
             } else {
                 (
-                    content.as_bytes().to_vec(),
+                    Content::text(content.to_owned()),
                     Effect::Created { path: display },
                 )
             };
@@ -133,8 +134,9 @@ pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, 
             replace,
         } => {
             let loc = at(path)?;
-            let bytes = files.contents(&loc)?;
-            let found = matching::find(as_text(&bytes, &loc)?, search, replace, *count)
+            let contents = files.contents(&loc)?;
+            let (text, cr) = as_text(&contents, &loc)?;
+            let found = matching::find(text, search, replace, *count, Some(cr))
                 .map_err(|m| mismatch(&loc, m))?;
             Ok(edit_plan(loc, found))
         }
@@ -146,8 +148,9 @@ pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, 
             replace,
         } => {
             let loc = at(path)?;
-            let bytes = files.contents(&loc)?;
-            let found = matching::find_range(as_text(&bytes, &loc)?, start, end, replace, *count)
+            let contents = files.contents(&loc)?;
+            let (text, cr) = as_text(&contents, &loc)?;
+            let found = matching::find_range(text, start, end, replace, *count, Some(cr))
                 .map_err(|m| mismatch(&loc, m))?;
             Ok(edit_plan(loc, found))
         }
@@ -256,18 +259,22 @@ fn edit_plan(loc: Location, found: Found) -> Plan {
     }
 }
 
-/// A file's bytes as the text an edit works on.
-fn as_text<'b>(bytes: &'b [u8], loc: &Location) -> Result<&'b str, TaskError> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        let offset = e.valid_up_to();
-        TaskError::new(
-            ErrorType::InvalidUtf8,
-            format!(
-                "{} is not valid UTF-8 (at byte offset {offset}); clada edits text files only",
-                loc.display()
-            ),
-        )
-    })
+/// A file's contents as the text an edit works on, and whether it holds
+/// a CR.
+fn as_text<'c>(contents: &'c Content, loc: &Location) -> Result<(&'c str, bool), TaskError> {
+    match contents {
+        Content::Text(t) => Ok((&t.text, t.cr)),
+        Content::Bytes(bytes) => {
+            let offset = std::str::from_utf8(bytes).err().map_or(0, |e| e.valid_up_to());
+            Err(TaskError::new(
+                ErrorType::InvalidUtf8,
+                format!(
+                    "{} is not valid UTF-8 (at byte offset {offset}); clada edits text files only",
+                    loc.display()
+                ),
+            ))
+        }
+    }
 }
 
 fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
@@ -362,7 +369,7 @@ mod tests {
 
     fn written(p: Plan) -> String {
         match p.action {
-            Action::Write { contents, .. } => String::from_utf8(contents).unwrap(),
+            Action::Write { contents, .. } => String::from_utf8(contents.as_bytes().to_vec()).unwrap(),
             other => panic!("not a write: {other:?}"),
         }
     }

@@ -29,11 +29,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 use std::rc::Rc;
 
-use crate::engine::fs::{Files, FsError, Kind, Location, Root, Stamp, Written};
+use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root, Stamp, Written};
 use crate::engine::matching::Found;
-
-/// A file's bytes, shared between the view and a task reading them.
-pub type Bytes = Rc<Vec<u8>>;
 
 /// The task that made a change: unit and task numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -67,7 +64,7 @@ struct FileNode {
     /// the disk still says so.
     present: Option<Stamp>,
     /// The contents; `None` until read.
-    data: Option<Bytes>,
+    data: Option<Content>,
     /// Changed in the view: to be written.
     dirty: bool,
     /// The tasks whose changes the contents carry.
@@ -357,10 +354,9 @@ impl<'r> View<'r> {
     }
 
     /// Replaces (or creates) the file `at` with `data`.
-    pub fn write(&self, at: &Location, data: Vec<u8>, by: By) -> Result<Written, FsError> {
+    pub fn write(&self, at: &Location, data: Content, by: By) -> Result<Written, FsError> {
         let mut st = self.state.borrow_mut();
         let display = || at.display();
-        let data = Rc::new(data);
         if let Place::Node = place(&st.nodes, at)? {
             match st.node_mut(at) {
                 Some(Node::File(f)) => {
@@ -418,12 +414,14 @@ impl<'r> View<'r> {
         let mut st = self.state.borrow_mut();
         match st.node_mut(at) {
             Some(Node::File(FileNode {
-                data: Some(data),
+                data: Some(Content::Text(text)),
                 dirty,
                 by: list,
                 ..
             })) => {
-                found.apply(Rc::make_mut(data));
+                let text = Rc::make_mut(text);
+                found.apply_text(&mut text.text);
+                text.cr |= found.adds_cr();
                 *dirty = true;
                 add(list, by);
                 Ok(())
@@ -563,20 +561,20 @@ impl<'r> View<'r> {
     }
 
     /// The contents of the file `at`, read from disk the first time.
-    pub fn contents(&self, at: &Location) -> Result<Bytes, FsError> {
+    pub fn contents(&self, at: &Location) -> Result<Content, FsError> {
         let mut st = self.state.borrow_mut();
         let display = || at.display();
         match place(&st.nodes, at)? {
             Place::Node => {}
             Place::Disk(on_disk) => {
                 let (bytes, stamp) = self.root.read_stamped(&on_disk)?;
-                let data = Rc::new(bytes);
+                let data = Content::from_bytes(bytes);
                 st.set(
                     at.clone(),
                     Some(Node::File(FileNode {
                         origin: Some(on_disk),
                         present: Some(stamp),
-                        data: Some(Rc::clone(&data)),
+                        data: Some(data.clone()),
                         dirty: false,
                         by: Vec::new(),
                     })),
@@ -588,7 +586,7 @@ impl<'r> View<'r> {
         let unread = match st.nodes.get(at) {
             Some(Node::File(FileNode {
                 data: Some(data), ..
-            })) => return Ok(Rc::clone(data)),
+            })) => return Ok(data.clone()),
             Some(Node::File(FileNode {
                 origin: Some(origin),
                 ..
@@ -604,9 +602,9 @@ impl<'r> View<'r> {
             Some(Node::Other { .. }) => return Err(FsError::NotRegular { path: display() }),
         };
         let (bytes, stamp) = self.root.read_stamped(&unread)?;
-        let data = Rc::new(bytes);
+        let data = Content::from_bytes(bytes);
         if let Some(Node::File(f)) = st.node_mut(at) {
-            f.data = Some(Rc::clone(&data));
+            f.data = Some(data.clone());
             f.present = Some(stamp);
         }
         Ok(data)
@@ -744,7 +742,8 @@ impl<'r> View<'r> {
             let (true, Some(data)) = (f.dirty, f.data) else {
                 continue;
             };
-            if let Err(error) = self.write_on_disk(&at, &data, f.present, keep, &mut disk) {
+            if let Err(error) = self.write_on_disk(&at, data.as_bytes(), f.present, keep, &mut disk)
+            {
                 failed.push(Failed { by: f.by, error });
             }
         }
@@ -904,7 +903,7 @@ impl<'r> View<'r> {
                 out.push(Change::File {
                     path,
                     old,
-                    new: data.to_vec(),
+                    new: data.as_bytes().to_vec(),
                 });
             }
         }
@@ -933,10 +932,10 @@ fn add(list: &mut Vec<By>, by: By) {
 
 impl Files for View<'_> {
     fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
-        self.contents(at).map(|b| b.to_vec())
+        self.contents(at).map(|b| b.as_bytes().to_vec())
     }
 
-    fn contents(&self, at: &Location) -> Result<Bytes, FsError> {
+    fn contents(&self, at: &Location) -> Result<Content, FsError> {
         View::contents(self, at)
     }
 
@@ -1015,10 +1014,13 @@ mod tests {
         let view = View::new(&root);
         let first = view.contents(&at("a.txt")).unwrap();
         let again = view.contents(&at("a.txt")).unwrap();
+        let (Content::Text(first), Content::Text(again)) = (first, again) else {
+            panic!("not text");
+        };
         assert!(Rc::ptr_eq(&first, &again));
         drop((first, again));
-        view.write(&at("a.txt"), b"two\n".to_vec(), BY).unwrap();
-        view.write(&at("a.txt"), b"three\n".to_vec(), BY).unwrap();
+        view.write(&at("a.txt"), Content::text("two\n".into()), BY).unwrap();
+        view.write(&at("a.txt"), Content::text("three\n".into()), BY).unwrap();
         // Nothing is on disk before the flush.
         assert_eq!(files(dir.path())["a.txt"], "one\n");
         assert!(view.flush().is_empty());
@@ -1035,7 +1037,7 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         view.contents(&at("a.txt")).unwrap();
-        view.write(&at("a.txt"), b"mine\n".to_vec(), BY).unwrap();
+        view.write(&at("a.txt"), Content::text("mine\n".into()), BY).unwrap();
         // Another writer, meanwhile (a different size: the stamp differs
         // even within one tick of the clock).
         std::fs::write(dir.path().join("a.txt"), "theirs, longer\n").unwrap();
@@ -1060,7 +1062,7 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         assert_eq!(
-            view.write(&at("n.txt"), b"mine\n".to_vec(), BY).unwrap(),
+            view.write(&at("n.txt"), Content::text("mine\n".into()), BY).unwrap(),
             Written::Created
         );
         std::fs::write(dir.path().join("n.txt"), "theirs\n").unwrap();
@@ -1076,10 +1078,10 @@ mod tests {
         let view = View::new(&root);
         view.rename(&at("d"), &at("e"), BY).unwrap();
         assert_eq!(view.kind_in(&view.state.borrow(), &at("d")).unwrap(), None);
-        assert_eq!(&**view.contents(&at("e/x")).unwrap(), b"x\n");
-        view.write(&at("e/x"), b"x2\n".to_vec(), BY).unwrap();
+        assert_eq!(view.contents(&at("e/x")).unwrap().as_bytes(), b"x\n");
+        view.write(&at("e/x"), Content::text("x2\n".into()), BY).unwrap();
         view.remove(&at("e/y"), BY).unwrap();
-        view.write(&at("d/new"), b"n\n".to_vec(), BY).unwrap();
+        view.write(&at("d/new"), Content::text("n\n".into()), BY).unwrap();
         // Nothing changed on disk yet.
         assert_eq!(files(dir.path()).len(), 3);
         assert!(view.flush().is_empty());
@@ -1099,7 +1101,7 @@ mod tests {
         let dir = tree(&[("old", "old\n")]);
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
-        view.write(&at("n"), b"n\n".to_vec(), BY).unwrap();
+        view.write(&at("n"), Content::text("n\n".into()), BY).unwrap();
         view.rename(&at("n"), &at("old"), BY).unwrap();
         assert!(view.flush().is_empty());
         assert_eq!(
@@ -1116,8 +1118,8 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         view.begin();
-        view.write(&at("a"), b"A\n".to_vec(), BY).unwrap();
-        view.write(&at("new/b"), b"b\n".to_vec(), BY).unwrap();
+        view.write(&at("a"), Content::text("A\n".into()), BY).unwrap();
+        view.write(&at("new/b"), Content::text("b\n".into()), BY).unwrap();
         view.remove(&at("c"), BY).unwrap();
         view.remove(&at("d/x"), BY).unwrap();
         view.rename(&at("d"), &at("e"), BY).unwrap();
@@ -1134,7 +1136,7 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         view.begin();
-        view.write(&at("a"), b"A\n".to_vec(), BY).unwrap();
+        view.write(&at("a"), Content::text("A\n".into()), BY).unwrap();
         view.remove(&at("d/x"), BY).unwrap();
         view.rename(&at("d"), &at("e"), BY).unwrap();
         assert!(view.flush().is_empty());
@@ -1151,7 +1153,7 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         view.begin();
-        view.write(&at("a"), b"A\n".to_vec(), BY).unwrap();
+        view.write(&at("a"), Content::text("A\n".into()), BY).unwrap();
         assert!(view.flush().is_empty());
         // A command changes the file the tasks wrote.
         std::fs::write(dir.path().join("a"), "by the command\n").unwrap();
@@ -1168,12 +1170,12 @@ mod tests {
         let dir = tree(&[("a", "a\n")]);
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
-        view.write(&at("kept"), b"k\n".to_vec(), BY).unwrap();
+        view.write(&at("kept"), Content::text("k\n".into()), BY).unwrap();
         view.begin();
-        view.write(&at("a"), b"A\n".to_vec(), BY).unwrap();
+        view.write(&at("a"), Content::text("A\n".into()), BY).unwrap();
         view.rename(&at("a"), &at("b"), BY).unwrap();
         view.rollback();
-        assert_eq!(&**view.contents(&at("a")).unwrap(), b"a\n");
+        assert_eq!(view.contents(&at("a")).unwrap().as_bytes(), b"a\n");
         assert!(matches!(
             view.contents(&at("b")),
             Err(FsError::NotFound { .. })
