@@ -8,7 +8,9 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-use git2::{IndexAddOption, Repository, RepositoryOpenFlags, Signature};
+use std::os::unix::ffi::OsStrExt;
+
+use git2::{Repository, RepositoryOpenFlags, Signature, Status, StatusOptions, StatusShow};
 
 /// Who commits: `Name <email>` or a bare name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,20 +121,44 @@ impl WorkTree {
         let repo = &self.repo;
         let fail = |what: &str, e: git2::Error| format!("{what}: {}", e.message());
         let mut index = repo.index().map_err(|e| fail("cannot read the index", e))?;
-        // Temporary files of a run killed mid-write are never committed.
-        let mut skip_temp = |path: &Path, _: &[u8]| -> i32 {
+        // What differs from the index, by the stat data it keeps: only
+        // files that changed are read and hashed, and no diff of their
+        // contents is made (`add_all` makes one).
+        let mut options = StatusOptions::new();
+        options
+            .show(StatusShow::Workdir)
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false)
+            .exclude_submodules(true)
+            .renames_index_to_workdir(false);
+        let statuses = repo
+            .statuses(Some(&mut options))
+            .map_err(|e| fail("cannot read the status of the work tree", e))?;
+        for entry in statuses.iter() {
+            let path = Path::new(OsStr::from_bytes(entry.path_bytes()));
+            // Temporary files of a run killed mid-write are never
+            // committed; a nested repository is not a file to add.
             let temp = path
                 .file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(crate::engine::fs::is_temp_name);
-            i32::from(temp)
-        };
-        index
-            .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_temp))
-            .map_err(|e| fail("cannot stage the changes", e))?;
-        index
-            .update_all(["*"], None)
-            .map_err(|e| fail("cannot stage the removals", e))?;
+            if temp || entry.path_bytes().ends_with(b"/") {
+                continue;
+            }
+            let status = entry.status();
+            if status.contains(Status::WT_DELETED) {
+                index
+                    .remove_path(path)
+                    .map_err(|e| fail("cannot stage a removal", e))?;
+            } else if status.intersects(
+                Status::WT_NEW | Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::WT_RENAMED,
+            ) {
+                index
+                    .add_path(path)
+                    .map_err(|e| fail("cannot stage a change", e))?;
+            }
+        }
         let tree_id = index
             .write_tree()
             .map_err(|e| fail("cannot write the tree", e))?;

@@ -265,7 +265,9 @@ fn as_text<'c>(contents: &'c Content, loc: &Location) -> Result<(&'c str, bool),
     match contents {
         Content::Text(t) => Ok((&t.text, t.cr)),
         Content::Bytes(bytes) => {
-            let offset = std::str::from_utf8(bytes).err().map_or(0, |e| e.valid_up_to());
+            let offset = std::str::from_utf8(bytes)
+                .err()
+                .map_or(0, |e| e.valid_up_to());
             Err(TaskError::new(
                 ErrorType::InvalidUtf8,
                 format!(
@@ -369,7 +371,9 @@ mod tests {
 
     fn written(p: Plan) -> String {
         match p.action {
-            Action::Write { contents, .. } => String::from_utf8(contents.as_bytes().to_vec()).unwrap(),
+            Action::Write { contents, .. } => {
+                String::from_utf8(contents.as_bytes().to_vec()).unwrap()
+            }
             other => panic!("not a write: {other:?}"),
         }
     }

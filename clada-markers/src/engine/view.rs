@@ -1019,8 +1019,10 @@ mod tests {
         };
         assert!(Rc::ptr_eq(&first, &again));
         drop((first, again));
-        view.write(&at("a.txt"), Content::text("two\n".into()), BY).unwrap();
-        view.write(&at("a.txt"), Content::text("three\n".into()), BY).unwrap();
+        view.write(&at("a.txt"), Content::text("two\n".into()), BY)
+            .unwrap();
+        view.write(&at("a.txt"), Content::text("three\n".into()), BY)
+            .unwrap();
         // Nothing is on disk before the flush.
         assert_eq!(files(dir.path())["a.txt"], "one\n");
         assert!(view.flush().is_empty());
@@ -1037,7 +1039,8 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         view.contents(&at("a.txt")).unwrap();
-        view.write(&at("a.txt"), Content::text("mine\n".into()), BY).unwrap();
+        view.write(&at("a.txt"), Content::text("mine\n".into()), BY)
+            .unwrap();
         // Another writer, meanwhile (a different size: the stamp differs
         // even within one tick of the clock).
         std::fs::write(dir.path().join("a.txt"), "theirs, longer\n").unwrap();
@@ -1062,7 +1065,8 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         assert_eq!(
-            view.write(&at("n.txt"), Content::text("mine\n".into()), BY).unwrap(),
+            view.write(&at("n.txt"), Content::text("mine\n".into()), BY)
+                .unwrap(),
             Written::Created
         );
         std::fs::write(dir.path().join("n.txt"), "theirs\n").unwrap();
@@ -1079,9 +1083,11 @@ mod tests {
         view.rename(&at("d"), &at("e"), BY).unwrap();
         assert_eq!(view.kind_in(&view.state.borrow(), &at("d")).unwrap(), None);
         assert_eq!(view.contents(&at("e/x")).unwrap().as_bytes(), b"x\n");
-        view.write(&at("e/x"), Content::text("x2\n".into()), BY).unwrap();
+        view.write(&at("e/x"), Content::text("x2\n".into()), BY)
+            .unwrap();
         view.remove(&at("e/y"), BY).unwrap();
-        view.write(&at("d/new"), Content::text("n\n".into()), BY).unwrap();
+        view.write(&at("d/new"), Content::text("n\n".into()), BY)
+            .unwrap();
         // Nothing changed on disk yet.
         assert_eq!(files(dir.path()).len(), 3);
         assert!(view.flush().is_empty());
@@ -1101,7 +1107,8 @@ mod tests {
         let dir = tree(&[("old", "old\n")]);
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
-        view.write(&at("n"), Content::text("n\n".into()), BY).unwrap();
+        view.write(&at("n"), Content::text("n\n".into()), BY)
+            .unwrap();
         view.rename(&at("n"), &at("old"), BY).unwrap();
         assert!(view.flush().is_empty());
         assert_eq!(
@@ -1118,8 +1125,10 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         view.begin();
-        view.write(&at("a"), Content::text("A\n".into()), BY).unwrap();
-        view.write(&at("new/b"), Content::text("b\n".into()), BY).unwrap();
+        view.write(&at("a"), Content::text("A\n".into()), BY)
+            .unwrap();
+        view.write(&at("new/b"), Content::text("b\n".into()), BY)
+            .unwrap();
         view.remove(&at("c"), BY).unwrap();
         view.remove(&at("d/x"), BY).unwrap();
         view.rename(&at("d"), &at("e"), BY).unwrap();
@@ -1136,7 +1145,8 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         view.begin();
-        view.write(&at("a"), Content::text("A\n".into()), BY).unwrap();
+        view.write(&at("a"), Content::text("A\n".into()), BY)
+            .unwrap();
         view.remove(&at("d/x"), BY).unwrap();
         view.rename(&at("d"), &at("e"), BY).unwrap();
         assert!(view.flush().is_empty());
@@ -1153,7 +1163,8 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
         view.begin();
-        view.write(&at("a"), Content::text("A\n".into()), BY).unwrap();
+        view.write(&at("a"), Content::text("A\n".into()), BY)
+            .unwrap();
         assert!(view.flush().is_empty());
         // A command changes the file the tasks wrote.
         std::fs::write(dir.path().join("a"), "by the command\n").unwrap();
@@ -1170,9 +1181,11 @@ mod tests {
         let dir = tree(&[("a", "a\n")]);
         let root = Root::open(dir.path()).unwrap();
         let view = View::new(&root);
-        view.write(&at("kept"), Content::text("k\n".into()), BY).unwrap();
+        view.write(&at("kept"), Content::text("k\n".into()), BY)
+            .unwrap();
         view.begin();
-        view.write(&at("a"), Content::text("A\n".into()), BY).unwrap();
+        view.write(&at("a"), Content::text("A\n".into()), BY)
+            .unwrap();
         view.rename(&at("a"), &at("b"), BY).unwrap();
         view.rollback();
         assert_eq!(view.contents(&at("a")).unwrap().as_bytes(), b"a\n");
