@@ -134,7 +134,7 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
     report.duration_ms = elapsed(started);
     match args.format {
         Format::Text => printer.finish(&report),
-        Format::Json => output::print(&output::json(&report)),
+        Format::Json => output::print_json(&report),
         Format::Xml => output::print(&render_xml(&report)),
     }
     report.exit_code()

@@ -31,10 +31,9 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
             allow_escape: args.allow_escape,
         },
     );
-    let printed = match args.format {
-        CheckFormat::Json => output::json(&CheckReport::new(&doc)),
-        CheckFormat::Text => render_check_text(&doc, &input.name, color),
-    };
-    output::print(&printed);
+    match args.format {
+        CheckFormat::Json => output::print_json(&CheckReport::new(&doc)),
+        CheckFormat::Text => output::print(&render_check_text(&doc, &input.name, color)),
+    }
     u8::from(doc.has_errors())
 }

@@ -332,7 +332,7 @@ impl Engine<'_, '_> {
             // transaction covers this unit's changes only.
             self.view.begin();
         }
-        let mut out: Vec<TaskReport> = Vec::new();
+        let mut out: Vec<TaskReport> = Vec::with_capacity(unit.tasks().len());
         let mut stopped_at = None;
         for task in unit.tasks() {
             // A command sees what the tasks before it did.
@@ -442,7 +442,7 @@ impl Engine<'_, '_> {
                     let e = TaskError::from(error.clone());
                     r.status = TaskStatus::Failed;
                     r.message = e.message.clone();
-                    r.error = Some(ErrorReport::from_task_error(e));
+                    r.error = Some(Box::new(ErrorReport::from_task_error(e)));
                     self.observer.task_finished(r);
                 }
             }
@@ -456,10 +456,10 @@ impl Engine<'_, '_> {
         let Some(op) = &task.op else {
             // A runnable unit has no malformed task; be safe anyway.
             report.status = TaskStatus::Failed;
-            report.error = Some(ErrorReport::new(
+            report.error = Some(Box::new(ErrorReport::new(
                 ErrorType::MalformedStructure,
                 "the task is malformed",
-            ));
+            )));
             return report;
         };
         let by = By {
@@ -545,7 +545,7 @@ impl Engine<'_, '_> {
             Err(e) => {
                 report.status = TaskStatus::Failed;
                 report.message = e.message.clone();
-                report.error = Some(ErrorReport::from_task_error(e));
+                report.error = Some(Box::new(ErrorReport::from_task_error(e)));
             }
         }
         report
@@ -584,7 +584,7 @@ fn malformed_unit(
     observer: &mut dyn Observer,
 ) -> Vec<TaskReport> {
     let tasks = unit.tasks();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(tasks.len());
     for task in tasks {
         let report = match unit {
             Unit::Task(_) => {
@@ -600,7 +600,7 @@ fn malformed_unit(
                 TaskReport {
                     status: TaskStatus::Failed,
                     message: message.clone(),
-                    error: Some(ErrorReport::new(kind, message)),
+                    error: Some(Box::new(ErrorReport::new(kind, message))),
                     ..TaskReport::of(task)
                 }
             }

@@ -172,7 +172,7 @@ pub struct TaskReport {
     /// A command's kept output (`null` for other operations).
     pub output: Option<String>,
     pub exit_code: Option<i32>,
-    pub error: Option<ErrorReport>,
+    pub error: Option<Box<ErrorReport>>,
     /// For edits: the 1-based line of each replaced occurrence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<Vec<usize>>,
