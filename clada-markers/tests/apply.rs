@@ -7,8 +7,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use clada_markers::engine::fs::Root;
-use clada_markers::engine::{self, ApplyOptions, NoCommands, Quiet};
-use clada_markers::report::{GitReport, TaskStatus};
+use clada_markers::engine::{self, ApplyOptions, Atomic, NoCommands, Quiet};
+use clada_markers::report::{FileChange, GitReport, TaskStatus};
 use clada_markers::{ApplyReport, ParseOptions, parse_with};
 
 /// What is at a path, for comparing trees.
@@ -30,6 +30,12 @@ struct Expect {
     expect_modes: Vec<(String, u32)>,
     outside: Vec<(String, String)>,
     expect_outside: Vec<(String, String)>,
+    dry_run: bool,
+    atomic: Option<Atomic>,
+    /// `change KIND PATH` lines: what a dry run reports.
+    changes: Option<Vec<String>>,
+    /// `diff-line PATH TEXT`: a line the dry run's diff of PATH has.
+    diff_lines: Vec<(String, String)>,
 }
 
 impl Expect {
@@ -53,7 +59,22 @@ impl Expect {
                 ["task", k, "failed", t] => {
                     e.tasks.insert(num(k)?, format!("failed {t}"));
                 }
+                ["task", k, "rolled-back"] => {
+                    e.tasks.insert(num(k)?, "rolled-back".into());
+                }
                 ["allow-escape"] => e.allow_escape = true,
+                ["dry-run"] => e.dry_run = true,
+                ["atomic"] => e.atomic = Some(Atomic::Unit),
+                ["atomic", "document"] => e.atomic = Some(Atomic::Document),
+                ["change", kind, p] => e
+                    .changes
+                    .get_or_insert_with(Vec::new)
+                    .push(format!("{kind} {p}")),
+                ["diff-line", p, ..] => {
+                    let text = raw.trim_start()["diff-line".len()..].trim_start();
+                    let text = text[p.len()..].strip_prefix(' ').unwrap_or_default();
+                    e.diff_lines.push(((*p).into(), text.to_owned()));
+                }
                 ["symlink", p, t] => e.symlinks.push(((*p).into(), (*t).into())),
                 ["mode", p, m] => e.modes.push(((*p).into(), mode(m)?)),
                 ["expect-symlink", p, t] => e.expect_symlinks.push(((*p).into(), (*t).into())),
@@ -162,10 +183,16 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     let root = Root::open(&root_dir)?;
     let options = ApplyOptions {
         allow_escape: expect.allow_escape,
+        dry_run: expect.dry_run,
+        atomic: expect.atomic,
         ..ApplyOptions::default()
     };
-    let blocks = engine::apply(&doc, &root, &options, &mut NoCommands, &mut Quiet);
-    let report = ApplyReport::new(&doc, blocks, GitReport::default(), 0);
+    let outcome = engine::apply_with(&doc, &root, &options, &mut NoCommands, &mut Quiet);
+    let mut report = ApplyReport::new(&doc, outcome.blocks, GitReport::default(), 0);
+    if expect.dry_run {
+        report.dry_run = true;
+        report.changes = Some(outcome.changes.into_iter().map(FileChange::of).collect());
+    }
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
 
     let outcomes: BTreeMap<usize, String> = report
@@ -174,6 +201,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         .flat_map(|b| &b.tasks)
         .map(|t| {
             let o = match (t.status, &t.error) {
+                (TaskStatus::Success, _) if t.rolled_back => "rolled-back".to_owned(),
                 (TaskStatus::Success, _) => "success".to_owned(),
                 (TaskStatus::Skipped, _) => "skipped".to_owned(),
                 (TaskStatus::Failed, Some(e)) => format!("failed {}", e.kind),
@@ -185,6 +213,29 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     assert_eq!(outcomes, expect.tasks, "task outcomes; report:\n{json}");
     if let Some(exit) = expect.exit {
         assert_eq!(report.exit_code(), exit, "exit code; report:\n{json}");
+    }
+
+    if let Some(want) = &expect.changes {
+        let got: Vec<String> = report
+            .changes
+            .iter()
+            .flatten()
+            .map(|c| format!("{} {}", c.change, c.path))
+            .collect();
+        assert_eq!(&got, want, "changes; report:\n{json}");
+    }
+    for (p, line) in &expect.diff_lines {
+        let diff = report
+            .changes
+            .iter()
+            .flatten()
+            .find(|c| &c.path == p)
+            .and_then(|c| c.diff.as_deref())
+            .unwrap_or_default();
+        assert!(
+            diff.lines().any(|l| l == line),
+            "the diff of {p} has no line `{line}`; report:\n{json}"
+        );
     }
 
     let mut want = read_tree(&case.join("expected"));
