@@ -102,6 +102,42 @@ fn apply_snapshot(name: &str, doc: &str, args: &[&str]) {
 }
 
 #[test]
+fn text_output_of_a_dry_run() {
+    apply_snapshot(
+        "dry_run",
+        "<<<<<<< SEARCH path=\"src/greet.py\"\ndef greet(name):\n=======\ndef greet(name):  # changed\n>>>>>>> REPLACE\n\n\
+         <<<<<<< WRITE path=\"NOTES.md\"\nnotes\n>>>>>>> END\n\n\
+         <<<<<<< RUN\nls src\n>>>>>>> END\n\n\
+         <<<<<<< RUN\nnpm publish\n>>>>>>> END\n",
+        &["--dry-run"],
+    );
+}
+
+#[test]
+fn atomic_takes_unit_or_document() {
+    let dir = example_project();
+    let doc = dir.path().join("empty.md");
+    std::fs::write(&doc, "").unwrap();
+    for good in ["--atomic", "--atomic=unit", "--atomic=document"] {
+        let (code, _, err) = status(
+            clada()
+                .args(["apply", "--no-git", good, "-C"])
+                .arg(dir.path())
+                .arg(&doc),
+        );
+        assert_eq!(code, Some(0), "{good}: {err}");
+    }
+    let (code, _, err) = status(
+        clada()
+            .args(["apply", "--no-git", "--atomic=block", "-C"])
+            .arg(dir.path())
+            .arg(&doc),
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("unit") && err.contains("document"), "{err}");
+}
+
+#[test]
 fn text_output_of_the_tour() {
     apply_snapshot(
         "apply_tour_text",

@@ -200,3 +200,37 @@ fn temporary_files_are_never_committed() {
     assert!(files.contains("kept.txt"), "{files}");
     assert!(!files.contains(".clada-"), "{files}");
 }
+
+#[test]
+fn a_dry_run_commits_nothing_and_leaves_no_lock() {
+    let dir = repo();
+    let p = dir.path();
+    std::fs::write(p.join("dirty.txt"), "uncommitted\n").unwrap();
+    let before = log(p);
+    let json = apply(p, &["--dry-run"]);
+    assert_eq!(json["exit"], 0, "{json}");
+    assert_eq!(json["dry_run"], true);
+    assert_eq!(json["git"]["before"], serde_json::Value::Null);
+    assert_eq!(json["git"]["after"], serde_json::Value::Null);
+    assert_eq!(log(p), before);
+    assert_eq!(std::fs::read_to_string(p.join("app.txt")).unwrap(), "one\ntwo\n");
+    assert!(!p.join(".git/clada.lock").exists(), "a dry run took the lock");
+    let changes = json["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{json}");
+    assert_eq!(changes[0]["path"], "app.txt");
+    assert_eq!(changes[0]["change"], "modified");
+    let diff = changes[0]["diff"].as_str().unwrap();
+    assert!(diff.contains("\n-two\n+TWO\n"), "{diff}");
+}
+
+#[test]
+fn an_atomic_run_commits_what_it_kept() {
+    let dir = repo();
+    let json = apply(dir.path(), &["--atomic"]);
+    assert_eq!(json["exit"], 0, "{json}");
+    assert!(json["git"]["after"].is_string(), "{json}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("app.txt")).unwrap(),
+        "one\nTWO\n"
+    );
+}
