@@ -11,7 +11,8 @@ use std::process::Command;
 #[derive(Debug, Default)]
 struct Case {
     exit: Option<i32>,
-    /// Task number → `success`, `skipped`, `failed TYPE` or `failed *`.
+    /// Task number → `success`, `rolled-back`, `skipped`, `failed TYPE`
+    /// or `failed *`.
     tasks: BTreeMap<usize, String>,
     flags: Vec<String>,
     files: Vec<(String, String)>,
@@ -219,6 +220,7 @@ fn run_case(dir: &Path) -> Result<(), String> {
             let status = t["status"].as_str().unwrap_or("?").to_owned();
             let outcome = match t["error"]["type"].as_str() {
                 Some(kind) if status == "failed" => format!("failed {kind}"),
+                _ if t["rolled_back"] == true => "rolled-back".to_owned(),
                 _ => status,
             };
             (n, outcome)
