@@ -213,8 +213,14 @@ fn a_dry_run_commits_nothing_and_leaves_no_lock() {
     assert_eq!(json["git"]["before"], serde_json::Value::Null);
     assert_eq!(json["git"]["after"], serde_json::Value::Null);
     assert_eq!(log(p), before);
-    assert_eq!(std::fs::read_to_string(p.join("app.txt")).unwrap(), "one\ntwo\n");
-    assert!(!p.join(".git/clada.lock").exists(), "a dry run took the lock");
+    assert_eq!(
+        std::fs::read_to_string(p.join("app.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert!(
+        !p.join(".git/clada.lock").exists(),
+        "a dry run took the lock"
+    );
     let changes = json["changes"].as_array().unwrap();
     assert_eq!(changes.len(), 1, "{json}");
     assert_eq!(changes[0]["path"], "app.txt");
