@@ -137,6 +137,8 @@ pub(crate) fn parse(text: &str, offset: usize) -> (Vec<Attribute<'_>>, Vec<AttrS
         }
         i = end;
     }
+    // Kept in the document for every task: no spare capacity.
+    attrs.shrink_to_fit();
     (attrs, errors)
 }
 

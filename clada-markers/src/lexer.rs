@@ -19,14 +19,24 @@ use crate::span::Span;
 use crate::syntax::{BOM, Keyword, MIN_FENCE, Shape};
 
 /// A line token: a marker line, or a run of lines that are not marker lines.
+///
+/// Tokens are kept small (offsets as `u32`, 44 bytes in all): a document of
+/// many short tasks has a few tokens per line. Offsets past `u32::MAX`
+/// saturate; [`crate::parse`] refuses documents over
+/// [`crate::MAX_DOCUMENT_SIZE`] before lexing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Token {
     pub kind: TokenKind,
-    /// The whole line or lines, line breaks included.
-    pub span: Span,
+    start: u32,
+    end: u32,
     /// Whether a line of the token ends in CR LF. Bodies made only of
     /// tokens without one are borrowed from the input as they are.
     pub crlf: bool,
+}
+
+#[inline]
+fn narrow(offset: usize) -> u32 {
+    u32::try_from(offset).unwrap_or(u32::MAX)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,30 +51,64 @@ pub enum TokenKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Marker {
     pub shape: Shape,
-    /// The number of marker characters at the start of the line.
-    pub fence: usize,
-    /// The first word after the run (empty span when there is none).
-    pub word: Span,
     /// `word` when it is one of the format's keywords.
     pub keyword: Option<Keyword>,
-    /// Everything after the word, without surrounding white space: the
-    /// attributes of an opener, junk anywhere else.
-    pub rest: Span,
-    /// Where the marker run starts: the line start, after a byte-order mark
-    /// on the first line.
-    pub text_start: usize,
-    /// The end of the line's text, before its line break.
-    pub text_end: usize,
+    fence: u32,
+    word: (u32, u32),
+    rest: (u32, u32),
+    text_start: u32,
+    text_end: u32,
 }
 
 impl Marker {
+    /// The number of marker characters at the start of the line.
+    pub fn fence(&self) -> usize {
+        self.fence as usize
+    }
+
+    /// The first word after the run (empty span when there is none).
+    pub fn word(&self) -> Span {
+        Span::new(self.word.0 as usize, self.word.1 as usize)
+    }
+
+    /// Everything after the word, without surrounding white space: the
+    /// attributes of an opener, junk anywhere else.
+    pub fn rest(&self) -> Span {
+        Span::new(self.rest.0 as usize, self.rest.1 as usize)
+    }
+
+    /// Where the marker run starts: the line start, after a byte-order mark
+    /// on the first line.
+    pub fn text_start(&self) -> usize {
+        self.text_start as usize
+    }
+
+    /// The end of the line's text, before its line break.
+    pub fn text_end(&self) -> usize {
+        self.text_end as usize
+    }
+
     /// The line's text without its line break.
     pub fn line(&self) -> Span {
-        Span::new(self.text_start, self.text_end)
+        Span::new(self.text_start(), self.text_end())
     }
 }
 
 impl Token {
+    fn new(kind: TokenKind, span: Span, crlf: bool) -> Token {
+        Token {
+            kind,
+            start: narrow(span.start),
+            end: narrow(span.end),
+            crlf,
+        }
+    }
+
+    /// The whole line or lines, line breaks included.
+    pub fn span(&self) -> Span {
+        Span::new(self.start as usize, self.end as usize)
+    }
+
     pub fn marker(&self) -> Option<&Marker> {
         match &self.kind {
             TokenKind::Marker(m) => Some(m),
@@ -129,11 +173,7 @@ impl Lexer {
 
 fn flush_text(run: &mut Run, end: usize, out: &mut Vec<Token>) {
     if let Some((start, crlf)) = run.take() {
-        out.push(Token {
-            kind: TokenKind::Text,
-            span: Span::new(start, end),
-            crlf,
-        });
+        out.push(Token::new(TokenKind::Text, Span::new(start, end), crlf));
     }
 }
 
@@ -177,11 +217,11 @@ fn scan(text: &str, base: usize, complete: bool, run: &mut Run, out: &mut Vec<To
             Some(marker) => {
                 extend_run(run, b, base, done, start, maybe_cr);
                 flush_text(run, base + start, out);
-                out.push(Token {
-                    kind: TokenKind::Marker(marker),
-                    span: Span::new(base + start, base + end),
-                    crlf: b[start..end].ends_with(b"\r\n"),
-                });
+                out.push(Token::new(
+                    TokenKind::Marker(marker),
+                    Span::new(base + start, base + end),
+                    b[start..end].ends_with(b"\r\n"),
+                ));
                 done = end;
                 maybe_cr = false;
             }
@@ -273,7 +313,7 @@ pub(crate) fn classify(line: &str, start: usize) -> Option<Marker> {
     if fence < MIN_FENCE || !matches!(bytes.get(fence), None | Some(b' ')) {
         return None;
     }
-    let at = |i: usize| start + skip + i;
+    let at = |i: usize| narrow(start + skip + i);
     let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
     let word_start = fence + bytes[fence..].iter().take_while(|b| is_blank(b)).count();
     let word_end = word_start
@@ -290,10 +330,10 @@ pub(crate) fn classify(line: &str, start: usize) -> Option<Marker> {
             .count();
     Some(Marker {
         shape,
-        fence,
-        word: Span::new(at(word_start), at(word_end)),
         keyword: Keyword::from_word(&text[word_start..word_end]),
-        rest: Span::new(at(rest_start), at(rest_end)),
+        fence: narrow(fence),
+        word: (at(word_start), at(word_end)),
+        rest: (at(rest_start), at(rest_end)),
         text_start: at(0),
         text_end: at(bytes.len()),
     })
@@ -317,10 +357,10 @@ mod tests {
             .map(|m| {
                 (
                     m.shape,
-                    m.fence,
+                    m.fence(),
                     m.keyword,
-                    &src[m.word.range()],
-                    &src[m.rest.range()],
+                    &src[m.word().range()],
+                    &src[m.rest().range()],
                 )
             })
             .collect()
@@ -355,8 +395,8 @@ mod tests {
         let src = "a\nb\nc\n=======\nd\ne";
         let toks = lex(src);
         assert_eq!(toks.len(), 3);
-        assert_eq!(toks[0].span, Span::new(0, 6));
-        assert_eq!(toks[2].span, Span::new(14, 17));
+        assert_eq!(toks[0].span(), Span::new(0, 6));
+        assert_eq!(toks[2].span(), Span::new(14, 17));
     }
 
     #[test]
@@ -364,7 +404,7 @@ mod tests {
         let src = "\u{feff}<<<<<<< RUN\nls\n>>>>>>> END\n";
         let m = markers(src);
         assert_eq!(m[0].2, Some(Keyword::Run));
-        assert_eq!(lex(src)[0].span.start, 0);
+        assert_eq!(lex(src)[0].span().start, 0);
     }
 
     /// The plain way: classify every line.
@@ -377,11 +417,11 @@ mod tests {
             match classify(line, at) {
                 Some(m) => {
                     flush_text(&mut run, at, &mut out);
-                    out.push(Token {
-                        kind: TokenKind::Marker(m),
-                        span: Span::new(at, at + line.len()),
+                    out.push(Token::new(
+                        TokenKind::Marker(m),
+                        Span::new(at, at + line.len()),
                         crlf,
-                    });
+                    ));
                 }
                 None => run.get_or_insert((at, false)).1 |= crlf,
             }

@@ -53,7 +53,7 @@ impl<'t, L> LabelError<'t, Tokens<'t>, L> for Diagnostic {
         found: Option<MaybeRef<'t, Token>>,
         _span: SimpleSpan,
     ) -> Self {
-        let span = found.map(|t| t.span).unwrap_or_default();
+        let span = found.map(|t| t.span()).unwrap_or_default();
         Diagnostic::new(K::Internal, span, String::new())
     }
 }
@@ -82,7 +82,7 @@ struct BlockHead<'a> {
 
 impl Scope for BlockHead<'_> {
     fn block(&self) -> Option<(usize, bool)> {
-        Some((self.marker.fence, self.version.is_some()))
+        Some((self.marker.fence(), self.version.is_some()))
     }
 }
 
@@ -111,6 +111,13 @@ pub fn parse(source: &str) -> Document<'_> {
 
 /// Parses and checks a document. Never fails: problems are diagnostics.
 pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
+    if source.len() > crate::MAX_DOCUMENT_SIZE {
+        return Document {
+            source,
+            units: Vec::new(),
+            diagnostics: vec![crate::too_large()],
+        };
+    }
     let tokens = lexer::lex(source);
     let mut cx = Context::new(source, options);
     cx.nesting = Nesting::of(&tokens);
@@ -162,9 +169,9 @@ impl Nesting {
         for (i, tok) in tokens.iter().enumerate() {
             let Some(m) = tok.marker() else { continue };
             if counts(m) {
-                open.entry(m.fence).or_default().push(i);
+                open.entry(m.fence()).or_default().push(i);
             } else if m.shape == Shape::Closer {
-                open.entry(m.fence).or_default().pop();
+                open.entry(m.fence()).or_default().pop();
             }
         }
         for i in open.into_values().flatten() {
@@ -179,11 +186,11 @@ impl Nesting {
             }
             if unclosed[i] {
                 stop[i] = next
-                    .get(&m.fence)
+                    .get(&m.fence())
                     .copied()
                     .filter(|&k| tokens[k].marker().is_some_and(opens_unit));
             }
-            next.insert(m.fence, i);
+            next.insert(m.fence(), i);
         }
         Nesting { unclosed, stop }
     }
@@ -229,8 +236,8 @@ fn text<'t, C: Scope + 't>() -> impl Parser<'t, Tokens<'t>, (), Extra<C>> + Clon
 
 fn block<'t, 'a: 't>(cx: &'t Context<'a>) -> impl Parser<'t, Tokens<'t>, Unit<'a>, Extra<()>> + 't {
     let opener = select! {
-        Token { kind: TokenKind::Marker(m), span, .. }
-            if m.shape == Shape::Opener && m.keyword == Some(Keyword::Tasks) => (span.start, m)
+        tok @ Token { kind: TokenKind::Marker(m), .. }
+            if m.shape == Shape::Opener && m.keyword == Some(Keyword::Tasks) => (tok.span().start, m)
     }
     .validate(|(start, marker), _, emitter| {
         let mut out = Vec::new();
@@ -262,7 +269,7 @@ fn block<'t, 'a: 't>(cx: &'t Context<'a>) -> impl Parser<'t, Tokens<'t>, Unit<'a
 fn block_end<'t, 'a: 't>() -> impl Parser<'t, Tokens<'t>, BlockEnd, Extra<BlockHead<'a>>> + Clone {
     custom(
         |inp: &mut InputRef<'t, '_, Tokens<'t>, Extra<BlockHead<'a>>>| {
-            let fence = inp.ctx().marker.fence;
+            let fence = inp.ctx().marker.fence();
             let Some(tok) = inp.peek() else {
                 return Ok(BlockEnd::Eof);
             };
@@ -274,14 +281,14 @@ fn block_end<'t, 'a: 't>() -> impl Parser<'t, Tokens<'t>, BlockEnd, Extra<BlockH
                     inp.skip();
                     Ok(BlockEnd::Closer(*m))
                 }
-                _ => Err(Diagnostic::new(K::Internal, tok.span, String::new())),
+                _ => Err(Diagnostic::new(K::Internal, tok.span(), String::new())),
             }
         },
     )
 }
 
 fn is_block_closer(m: &Marker, block_fence: usize) -> bool {
-    m.shape == Shape::Closer && m.keyword == Some(Keyword::Tasks) && m.fence == block_fence
+    m.shape == Shape::Closer && m.keyword == Some(Keyword::Tasks) && m.fence() == block_fence
 }
 
 fn finish_block<'a>(
@@ -291,14 +298,14 @@ fn finish_block<'a>(
     end: BlockEnd,
     emit: &mut dyn FnMut(Diagnostic),
 ) -> Unit<'a> {
-    let fence = head.marker.fence;
+    let fence = head.marker.fence();
     let closer_text = format!("{} TASKS", Shape::Closer.run(fence));
     let (closer, span_end) = match end {
         BlockEnd::Closer(m) => {
-            if !m.rest.is_empty() {
+            if !m.rest().is_empty() {
                 emit(Diagnostic::new(
                     K::MalformedMarker,
-                    m.rest,
+                    m.rest(),
                     format!("nothing may follow `{closer_text}` on its line"),
                 ));
             }
@@ -317,7 +324,7 @@ fn finish_block<'a>(
                 )
                 .with_help(format!(
                     "add `{closer_text}` before line {}",
-                    cx.line(next.text_start)
+                    cx.line(next.text_start())
                 )),
             );
             (None, last_end(&items, head.marker.line().end))
@@ -340,7 +347,7 @@ fn finish_block<'a>(
                         m.line(),
                         format!(
                             "this closer has {} characters but the opener has {fence}: a closer must have its opener's fence length",
-                            m.fence
+                            m.fence()
                         ),
                     )
                     .with_help(format!("write `{closer_text}` with exactly {fence} `>`")),
@@ -350,13 +357,15 @@ fn finish_block<'a>(
             (None, cx.src.len())
         }
     };
-    let tasks = items
+    let mut tasks: Vec<_> = items
         .into_iter()
         .filter_map(|i| match i {
             Item::Unit(Unit::Task(t)) => Some(t),
             _ => None,
         })
         .collect();
+    // The collection may reuse the items' larger allocation.
+    tasks.shrink_to_fit();
     Unit::Block(Block {
         number: 0,
         span: Span::new(head.start, span_end),
@@ -375,7 +384,7 @@ fn last_end(items: &[Item<'_>], default: usize) -> usize {
         .rev()
         .find_map(|i| match i {
             Item::Unit(u) => Some(u.span().end),
-            Item::Stray(m) => Some(m.text_end),
+            Item::Stray(m) => Some(m.text_end()),
             Item::Nothing => None,
         })
         .unwrap_or(default)
@@ -409,11 +418,11 @@ fn scan_task<'t, 'p, C: Scope>(
         return Err(Diagnostic::new(K::Internal, Span::default(), String::new()));
     };
     let Some((opener, kind)) = task_opener(&tok) else {
-        return Err(Diagnostic::new(K::Internal, tok.span, String::new()));
+        return Err(Diagnostic::new(K::Internal, tok.span(), String::new()));
     };
     let stop = cx.nesting.stop(*inp.cursor().inner());
     inp.skip();
-    let fence = opener.fence;
+    let fence = opener.fence();
     let block_fence = inp.ctx().block().map(|(f, _)| f);
     let markers = kind.section_markers();
     let closer_kw = kind.closer();
@@ -421,13 +430,13 @@ fn scan_task<'t, 'p, C: Scope>(
     let mut raw = RawTask {
         kind,
         opener,
-        start: tok.span.start,
+        start: tok.span().start,
         sections: Vec::with_capacity(markers.len() + 1),
         closer: None,
-        end: tok.span.end,
+        end: tok.span().end,
         problems: Vec::new(),
     };
-    let mut section_start = tok.span.end;
+    let mut section_start = tok.span().end;
     // Whether a line of the current section ends in CR LF.
     let mut crlf = false;
     let mut depth = 0usize;
@@ -448,7 +457,7 @@ fn scan_task<'t, 'p, C: Scope>(
             let hint = match first_nested {
                 Some((checkpoint, m)) => {
                     inp.rewind(checkpoint);
-                    let cut = m.text_start;
+                    let cut = m.text_start();
                     raw.end = cut;
                     // Forget what was read after the cut.
                     if let Some(i) = raw.sections.iter().position(|s| s.span.end > cut) {
@@ -478,7 +487,7 @@ fn scan_task<'t, 'p, C: Scope>(
         let Some(m) = tok.marker().copied() else {
             continue;
         };
-        if m.fence != fence {
+        if m.fence() != fence {
             if m.shape == Shape::Closer && m.keyword == Some(closer_kw) && fence_mismatch.is_none()
             {
                 fence_mismatch = Some(m);
@@ -487,10 +496,10 @@ fn scan_task<'t, 'p, C: Scope>(
         }
         let mut end_section = |sections: &mut Vec<RawSection>| {
             sections.push(RawSection {
-                span: Span::new(section_start, tok.span.start),
+                span: Span::new(section_start, tok.span().start),
                 crlf: content_crlf,
             });
-            section_start = tok.span.end;
+            section_start = tok.span().end;
             crlf = false;
         };
         match m.shape {
@@ -501,7 +510,7 @@ fn scan_task<'t, 'p, C: Scope>(
                 }
                 if markers.get(raw.sections.len()) == Some(&SectionMarker::SearchEnd) {
                     end_section(&mut raw.sections);
-                    if !m.rest.is_empty() {
+                    if !m.rest().is_empty() {
                         raw.problems.push(Problem::TextAfterMarker(m));
                     }
                 } else {
@@ -520,7 +529,7 @@ fn scan_task<'t, 'p, C: Scope>(
                 }
                 if markers.get(raw.sections.len()) == Some(&SectionMarker::Separator) {
                     end_section(&mut raw.sections);
-                    if !m.word.is_empty() {
+                    if !m.word().is_empty() {
                         raw.problems.push(Problem::TextAfterMarker(m));
                     }
                 } else {
@@ -539,18 +548,18 @@ fn scan_task<'t, 'p, C: Scope>(
                     if let Some(missing) = markers.get(raw.sections.len() - 1) {
                         raw.problems.push(Problem::MissingSection(*missing, m));
                     }
-                    if !m.rest.is_empty() {
+                    if !m.rest().is_empty() {
                         raw.problems.push(Problem::TextAfterMarker(m));
                     }
                     raw.closer = Some(m);
-                    raw.end = tok.span.end;
+                    raw.end = tok.span().end;
                 } else if m.keyword == Some(Keyword::Tasks) && block_fence == Some(fence) {
                     // The enclosing block's own closer: leave it to the block.
                     inp.rewind(before);
-                    raw.end = tok.span.start;
+                    raw.end = tok.span().start;
                     raw.problems.push(Problem::WrongCloser(m));
                 } else {
-                    raw.end = tok.span.end;
+                    raw.end = tok.span().end;
                     raw.problems.push(Problem::WrongCloser(m));
                 }
                 return Ok(raw);
@@ -575,7 +584,7 @@ fn other<'t, 'a: 't, C: Scope + 't>(
         let Some(tok) = inp.peek() else {
             return Err(Diagnostic::new(K::Internal, Span::default(), String::new()));
         };
-        let fail = || Err(Diagnostic::new(K::Internal, tok.span, String::new()));
+        let fail = || Err(Diagnostic::new(K::Internal, tok.span(), String::new()));
         let Some(m) = tok.marker().copied() else {
             return fail();
         };
@@ -639,7 +648,7 @@ fn skip_extent<'t, C>(
             return None;
         };
         let Some(m) = tok.marker() else { continue };
-        if m.fence != opener.fence {
+        if m.fence() != opener.fence() {
             continue;
         }
         match m.shape {
@@ -647,11 +656,11 @@ fn skip_extent<'t, C>(
             Shape::Closer => {
                 if depth == 1 && block_fence.is_some_and(|f| is_block_closer(m, f)) {
                     inp.rewind(before);
-                    return Some(tok.span.start);
+                    return Some(tok.span().start);
                 }
                 depth -= 1;
                 if depth == 0 {
-                    return Some(m.text_end);
+                    return Some(m.text_end());
                 }
             }
             _ => {}
@@ -665,11 +674,11 @@ fn unknown_opener(
     block: Option<(usize, bool)>,
     extent_end: Option<usize>,
 ) -> Diagnostic {
-    let word = cx.text(m.word);
+    let word = cx.text(m.word());
     let extent = extent_end.map(|end| {
         let (a, b) = (
-            cx.line(m.text_start),
-            cx.line(end.saturating_sub(1).max(m.text_start)),
+            cx.line(m.text_start()),
+            cx.line(end.saturating_sub(1).max(m.text_start())),
         );
         if a == b {
             format!("line {a}")
@@ -695,7 +704,7 @@ fn unknown_opener(
     let openers = Keyword::OPENERS.map(Keyword::as_str);
     let mut d = Diagnostic::new(
         K::UnknownKeyword,
-        m.word,
+        m.word(),
         format!("unknown keyword `{word}`"),
     );
     d = match validate::nearest(word, &openers) {
@@ -707,7 +716,7 @@ fn unknown_opener(
     };
     if let Some(lines) = extent {
         d = d.with_label(
-            Span::new(m.text_start, extent_end.unwrap_or(m.text_end)),
+            Span::new(m.text_start(), extent_end.unwrap_or(m.text_end())),
             format!("{lines} passed over"),
         );
     }

@@ -198,7 +198,7 @@ fn is_content_at(body: &str, n: usize) -> bool {
         let Some(m) = lexer::classify(line, 1) else {
             continue;
         };
-        if m.fence != n {
+        if m.fence() != n {
             continue;
         }
         match m.shape {

@@ -99,7 +99,7 @@ impl Problem {
             | Problem::UnexpectedSeparator(m)
             | Problem::MisplacedSearchEnd(m)
             | Problem::MissingSection(_, m)
-            | Problem::TextAfterMarker(m) => m.text_start,
+            | Problem::TextAfterMarker(m) => m.text_start(),
             Problem::Unclosed(_) => usize::MAX,
         }
     }
@@ -137,7 +137,7 @@ fn longer_fence_help(fence: usize) -> String {
 pub(crate) fn task<'a>(cx: &Context<'a>, raw: RawTask, out: &mut Vec<Diagnostic>) -> Task<'a> {
     let errors_before = out.iter().filter(|d| d.is_error()).count();
     let kind = raw.kind;
-    let fence = raw.opener.fence;
+    let fence = raw.opener.fence();
     let opener_span = raw.opener.line();
 
     for problem in &raw.problems {
@@ -168,8 +168,8 @@ pub(crate) fn task<'a>(cx: &Context<'a>, raw: RawTask, out: &mut Vec<Diagnostic>
 }
 
 fn structural(cx: &Context<'_>, kind: TaskKind, opener: &Marker, problem: &Problem) -> Diagnostic {
-    let fence = opener.fence;
-    let opener_line = cx.line(opener.text_start);
+    let fence = opener.fence();
+    let opener_line = cx.line(opener.text_start());
     let expected = closer_line(kind.closer(), fence);
     let opener_label =
         |d: Diagnostic| d.with_label(opener.line(), format!("the {kind} opens here"));
@@ -198,12 +198,12 @@ fn structural(cx: &Context<'_>, kind: TaskKind, opener: &Marker, problem: &Probl
                         m.line(),
                         format!(
                             "this closer has {} characters but the opener has {fence}: a closer must have its opener's fence length",
-                            m.fence
+                            m.fence()
                         ),
                     )
                     .with_help(format!("write `{expected}` with exactly {fence} `>`")),
                 Some(UnclosedHint::NestedOpener(m)) => {
-                    let line = cx.line(m.text_start);
+                    let line = cx.line(m.text_start());
                     d.with_label(
                         m.line(),
                         format!("this opener was read as content of the {kind}: openers of the same fence length nest"),
@@ -275,13 +275,13 @@ fn structural(cx: &Context<'_>, kind: TaskKind, opener: &Marker, problem: &Probl
                 }
                 _ => format!(
                     "nothing may follow `{}` on its line",
-                    cx.text(Span::new(m.text_start, m.word.end))
+                    cx.text(Span::new(m.text_start(), m.word().end))
                 ),
             };
             let span = if m.shape == Shape::Separator {
-                m.word.to(m.rest)
+                m.word().to(m.rest())
             } else {
-                m.rest
+                m.rest()
             };
             Diagnostic::new(K::MalformedMarker, span, what).with_help(longer_fence_help(fence))
         }
@@ -297,8 +297,8 @@ pub(crate) fn attributes_of<'a>(
     specs: &[AttrSpec],
     out: &mut Vec<Diagnostic>,
 ) -> Vec<Attribute<'a>> {
-    let text = cx.text(opener.rest);
-    let (attrs, syntax) = attributes::parse(text, opener.rest.start);
+    let text = cx.text(opener.rest());
+    let (attrs, syntax) = attributes::parse(text, opener.rest().start);
     for e in syntax {
         let (message, help) = match &e {
             AttrSyntaxError::Unterminated { quote, .. } => (
@@ -630,7 +630,7 @@ fn bodies<'a>(
                         .with_help(format!(
                             "remove these lines; {} is only its opener and `{}`",
                             a(kind),
-                            closer_line(Keyword::End, raw.opener.fence)
+                            closer_line(Keyword::End, raw.opener.fence())
                         )),
                 );
                 return None;

@@ -71,3 +71,14 @@ fn unclosed_blocks_and_unknown_keywords_are_passed_over_once() {
         .unwrap();
     assert!(d.message.contains("lines 2–4"), "{}", d.message);
 }
+
+#[test]
+fn a_document_over_the_size_limit_is_refused_unparsed() {
+    let unit = "<<<<<<< REMOVE path=\"a\"\n>>>>>>> END\n";
+    let text = unit.repeat(clada_markers::MAX_DOCUMENT_SIZE / unit.len() + 1);
+    let doc = parse(&text);
+    assert!(doc.units.is_empty());
+    assert_eq!(doc.diagnostics.len(), 1);
+    assert_eq!(doc.diagnostics[0].kind, DiagnosticKind::InputTooLarge);
+    assert!(doc.has_errors());
+}

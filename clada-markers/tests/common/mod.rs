@@ -16,14 +16,15 @@ pub(crate) fn check_invariants(src: &str, doc: &Document<'_>) {
     let tokens = lex(src);
     let mut at = 0;
     for t in &tokens {
-        assert_eq!(t.span.start, at, "tokens must be contiguous");
-        assert!(t.span.end > t.span.start, "tokens are never empty");
+        let span = t.span();
+        assert_eq!(span.start, at, "tokens must be contiguous");
+        assert!(span.end > span.start, "tokens are never empty");
         if let TokenKind::Marker(m) = &t.kind {
-            for s in [m.word, m.rest, m.line()] {
-                in_bounds(src, s, t.span);
+            for s in [m.word(), m.rest(), m.line()] {
+                in_bounds(src, s, span);
             }
         }
-        at = t.span.end;
+        at = span.end;
     }
     assert_eq!(at, src.len(), "tokens must cover the input");
 
