@@ -138,6 +138,13 @@ pub struct Label {
     pub message: String,
 }
 
+/// A repair: replace the text of `span` with `replacement`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub span: Span,
+    pub replacement: String,
+}
+
 /// One problem (or warning) in a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -150,6 +157,8 @@ pub struct Diagnostic {
     /// Other places worth showing: an opener, a probable closer.
     pub labels: Vec<Label>,
     pub help: Option<String>,
+    /// A replacement that repairs the document, for editors to offer.
+    pub fix: Option<Fix>,
     /// The unit (block or standalone task) it belongs to, if any.
     pub block: Option<usize>,
     /// The task it belongs to, if any.
@@ -165,6 +174,7 @@ impl Diagnostic {
             message: message.into(),
             labels: Vec::new(),
             help: None,
+            fix: None,
             block: None,
             task: None,
         }
@@ -180,6 +190,15 @@ impl Diagnostic {
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// Offers `replacement` for the text of `span`.
+    pub fn with_fix(mut self, span: Span, replacement: impl Into<String>) -> Self {
+        self.fix = Some(Fix {
+            span,
+            replacement: replacement.into(),
+        });
         self
     }
 

@@ -31,6 +31,7 @@ pub mod git;
 mod input;
 pub mod journal;
 mod lexer;
+mod near_miss;
 mod parser;
 mod path;
 mod printer;
@@ -42,7 +43,7 @@ mod validate;
 
 pub use ast::{Block, Count, Document, Op, OpName, Task, Unit};
 pub use attributes::{Attribute, Quote};
-pub use diagnostics::{Diagnostic, DiagnosticKind, Label, Renderer, Severity, render};
+pub use diagnostics::{Diagnostic, DiagnosticKind, Fix, Label, Renderer, Severity, render};
 pub use error_type::{Category, ErrorType};
 pub use input::{MAX_DOCUMENT_SIZE, decode, read_limited, too_large};
 pub use lexer::{Lexer, Marker, Token, TokenKind, lex};

@@ -35,6 +35,7 @@ use crate::ast::{Block, Document, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::lexer::{self, Marker, Token, TokenKind};
+use crate::near_miss;
 use crate::span::Span;
 use crate::syntax::{Keyword, SectionMarker, Shape, TaskKind, Version};
 use crate::validate::{self, Context, ParseOptions, Problem, RawSection, RawTask, UnclosedHint};
@@ -87,6 +88,9 @@ impl Scope for BlockHead<'_> {
 }
 
 /// What a parser inside a unit list produced.
+// Items are moved into the unit list as they are; boxing the large variant
+// would cost an allocation per unit.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 enum Item<'a> {
     Unit(Unit<'a>),
@@ -210,7 +214,7 @@ fn document<'t, 'a: 't>(
     cx: &'t Context<'a>,
 ) -> impl Parser<'t, Tokens<'t>, Vec<Unit<'a>>, Extra<()>> + 't {
     choice((
-        text::<()>().to(Item::Nothing),
+        text::<()>(cx).to(Item::Nothing),
         task::<()>(cx).map(Item::Unit),
         block(cx).map(Item::Unit),
         other::<()>(cx),
@@ -229,9 +233,20 @@ fn document<'t, 'a: 't>(
     })
 }
 
-/// A run of lines that are not marker lines: prose, or content in a body.
-fn text<'t, C: Scope + 't>() -> impl Parser<'t, Tokens<'t>, (), Extra<C>> + Clone {
-    select! { Token { kind: TokenKind::Text, .. } => () }
+/// A run of lines that are not marker lines outside any task: prose, where
+/// a line that is almost a marker is a near miss (PROTOCOL §2.1). Bodies
+/// never come here: a task reads its own lines.
+fn text<'t, 'a: 't, C: Scope + 't>(
+    cx: &'t Context<'a>,
+) -> impl Parser<'t, Tokens<'t>, (), Extra<C>> + Clone + 't {
+    select! { tok @ Token { kind: TokenKind::Text, .. } => tok.span() }.validate(
+        move |span: Span,
+              extra: &mut chumsky::input::MapExtra<'t, '_, Tokens<'t>, Extra<C>>,
+              emitter| {
+            let fence = extra.ctx().block().map(|(f, _)| f);
+            near_miss::scan(cx.src, span, fence, &mut |d| emitter.emit(d));
+        },
+    )
 }
 
 fn block<'t, 'a: 't>(cx: &'t Context<'a>) -> impl Parser<'t, Tokens<'t>, Unit<'a>, Extra<()>> + 't {
@@ -251,7 +266,7 @@ fn block<'t, 'a: 't>(cx: &'t Context<'a>) -> impl Parser<'t, Tokens<'t>, Unit<'a
         }
     });
     let items = choice((
-        text::<BlockHead<'a>>().to(Item::Nothing),
+        text::<BlockHead<'a>>(cx).to(Item::Nothing),
         task::<BlockHead<'a>>(cx).map(Item::Unit),
         other::<BlockHead<'a>>(cx),
     ))
@@ -612,6 +627,12 @@ fn other<'t, 'a: 't, C: Scope + 't>(
                 };
                 Ok((Item::Nothing, Some(unknown_opener(cx, &m, block, extent_end))))
             }
+            Shape::Closer if block.is_some_and(|(f, _)| m.fence() > f) => {
+                inp.skip();
+                let fence = block.map_or(m.fence(), |(f, _)| f);
+                let d = near_miss::closer_of_another_length(cx.src, &m, fence);
+                Ok((Item::Stray(m), Some(d)))
+            }
             Shape::Separator | Shape::Closer => {
                 inp.skip();
                 let what = if m.shape == Shape::Separator { "separator" } else { "closer" };
@@ -693,7 +714,18 @@ fn unknown_opener(
                 validate::list(&Keyword::OPENERS.map(Keyword::as_str))
             ));
     }
-    if block.is_some_and(|(_, versioned)| versioned) {
+    let versioned = block.is_some_and(|(_, versioned)| versioned);
+    let passed_over = |d: Diagnostic| match &extent {
+        Some(lines) => d.with_label(
+            Span::new(m.text_start(), extent_end.unwrap_or(m.text_end())),
+            format!("{lines} passed over"),
+        ),
+        None => d,
+    };
+    if let Some(d) = near_miss::misspelt_keyword(m.shape, word, m.word(), versioned) {
+        return passed_over(d);
+    }
+    if versioned {
         let skipped = extent.unwrap_or_else(|| "this line".to_owned());
         return Diagnostic::new(
             K::SkippedUnknownKeyword,
@@ -714,13 +746,7 @@ fn unknown_opener(
             validate::list(&openers)
         )),
     };
-    if let Some(lines) = extent {
-        d = d.with_label(
-            Span::new(m.text_start(), extent_end.unwrap_or(m.text_end())),
-            format!("{lines} passed over"),
-        );
-    }
-    d
+    passed_over(d)
 }
 
 /// Numbers units and tasks in document order, and files each diagnostic

@@ -431,6 +431,16 @@ pub struct DiagnosticReport {
     pub start: Position,
     pub end: Position,
     pub labels: Vec<LabelReport>,
+    /// A replacement that repairs the document (PROTOCOL §2.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<FixReport>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FixReport {
+    pub start: Position,
+    pub end: Position,
+    pub replacement: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -461,6 +471,11 @@ impl DiagnosticReport {
                     end: lines.position(l.span.end),
                 })
                 .collect(),
+            fix: d.fix.as_ref().map(|f| FixReport {
+                start: lines.position(f.span.start),
+                end: lines.position(f.span.end),
+                replacement: f.replacement.clone(),
+            }),
         }
     }
 }

@@ -184,4 +184,7 @@ fn dump_diagnostic(out: &mut String, d: &Diagnostic, pos: &dyn Fn(Span) -> Strin
     if let Some(h) = &d.help {
         let _ = writeln!(out, "  help: {h}");
     }
+    if let Some(f) = &d.fix {
+        let _ = writeln!(out, "  fix {}: {:?}", pos(f.span), f.replacement);
+    }
 }
