@@ -36,6 +36,12 @@ impl Input {
         }
     }
 
+    /// The start of the document that is valid UTF-8, where positions in
+    /// it are counted.
+    pub(crate) fn valid_prefix(&self) -> &str {
+        clada_markers::valid_prefix(&self.bytes)
+    }
+
     /// The document as text, or why it cannot be read.
     #[allow(clippy::result_large_err)] // made once per run, on the way out
     pub(crate) fn text(&self) -> Result<&str, Diagnostic> {

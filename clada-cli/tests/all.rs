@@ -7,4 +7,5 @@ mod commands;
 mod crash;
 mod git;
 mod lock;
+mod report;
 mod security;

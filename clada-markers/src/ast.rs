@@ -99,6 +99,20 @@ impl<'a> Unit<'a> {
     pub fn is_block(&self) -> bool {
         matches!(self, Unit::Block(_))
     }
+
+    /// From the start of the opener line to the end of the closer line's
+    /// text (or to where the unit was cut off): what reports call its
+    /// `start` and `end` (PROTOCOL §9.2).
+    pub fn extent(&self) -> Span {
+        match self {
+            Unit::Block(b) => extent(b.span, b.closer),
+            Unit::Task(t) => t.extent(),
+        }
+    }
+}
+
+fn extent(span: Span, closer: Option<Span>) -> Span {
+    Span::new(span.start, closer.map_or(span.end, |c| c.end))
 }
 
 /// `<<<<<<< TASKS` … `>>>>>>> TASKS`: tasks that run in order, fail-fast.
@@ -152,6 +166,12 @@ impl<'a> Task<'a> {
             .into_iter()
             .find_map(|n| self.attribute(n))
             .map(|a| a.value.as_ref())
+    }
+
+    /// From the start of the opener line to the end of the closer line's
+    /// text (or to where the task was cut off).
+    pub fn extent(&self) -> Span {
+        extent(self.span, self.closer)
     }
 
     /// The name of the operation in reports.

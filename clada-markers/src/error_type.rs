@@ -14,6 +14,7 @@ pub enum ErrorType {
     SymlinkNotAllowed,
     CommandNotAllowed,
     MatchCountMismatch,
+    AlreadyApplied,
     FileNotFound,
     PermissionDenied,
     ExecFailed,
@@ -43,6 +44,7 @@ impl ErrorType {
             ErrorType::SymlinkNotAllowed => "symlink_not_allowed",
             ErrorType::CommandNotAllowed => "command_not_allowed",
             ErrorType::MatchCountMismatch => "match_count_mismatch",
+            ErrorType::AlreadyApplied => "already_applied",
             ErrorType::FileNotFound => "file_not_found",
             ErrorType::PermissionDenied => "permission_denied",
             ErrorType::ExecFailed => "exec_failed",
@@ -63,6 +65,7 @@ impl ErrorType {
             | ErrorType::SymlinkNotAllowed
             | ErrorType::CommandNotAllowed => Category::Validation,
             ErrorType::MatchCountMismatch
+            | ErrorType::AlreadyApplied
             | ErrorType::FileNotFound
             | ErrorType::ExecFailed
             | ErrorType::ExecTimeout

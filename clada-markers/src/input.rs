@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
-use crate::span::Span;
+use crate::span::{LineIndex, Span};
 
 /// The largest document clada reads: 50 MiB.
 pub const MAX_DOCUMENT_SIZE: usize = 50 * 1024 * 1024;
@@ -42,16 +42,29 @@ pub fn decode(bytes: &[u8]) -> Result<&str, Diagnostic> {
     }
     std::str::from_utf8(bytes).map_err(|e| {
         let offset = e.valid_up_to();
+        let at = LineIndex::new(valid_prefix(bytes)).position(offset);
         Diagnostic::new(
             DiagnosticKind::InvalidUtf8,
             Span::new(
                 offset,
                 offset + e.error_len().unwrap_or(bytes.len() - offset),
             ),
-            format!("the document is not valid UTF-8 at byte offset {offset}"),
+            format!(
+                "the document is not valid UTF-8 at line {}, column {} (byte offset {offset})",
+                at.line, at.column
+            ),
         )
         .with_help("save the document as UTF-8")
     })
+}
+
+/// The longest start of `bytes` that is valid UTF-8: what positions in a
+/// document that is not are counted in.
+pub fn valid_prefix(bytes: &[u8]) -> &str {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+    }
 }
 
 #[cfg(test)]
@@ -63,6 +76,13 @@ mod tests {
         let err = decode(b"ok\n\xffno").unwrap_err();
         assert_eq!(err.kind, DiagnosticKind::InvalidUtf8);
         assert_eq!(err.span, Span::new(3, 4));
+        assert!(err.message.contains("line 2, column 1"), "{}", err.message);
+        let err = decode(b"ab\ncd\xff\n").unwrap_err();
+        assert!(
+            err.message.contains("line 2, column 3 (byte offset 5)"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -167,6 +167,7 @@ pub fn run(
     let mut report = ApplyReport::new(doc, blocks, git, elapsed());
     if config.dry_run {
         report.dry_run = true;
+        report.resend = None;
         report.changes = Some(outcome.changes.into_iter().map(FileChange::of).collect());
     }
     report

@@ -60,6 +60,50 @@ pub struct Position {
     pub offset: usize,
 }
 
+/// Positions of offsets asked for in increasing order, found in one pass
+/// over the text with no index: the report's positions of every block and
+/// task cost one scan of the document. An offset before the last one asked
+/// starts the scan again from the top.
+#[derive(Clone, Debug)]
+pub struct Cursor<'a> {
+    source: &'a str,
+    offset: usize,
+    /// 0-based line of `offset`, and where that line starts.
+    line: usize,
+    line_start: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(source: &'a str) -> Self {
+        Cursor {
+            source,
+            offset: 0,
+            line: 0,
+            line_start: 0,
+        }
+    }
+
+    /// The position of `offset`, clamped to the end as [`LineIndex`] does.
+    pub fn position(&mut self, offset: usize) -> Position {
+        let offset = offset.min(self.source.len());
+        if offset < self.offset {
+            *self = Cursor::new(self.source);
+        }
+        let bytes = self.source.as_bytes();
+        for nl in memchr::memchr_iter(b'\n', &bytes[self.offset..offset]) {
+            self.line += 1;
+            self.line_start = self.offset + nl + 1;
+        }
+        self.offset = offset;
+        let prefix = &bytes[self.line_start..offset];
+        Position {
+            line: self.line + 1,
+            column: prefix.iter().filter(|&&b| (b & 0xC0) != 0x80).count() + 1,
+            offset,
+        }
+    }
+}
+
 /// Line starts of a document, for turning byte offsets into [`Position`]s.
 #[derive(Clone, Debug)]
 pub struct LineIndex<'a> {
@@ -152,5 +196,17 @@ mod tests {
                 offset: 4
             }
         );
+    }
+
+    #[test]
+    fn the_cursor_agrees_with_the_index() {
+        let src = "ab\nçd\n\nlast";
+        let index = LineIndex::new(src);
+        let mut cursor = Cursor::new(src);
+        for offset in [0, 1, 3, 5, 6, 7, 8, 12, 99] {
+            assert_eq!(cursor.position(offset), index.position(offset), "{offset}");
+        }
+        // Backwards starts again.
+        assert_eq!(cursor.position(4), index.position(4));
     }
 }

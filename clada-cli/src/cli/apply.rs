@@ -6,9 +6,9 @@ use clada_markers::commands::RunOptions;
 use clada_markers::commands::allowlist::{self, Approvals};
 use clada_markers::commands::approve::{Approver, NoPrompt, Terminal};
 use clada_markers::engine::{Observer, Quiet};
-use clada_markers::report::GitReport;
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
+use clada_markers::report::{DiagnosticReport, GitReport};
 use clada_markers::run::{self, RunConfig};
 use clada_markers::{ApplyReport, Document, ParseOptions, parse_with};
 
@@ -59,7 +59,9 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
                 units: Vec::new(),
                 diagnostics: vec![d.clone()],
             };
-            let report = ApplyReport::new(&doc, Vec::new(), GitReport::default(), elapsed(started));
+            let mut report =
+                ApplyReport::new(&doc, Vec::new(), GitReport::default(), elapsed(started));
+            report.diagnostics = vec![DiagnosticReport::unreadable(&d, input.valid_prefix())];
             let printed = match args.format {
                 Format::Json => output::json(&report),
                 Format::Xml => render_xml(&report),

@@ -18,7 +18,9 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
         Ok(text) => text,
         Err(d) => {
             let printed = match args.format {
-                CheckFormat::Json => output::json(&CheckReport::unreadable(&d)),
+                CheckFormat::Json => {
+                    output::json(&CheckReport::unreadable(&d, input.valid_prefix()))
+                }
                 CheckFormat::Text => output::unreadable_text(&input, &d, color),
             };
             output::print(&printed);

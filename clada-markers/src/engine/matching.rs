@@ -156,12 +156,19 @@ pub struct Mismatch {
     /// 1-based lines of the occurrences found (at most
     /// [`MAX_REPORTED_LINES`]).
     pub lines: Vec<usize>,
+    /// The first and last line of each occurrence found (at most
+    /// [`MAX_REPORTED_LINES`]).
+    pub ranges: Vec<(usize, usize)>,
     /// When nothing was found: the most similar region of the file.
     pub closest: Option<Closest>,
     /// When nothing was found and the replacement is not empty: whether the
     /// replacement text is already in the file (the edit may have been
     /// applied before).
     pub replacement_present: Option<bool>,
+    /// When nothing was found: the replacement stands in the file as many
+    /// times as `count` asks (at least once for `all`), so the edit was
+    /// applied before (PROTOCOL §8, `already_applied`).
+    pub already_applied: bool,
     /// For ranges: lines where the start text occurs with no end text after
     /// it.
     pub dangling_starts: Vec<usize>,
@@ -338,12 +345,21 @@ fn settle(
     if count_ok(count, ranges.len()) {
         return Ok(view.found(&ranges, replace, lines));
     }
+    // Starts and last bytes alternate in increasing order: one pass.
+    let bounds = view.lines_of(
+        ranges
+            .iter()
+            .take(MAX_REPORTED_LINES)
+            .flat_map(|&(s, e)| [s, e.saturating_sub(1).max(s)]),
+    );
     let mut m = Mismatch {
         expected: count,
         found: ranges.len(),
         lines: lines.into_iter().take(MAX_REPORTED_LINES).collect(),
+        ranges: bounds.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
         closest: None,
         replacement_present: None,
+        already_applied: false,
         dangling_starts: Vec::new(),
         start_lines: Vec::new(),
         end_lines: Vec::new(),
@@ -351,7 +367,10 @@ fn settle(
     if ranges.is_empty() {
         explain(&mut m);
         if !replace.is_empty() {
-            m.replacement_present = Some(view.norm.contains(replace));
+            // Counted as the search is: non-overlapping, from the start.
+            let n = memchr::memmem::find_iter(view.norm.as_bytes(), replace.as_bytes()).count();
+            m.replacement_present = Some(n > 0);
+            m.already_applied = n > 0 && count_ok(count, n);
         }
     }
     Err(Box::new(m))

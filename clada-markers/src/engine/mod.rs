@@ -275,6 +275,8 @@ impl Engine<'_, '_> {
             };
             self.blocks.push(BlockReport {
                 number: unit.number(),
+                start: None,
+                end: None,
                 kind: if unit.is_block() {
                     "tasks"
                 } else {
@@ -373,6 +375,8 @@ impl Engine<'_, '_> {
                 let problems = self.view.rollback();
                 let mut block = BlockReport {
                     number: unit.number(),
+                    start: None,
+                    end: None,
                     kind: "",
                     status: BlockStatus::Failed,
                     tasks: out,
@@ -558,6 +562,8 @@ pub fn not_run(doc: &Document<'_>, why: &str) -> Vec<BlockReport> {
         .iter()
         .map(|unit| BlockReport {
             number: unit.number(),
+            start: None,
+            end: None,
             kind: if unit.is_block() {
                 "tasks"
             } else {

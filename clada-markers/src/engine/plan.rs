@@ -281,6 +281,15 @@ fn as_text<'c>(contents: &'c Content, loc: &Location) -> Result<(&'c str, bool),
 
 fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
     let what = |n: usize| if n == 1 { "match" } else { "matches" };
+    if m.already_applied {
+        let mut e = TaskError::new(
+            ErrorType::AlreadyApplied,
+            "found no match, and the replacement is already there as often as count asks: the edit was applied before",
+        );
+        e.path = Some(loc.display());
+        e.failure = Some(Failure::Mismatch(m));
+        return e;
+    }
     let message = format!(
         "found {} {}, expected {}",
         m.found,

@@ -4,9 +4,10 @@
 use serde::Serialize;
 
 use super::DiagnosticReport;
+use super::group::{Repeats, numbers};
 use crate::ast::{Document, OpName, Task, Unit};
 use crate::diagnostics::Diagnostic;
-use crate::span::{LineIndex, Position};
+use crate::span::{Cursor, LineIndex, Position};
 use crate::syntax::TaskKind;
 
 /// The JSON object of `clada check`.
@@ -33,6 +34,9 @@ pub struct CheckBlock {
     pub kind: &'static str,
     /// Whether the unit would run: it has no error.
     pub valid: bool,
+    /// The opener line's start and the closer line's end (PROTOCOL §9.2).
+    pub start: Position,
+    pub end: Position,
     pub tasks: Vec<CheckTask>,
 }
 
@@ -42,6 +46,8 @@ pub struct CheckTask {
     pub op: OpName,
     pub path: Option<String>,
     pub valid: bool,
+    pub start: Position,
+    pub end: Position,
 }
 
 impl CheckReport {
@@ -56,9 +62,10 @@ impl CheckReport {
         Self::from_parts(doc, &doc.diagnostics, &LineIndex::new(text))
     }
 
-    /// A report for a document that could not be read at all.
-    pub fn unreadable(diagnostic: &Diagnostic) -> Self {
-        let lines = LineIndex::new("");
+    /// A report for a document that could not be read at all. `prefix` is
+    /// the part of it that is valid UTF-8 ([`crate::valid_prefix`]), where
+    /// positions are counted.
+    pub fn unreadable(diagnostic: &Diagnostic, prefix: &str) -> Self {
         CheckReport {
             version: 1,
             ok: false,
@@ -69,28 +76,34 @@ impl CheckReport {
                 warnings: 0,
             },
             blocks: Vec::new(),
-            diagnostics: vec![DiagnosticReport {
-                start: Position {
-                    line: 0,
-                    column: 0,
-                    offset: diagnostic.span.start,
-                },
-                end: Position {
-                    line: 0,
-                    column: 0,
-                    offset: diagnostic.span.end,
-                },
-                ..DiagnosticReport::new(diagnostic, &lines)
-            }],
+            diagnostics: vec![DiagnosticReport::unreadable(diagnostic, prefix)],
         }
     }
 
     fn from_parts(doc: &Document<'_>, diagnostics: &[Diagnostic], lines: &LineIndex<'_>) -> Self {
+        let mut at = Cursor::new(doc.source);
         let blocks: Vec<CheckBlock> = doc
             .units
             .iter()
             .map(|u| {
                 let valid = doc.is_runnable(u.number());
+                let extent = u.extent();
+                let start = at.position(extent.start);
+                let tasks = u
+                    .tasks()
+                    .iter()
+                    .map(|t| {
+                        let extent = t.extent();
+                        CheckTask {
+                            number: t.number,
+                            op: t.op_name(),
+                            path: t.display_path().map(str::to_owned),
+                            valid: t.op.is_some(),
+                            start: at.position(extent.start),
+                            end: at.position(extent.end),
+                        }
+                    })
+                    .collect();
                 CheckBlock {
                     number: u.number(),
                     kind: match u {
@@ -98,16 +111,9 @@ impl CheckReport {
                         Unit::Task(_) => "standalone",
                     },
                     valid,
-                    tasks: u
-                        .tasks()
-                        .iter()
-                        .map(|t| CheckTask {
-                            number: t.number,
-                            op: t.op_name(),
-                            path: t.display_path().map(str::to_owned),
-                            valid: t.op.is_some(),
-                        })
-                        .collect(),
+                    start,
+                    end: at.position(extent.end),
+                    tasks,
                 }
             })
             .collect();
@@ -131,11 +137,30 @@ impl CheckReport {
 }
 
 /// The text `clada check` prints: each unit with its tasks, the rendered
-/// diagnostics, and a summary line.
+/// diagnostics, and a summary line. A malformed unit's tasks are not listed
+/// (its diagnostics say why it will not run), consecutive malformed units
+/// in the same state share a line, and a problem repeated over many units is
+/// rendered once, then counted (PROTOCOL §9.1).
 pub fn render_check_text(doc: &Document<'_>, name: &str, color: bool) -> String {
     use std::fmt::Write as _;
     let report = CheckReport::new(doc);
     let mut out = String::new();
+    // Malformed units waiting to be printed as one line: their numbers, and
+    // their kind and state.
+    let mut run: Option<(Vec<usize>, (&str, String))> = None;
+    let flush = |out: &mut String, run: &mut Option<(Vec<usize>, (&str, String))>| {
+        if let Some((ns, (kind, state))) = run.take() {
+            let _ = match ns.as_slice() {
+                [n] => writeln!(out, "Block {n} ({kind}): {state}"),
+                _ => writeln!(
+                    out,
+                    "Blocks {} ({kind}s): {}",
+                    numbers(&ns),
+                    state.replacen(", ", " each, ", 1)
+                ),
+            };
+        }
+    };
     for b in &report.blocks {
         let kind = if b.kind == "tasks" {
             "TASKS block"
@@ -146,37 +171,45 @@ pub fn render_check_text(doc: &Document<'_>, name: &str, color: bool) -> String 
             .diagnostics_of(b.number)
             .filter(|d| d.is_error())
             .count();
-        let state = match errors {
-            0 => "ok".to_owned(),
-            1 => "1 error, will not run".to_owned(),
-            n => format!("{n} errors, will not run"),
-        };
-        let _ = writeln!(out, "Block {} ({kind}): {state}", b.number);
+        if errors > 0 {
+            let state = match errors {
+                1 => "1 error, will not run".to_owned(),
+                n => format!("{n} errors, will not run"),
+            };
+            let key = (kind, state);
+            match &mut run {
+                Some((ns, same)) if *same == key => ns.push(b.number),
+                _ => {
+                    flush(&mut out, &mut run);
+                    run = Some((vec![b.number], key));
+                }
+            }
+            continue;
+        }
+        flush(&mut out, &mut run);
+        let _ = writeln!(out, "Block {} ({kind}): ok", b.number);
         for t in doc
             .units
             .get(b.number - 1)
             .map(Unit::tasks)
             .unwrap_or_default()
         {
-            let mark = if t.op.is_some() { "" } else { " (malformed)" };
-            let _ = writeln!(
-                out,
-                "  [task-{}] {}{mark}",
-                t.number,
-                describe(t, doc.source)
-            );
+            let _ = writeln!(out, "  [task-{}] {}", t.number, describe(t, doc.source));
         }
     }
+    flush(&mut out, &mut run);
     if !doc.diagnostics.is_empty() {
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(&crate::diagnostics::render(
-            &doc.diagnostics,
-            doc.source,
-            name,
-            color,
-        ));
+        let mut repeats = Repeats::default();
+        let shown = repeats.first_seen(&doc.diagnostics, &mut Cursor::new(doc.source));
+        out.push_str(&crate::diagnostics::render(&shown, doc.source, name, color));
+        let repeated = repeats.summary();
+        if !repeated.is_empty() {
+            out.push_str("\nRepeated problems:\n");
+            out.push_str(&repeated);
+        }
     }
     let s = &report.summary;
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });

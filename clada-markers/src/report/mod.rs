@@ -8,6 +8,7 @@
 //! (byte offset).
 
 mod check;
+mod group;
 pub mod text;
 pub mod xml;
 
@@ -21,7 +22,7 @@ use crate::diagnostics::{Diagnostic, Severity};
 use crate::engine::matching::{Closest, Mismatch};
 use crate::engine::{Failure, TaskError};
 use crate::error_type::{Category, ErrorType};
-use crate::span::{LineIndex, Position};
+use crate::span::{Cursor, LineIndex, Position};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -59,6 +60,44 @@ pub struct ApplyReport {
     /// In a dry run: what the run would change, file by file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<Vec<FileChange>>,
+    /// What to send again (PROTOCOL §9.1); absent in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resend: Option<Resend>,
+}
+
+/// The tasks of a run by what an agent should do with them next, as task
+/// numbers (PROTOCOL §9.1).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Resend {
+    /// In effect: never send these again (an edit sent twice applies
+    /// twice when its replacement holds its search text).
+    pub applied: Vec<usize>,
+    /// Failed, or in a malformed unit: fix them, then send them again.
+    pub failed: Vec<usize>,
+    /// Not carried out, or undone (`--atomic`): send them again as written.
+    pub skipped: Vec<usize>,
+}
+
+impl Resend {
+    pub fn of(blocks: &[BlockReport]) -> Resend {
+        let mut r = Resend::default();
+        for b in blocks {
+            for t in &b.tasks {
+                let list = match (b.status, t.status) {
+                    (BlockStatus::Malformed, _) | (_, TaskStatus::Failed) => &mut r.failed,
+                    (_, TaskStatus::Success) if !t.rolled_back => &mut r.applied,
+                    _ => &mut r.skipped,
+                };
+                list.push(t.number);
+            }
+        }
+        r
+    }
+
+    /// Whether every task is in effect.
+    pub fn is_done(&self) -> bool {
+        self.failed.is_empty() && self.skipped.is_empty()
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -156,6 +195,11 @@ pub struct BlockReport {
     /// `tasks` for a TASKS block, `standalone` for a task of its own.
     pub kind: &'static str,
     pub status: BlockStatus,
+    /// The opener line's start and the closer line's end (PROTOCOL §9.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<Position>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<Position>,
     pub tasks: Vec<TaskReport>,
     /// What a rollback could not undo, or left in place (`--atomic`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -166,6 +210,11 @@ pub struct BlockReport {
 pub struct TaskReport {
     pub number: usize,
     pub op: OpName,
+    /// The opener line's start and the closer line's end (PROTOCOL §9.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<Position>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<Position>,
     pub path: Option<String>,
     pub status: TaskStatus,
     pub message: String,
@@ -190,6 +239,8 @@ impl TaskReport {
         TaskReport {
             number: task.number,
             op: task.op_name(),
+            start: None,
+            end: None,
             path: task.display_path().map(str::to_owned),
             status: TaskStatus::Skipped,
             message: String::new(),
@@ -221,6 +272,9 @@ pub struct ErrorReport {
     pub found: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<Vec<usize>>,
+    /// First and last line of each occurrence (PROTOCOL §9.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranges: Option<Vec<[usize; 2]>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closest: Option<Closest>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -246,6 +300,7 @@ impl ErrorReport {
             expected: None,
             found: None,
             lines: None,
+            ranges: None,
             closest: None,
             replacement_present: None,
             dangling_starts: Vec::new(),
@@ -265,8 +320,10 @@ impl ErrorReport {
                 expected,
                 found,
                 lines,
+                ranges,
                 closest,
                 replacement_present,
+                already_applied: _,
                 dangling_starts,
                 start_lines,
                 end_lines,
@@ -274,6 +331,7 @@ impl ErrorReport {
             r.expected = Some(expected);
             r.found = Some(found);
             r.lines = Some(lines);
+            r.ranges = Some(ranges.into_iter().map(|(a, b)| [a, b]).collect());
             r.closest = closest;
             r.replacement_present = replacement_present;
             r.dangling_starts = dangling_starts;
@@ -335,6 +393,10 @@ fn mismatch_hint(m: &Mismatch) -> String {
             at(&m.end_lines)
         ));
     }
+    if m.already_applied {
+        return "nothing to do: the file already has this change; do not send this edit again"
+            .to_owned();
+    }
     if m.replacement_present == Some(true) {
         parts.push(
             "the replacement text is already in the file: the edit may have been applied before"
@@ -368,10 +430,11 @@ pub struct GitReport {
 impl ApplyReport {
     pub fn new(
         doc: &Document<'_>,
-        blocks: Vec<BlockReport>,
+        mut blocks: Vec<BlockReport>,
         git: GitReport,
         duration_ms: u64,
     ) -> Self {
+        place(doc, &mut blocks);
         let text = if doc.diagnostics.is_empty() {
             ""
         } else {
@@ -392,7 +455,7 @@ impl ApplyReport {
             summary.rolled_back += usize::from(t.rolled_back);
         }
         let ok = summary.succeeded == summary.tasks && !doc.has_errors() && git.error.is_none();
-        ApplyReport {
+        let mut report = ApplyReport {
             version: 1,
             ok,
             summary,
@@ -407,12 +470,36 @@ impl ApplyReport {
             duration_ms,
             dry_run: false,
             changes: None,
-        }
+            resend: None,
+        };
+        report.resend = Some(Resend::of(&report.blocks));
+        report
     }
 
     /// 0 when everything succeeded, 1 otherwise (PROTOCOL §7).
     pub fn exit_code(&self) -> u8 {
         u8::from(!self.ok)
+    }
+}
+
+/// Gives every block and task report the positions of its unit and task
+/// in the document, in one pass.
+fn place(doc: &Document<'_>, blocks: &mut [BlockReport]) {
+    let mut at = Cursor::new(doc.source);
+    for b in blocks {
+        let Some(unit) = b.number.checked_sub(1).and_then(|i| doc.units.get(i)) else {
+            continue;
+        };
+        let extent = unit.extent();
+        b.start = Some(at.position(extent.start));
+        for (report, task) in b.tasks.iter_mut().zip(unit.tasks()) {
+            if report.number == task.number {
+                let extent = task.extent();
+                report.start = Some(at.position(extent.start));
+                report.end = Some(at.position(extent.end));
+            }
+        }
+        b.end = Some(at.position(extent.end));
     }
 }
 
@@ -451,6 +538,24 @@ pub struct LabelReport {
 }
 
 impl DiagnosticReport {
+    /// The diagnostic of a document that could not be read, positioned in
+    /// `prefix`, its valid UTF-8 start: the span starts at the prefix's end
+    /// (or before) and its end lies past it, one column on.
+    pub fn unreadable(d: &Diagnostic, prefix: &str) -> Self {
+        let lines = LineIndex::new(prefix);
+        let start = lines.position(d.span.start);
+        let end = Position {
+            column: start.column + usize::from(d.span.end > d.span.start),
+            offset: d.span.end,
+            ..start
+        };
+        DiagnosticReport {
+            start,
+            end,
+            ..DiagnosticReport::new(d, &lines)
+        }
+    }
+
     pub fn new(d: &Diagnostic, lines: &LineIndex<'_>) -> Self {
         DiagnosticReport {
             severity: d.severity,

@@ -11,8 +11,9 @@ use std::io::Write;
 use crate::ast::{Document, Task, Unit};
 use crate::diagnostics::{Diagnostic, Renderer};
 use crate::engine::Observer;
-use crate::report::{ApplyReport, BlockStatus, FileChange, TaskReport, TaskStatus};
-use crate::span::LineIndex;
+use crate::report::group::{Repeats, numbers};
+use crate::report::{ApplyReport, BlockStatus, FileChange, Resend, TaskReport, TaskStatus};
+use crate::span::{Cursor, LineIndex};
 
 /// How much to say about a failure (`--error-detail`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,6 +50,12 @@ pub struct TextPrinter<'d, W: Write> {
     blocks_seen: usize,
     /// Excerpts come from one line index of the document, built once.
     renderer: Renderer<'d>,
+    /// Problems already shown in full, and where they repeat.
+    repeats: Repeats,
+    at: Cursor<'d>,
+    /// Whether the block being reported is malformed: its tasks are not
+    /// listed one by one after its diagnostics.
+    malformed: bool,
 }
 
 impl<W: Write> std::fmt::Debug for TextPrinter<'_, W> {
@@ -79,6 +86,9 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             color,
             blocks_seen: 0,
             renderer: Renderer::new(doc.source, name, color),
+            repeats: Repeats::default(),
+            at: Cursor::new(doc.source),
+            malformed: false,
         }
     }
 
@@ -132,6 +142,15 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         if let Some(changes) = &report.changes {
             self.changes(changes);
         }
+        let repeated = self.repeats.summary();
+        if !repeated.is_empty() {
+            let _ = writeln!(
+                self.out,
+                "\n{}",
+                self.paint("1", "=== Repeated problems ===")
+            );
+            let _ = self.out.write_all(repeated.as_bytes());
+        }
         let s = &report.summary;
         let _ = writeln!(self.out, "\n{}", self.paint("1", "=== Summary ==="));
         let rolled = if s.rolled_back > 0 {
@@ -145,6 +164,8 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             "Overall: {}/{} tasks{would} succeeded{rolled}",
             s.succeeded, s.tasks
         );
+        // Consecutive blocks with the same line are joined: `Blocks 2-700`.
+        let mut run: Option<(Vec<usize>, String)> = None;
         for b in &report.blocks {
             let ok = b
                 .tasks
@@ -156,15 +177,27 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                 BlockStatus::Failed => self.paint("31", "✗"),
                 BlockStatus::Malformed => format!("{} (malformed, not run)", self.paint("31", "✗")),
             };
-            let _ = writeln!(
-                self.out,
-                "Block {}: {ok}/{} tasks succeeded {mark}",
-                b.number,
-                b.tasks.len()
-            );
-            if let Some(note) = &b.note {
-                let _ = writeln!(self.out, "  note: {note}");
+            let line = format!("{ok}/{} tasks succeeded {mark}", b.tasks.len());
+            match &mut run {
+                Some((numbers, same)) if *same == line && b.note.is_none() => {
+                    numbers.push(b.number);
+                    continue;
+                }
+                _ => {}
             }
+            if let Some((numbers, line)) = run.take() {
+                self.summary_line(&numbers, &line);
+            }
+            match &b.note {
+                Some(note) => {
+                    self.summary_line(&[b.number], &line);
+                    let _ = writeln!(self.out, "  note: {note}");
+                }
+                None => run = Some((vec![b.number], line)),
+            }
+        }
+        if let Some((numbers, line)) = run.take() {
+            self.summary_line(&numbers, &line);
         }
         let g = &report.git;
         match (&g.before, &g.after) {
@@ -194,7 +227,46 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         } else if let Some(n) = &g.note {
             let _ = writeln!(self.out, "Git: {n}");
         }
+        if let Some(r) = &report.resend {
+            // A TASKS block with applied and unapplied tasks must not be
+            // sent whole again.
+            let split = report.blocks.iter().any(|b| {
+                b.tasks.iter().any(|t| r.applied.contains(&t.number))
+                    && b.tasks.iter().any(|t| !r.applied.contains(&t.number))
+            });
+            self.resend(r, split);
+        }
         let _ = self.out.flush();
+    }
+
+    fn summary_line(&mut self, blocks: &[usize], line: &str) {
+        let name = if blocks.len() == 1 { "Block" } else { "Blocks" };
+        let _ = writeln!(self.out, "{name} {}: {line}", numbers(blocks));
+    }
+
+    /// What to send again (PROTOCOL §9.1): the end of the summary.
+    fn resend(&mut self, r: &Resend, split: bool) {
+        // Nothing to resend: the summary has said so.
+        if r.is_done() {
+            return;
+        }
+        let _ = writeln!(self.out, "Resend:");
+        let lines = [
+            (&r.applied, "applied, never send again"),
+            (&r.failed, "failed, fix and send again"),
+            (&r.skipped, "not applied, send again as written"),
+        ];
+        for (tasks, what) in lines {
+            if !tasks.is_empty() {
+                let _ = writeln!(self.out, "  {}: {what}", task_ranges(tasks));
+            }
+        }
+        if split {
+            let _ = writeln!(
+                self.out,
+                "  send only these tasks, in a new document: a TASKS block sent whole again would apply its applied tasks twice"
+            );
+        }
     }
 
     /// What a dry run would change: a line per path, a diff per file.
@@ -232,16 +304,24 @@ impl<'d, W: Write> TextPrinter<'d, W> {
 }
 
 impl<W: Write> Observer for TextPrinter<'_, W> {
-    fn block_started(&mut self, unit: &Unit<'_>, _runnable: bool) {
+    fn block_started(&mut self, unit: &Unit<'_>, runnable: bool) {
         if self.blocks_seen == 0 {
             self.document_diagnostics();
-        } else {
-            let _ = writeln!(self.out);
         }
         self.blocks_seen += 1;
+        self.malformed = !runnable;
+        let all: Vec<Diagnostic> = self.doc.diagnostics_of(unit.number()).cloned().collect();
+        let ds = self.repeats.first_seen(&all, &mut self.at);
+        // A malformed block whose every problem was shown before is only
+        // counted (PROTOCOL §9.1).
+        if !runnable && ds.is_empty() && !all.is_empty() {
+            return;
+        }
+        if self.blocks_seen > 1 {
+            let _ = writeln!(self.out);
+        }
         let header = format!("=== Block {} ===", unit.number());
         let _ = writeln!(self.out, "{}", self.paint("1", &header));
-        let ds: Vec<Diagnostic> = self.doc.diagnostics_of(unit.number()).cloned().collect();
         self.diagnostics(&ds);
         let _ = self.out.flush();
     }
@@ -254,6 +334,10 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
     }
 
     fn task_finished(&mut self, r: &TaskReport) {
+        // The block's diagnostics said why its tasks do not run.
+        if self.malformed {
+            return;
+        }
         if self.exec == ExecOutput::Buffer
             && let Some(output) = &r.output
         {
@@ -356,4 +440,10 @@ impl<W: Write> TextPrinter<'_, W> {
             }
         }
     }
+}
+
+/// `task 3`, `tasks 1-4, 7, 9-10`.
+fn task_ranges(tasks: &[usize]) -> String {
+    let noun = if tasks.len() == 1 { "task" } else { "tasks" };
+    format!("{noun} {}", numbers(tasks))
 }

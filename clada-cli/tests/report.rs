@@ -1,0 +1,311 @@
+//! What agents and editors read in the report: positions of blocks and
+//! tasks, `already_applied`, the resend advice (and the prompt's retry
+//! advice following it), grouped text output.
+
+use std::path::Path;
+use std::process::Command;
+
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+use serde_json::Value;
+
+fn clada() -> Command {
+    Command::new(get_cargo_bin("clada"))
+}
+
+fn json(cmd: &mut Command) -> (Option<i32>, Value) {
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (out.status.code(), value)
+}
+
+fn apply_json(root: &Path, doc: &Path) -> (Option<i32>, Value) {
+    json(
+        clada()
+            .args(["apply", "--no-git", "--no-prompt", "--format", "json", "-C"])
+            .arg(root)
+            .arg(doc),
+    )
+}
+
+fn numbers(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect()
+}
+
+/// Every file under `dir` with its contents, for comparing trees.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+const POSITIONED: &str = "Intro line\n\n<<<<<<< TASKS\n<<<<<<< WRITE path=\"a.txt\"\nà\n>>>>>>> END\n<<<<<<< SEARCH path=\"a.txt\"\nà\n=======\nb\n>>>>>>> REPLACE\n>>>>>>> TASKS\n<<<<<<< REMOVE path=\"a.txt\"\n>>>>>>> END\n";
+
+#[test]
+fn blocks_and_tasks_carry_their_positions_in_check_and_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("doc.md");
+    std::fs::write(&doc, POSITIONED).unwrap();
+    let (_, check) = json(clada().args(["check", "--format", "json"]).arg(&doc));
+    let root = tempfile::tempdir().unwrap();
+    let (code, apply) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(0), "{apply}");
+    for report in [&check, &apply] {
+        let blocks = report["blocks"].as_array().unwrap();
+        let pos = |v: &Value| {
+            (
+                v["line"].as_u64().unwrap(),
+                v["column"].as_u64().unwrap(),
+                v["offset"].as_u64().unwrap() as usize,
+            )
+        };
+        // The TASKS block: from its opener (line 3) to its closer's end.
+        assert_eq!(pos(&blocks[0]["start"]), (3, 1, 12));
+        let (line, column, end) = pos(&blocks[0]["end"]);
+        assert_eq!((line, column), (12, 14));
+        assert!(POSITIONED[..end].ends_with(">>>>>>> TASKS"));
+        let tasks: Vec<&Value> = blocks
+            .iter()
+            .flat_map(|b| b["tasks"].as_array().unwrap())
+            .collect();
+        assert_eq!(tasks.len(), 3);
+        let expect = [((4, 1), (6, 12)), ((7, 1), (11, 16)), ((13, 1), (14, 12))];
+        for (t, (start, end)) in tasks.iter().zip(expect) {
+            let (sl, sc, so) = pos(&t["start"]);
+            let (el, ec, eo) = pos(&t["end"]);
+            assert_eq!(((sl, sc), (el, ec)), (start, end), "{t}");
+            let text = &POSITIONED[so..eo];
+            assert!(text.starts_with("<<<<<<< "), "{text:?}");
+            assert!(
+                text.ends_with("END") || text.ends_with("REPLACE"),
+                "{text:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failed_match_lists_the_ranges_of_its_occurrences() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("f.txt"), "a\nb\nx\na\nb\n").unwrap();
+    let doc = root.path().join("doc.md");
+    std::fs::write(
+        &doc,
+        "<<<<<<< SEARCH path=\"f.txt\"\na\nb\n=======\nc\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(1));
+    let error = &report["blocks"][0]["tasks"][0]["error"];
+    assert_eq!(error["type"], "match_count_mismatch");
+    assert_eq!(numbers(&error["lines"]), [1, 4]);
+    assert_eq!(error["ranges"], serde_json::json!([[1, 2], [4, 5]]));
+}
+
+#[test]
+fn an_edit_applied_before_is_already_applied_and_not_retryable() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("v.txt"), "version 2\n").unwrap();
+    let doc = root.path().join("doc.md");
+    std::fs::write(
+        &doc,
+        "<<<<<<< SEARCH path=\"v.txt\"\nversion 1\n=======\nversion 2\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(1));
+    let error = &report["blocks"][0]["tasks"][0]["error"];
+    assert_eq!(error["type"], "already_applied");
+    assert_eq!(error["retryable"], false);
+    assert_eq!(error["category"], "runtime");
+    assert!(error["hint"].as_str().unwrap().contains("do not send"));
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("v.txt")).unwrap(),
+        "version 2\n"
+    );
+}
+
+#[test]
+fn invalid_utf8_is_positioned_where_its_message_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("doc.md");
+    std::fs::write(&doc, b"ok\nab\xffcd\n").unwrap();
+    let (_, check) = json(clada().args(["check", "--format", "json"]).arg(&doc));
+    let (_, apply) = apply_json(dir.path(), &doc);
+    for report in [check, apply] {
+        let d = &report["diagnostics"][0];
+        assert_eq!(d["code"], "invalid_utf8");
+        assert!(
+            d["message"].as_str().unwrap().contains("line 2, column 3"),
+            "{d}"
+        );
+        assert_eq!(
+            d["start"],
+            serde_json::json!({"line": 2, "column": 3, "offset": 5})
+        );
+        assert_eq!(
+            d["end"],
+            serde_json::json!({"line": 2, "column": 4, "offset": 6})
+        );
+    }
+}
+
+/// A project on which every example of `clada prompt` applies, except the
+/// merge-conflict edit of `notes.txt`, which the MOVE example before it
+/// takes away.
+fn prompt_project(dir: &Path) {
+    let files = [
+        (
+            "src/app.py",
+            "import sys\n\ndef greet(name):\n    print(\"Hello \" + name)\n\ndef main():\n    greet(\"world\")\n",
+        ),
+        (
+            "notes.txt",
+            "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> feature\n",
+        ),
+        ("docs/index.md", "docs\n"),
+        ("build/tmp/cache", "x\n"),
+    ];
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// The document made of the prompt's examples, in order.
+fn prompt_examples() -> String {
+    let out = clada().arg("prompt").output().unwrap();
+    let prompt = String::from_utf8(out.stdout).unwrap();
+    prompt
+        .split("```clada\n")
+        .skip(1)
+        .map(|b| format!("{}\n", b.split("\n```").next().unwrap()))
+        .collect()
+}
+
+#[test]
+fn following_the_resend_advice_never_applies_an_edit_twice() {
+    let root = tempfile::tempdir().unwrap();
+    prompt_project(root.path());
+    let doc_dir = tempfile::tempdir().unwrap();
+    let doc = doc_dir.path().join("reply.md");
+    let examples = prompt_examples();
+    std::fs::write(&doc, &examples).unwrap();
+
+    let (code, first) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(1), "{first}");
+    let resend = &first["resend"];
+    let (applied, failed, skipped) = (
+        numbers(&resend["applied"]),
+        numbers(&resend["failed"]),
+        numbers(&resend["skipped"]),
+    );
+    let total = first["summary"]["tasks"].as_u64().unwrap();
+    assert_eq!(failed.len(), 1, "only the conflict edit fails: {resend}");
+    assert_eq!(
+        (applied.len() + failed.len() + skipped.len()) as u64,
+        total,
+        "every task is in one list"
+    );
+    let after_first = tree(root.path());
+    let app = std::fs::read_to_string(root.path().join("src/app.py")).unwrap();
+    assert_eq!(app.matches("from util import double").count(), 1, "{app}");
+
+    // The resend document: the failed and skipped tasks only, cut out of
+    // the reply by their positions.
+    let tasks: Vec<&Value> = first["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["tasks"].as_array().unwrap())
+        .collect();
+    let again: String = tasks
+        .iter()
+        .filter(|t| {
+            let n = t["number"].as_u64().unwrap();
+            failed.contains(&n) || skipped.contains(&n)
+        })
+        .map(|t| {
+            let (a, b) = (
+                t["start"]["offset"].as_u64().unwrap() as usize,
+                t["end"]["offset"].as_u64().unwrap() as usize,
+            );
+            format!("{}\n", &examples[a..b])
+        })
+        .collect();
+    assert!(again.contains("<<<<<<< HEAD"), "{again}");
+    let resend_doc = doc_dir.path().join("resend.md");
+    std::fs::write(&resend_doc, &again).unwrap();
+    let (_, second) = apply_json(root.path(), &resend_doc);
+    assert_eq!(second["summary"]["succeeded"], 0, "{second}");
+    assert_eq!(
+        tree(root.path()),
+        after_first,
+        "the resend changed nothing twice"
+    );
+
+    // Sending the whole reply again (what the advice forbids) is caught
+    // where it can be: the first edit's text is gone and its replacement
+    // stands, so it is already_applied, not done twice.
+    let (_, whole) = apply_json(root.path(), &doc);
+    let edit = &whole["blocks"][1]["tasks"][0];
+    assert_eq!(edit["error"]["type"], "already_applied", "{edit}");
+}
+
+/// A reply in another format: six blocks without `path`, one good block.
+fn repeated_problems() -> String {
+    let mut doc = String::new();
+    for i in 1..=6 {
+        doc.push_str(&format!(
+            "app.py\n```\n<<<<<<< SEARCH\nold {i}\n=======\nnew {i}\n>>>>>>> REPLACE\n```\n\n"
+        ));
+    }
+    doc.push_str("<<<<<<< WRITE path=\"ok.txt\"\nfine\n>>>>>>> END\n");
+    doc
+}
+
+#[test]
+fn repeated_problems_are_grouped_in_text() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("reply.md"), repeated_problems()).unwrap();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        let mut apply = clada();
+        apply
+            .args(["apply", "--no-git", "--no-prompt", "-C", ".", "reply.md"])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1");
+        assert_cmd_snapshot!("grouped_apply_text", apply);
+        let mut check = clada();
+        check
+            .args(["check", "reply.md"])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1");
+        assert_cmd_snapshot!("grouped_check_text", check);
+    });
+    // JSON keeps every diagnostic.
+    let (_, report) = json(
+        clada()
+            .args(["check", "--format", "json", "reply.md"])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(report["diagnostics"].as_array().unwrap().len(), 6);
+}
