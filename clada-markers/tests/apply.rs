@@ -9,7 +9,7 @@ use std::path::Path;
 use clada_markers::engine::fs::Root;
 use clada_markers::engine::{self, ApplyOptions, Atomic, NoCommands, Quiet};
 use clada_markers::report::{FileChange, GitReport, TaskStatus};
-use clada_markers::{ApplyReport, ParseOptions, parse_with};
+use clada_markers::{ApplyReport, ParseOptions, Position, parse_with};
 
 /// What is at a path, for comparing trees.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +36,13 @@ struct Expect {
     changes: Option<Vec<String>>,
     /// `diff-line PATH TEXT`: a line the dry run's diff of PATH has.
     diff_lines: Vec<(String, String)>,
+    /// `at task|block N L:C-L:C`: the start and end (line:column) of a
+    /// task or block in the report.
+    at: Vec<(String, usize, String)>,
+    /// `ranges N A-B …`: the occurrence ranges of task N's failed match.
+    ranges: Vec<(usize, String)>,
+    /// `resend applied|failed|skipped N …`: the report's resend list.
+    resend: Vec<(String, String)>,
 }
 
 impl Expect {
@@ -74,6 +81,13 @@ impl Expect {
                     let text = raw.trim_start()["diff-line".len()..].trim_start();
                     let text = text[p.len()..].strip_prefix(' ').unwrap_or_default();
                     e.diff_lines.push(((*p).into(), text.to_owned()));
+                }
+                ["at", what @ ("task" | "block"), k, place] => {
+                    e.at.push(((*what).into(), num(k)?, (*place).into()));
+                }
+                ["ranges", k, rs @ ..] => e.ranges.push((num(k)?, rs.join(" "))),
+                ["resend", list @ ("applied" | "failed" | "skipped"), ns @ ..] => {
+                    e.resend.push(((*list).into(), ns.join(" ")));
                 }
                 ["symlink", p, t] => e.symlinks.push(((*p).into(), (*t).into())),
                 ["mode", p, m] => e.modes.push(((*p).into(), mode(m)?)),
@@ -223,6 +237,61 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
             .map(|c| format!("{} {}", c.change, c.path))
             .collect();
         assert_eq!(&got, want, "changes; report:\n{json}");
+    }
+    let place = |start: &Option<Position>, end: &Option<Position>| match (start, end) {
+        (Some(a), Some(b)) => format!("{}:{}-{}:{}", a.line, a.column, b.line, b.column),
+        _ => "none".to_owned(),
+    };
+    for (what, n, want) in &expect.at {
+        let got = if what == "block" {
+            report
+                .blocks
+                .iter()
+                .find(|b| b.number == *n)
+                .map(|b| place(&b.start, &b.end))
+        } else {
+            report
+                .blocks
+                .iter()
+                .flat_map(|b| &b.tasks)
+                .find(|t| t.number == *n)
+                .map(|t| place(&t.start, &t.end))
+        };
+        assert_eq!(
+            got.as_ref(),
+            Some(want),
+            "{what} {n} position; report:\n{json}"
+        );
+    }
+    for (n, want) in &expect.ranges {
+        let got = report
+            .blocks
+            .iter()
+            .flat_map(|b| &b.tasks)
+            .find(|t| t.number == *n)
+            .and_then(|t| t.error.as_ref())
+            .and_then(|e| e.ranges.as_ref())
+            .map(|rs| {
+                rs.iter()
+                    .map(|[a, b]| format!("{a}-{b}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+        assert_eq!(
+            got.as_ref(),
+            Some(want),
+            "ranges of task {n}; report:\n{json}"
+        );
+    }
+    for (list, want) in &expect.resend {
+        let r = report.resend.clone().unwrap_or_default();
+        let got = match list.as_str() {
+            "applied" => r.applied,
+            "failed" => r.failed,
+            _ => r.skipped,
+        };
+        let got: Vec<String> = got.iter().map(usize::to_string).collect();
+        assert_eq!(&got.join(" "), want, "resend {list}; report:\n{json}");
     }
     for (p, line) in &expect.diff_lines {
         let diff = report
