@@ -27,6 +27,14 @@ fn main() -> ExitCode {
             output::print(&String::from_utf8_lossy(&out));
             0
         }
+        cli::Command::Schema { report } => {
+            let schema = match report {
+                cli::SchemaKind::Check => clada_markers::report::check_schema(),
+                cli::SchemaKind::Apply => clada_markers::report::apply_schema(),
+            };
+            output::print(&output::json(&schema));
+            0
+        }
         cli::Command::Man => {
             let mut out = Vec::new();
             match clap_mangen::Man::new(cli::Cli::command()).render(&mut out) {

@@ -309,3 +309,22 @@ fn repeated_problems_are_grouped_in_text() {
     );
     assert_eq!(report["diagnostics"].as_array().unwrap().len(), 6);
 }
+
+#[test]
+fn the_committed_schemas_are_what_the_code_produces() {
+    for which in ["check", "apply"] {
+        let out = clada().args(["schema", which]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../grammar/schema")
+            .join(format!("{which}.json"));
+        let committed = std::fs::read_to_string(&committed).unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout) == committed,
+            "grammar/schema/{which}.json is stale: run `clada schema {which} > grammar/schema/{which}.json`"
+        );
+        let schema: Value = serde_json::from_str(&committed).unwrap();
+        assert_eq!(schema["type"], "object");
+        assert!(schema["$defs"].is_object());
+    }
+}

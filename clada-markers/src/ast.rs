@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::attributes::Attribute;
@@ -203,6 +204,22 @@ impl Serialize for Count {
     }
 }
 
+/// A positive integer, or `"all"`.
+impl JsonSchema for Count {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Count".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "oneOf": [
+                {"type": "integer", "minimum": 1},
+                {"const": "all"}
+            ]
+        })
+    }
+}
+
 impl std::fmt::Display for Count {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -247,7 +264,7 @@ pub enum Op<'a> {
 }
 
 /// The operation names used in reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OpName {
     Write,

@@ -8,12 +8,13 @@
 //! ariadne.
 
 use ariadne::{Config, IndexType, Label as AriadneLabel, Report, ReportKind, Source};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::error_type::ErrorType;
 use crate::span::Span;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Error,
@@ -22,7 +23,7 @@ pub enum Severity {
 
 /// What a diagnostic is about. The names are stable: they appear in JSON
 /// output as `kind` and in the corpus expectations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DiagnosticKind {
     /// An opener (task or block) with no closer.
@@ -132,7 +133,7 @@ impl std::fmt::Display for DiagnosticKind {
 }
 
 /// A secondary place a diagnostic points at.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Label {
     pub span: Span,
     pub message: String,

@@ -1,10 +1,11 @@
 //! The error types of the protocol (PROTOCOL §8), shared by diagnostics about the
 //! document and by failures of tasks.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// What kind of failure an error is; fixed by the protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorType {
     MalformedStructure,
@@ -26,7 +27,7 @@ pub enum ErrorType {
 }
 
 /// Who is at fault, broadly: the document, the run, or the system.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     Validation,

@@ -4,10 +4,13 @@
 //! exist only for people: they are computed on demand by [`LineIndex`], with
 //! 1-based lines and 1-based columns that count Unicode scalar values.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// A half-open byte range `start..end` into the document.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema,
+)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
@@ -53,7 +56,7 @@ impl From<std::ops::Range<usize>> for Span {
 
 /// A position for people: 1-based line, 1-based column in Unicode scalar
 /// values, and the byte offset it was computed from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Position {
     pub line: usize,
     pub column: usize,

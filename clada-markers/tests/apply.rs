@@ -8,7 +8,7 @@ use std::path::Path;
 
 use clada_markers::engine::fs::Root;
 use clada_markers::engine::{self, ApplyOptions, Atomic, NoCommands, Quiet};
-use clada_markers::report::{FileChange, GitReport, TaskStatus};
+use clada_markers::report::{FileChange, GitReport, Schema, TaskStatus};
 use clada_markers::{ApplyReport, ParseOptions, Position, parse_with};
 
 /// What is at a path, for comparing trees.
@@ -208,6 +208,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         report.changes = Some(outcome.changes.into_iter().map(FileChange::of).collect());
     }
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+    crate::common::assert_matches_schema(Schema::Apply, &report);
 
     let outcomes: BTreeMap<usize, String> = report
         .blocks

@@ -49,6 +49,10 @@ fn parse_case(path: &Path, bytes: Vec<u8>) -> datatest_stable::Result<()> {
             };
             let doc = parse_with(src, options);
             common::check_invariants(src, &doc);
+            common::assert_matches_schema(
+                clada_markers::report::Schema::Check,
+                &clada_markers::CheckReport::new(&doc),
+            );
             round_trip(src, &doc, options);
             let lines = clada_markers::LineIndex::new(src);
             let mut a = Actual {

@@ -61,9 +61,26 @@ pub(crate) enum Command {
         /// The shell to complete for.
         shell: clap_complete::Shell,
     },
+    /// Print the JSON Schema of a report (`--format json` of `check` or
+    /// `apply`); the same as grammar/schema/*.json.
+    #[command(
+        after_help = "Examples:\n  clada schema apply > apply.schema.json\n  clada schema check"
+    )]
+    Schema {
+        /// Which report.
+        #[arg(value_enum)]
+        report: SchemaKind,
+    },
     /// Print the manual page (roff).
     #[command(after_help = "Example:\n  clada man > clada.1 && man ./clada.1")]
     Man,
+}
+
+/// The reports `clada schema` describes.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum SchemaKind {
+    Check,
+    Apply,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,7 @@
 
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::ast::Count;
@@ -149,7 +150,7 @@ impl Found {
 }
 
 /// Why an edit found the wrong number of occurrences.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct Mismatch {
     pub expected: Count,
     pub found: usize,
@@ -179,7 +180,7 @@ pub struct Mismatch {
 }
 
 /// The region of a file most like the search text.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct Closest {
     /// 1-based, inclusive.
     pub start_line: usize,

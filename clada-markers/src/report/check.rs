@@ -1,6 +1,7 @@
 //! What `clada check` reports: [`CheckReport`] (JSON, PROTOCOL §9.2 without
 //! execution results) and its text rendering.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::DiagnosticReport;
@@ -11,7 +12,7 @@ use crate::span::{Cursor, LineIndex, Position};
 use crate::syntax::TaskKind;
 
 /// The JSON object of `clada check`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CheckReport {
     pub version: u32,
     pub ok: bool,
@@ -20,7 +21,7 @@ pub struct CheckReport {
     pub diagnostics: Vec<DiagnosticReport>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CheckSummary {
     pub blocks: usize,
     pub tasks: usize,
@@ -28,7 +29,7 @@ pub struct CheckSummary {
     pub warnings: usize,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CheckBlock {
     pub number: usize,
     pub kind: &'static str,
@@ -40,7 +41,7 @@ pub struct CheckBlock {
     pub tasks: Vec<CheckTask>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CheckTask {
     pub number: usize,
     pub op: OpName,

@@ -9,9 +9,37 @@
 
 mod check;
 mod group;
+
+/// The reports with a published JSON Schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schema {
+    Check,
+    Apply,
+}
+
+impl Schema {
+    /// The JSON Schema of this report (`clada schema check|apply`).
+    pub fn json_schema(self) -> schemars::Schema {
+        match self {
+            Schema::Check => check_schema(),
+            Schema::Apply => apply_schema(),
+        }
+    }
+}
+
+/// The JSON Schema of the report of `clada apply --format json`.
+pub fn apply_schema() -> schemars::Schema {
+    schemars::schema_for!(ApplyReport)
+}
+
+/// The JSON Schema of the report of `clada check --format json`.
+pub fn check_schema() -> schemars::Schema {
+    schemars::schema_for!(CheckReport)
+}
 pub mod text;
 pub mod xml;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -24,7 +52,7 @@ use crate::engine::{Failure, TaskError};
 use crate::error_type::{Category, ErrorType};
 use crate::span::{Cursor, LineIndex, Position};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     Success,
@@ -32,7 +60,7 @@ pub enum TaskStatus {
     Skipped,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockStatus {
     Success,
@@ -42,7 +70,7 @@ pub enum BlockStatus {
 }
 
 /// The JSON object of `clada apply`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ApplyReport {
     pub version: u32,
     pub ok: bool,
@@ -55,7 +83,7 @@ pub struct ApplyReport {
     pub error: Option<ErrorReport>,
     pub duration_ms: u64,
     /// `--dry-run`: nothing was written, run or committed.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
     /// In a dry run: what the run would change, file by file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,7 +95,7 @@ pub struct ApplyReport {
 
 /// The tasks of a run by what an agent should do with them next, as task
 /// numbers (PROTOCOL §9.1).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Resend {
     /// In effect: never send these again (an edit sent twice applies
     /// twice when its replacement holds its search text).
@@ -100,7 +128,7 @@ impl Resend {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ApplySummary {
     pub blocks: usize,
     pub tasks: usize,
@@ -108,7 +136,7 @@ pub struct ApplySummary {
     pub failed: usize,
     pub skipped: usize,
     /// Succeeded, then undone (`--atomic`); counted in `succeeded` too.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub rolled_back: usize,
 }
 
@@ -117,7 +145,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// One path a dry run would change.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct FileChange {
     pub path: String,
     /// `created`, `modified`, `removed` or `moved`.
@@ -189,7 +217,7 @@ fn unified_diff(path: &str, old: Option<&[u8]>, new: &[u8]) -> String {
     out
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct BlockReport {
     pub number: usize,
     /// `tasks` for a TASKS block, `standalone` for a task of its own.
@@ -206,7 +234,7 @@ pub struct BlockReport {
     pub note: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct TaskReport {
     pub number: usize,
     pub op: OpName,
@@ -229,7 +257,7 @@ pub struct TaskReport {
     pub duration_ms: Option<u64>,
     /// Done, then undone because its unit (or, with `--atomic=document`,
     /// the document) failed: it left no trace.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rolled_back: bool,
 }
 
@@ -256,7 +284,7 @@ impl TaskReport {
 
 /// An error for programs: its type, category and retryability from the
 /// protocol's table, and the facts that come with it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct ErrorReport {
     #[serde(rename = "type")]
     pub kind: ErrorType,
@@ -279,11 +307,11 @@ pub struct ErrorReport {
     pub closest: Option<Closest>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replacement_present: Option<bool>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dangling_starts: Vec<usize>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub start_lines: Vec<usize>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub end_lines: Vec<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub os_error: Option<String>,
@@ -417,7 +445,7 @@ fn mismatch_hint(m: &Mismatch) -> String {
     parts.join("; ")
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct GitReport {
     pub before: Option<String>,
     pub after: Option<String>,
@@ -504,7 +532,7 @@ fn place(doc: &Document<'_>, blocks: &mut [BlockReport]) {
 }
 
 /// A diagnostic for programs.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct DiagnosticReport {
     pub severity: Severity,
     /// The protocol's error type.
@@ -523,14 +551,14 @@ pub struct DiagnosticReport {
     pub fix: Option<FixReport>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FixReport {
     pub start: Position,
     pub end: Position,
     pub replacement: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct LabelReport {
     pub message: String,
     pub start: Position,

@@ -188,3 +188,33 @@ fn dump_diagnostic(out: &mut String, d: &Diagnostic, pos: &dyn Fn(Span) -> Strin
         let _ = writeln!(out, "  fix {}: {:?}", pos(f.span), f.replacement);
     }
 }
+
+/// Checks `report` against the JSON Schema the library publishes for it
+/// (`clada schema check|apply`): every report the corpora produce is one.
+pub(crate) fn assert_matches_schema(
+    schema: clada_markers::report::Schema,
+    report: &impl serde::Serialize,
+) {
+    use std::sync::LazyLock;
+    static CHECK: LazyLock<jsonschema::Validator> =
+        LazyLock::new(|| validator(clada_markers::report::check_schema()));
+    static APPLY: LazyLock<jsonschema::Validator> =
+        LazyLock::new(|| validator(clada_markers::report::apply_schema()));
+    fn validator(schema: schemars::Schema) -> jsonschema::Validator {
+        let value = serde_json::to_value(schema).unwrap();
+        jsonschema::validator_for(&value).unwrap()
+    }
+    let value = serde_json::to_value(report).unwrap();
+    let v = match schema {
+        clada_markers::report::Schema::Check => &*CHECK,
+        clada_markers::report::Schema::Apply => &*APPLY,
+    };
+    let errors: Vec<String> = v
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the report does not match its schema: {errors:#?}\n{value:#}"
+    );
+}
