@@ -141,7 +141,8 @@ pub(crate) fn task<'a>(cx: &Context<'a>, raw: RawTask, out: &mut Vec<Diagnostic>
     let opener_span = raw.opener.line();
 
     for problem in &raw.problems {
-        out.push(structural(cx, kind, &raw.opener, problem));
+        let d = structural(cx, kind, &raw.opener, problem);
+        out.push(with_structural_fix(cx, d, kind, &raw, problem));
     }
     let structure_ok = raw.problems.is_empty();
 
@@ -164,6 +165,36 @@ pub(crate) fn task<'a>(cx: &Context<'a>, raw: RawTask, out: &mut Vec<Diagnostic>
         sections: raw.sections.iter().map(|s| s.span).collect(),
         closer: raw.closer.map(|m| m.line()),
         op: if has_errors { None } else { op },
+    }
+}
+
+/// The repair an editor can offer for a structural problem: the right
+/// closer in place of a wrong one, a missing closer where the task ends.
+fn with_structural_fix(
+    cx: &Context<'_>,
+    d: Diagnostic,
+    kind: TaskKind,
+    raw: &RawTask,
+    problem: &Problem,
+) -> Diagnostic {
+    let expected = closer_line(kind.closer(), raw.opener.fence());
+    match problem {
+        Problem::WrongCloser(m) => d.with_fix(m.line(), expected),
+        // A closer of another length was probably meant.
+        Problem::Unclosed(Some(UnclosedHint::FenceMismatch(m))) => d.with_fix(m.line(), expected),
+        // Where the task ends: at the end of the document, or before the
+        // unit opener it would otherwise swallow.
+        Problem::Unclosed(None | Some(UnclosedHint::NestedOpener(_))) => {
+            // A document without a final line break gets one first.
+            let at = raw.end.min(cx.src.len());
+            let newline = if at > 0 && !cx.src[..at].ends_with('\n') {
+                "\n"
+            } else {
+                ""
+            };
+            d.with_fix(Span::empty(at), format!("{newline}{expected}\n"))
+        }
+        _ => d,
     }
 }
 
@@ -350,7 +381,11 @@ pub(crate) fn attributes_of<'a>(
                     opener.line(),
                     format!("{keyword} needs a `{}` attribute", spec.name),
                 )
-                .with_help(format!("add `{}=\"…\"` after `{keyword}`", spec.name)),
+                .with_help(format!("add `{}=\"…\"` after `{keyword}`", spec.name))
+                .with_fix(
+                    Span::empty(opener.word().end),
+                    format!(" {}=\"\"", spec.name),
+                ),
             );
         }
     }
