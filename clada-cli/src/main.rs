@@ -2,6 +2,7 @@
 //! `clada-markers`.
 
 mod cli;
+mod lsp;
 mod output;
 
 use std::process::ExitCode;
@@ -27,6 +28,7 @@ fn main() -> ExitCode {
             output::print(&String::from_utf8_lossy(&out));
             0
         }
+        cli::Command::Lsp { root } => lsp::run(root),
         cli::Command::Schema { report } => {
             let schema = match report {
                 cli::SchemaKind::Check => clada_markers::report::check_schema(),

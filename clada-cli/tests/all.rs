@@ -7,5 +7,6 @@ mod commands;
 mod crash;
 mod git;
 mod lock;
+mod lsp;
 mod report;
 mod security;

@@ -61,6 +61,16 @@ pub(crate) enum Command {
         /// The shell to complete for.
         shell: clap_complete::Shell,
     },
+    /// Serve the Language Server Protocol on standard input and output:
+    /// diagnostics as you type, symbols, hover (a dry run against the
+    /// root), quick fixes and formatting for clada documents.
+    #[command(after_help = "Example (an editor starts it):\n  clada lsp -C ~/project")]
+    Lsp {
+        /// The workspace root a hover's dry run reads; without it, the
+        /// client's root folder, else the working directory.
+        #[arg(short = 'C', long = "root", value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
     /// Print the JSON Schema of a report (`--format json` of `check` or
     /// `apply`); the same as grammar/schema/*.json.
     #[command(
