@@ -16,8 +16,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(src) = decode(data) else { return };
     let mut at = 0;
     for t in lex(src) {
-        assert_eq!(t.span.start, at);
-        at = t.span.end;
+        assert_eq!(t.span().start, at);
+        at = t.span().end;
     }
     assert_eq!(at, src.len());
 
