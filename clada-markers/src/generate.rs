@@ -6,7 +6,7 @@
 //! quoting, block versions; [`Model::print`] renders it as a canonical
 //! document, and parsing that text gives the same operations back (the
 //! round trip the tests check). With the `proptest` feature,
-//! [`strategy`] has the strategies clada's own property tests use: models,
+//! `strategy` has the strategies clada's own property tests use: models,
 //! and raw document text full of near-marker lines. With the `arbitrary`
 //! feature, [`Model`] implements `arbitrary::Arbitrary`, for
 //! structure-aware `cargo fuzz` targets.

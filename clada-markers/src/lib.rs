@@ -6,7 +6,7 @@
 //! run of other lines; [`parse`] reads units from the tokens by depth
 //! counting, recovering from every malformed unit, and validates attributes,
 //! paths and bodies into a [`Document`] of [`Unit`]s with [`Diagnostic`]s;
-//! [`render`] shows diagnostics to people and [`print`] writes a document
+//! [`render`] shows diagnostics to people and [`print()`] writes a document
 //! back as canonical text. Nothing here touches the file system.
 //!
 //! ```

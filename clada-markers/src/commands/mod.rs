@@ -1,7 +1,7 @@
 //! Commands of RUN tasks, in three tiers (PROTOCOL §6).
 //!
 //! 1. **Built-in**: a single line whose first word is on the built-in list,
-//!    without shell syntax. It is carried out inside clada ([`builtin`]),
+//!    without shell syntax. It is carried out inside clada (`builtin`),
 //!    never by an external program: every path it names is checked like a
 //!    task's path, and only documented flags are accepted. Limit: 5 s, or
 //!    `--timeout` if smaller.
@@ -14,7 +14,7 @@
 //!
 //! `--allow-any-command` runs every command as tier 2. `--sandbox` confines
 //! tiers 2 and 3 ([`sandbox`]). Each command is a process group of its
-//! own; see [`process`].
+//! own (`process`).
 
 pub mod allowlist;
 pub mod approve;

@@ -150,7 +150,7 @@ impl std::fmt::Display for FsError {
 use crate::path::Anchor;
 pub use crate::path::Location;
 
-/// Resolves `path` as text ([`crate::path::resolve`]); every problem is
+/// Resolves `path` as text (PROTOCOL §5); every problem is
 /// [`FsError::Escape`]. Leaving the root needs `allow_escape`.
 pub fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
     crate::path::resolve(path, allow_escape).map_err(|_| FsError::Escape {

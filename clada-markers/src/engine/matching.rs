@@ -445,7 +445,8 @@ pub fn find_range(
 }
 
 /// At most this many lines of the search text are compared with each
-/// window of the file: the work of [`closest`] is at most file lines × this.
+/// window of the file: the work of the closest-region hint is at most file
+/// lines × this.
 pub const HINT_SAMPLE_LINES: usize = 48;
 
 /// Texts longer than this (search plus region, in bytes) are compared line
