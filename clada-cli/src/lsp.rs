@@ -14,10 +14,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use clada_markers::dialect::{detect, parse_dialect};
 use clada_markers::engine::fs::Root;
 use clada_markers::engine::{self, ApplyOptions, NoCommands, Quiet};
 use clada_markers::report::{ApplyReport, GitReport, TaskStatus};
-use clada_markers::{Diagnostic, Document, Severity, Span, Unit, parse, print};
+use clada_markers::{Diagnostic, Document, ParseOptions, Severity, Span, Unit, print};
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
 use lsp_types as lsp;
 use serde_json::{Value, json};
@@ -473,4 +474,9 @@ impl<'a> Utf16<'a> {
         }
         end
     }
+}
+
+/// A document in whichever dialect it is written in (PROTOCOL §11).
+fn parse(text: &str) -> Document<'_> {
+    parse_dialect(text, detect(text), ParseOptions::default())
 }

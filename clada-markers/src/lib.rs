@@ -24,6 +24,7 @@ mod ast;
 mod attributes;
 pub mod commands;
 mod diagnostics;
+pub mod dialect;
 pub mod dirs;
 pub mod engine;
 mod error_type;

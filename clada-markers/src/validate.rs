@@ -494,6 +494,12 @@ fn invalid_value(a: &Attribute<'_>, expected: &str) -> Diagnostic {
     )
 }
 
+/// Checks the path of a file another dialect names as if it were a `path`
+/// attribute (PROTOCOL §5, §11).
+pub(crate) fn check_path_attribute(cx: &Context<'_>, a: &Attribute<'_>, out: &mut Vec<Diagnostic>) {
+    check_path(cx, a, true, out);
+}
+
 fn check_path(cx: &Context<'_>, a: &Attribute<'_>, below_root: bool, out: &mut Vec<Diagnostic>) {
     let resolved = path::resolve(&a.value, cx.opts.allow_escape).and_then(|at| {
         if below_root && at.is_root() {

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use clada_markers::dialect::{Dialect, parse_dialect};
 use clada_markers::engine::fs::Root;
 use clada_markers::engine::{self, ApplyOptions, Atomic, NoCommands, Quiet};
 use clada_markers::report::{FileChange, GitReport, Schema, TaskStatus};
-use clada_markers::{ApplyReport, ParseOptions, Position, parse_with};
+use clada_markers::{ApplyReport, ParseOptions, Position};
 
 /// What is at a path, for comparing trees.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +44,9 @@ struct Expect {
     ranges: Vec<(usize, String)>,
     /// `resend applied|failed|skipped N …`: the report's resend list.
     resend: Vec<(String, String)>,
+    /// `dialect clada|aider|auto`: how to read the document (default
+    /// clada).
+    dialect: Option<String>,
 }
 
 impl Expect {
@@ -89,6 +93,7 @@ impl Expect {
                 ["resend", list @ ("applied" | "failed" | "skipped"), ns @ ..] => {
                     e.resend.push(((*list).into(), ns.join(" ")));
                 }
+                ["dialect", d @ ("clada" | "aider" | "auto")] => e.dialect = Some((*d).into()),
                 ["symlink", p, t] => e.symlinks.push(((*p).into(), (*t).into())),
                 ["mode", p, m] => e.modes.push(((*p).into(), mode(m)?)),
                 ["expect-symlink", p, t] => e.expect_symlinks.push(((*p).into(), (*t).into())),
@@ -188,8 +193,14 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     }
 
     let text = std::str::from_utf8(&document)?;
-    let doc = parse_with(
+    let dialect = match expect.dialect.as_deref() {
+        Some("aider") => Dialect::Aider,
+        Some("auto") => clada_markers::dialect::detect(text),
+        _ => Dialect::Clada,
+    };
+    let doc = parse_dialect(
         text,
+        dialect,
         ParseOptions {
             allow_escape: expect.allow_escape,
         },

@@ -5,12 +5,13 @@ use std::time::Instant;
 use clada_markers::commands::RunOptions;
 use clada_markers::commands::allowlist::{self, Approvals};
 use clada_markers::commands::approve::{Approver, NoPrompt, Terminal};
+use clada_markers::dialect::{Dialect, parse_dialect};
 use clada_markers::engine::{Observer, Quiet};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
 use clada_markers::report::{DiagnosticReport, GitReport};
 use clada_markers::run::{self, RunConfig};
-use clada_markers::{ApplyReport, Document, ParseOptions, parse_with};
+use clada_markers::{ApplyReport, Document, ParseOptions};
 
 use clada_markers::engine::Atomic;
 
@@ -71,8 +72,10 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
             return 1;
         }
     };
-    let doc = parse_with(
+    let dialect = args.dialect.of(text);
+    let doc = parse_dialect(
         text,
+        dialect,
         ParseOptions {
             allow_escape: args.allow_escape,
         },
@@ -127,6 +130,9 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
         exec,
         color,
     );
+    if args.format == Format::Text && dialect != Dialect::Clada {
+        output::print(&format!("Dialect: {dialect}\n\n"));
+    }
     let mut quiet = Quiet;
     let observer: &mut dyn Observer = match args.format {
         Format::Text => &mut printer,
@@ -134,6 +140,7 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
     };
     let mut report = run::run(&doc, &root, &config, approver, observer);
     report.duration_ms = elapsed(started);
+    report.dialect = dialect;
     match args.format {
         Format::Text => printer.finish(&report),
         Format::Json => output::print_json(&report),

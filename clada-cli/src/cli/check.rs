@@ -1,6 +1,7 @@
 //! `clada check`: parse and validate, touch nothing.
 
-use clada_markers::{CheckReport, ParseOptions, parse_with, render_check_text};
+use clada_markers::dialect::{Dialect, parse_dialect};
+use clada_markers::{CheckReport, ParseOptions, render_check_text};
 
 use super::{CheckArgs, CheckFormat};
 use crate::output;
@@ -27,15 +28,26 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
             return 1;
         }
     };
-    let doc = parse_with(
+    let dialect = args.dialect.of(text);
+    let doc = parse_dialect(
         text,
+        dialect,
         ParseOptions {
             allow_escape: args.allow_escape,
         },
     );
     match args.format {
-        CheckFormat::Json => output::print_json(&CheckReport::new(&doc)),
-        CheckFormat::Text => output::print(&render_check_text(&doc, &input.name, color)),
+        CheckFormat::Json => {
+            let mut report = CheckReport::new(&doc);
+            report.dialect = dialect;
+            output::print_json(&report)
+        }
+        CheckFormat::Text => {
+            if dialect != Dialect::Clada {
+                output::print(&format!("Dialect: {dialect}\n"));
+            }
+            output::print(&render_check_text(&doc, &input.name, color))
+        }
     }
     u8::from(doc.has_errors())
 }

@@ -106,6 +106,32 @@ pub(crate) struct CheckArgs {
     /// Accept absolute paths and paths that climb out of the root.
     #[arg(long)]
     pub(crate) allow_escape: bool,
+
+    /// The edit format of the document: clada's own, aider's
+    /// SEARCH/REPLACE blocks, or `auto` (clada unless no opener has
+    /// attributes and the document holds aider blocks).
+    #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
+    pub(crate) dialect: DialectArg,
+}
+
+/// `--dialect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DialectArg {
+    Auto,
+    Clada,
+    Aider,
+}
+
+impl DialectArg {
+    /// The dialect to read `text` in.
+    pub(crate) fn of(self, text: &str) -> clada_markers::dialect::Dialect {
+        use clada_markers::dialect::{Dialect, detect};
+        match self {
+            DialectArg::Auto => detect(text),
+            DialectArg::Clada => Dialect::Clada,
+            DialectArg::Aider => Dialect::Aider,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -122,6 +148,10 @@ pub(crate) struct ApplyArgs {
     /// object at the end, e.g. --format json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+
+    /// The edit format of the document (as for `check`).
+    #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
+    pub(crate) dialect: DialectArg,
 
     /// How much to say about a failure, e.g. --error-detail full to see the
     /// task's source and the diff to the closest text.

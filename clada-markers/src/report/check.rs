@@ -8,6 +8,7 @@ use super::DiagnosticReport;
 use super::group::{Repeats, numbers};
 use crate::ast::{Document, OpName, Task, Unit};
 use crate::diagnostics::Diagnostic;
+use crate::dialect::Dialect;
 use crate::span::{Cursor, LineIndex, Position};
 use crate::syntax::TaskKind;
 
@@ -16,6 +17,8 @@ use crate::syntax::TaskKind;
 pub struct CheckReport {
     pub version: u32,
     pub ok: bool,
+    /// The edit format the document was read in (PROTOCOL §11).
+    pub dialect: Dialect,
     pub summary: CheckSummary,
     pub blocks: Vec<CheckBlock>,
     pub diagnostics: Vec<DiagnosticReport>,
@@ -69,6 +72,7 @@ impl CheckReport {
     pub fn unreadable(diagnostic: &Diagnostic, prefix: &str) -> Self {
         CheckReport {
             version: 1,
+            dialect: Dialect::Clada,
             ok: false,
             summary: CheckSummary {
                 blocks: 0,
@@ -121,6 +125,7 @@ impl CheckReport {
         let errors = diagnostics.iter().filter(|d| d.is_error()).count();
         CheckReport {
             version: 1,
+            dialect: Dialect::Clada,
             ok: errors == 0,
             summary: CheckSummary {
                 blocks: blocks.len(),

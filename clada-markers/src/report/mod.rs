@@ -47,6 +47,7 @@ pub use check::{CheckReport, describe, render_check_text};
 
 use crate::ast::{Count, Document, OpName, Task};
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::dialect::Dialect;
 use crate::engine::matching::{Closest, Mismatch};
 use crate::engine::{Failure, TaskError};
 use crate::error_type::{Category, ErrorType};
@@ -74,6 +75,8 @@ pub enum BlockStatus {
 pub struct ApplyReport {
     pub version: u32,
     pub ok: bool,
+    /// The edit format the document was read in (PROTOCOL §11).
+    pub dialect: Dialect,
     pub summary: ApplySummary,
     pub blocks: Vec<BlockReport>,
     pub diagnostics: Vec<DiagnosticReport>,
@@ -486,6 +489,7 @@ impl ApplyReport {
         let mut report = ApplyReport {
             version: 1,
             ok,
+            dialect: Dialect::Clada,
             summary,
             blocks,
             diagnostics: doc

@@ -1,0 +1,336 @@
+//! aider's SEARCH/REPLACE blocks (its `editblock` format), read as clada
+//! tasks (PROTOCOL §11).
+//!
+//! ~~~text
+//! src/app.py
+//! ```python
+//! <<<<<<< SEARCH
+//! old lines
+//! =======
+//! new lines
+//! >>>>>>> REPLACE
+//! ```
+//! ~~~
+//!
+//! What aider's own parser accepts for structure is accepted: markers of 5
+//! to 9 characters, indented or not; the file name on its own line before
+//! the fence, or as the fence's info string, or just before the SEARCH line
+//! (the three lines above it are looked at, nearest first, passing over
+//! fence lines); a block without one takes the previous block's file; a
+//! REPLACE section may end at a second `=======`. An empty SEARCH means
+//! "create the file, or append to it" (a WRITE with `append="true"`).
+//! Everything else is prose. Matching stays exact: one occurrence, as
+//! clada's SEARCH; the file name is checked like a `path` attribute.
+
+use std::borrow::Cow;
+
+use crate::ast::{Count, Document, Op, Task, Unit};
+use crate::attributes::{Attribute, Quote};
+use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::span::Span;
+use crate::syntax::TaskKind;
+use crate::validate::{Context, ParseOptions};
+
+/// A line's text without its line break.
+fn text(line: &str) -> &str {
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
+/// `run` of 5 to 9 `c`, then `rest` (after the line is trimmed).
+fn marker<'l>(line: &'l str, c: char, rest: &str) -> Option<&'l str> {
+    let t = text(line).trim();
+    let n = t.chars().take_while(|&x| x == c).count();
+    if !(5..=9).contains(&n) {
+        return None;
+    }
+    let after = &t[n..];
+    (after.trim() == rest || (rest.is_empty() && after.trim().is_empty())).then_some(t)
+}
+
+/// `<<<<<<< SEARCH` (aider also takes `SEARCH>`).
+pub(crate) fn is_head(line: &str) -> bool {
+    let t = text(line).trim();
+    let n = t.chars().take_while(|&x| x == '<').count();
+    (5..=9).contains(&n) && matches!(t[n..].trim(), "SEARCH" | "SEARCH>") && t[n..].starts_with(' ')
+}
+
+fn is_divider(line: &str) -> bool {
+    marker(line, '=', "").is_some()
+}
+
+fn is_updated(line: &str) -> bool {
+    let t = text(line).trim();
+    let n = t.chars().take_while(|&x| x == '>').count();
+    (5..=9).contains(&n) && t[n..].starts_with(' ') && t[n..].trim() == "REPLACE"
+}
+
+/// The file name among the (up to three) lines before a SEARCH line,
+/// nearest last, as aider finds it: the nearest line that names one,
+/// passing over fence lines only.
+pub(crate) fn file_name<'l>(before: &[&'l str]) -> Option<&'l str> {
+    file_name_at(before).map(|(_, name)| name)
+}
+
+/// [`file_name`], with the index in `before` of the line it is on.
+fn file_name_at<'l>(before: &[&'l str]) -> Option<(usize, &'l str)> {
+    for (i, line) in before.iter().enumerate().rev() {
+        let t = text(line).trim();
+        if let Some(info) = t.strip_prefix("```") {
+            // ```app.py: the info string names the file when it looks
+            // like a path.
+            if !info.is_empty() && (info.contains('.') || info.contains('/')) && !info.contains(' ')
+            {
+                return Some((i, info));
+            }
+            continue;
+        }
+        return strip_name(t).map(|name| (i, name));
+    }
+    None
+}
+
+/// A line that names a file: `app.py`, `# app.py`, `**app.py**`,
+/// `` `app.py` ``, `app.py:`. A line with white space inside is prose, not
+/// a file name (clada decides this where aider would ask the repository).
+fn strip_name(t: &str) -> Option<&str> {
+    let t = t.trim_end_matches(':').trim_start_matches('#').trim();
+    let t = t.trim_matches('`').trim_matches('*').trim();
+    let plausible = !t.is_empty() && t != "..." && !t.contains(char::is_whitespace);
+    plausible.then_some(t)
+}
+
+/// Reads `source` as aider blocks.
+pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
+    let cx = Context::new(source, options);
+    let mut lines: Vec<(usize, &str)> = Vec::new();
+    let mut at = 0;
+    for line in source.split_inclusive('\n') {
+        lines.push((at, line));
+        at += line.len();
+    }
+    let mut units = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut carried: Option<(String, Span)> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let (start, line) = lines[i];
+        if !is_head(line) {
+            i += 1;
+            continue;
+        }
+        let opener = Span::new(start, start + text(line).len());
+        let before: Vec<&str> = lines[i.saturating_sub(3)..i].iter().map(|l| l.1).collect();
+        // The name's line starts the unit, so that what is said about the
+        // name belongs to it.
+        let mut unit_start = start;
+        let named = file_name_at(&before).map(|(at, name)| {
+            let (s, l) = lines[i - before.len() + at];
+            unit_start = s;
+            let offset = s + l.find(name).unwrap_or(0);
+            (name.to_owned(), Span::new(offset, offset + name.len()))
+        });
+        // A name carried over from the previous block is shown on this
+        // block's SEARCH line.
+        let name = named.or_else(|| carried.clone().map(|(n, _)| (n, opener)));
+        // The SEARCH section, up to a divider.
+        let search_start = start + line.len();
+        let mut j = i + 1;
+        while j < lines.len() && !is_divider(lines[j].1) {
+            j += 1;
+        }
+        if j >= lines.len() {
+            diagnostics.push(
+                Diagnostic::new(K::UnclosedOpener, opener, "this SEARCH block has no `=======` line")
+                    .with_help("an aider block is `<<<<<<< SEARCH`, the text to find, `=======`, the replacement, `>>>>>>> REPLACE`"),
+            );
+            break;
+        }
+        let search = Span::new(search_start, lines[j].0);
+        let replace_start = lines[j].0 + lines[j].1.len();
+        let mut k = j + 1;
+        while k < lines.len() && !(is_updated(lines[k].1) || is_divider(lines[k].1)) {
+            k += 1;
+        }
+        if k >= lines.len() {
+            diagnostics.push(
+                Diagnostic::new(
+                    K::UnclosedOpener,
+                    opener,
+                    "this SEARCH block has no `>>>>>>> REPLACE` line",
+                )
+                .with_label(
+                    Span::new(lines[j].0, lines[j].0 + text(lines[j].1).len()),
+                    "its replacement starts after this line",
+                )
+                .with_help("end the replacement with `>>>>>>> REPLACE`"),
+            );
+            break;
+        }
+        let replace = Span::new(replace_start, lines[k].0);
+        let closer = Span::new(lines[k].0, lines[k].0 + text(lines[k].1).len());
+        let end = lines[k].0 + lines[k].1.len();
+        let mut task = Task {
+            number: 0,
+            block: 0,
+            kind: TaskKind::Search,
+            fence: text(line).trim().chars().take_while(|&c| c == '<').count(),
+            span: Span::new(unit_start, end),
+            opener,
+            attributes: Vec::new(),
+            sections: vec![search, replace],
+            closer: Some(closer),
+            op: None,
+        };
+        let errors_before = diagnostics.len();
+        match &name {
+            Some((name, at)) => {
+                let attr = Attribute {
+                    name: "path",
+                    value: Cow::Owned(name.clone()),
+                    quote: Quote::Double,
+                    span: *at,
+                    name_span: *at,
+                    value_span: *at,
+                };
+                crate::validate::check_path_attribute(&cx, &attr, &mut diagnostics);
+                task.attributes.push(attr);
+                carried = Some((name.clone(), *at));
+            }
+            None => diagnostics.push(
+                Diagnostic::new(
+                    K::MissingAttribute,
+                    opener,
+                    "this SEARCH block names no file",
+                )
+                .with_help(
+                    "put the file's path on its own line just before the block (or its fence)",
+                ),
+            ),
+        }
+        let body = |s: Span| -> Cow<'_, str> {
+            let t = &source[s.range()];
+            if t.contains("\r\n") {
+                Cow::Owned(t.replace("\r\n", "\n"))
+            } else {
+                Cow::Borrowed(t)
+            }
+        };
+        if diagnostics[errors_before..].iter().all(|d| !d.is_error())
+            && let Some((name, _)) = &name
+        {
+            let path = Cow::Owned(name.clone());
+            task.op = Some(if search.is_empty() {
+                task.kind = TaskKind::Write;
+                Op::Write {
+                    path,
+                    append: true,
+                    content: body(replace),
+                }
+            } else {
+                Op::Edit {
+                    path,
+                    count: Count::default(),
+                    search: body(search),
+                    replace: body(replace),
+                }
+            });
+        }
+        units.push(Unit::Task(task));
+        i = k + 1;
+    }
+    // Number units and tasks, and file each diagnostic under its unit.
+    for (n, unit) in units.iter_mut().enumerate() {
+        if let Unit::Task(t) = unit {
+            t.number = n + 1;
+            t.block = n + 1;
+        }
+    }
+    for d in &mut diagnostics {
+        if let Some(u) = units.iter().find(|u| {
+            let s = u.span();
+            s.start <= d.span.start && d.span.start < s.end.max(s.start + 1)
+        }) {
+            d.block = Some(u.number());
+            d.task = Some(u.number());
+        }
+    }
+    if units.is_empty() && diagnostics.is_empty() {
+        diagnostics.push(
+            Diagnostic::new(K::NoTasks, Span::empty(0), "the document has no aider block")
+                .with_help("an aider block is a file name line, then `<<<<<<< SEARCH`, the text to find, `=======`, the replacement, `>>>>>>> REPLACE`"),
+        );
+    }
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    Document {
+        source,
+        units,
+        diagnostics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_of_five_to_nine_characters() {
+        assert!(is_head("<<<<<<< SEARCH\n"));
+        assert!(is_head("<<<<< SEARCH"));
+        assert!(is_head("  <<<<<<<<< SEARCH  \r\n"));
+        assert!(is_head("<<<<<<< SEARCH>"));
+        assert!(!is_head("<<<< SEARCH"));
+        assert!(!is_head("<<<<<<<<<< SEARCH"));
+        assert!(!is_head("<<<<<<<SEARCH"));
+        assert!(!is_head("<<<<<<< SEARCH path=\"a\""));
+        assert!(is_divider("=====\n") && is_divider("=========") && !is_divider("===="));
+        assert!(is_updated(">>>>>>> REPLACE") && !is_updated(">>>>>>> END"));
+    }
+
+    #[test]
+    fn file_names_as_aider_finds_them() {
+        assert_eq!(file_name(&["src/app.py", "```python"]), Some("src/app.py"));
+        assert_eq!(file_name(&["x", "**src/app.py**"]), Some("src/app.py"));
+        assert_eq!(file_name(&["`a.py`:"]), Some("a.py"));
+        assert_eq!(file_name(&["# a.py"]), Some("a.py"));
+        assert_eq!(file_name(&["```src/app.py"]), Some("src/app.py"));
+        assert_eq!(file_name(&["Here is the change:", "```"]), None);
+        assert_eq!(file_name(&["```python"]), None);
+        assert_eq!(file_name(&[]), None);
+    }
+
+    #[test]
+    fn blocks_become_tasks_with_the_file_carried_over() {
+        let src = "Change app.py:\n\napp.py\n```python\n<<<<<<< SEARCH\na = 1\n=======\na = 2\n>>>>>>> REPLACE\n```\n\n```python\n<<<<<<< SEARCH\n=======\nb = 3\n>>>>>>> REPLACE\n```\n";
+        let doc = parse(src, ParseOptions::default());
+        assert!(doc.diagnostics.is_empty(), "{:?}", doc.diagnostics);
+        let ops: Vec<_> = doc.tasks().filter_map(|t| t.op.clone()).collect();
+        assert_eq!(
+            ops,
+            vec![
+                Op::Edit {
+                    path: "app.py".into(),
+                    count: Count::default(),
+                    search: "a = 1\n".into(),
+                    replace: "a = 2\n".into(),
+                },
+                Op::Write {
+                    path: "app.py".into(),
+                    append: true,
+                    content: "b = 3\n".into(),
+                },
+            ]
+        );
+        let t = doc.tasks().next().map(|t| (t.span, t.attributes[0].span));
+        assert_eq!(t.map(|(_, a)| &src[a.range()]), Some("app.py"));
+    }
+
+    #[test]
+    fn a_path_out_of_the_root_is_refused_like_a_path_attribute() {
+        let src = "../../etc/passwd\n<<<<<<< SEARCH\nroot\n=======\ntoor\n>>>>>>> REPLACE\n";
+        let doc = parse(src, ParseOptions::default());
+        assert!(doc.has_errors());
+        assert_eq!(doc.diagnostics[0].kind, K::PathEscape);
+        assert!(doc.tasks().all(|t| t.op.is_none()));
+    }
+}

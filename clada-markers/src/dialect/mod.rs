@@ -1,0 +1,75 @@
+//! Dialects (PROTOCOL §11): other edit formats models write, read into the
+//! same [`Document`] so that one engine, one set of rules and one report
+//! serve them all.
+//!
+//! Each front end lowers its blocks to units and tasks with spans into the
+//! original text, so positions, excerpts and diagnostics work unchanged;
+//! bodies are borrowed where they are one slice of the input and owned
+//! where they are not. Matching stays exact in every dialect.
+
+use serde::Serialize;
+
+use crate::ast::Document;
+use crate::validate::ParseOptions;
+
+pub(crate) mod aider;
+
+/// The edit formats clada reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Dialect {
+    /// clada's own format.
+    #[default]
+    Clada,
+    /// aider's SEARCH/REPLACE blocks after a file-name line.
+    Aider,
+}
+
+impl Dialect {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Clada => "clada",
+            Dialect::Aider => "aider",
+        }
+    }
+}
+
+impl std::fmt::Display for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The dialect `auto` reads `source` in (PROTOCOL §11): clada, unless no
+/// opener has attributes and the document holds another dialect's blocks.
+/// One document is never read in two dialects.
+pub fn detect(source: &str) -> Dialect {
+    let mut aider = false;
+    let mut before: [&str; 3] = [""; 3];
+    for line in source.lines() {
+        if let Some(m) = crate::lexer::classify(line, 1)
+            && m.shape == crate::syntax::Shape::Opener
+            && m.keyword.is_some()
+            && !m.rest().is_empty()
+        {
+            return Dialect::Clada;
+        }
+        if !aider && aider::is_head(line) && aider::file_name(&before).is_some() {
+            aider = true;
+        }
+        before = [before[1], before[2], line];
+    }
+    if aider {
+        Dialect::Aider
+    } else {
+        Dialect::Clada
+    }
+}
+
+/// Parses `source` as `dialect` (after [`detect`] for `auto`).
+pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> Document<'_> {
+    match dialect {
+        Dialect::Clada => crate::parser::parse_with(source, options),
+        Dialect::Aider => aider::parse(source, options),
+    }
+}
