@@ -108,8 +108,8 @@ pub(crate) struct CheckArgs {
     pub(crate) allow_escape: bool,
 
     /// The edit format of the document: clada's own, aider's
-    /// SEARCH/REPLACE blocks, or `auto` (clada unless no opener has
-    /// attributes and the document holds aider blocks).
+    /// SEARCH/REPLACE blocks, codex's patches, or `auto` (clada unless no
+    /// opener has attributes and the document holds another's blocks).
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub(crate) dialect: DialectArg,
 }
@@ -120,6 +120,7 @@ pub(crate) enum DialectArg {
     Auto,
     Clada,
     Aider,
+    Codex,
 }
 
 impl DialectArg {
@@ -130,6 +131,7 @@ impl DialectArg {
             DialectArg::Auto => detect(text),
             DialectArg::Clada => Dialect::Clada,
             DialectArg::Aider => Dialect::Aider,
+            DialectArg::Codex => Dialect::Codex,
         }
     }
 }

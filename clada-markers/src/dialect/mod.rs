@@ -13,6 +13,7 @@ use crate::ast::Document;
 use crate::validate::ParseOptions;
 
 pub(crate) mod aider;
+pub(crate) mod codex;
 
 /// The edit formats clada reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
@@ -23,6 +24,8 @@ pub enum Dialect {
     Clada,
     /// aider's SEARCH/REPLACE blocks after a file-name line.
     Aider,
+    /// codex's patches, `*** Begin Patch` … `*** End Patch`.
+    Codex,
 }
 
 impl Dialect {
@@ -30,6 +33,7 @@ impl Dialect {
         match self {
             Dialect::Clada => "clada",
             Dialect::Aider => "aider",
+            Dialect::Codex => "codex",
         }
     }
 }
@@ -45,6 +49,7 @@ impl std::fmt::Display for Dialect {
 /// One document is never read in two dialects.
 pub fn detect(source: &str) -> Dialect {
     let mut aider = false;
+    let mut codex = false;
     let mut before: [&str; 3] = [""; 3];
     for line in source.lines() {
         if let Some(m) = crate::lexer::classify(line, 1)
@@ -54,12 +59,16 @@ pub fn detect(source: &str) -> Dialect {
         {
             return Dialect::Clada;
         }
+        codex |= codex::is_begin(line);
         if !aider && aider::is_head(line) && aider::file_name(&before).is_some() {
             aider = true;
         }
         before = [before[1], before[2], line];
     }
-    if aider {
+    // A patch is unmistakable; aider blocks may sit in a patch's prose.
+    if codex {
+        Dialect::Codex
+    } else if aider {
         Dialect::Aider
     } else {
         Dialect::Clada
@@ -71,5 +80,6 @@ pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> D
     match dialect {
         Dialect::Clada => crate::parser::parse_with(source, options),
         Dialect::Aider => aider::parse(source, options),
+        Dialect::Codex => codex::parse(source, options),
     }
 }

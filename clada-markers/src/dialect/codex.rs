@@ -1,0 +1,525 @@
+//! codex's patches (`*** Begin Patch` … `*** End Patch`), read as clada
+//! TASKS blocks (PROTOCOL §11.2).
+//!
+//! ~~~text
+//! *** Begin Patch
+//! *** Add File: docs/hello.txt
+//! +Hello
+//! *** Update File: src/app.py
+//! *** Move to: src/main.py
+//! @@ def greet():
+//! -    print("Hi")
+//! +    print("Hello")
+//! *** Delete File: old.txt
+//! *** End Patch
+//! ~~~
+//!
+//! A patch is one TASKS block: codex applies a patch as a unit. `Add File`
+//! is a WRITE, `Delete File` a REMOVE, each hunk of `Update File` a SEARCH
+//! of its context and removed lines (exact, one occurrence) replaced by its
+//! context and added lines, then `Move to` a MOVE. Marker lines may be
+//! padded with white space, as codex's parser allows; a hunk that only adds
+//! lines after an `@@ anchor` line replaces the anchor line by itself and
+//! the added lines; with no anchor it appends to the file. Content matching
+//! stays exact: an `@@` anchor is not searched for, and `*** End of File`
+//! does not pin a hunk to the end (both only guide codex's loose search).
+
+use std::borrow::Cow;
+
+use crate::ast::{Block, Count, Document, Op, Task, Unit};
+use crate::attributes::{Attribute, Quote};
+use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::span::Span;
+use crate::syntax::TaskKind;
+use crate::validate::{Context, ParseOptions};
+
+const BEGIN: &str = "*** Begin Patch";
+const END: &str = "*** End Patch";
+const ADD: &str = "*** Add File: ";
+const DELETE: &str = "*** Delete File: ";
+const UPDATE: &str = "*** Update File: ";
+const MOVE: &str = "*** Move to: ";
+const END_OF_FILE: &str = "*** End of File";
+
+/// Whether a line opens a patch.
+pub(crate) fn is_begin(line: &str) -> bool {
+    line.trim() == BEGIN
+}
+
+/// A line of the document: where it starts, and its text without the line
+/// break.
+#[derive(Clone, Copy)]
+struct Line<'a> {
+    start: usize,
+    text: &'a str,
+}
+
+impl Line<'_> {
+    fn span(&self) -> Span {
+        Span::new(self.start, self.start + self.text.len())
+    }
+}
+
+fn lines(source: &str) -> Vec<Line<'_>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for raw in source.split_inclusive('\n') {
+        let text = raw.strip_suffix('\n').unwrap_or(raw);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        out.push(Line { start: at, text });
+        at += raw.len();
+    }
+    out
+}
+
+/// Reads `source` as codex patches: each patch a TASKS block, everything
+/// outside patches prose.
+pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
+    let cx = Context::new(source, options);
+    let lines = lines(source);
+    let mut units = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !is_begin(lines[i].text) {
+            i += 1;
+            continue;
+        }
+        let (block, next) = patch(&cx, &lines, i, &mut diagnostics);
+        units.push(block);
+        i = next;
+    }
+    number(&mut units, &mut diagnostics);
+    if units.is_empty() {
+        diagnostics.push(
+            Diagnostic::new(
+                K::NoTasks,
+                Span::empty(0),
+                "the document has no codex patch",
+            )
+            .with_help("a patch starts with `*** Begin Patch` and ends with `*** End Patch`"),
+        );
+    }
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    Document {
+        source,
+        units,
+        diagnostics,
+    }
+}
+
+/// One patch from its `*** Begin Patch` line at `begin`; returns the block
+/// and the line after it.
+fn patch<'a>(
+    cx: &Context<'a>,
+    lines: &[Line<'a>],
+    begin: usize,
+    out: &mut Vec<Diagnostic>,
+) -> (Unit<'a>, usize) {
+    let opener = lines[begin].span();
+    let mut tasks = Vec::new();
+    let mut i = begin + 1;
+    let mut closer = None;
+    while i < lines.len() {
+        let line = lines[i];
+        let t = line.text.trim();
+        if t == END {
+            closer = Some(line.span());
+            i += 1;
+            break;
+        }
+        if is_begin(t) {
+            break;
+        }
+        if let Some(path) = t.strip_prefix(ADD.trim_end()).map(str::trim) {
+            let mut j = i + 1;
+            let mut content = String::new();
+            while let Some(l) = lines.get(j).filter(|l| l.text.starts_with('+')) {
+                content.push_str(&l.text[1..]);
+                content.push('\n');
+                j += 1;
+            }
+            let span = Span::new(line.start, lines[j - 1].span().end);
+            let op = Op::Write {
+                path: Cow::Owned(path.to_owned()),
+                append: false,
+                content: Cow::Owned(content),
+            };
+            tasks.push(task(cx, TaskKind::Write, span, line, path, op, out));
+            i = j;
+        } else if let Some(path) = t.strip_prefix(DELETE.trim_end()).map(str::trim) {
+            let op = Op::Remove {
+                path: Cow::Owned(path.to_owned()),
+            };
+            tasks.push(task(cx, TaskKind::Remove, line.span(), line, path, op, out));
+            i += 1;
+        } else if let Some(path) = t.strip_prefix(UPDATE.trim_end()).map(str::trim) {
+            i = update(cx, lines, i, path, &mut tasks, out);
+        } else if t.is_empty() {
+            i += 1;
+        } else {
+            out.push(
+                Diagnostic::new(
+                    K::MalformedMarker,
+                    line.span(),
+                    format!("`{t}` is not a line of a patch here"),
+                )
+                .with_help("a patch holds `*** Add File: PATH`, `*** Delete File: PATH` and `*** Update File: PATH` sections, then `*** End Patch`"),
+            );
+            i += 1;
+        }
+    }
+    if closer.is_none() {
+        out.push(
+            Diagnostic::new(
+                K::UnclosedOpener,
+                opener,
+                "this patch has no `*** End Patch` line",
+            )
+            .with_help("end the patch with `*** End Patch`"),
+        );
+    }
+    let end = closer.map_or_else(
+        || {
+            lines
+                .get(i.saturating_sub(1))
+                .map_or(opener.end, |l| l.span().end)
+        },
+        |c| c.end,
+    );
+    let block = Block {
+        number: 0,
+        span: Span::new(opener.start, end),
+        opener,
+        fence: crate::syntax::MIN_FENCE,
+        attributes: Vec::new(),
+        version: None,
+        tasks,
+        closer,
+    };
+    (Unit::Block(block), i)
+}
+
+/// An `*** Update File:` section from line `at`: a SEARCH per hunk, then a
+/// MOVE. Returns the line after it.
+fn update<'a>(
+    cx: &Context<'a>,
+    lines: &[Line<'a>],
+    at: usize,
+    path: &str,
+    tasks: &mut Vec<Task<'a>>,
+    out: &mut Vec<Diagnostic>,
+) -> usize {
+    let header = lines[at];
+    let mut i = at + 1;
+    let mut to = None;
+    if let Some(l) = lines.get(i)
+        && let Some(new) = l.text.trim().strip_prefix(MOVE.trim_end())
+    {
+        to = Some((new.trim().to_owned(), *l));
+        i += 1;
+    }
+    let mut hunks = 0;
+    while let Some(first) = lines.get(i) {
+        let t = first.text.trim_start();
+        if t.starts_with("***") && t.trim() != END_OF_FILE {
+            break;
+        }
+        // A hunk: an optional `@@` line, then ' ', '-', '+' lines (an empty
+        // line is empty context), up to the next `@@` or section.
+        let mut anchor = None;
+        let start = i;
+        if let Some(rest) = t.strip_prefix("@@") {
+            let rest = rest.trim();
+            anchor = (!rest.is_empty()).then(|| rest.to_owned());
+            i += 1;
+        }
+        let (mut old, mut new) = (String::new(), String::new());
+        let mut changed = false;
+        while let Some(l) = lines.get(i) {
+            let text = l.text;
+            if text.trim_start().starts_with("@@") || text.trim_start().starts_with("***") {
+                if text.trim() == END_OF_FILE {
+                    i += 1;
+                }
+                break;
+            }
+            match text.as_bytes().first() {
+                Some(b'+') => {
+                    new.push_str(&text[1..]);
+                    new.push('\n');
+                    changed = true;
+                }
+                Some(b'-') => {
+                    old.push_str(&text[1..]);
+                    old.push('\n');
+                    changed = true;
+                }
+                Some(b' ') => {
+                    old.push_str(&text[1..]);
+                    old.push('\n');
+                    new.push_str(&text[1..]);
+                    new.push('\n');
+                }
+                None => {
+                    old.push('\n');
+                    new.push('\n');
+                }
+                Some(_) => {
+                    out.push(
+                        Diagnostic::new(
+                            K::MalformedMarker,
+                            l.span(),
+                            "a hunk line starts with ` ` (context), `-` (removed) or `+` (added)",
+                        )
+                        .with_help("prefix every line of the hunk, context lines with one space"),
+                    );
+                    changed = false;
+                    old.clear();
+                    i += 1;
+                    break;
+                }
+            }
+            i += 1;
+        }
+        if i == start {
+            break;
+        }
+        let span = Span::new(lines[start].start, lines[i - 1].span().end);
+        if !changed && old.is_empty() {
+            continue;
+        }
+        hunks += 1;
+        let p = Cow::Owned(path.to_owned());
+        let (kind, op) = match (old.is_empty(), anchor) {
+            (false, _) => (
+                TaskKind::Search,
+                Op::Edit {
+                    path: p,
+                    count: Count::default(),
+                    search: Cow::Owned(old),
+                    replace: Cow::Owned(new),
+                },
+            ),
+            // Only additions: after the anchor line, or at the end.
+            (true, Some(anchor)) => (
+                TaskKind::Search,
+                Op::Edit {
+                    path: p,
+                    count: Count::default(),
+                    search: Cow::Owned(format!("{anchor}\n")),
+                    replace: Cow::Owned(format!("{anchor}\n{new}")),
+                },
+            ),
+            (true, None) => (
+                TaskKind::Write,
+                Op::Write {
+                    path: p,
+                    append: true,
+                    content: Cow::Owned(new),
+                },
+            ),
+        };
+        tasks.push(task(cx, kind, span, header, path, op, out));
+    }
+    if let Some((to, line)) = to {
+        let op = Op::Move {
+            from: Cow::Owned(path.to_owned()),
+            to: Cow::Owned(to.clone()),
+        };
+        let mut t = task(cx, TaskKind::Move, line.span(), header, path, op, out);
+        let at = line.start + line.text.find(to.as_str()).unwrap_or(0);
+        let attr = path_attribute("to", &to, Span::new(at, at + to.len()));
+        crate::validate::check_path_attribute(cx, &attr, out);
+        if out.iter().any(|d| d.is_error() && d.span == attr.span) {
+            t.op = None;
+        }
+        t.attributes.push(attr);
+        tasks.push(t);
+    } else if hunks == 0 {
+        out.push(
+            Diagnostic::new(
+                K::MissingSection,
+                header.span(),
+                format!("the update of `{path}` has no hunk"),
+            )
+            .with_help(
+                "follow `*** Update File:` with `@@` and lines starting with ` `, `-` or `+`",
+            ),
+        );
+    }
+    i
+}
+
+fn path_attribute<'a>(name: &'static str, value: &str, span: Span) -> Attribute<'a> {
+    Attribute {
+        name,
+        value: Cow::Owned(value.to_owned()),
+        quote: Quote::Double,
+        span,
+        name_span: span,
+        value_span: span,
+    }
+}
+
+/// A task acting on `path`, named on `header`; its operation is dropped
+/// when the path is refused.
+fn task<'a>(
+    cx: &Context<'a>,
+    kind: TaskKind,
+    span: Span,
+    header: Line<'_>,
+    path: &str,
+    op: Op<'a>,
+    out: &mut Vec<Diagnostic>,
+) -> Task<'a> {
+    let at = header.start + header.text.find(path).unwrap_or(0);
+    let name = if kind == TaskKind::Move {
+        "from"
+    } else {
+        "path"
+    };
+    let attr = path_attribute(name, path, Span::new(at, at + path.len()));
+    let before = out.len();
+    crate::validate::check_path_attribute(cx, &attr, out);
+    if path.is_empty() {
+        out.push(
+            Diagnostic::new(
+                K::MissingAttribute,
+                header.span(),
+                "this section names no file",
+            )
+            .with_help("write the file's path after the colon"),
+        );
+    }
+    let refused = out[before..].iter().any(Diagnostic::is_error);
+    Task {
+        number: 0,
+        block: 0,
+        kind,
+        fence: crate::syntax::MIN_FENCE,
+        span,
+        opener: header.span(),
+        attributes: vec![attr],
+        sections: Vec::new(),
+        closer: None,
+        op: (!refused).then_some(op),
+    }
+}
+
+/// Numbers blocks and tasks, and files each diagnostic under the block and
+/// task it lies in.
+fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
+    let mut task_no = 0;
+    for (n, unit) in units.iter_mut().enumerate() {
+        if let Unit::Block(b) = unit {
+            b.number = n + 1;
+            for t in &mut b.tasks {
+                task_no += 1;
+                t.number = task_no;
+                t.block = n + 1;
+            }
+        }
+    }
+    for d in diagnostics.iter_mut() {
+        let at = d.span.start;
+        if let Some(u) = units
+            .iter()
+            .find(|u| u.span().start <= at && at <= u.span().end)
+        {
+            d.block = Some(u.number());
+            d.task = u
+                .tasks()
+                .iter()
+                .find(|t| t.span.start <= at && at <= t.span.end)
+                .or_else(|| {
+                    u.tasks()
+                        .iter()
+                        .find(|t| t.opener.start <= at && at <= t.opener.end)
+                })
+                .map(|t| t.number);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(src: &str) -> (Vec<Op<'_>>, Vec<Diagnostic>) {
+        let doc = parse(src, ParseOptions::default());
+        (
+            doc.tasks().filter_map(|t| t.op.clone()).collect(),
+            doc.diagnostics,
+        )
+    }
+
+    #[test]
+    fn every_section_becomes_a_task_of_one_block() {
+        let src = "Here:\n*** Begin Patch\n*** Add File: hello.txt\n+Hello\n+world\n*** Update File: src/app.py\n*** Move to: src/main.py\n@@ def greet():\n-    print(\"Hi\")\n+    print(\"Hello\")\n*** Delete File: old.txt\n*** End Patch\n";
+        let (ops, ds) = ops(src);
+        assert!(ds.is_empty(), "{ds:?}");
+        assert_eq!(
+            ops,
+            vec![
+                Op::Write {
+                    path: "hello.txt".into(),
+                    append: false,
+                    content: "Hello\nworld\n".into()
+                },
+                Op::Edit {
+                    path: "src/app.py".into(),
+                    count: Count::default(),
+                    search: "    print(\"Hi\")\n".into(),
+                    replace: "    print(\"Hello\")\n".into(),
+                },
+                Op::Move {
+                    from: "src/app.py".into(),
+                    to: "src/main.py".into()
+                },
+                Op::Remove {
+                    path: "old.txt".into()
+                },
+            ]
+        );
+        let doc = parse(src, ParseOptions::default());
+        assert_eq!(doc.units.len(), 1);
+        assert!(doc.units[0].is_block());
+    }
+
+    #[test]
+    fn padded_markers_context_and_additions_after_an_anchor() {
+        let src = "  *** Begin Patch\n*** Update File: a.py\n@@ class A:\n+    x = 1\n@@\n a\n-b\n\n+c\n  *** End Patch  \n";
+        let (ops, ds) = ops(src);
+        assert!(ds.is_empty(), "{ds:?}");
+        assert_eq!(
+            ops,
+            vec![
+                Op::Edit {
+                    path: "a.py".into(),
+                    count: Count::default(),
+                    search: "class A:\n".into(),
+                    replace: "class A:\n    x = 1\n".into(),
+                },
+                Op::Edit {
+                    path: "a.py".into(),
+                    count: Count::default(),
+                    search: "a\nb\n\n".into(),
+                    replace: "a\n\nc\n".into(),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_patches_are_diagnosed() {
+        let (_, ds) = ops("*** Begin Patch\n*** Update File: a.py\n*** Frobnicate: x\n");
+        let kinds: Vec<K> = ds.iter().map(|d| d.kind).collect();
+        assert!(kinds.contains(&K::UnclosedOpener), "{kinds:?}");
+        assert!(kinds.contains(&K::MissingSection), "{kinds:?}");
+        assert!(kinds.contains(&K::MalformedMarker), "{kinds:?}");
+        let (ops, ds) = ops("*** Begin Patch\n*** Add File: /etc/x\n+y\n*** End Patch\n");
+        assert!(ops.is_empty());
+        assert_eq!(ds[0].kind, K::PathEscape);
+    }
+}

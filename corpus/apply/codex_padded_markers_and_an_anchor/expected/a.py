@@ -1,0 +1,3 @@
+class A:
+    x = 1
+    pass
