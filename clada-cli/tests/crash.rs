@@ -114,10 +114,16 @@ fn a_killed_apply_leaves_every_file_old_or_new() {
     assert!(status.success());
     assert_eq!(check(&full), FILES);
 
-    // Then kill runs at random moments within that time.
+    // Then kill runs at random moments within that time: at least 30, and
+    // on until one lands in the middle of the writes (files are written
+    // together at the end of the run, so that window is short, and on a
+    // loaded machine its place moves).
     let mut seed = u64::from(std::process::id()) ^ 0x9e37_79b9_7f4a_7c15;
     let mut partial = 0;
-    for round in 0..30 {
+    let mut rounds = 0;
+    while rounds < 30 || (partial == 0 && rounds < 300) {
+        let round = rounds;
+        rounds += 1;
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
@@ -139,7 +145,7 @@ fn a_killed_apply_leaves_every_file_old_or_new() {
     // The next run on each tree removes what the killed one left, and
     // finishes the edits.
     let mut left_before = 0;
-    for round in 0..30 {
+    for round in 0..rounds {
         let dir = scratch.path().join(format!("round{round}"));
         left_before += temp_files(&dir);
         // Edits already made fail as mismatches now; that is fine.

@@ -93,9 +93,10 @@ impl Expect {
                 ["resend", list @ ("applied" | "failed" | "skipped"), ns @ ..] => {
                     e.resend.push(((*list).into(), ns.join(" ")));
                 }
-                ["dialect", d @ ("clada" | "aider" | "codex" | "auto")] => {
-                    e.dialect = Some((*d).into())
-                }
+                [
+                    "dialect",
+                    d @ ("clada" | "aider" | "codex" | "cml" | "auto"),
+                ] => e.dialect = Some((*d).into()),
                 ["symlink", p, t] => e.symlinks.push(((*p).into(), (*t).into())),
                 ["mode", p, m] => e.modes.push(((*p).into(), mode(m)?)),
                 ["expect-symlink", p, t] => e.expect_symlinks.push(((*p).into(), (*t).into())),
@@ -198,6 +199,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     let dialect = match expect.dialect.as_deref() {
         Some("aider") => Dialect::Aider,
         Some("codex") => Dialect::Codex,
+        Some("cml") => Dialect::Cml,
         Some("auto") => clada_markers::dialect::detect(text),
         _ => Dialect::Clada,
     };

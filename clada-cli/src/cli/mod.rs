@@ -108,7 +108,7 @@ pub(crate) struct CheckArgs {
     pub(crate) allow_escape: bool,
 
     /// The edit format of the document: clada's own, aider's
-    /// SEARCH/REPLACE blocks, codex's patches, or `auto` (clada unless no
+    /// SEARCH/REPLACE blocks, codex's patches, CML XML, or `auto` (clada unless no
     /// opener has attributes and the document holds another's blocks).
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub(crate) dialect: DialectArg,
@@ -121,6 +121,7 @@ pub(crate) enum DialectArg {
     Clada,
     Aider,
     Codex,
+    Cml,
 }
 
 impl DialectArg {
@@ -132,6 +133,7 @@ impl DialectArg {
             DialectArg::Clada => Dialect::Clada,
             DialectArg::Aider => Dialect::Aider,
             DialectArg::Codex => Dialect::Codex,
+            DialectArg::Cml => Dialect::Cml,
         }
     }
 }

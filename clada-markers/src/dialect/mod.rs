@@ -13,6 +13,7 @@ use crate::ast::Document;
 use crate::validate::ParseOptions;
 
 pub(crate) mod aider;
+pub(crate) mod cml;
 pub(crate) mod codex;
 
 /// The edit formats clada reads.
@@ -26,6 +27,8 @@ pub enum Dialect {
     Aider,
     /// codex's patches, `*** Begin Patch` … `*** End Patch`.
     Codex,
+    /// CML v1.0, the XML format clada descends from.
+    Cml,
 }
 
 impl Dialect {
@@ -34,6 +37,7 @@ impl Dialect {
             Dialect::Clada => "clada",
             Dialect::Aider => "aider",
             Dialect::Codex => "codex",
+            Dialect::Cml => "cml",
         }
     }
 }
@@ -68,6 +72,8 @@ pub fn detect(source: &str) -> Dialect {
     // A patch is unmistakable; aider blocks may sit in a patch's prose.
     if codex {
         Dialect::Codex
+    } else if cml::has_elements(source) {
+        Dialect::Cml
     } else if aider {
         Dialect::Aider
     } else {
@@ -81,5 +87,6 @@ pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> D
         Dialect::Clada => crate::parser::parse_with(source, options),
         Dialect::Aider => aider::parse(source, options),
         Dialect::Codex => codex::parse(source, options),
+        Dialect::Cml => cml::parse(source, options),
     }
 }

@@ -1,0 +1,596 @@
+//! CML v1.0, the XML format clada descends from (PROTOCOL §11.3), read
+//! with `quick-xml` into the same units.
+//!
+//! ~~~text
+//! <tasks version="1.0">
+//!   <write path="src/app.js"><![CDATA[console.log("hello");]]></write>
+//!   <edit path="src/app.js">
+//!     <search><![CDATA["hello"]]></search>
+//!     <replace><![CDATA["world"]]></replace>
+//!   </edit>
+//!   <run>node src/app.js</run>
+//! </tasks>
+//! <remove path="temp/"/>
+//! ~~~
+//!
+//! Elements are found among prose: each `<tasks>`, `<write>`, `<edit>`,
+//! `<move>`, `<remove>` or `<run>` that starts an element is read to its
+//! end by an XML reader; everything between elements is prose. Bodies are
+//! the element's text and CDATA sections as written, entities decoded and
+//! `]]&gt;` inside CDATA read as `]]>` (the CML escape), so they are owned.
+
+use std::borrow::Cow;
+
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+
+use crate::ast::{Block, Count, Document, Op, Task, Unit};
+use crate::attributes::{Attribute, Quote};
+use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::span::Span;
+use crate::syntax::{TaskKind, Version};
+use crate::validate::{Context, ParseOptions};
+
+/// The elements a CML document is made of.
+const UNITS: &[&str] = &["tasks", "write", "edit", "move", "remove", "run"];
+
+/// Where `source` holds the start tag of a CML unit at `at` (`<write `,
+/// `<tasks>`, `<remove/>`…), its name.
+fn unit_at(source: &str, at: usize) -> Option<&'static str> {
+    let rest = source.get(at + 1..)?;
+    UNITS.iter().copied().find(|name| {
+        rest.starts_with(name)
+            && rest[name.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c == '>' || c == '/' || c.is_whitespace())
+    })
+}
+
+/// Whether `source` holds a CML element (for `--dialect auto`): a `<tasks>`
+/// or a task element with the attribute it needs.
+pub(crate) fn has_elements(source: &str) -> bool {
+    [
+        "<tasks>",
+        "<tasks ",
+        "<write path=",
+        "<edit path=",
+        "<move from=",
+        "<remove path=",
+        "<run>",
+        "<run dir=",
+    ]
+    .iter()
+    .any(|p| source.contains(p))
+}
+
+/// An element as read: name, attributes (name, value, span of the value),
+/// children, text, and where it is.
+#[derive(Debug, Default)]
+struct Element {
+    name: String,
+    attrs: Vec<(String, String, Span)>,
+    children: Vec<Element>,
+    text: String,
+    /// Whether any text or CDATA was inside (not counting children).
+    has_text: bool,
+    span: Span,
+    /// The start tag.
+    tag: Span,
+}
+
+impl Element {
+    fn attr(&self, name: &str) -> Option<&(String, String, Span)> {
+        self.attrs.iter().find(|a| a.0 == name)
+    }
+}
+
+/// Reads one element starting at `at`; on failure, the diagnostic.
+#[allow(clippy::result_large_err)] // one per malformed element, on the way out
+fn element(source: &str, at: usize) -> Result<Element, Diagnostic> {
+    let mut reader = Reader::from_str(&source[at..]);
+    let mut stack: Vec<Element> = Vec::new();
+    loop {
+        let before = at + reader.buffer_position() as usize;
+        let event = reader.read_event().map_err(|e| {
+            let offset = at + reader.error_position() as usize;
+            Diagnostic::new(
+                K::MalformedMarker,
+                Span::new(offset.min(source.len()), offset.min(source.len())),
+                format!("malformed XML: {e}"),
+            )
+            .with_help("CML elements are XML: close every element, quote attribute values, and put text with `<` or `&` in `<![CDATA[…]]>`")
+        })?;
+        let after = at + reader.buffer_position() as usize;
+        let span = Span::new(before, after);
+        match event {
+            Event::Start(e) => stack.push(open(source, &e, span)),
+            Event::Empty(e) => {
+                let el = open(source, &e, span);
+                match stack.last_mut() {
+                    Some(parent) => parent.children.push(el),
+                    None => return Ok(el),
+                }
+            }
+            Event::End(_) => {
+                let Some(mut el) = stack.pop() else {
+                    return Err(Diagnostic::new(
+                        K::MalformedMarker,
+                        span,
+                        "a closing tag without its element",
+                    ));
+                };
+                el.span = Span::new(el.span.start, after);
+                match stack.last_mut() {
+                    Some(parent) => parent.children.push(el),
+                    None => return Ok(el),
+                }
+            }
+            Event::Text(t) => {
+                if let Some(el) = stack.last_mut() {
+                    let raw: &str = &t;
+                    el.text.push_str(&raw.replace("\r\n", "\n"));
+                    el.has_text |= !raw.trim().is_empty();
+                }
+            }
+            Event::CData(t) => {
+                if let Some(el) = stack.last_mut() {
+                    let raw: &str = &t;
+                    el.text
+                        .push_str(&raw.replace("]]&gt;", "]]>").replace("\r\n", "\n"));
+                    el.has_text = true;
+                }
+            }
+            Event::GeneralRef(r) => {
+                if let Some(el) = stack.last_mut() {
+                    let name: &str = &r;
+                    let c = match name {
+                        "lt" => Some('<'),
+                        "gt" => Some('>'),
+                        "amp" => Some('&'),
+                        "quot" => Some('"'),
+                        "apos" => Some('\''),
+                        _ => r.resolve_char_ref().ok().flatten(),
+                    };
+                    match c {
+                        Some(c) => el.text.push(c),
+                        None => {
+                            return Err(Diagnostic::new(
+                                K::MalformedMarker,
+                                span,
+                                format!("unknown entity `&{name};`"),
+                            )
+                            .with_help("use `&lt;`, `&gt;`, `&amp;`, `&quot;`, `&apos;` or a character reference, or CDATA"));
+                        }
+                    }
+                    el.has_text = true;
+                }
+            }
+            Event::Eof => {
+                let open = stack.first().map_or(Span::empty(at), |e| e.tag);
+                return Err(Diagnostic::new(
+                    K::UnclosedOpener,
+                    open,
+                    format!(
+                        "`<{}>` is never closed",
+                        stack.last().map_or("?", |e| e.name.as_str())
+                    ),
+                )
+                .with_help("close it with its end tag, or write it as an empty element `<…/>`"));
+            }
+            Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {}
+        }
+    }
+}
+
+fn open(source: &str, e: &BytesStart<'_>, span: Span) -> Element {
+    let name = e.name().as_ref().to_owned();
+    let tag = source.get(span.range()).unwrap_or_default();
+    let attrs = e
+        .attributes()
+        .flatten()
+        .map(|a| {
+            let key = a.key.as_ref().to_owned();
+            let value = a
+                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .map(|v| v.into_owned())
+                .unwrap_or_else(|_| a.value.clone().into_owned());
+            // The value's place in the tag, for positions.
+            let raw = a.value.clone().into_owned();
+            let at = tag
+                .find(&format!("{key}="))
+                .and_then(|k| tag[k..].find(&raw).map(|v| k + v))
+                .map_or(span, |v| {
+                    Span::new(span.start + v, span.start + v + raw.len())
+                });
+            (key, value, at)
+        })
+        .collect();
+    Element {
+        name,
+        attrs,
+        children: Vec::new(),
+        text: String::new(),
+        has_text: false,
+        span,
+        tag: span,
+    }
+}
+
+/// Reads `source` as CML: elements among prose.
+pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
+    let cx = Context::new(source, options);
+    let mut units = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'<', &source.as_bytes()[at..]).map(|i| at + i) {
+        let Some(name) = unit_at(source, i) else {
+            at = i + 1;
+            continue;
+        };
+        match element(source, i) {
+            Ok(el) => {
+                at = el.span.end.max(i + 1);
+                if name == "tasks" {
+                    units.push(block(&cx, el, &mut diagnostics));
+                } else {
+                    units.push(Unit::Task(task(&cx, el, None, &mut diagnostics)));
+                }
+            }
+            Err(d) => {
+                diagnostics.push(d);
+                at = i + 1;
+            }
+        }
+    }
+    number(&mut units, &mut diagnostics);
+    if units.is_empty() && !diagnostics.iter().any(Diagnostic::is_error) {
+        diagnostics.push(
+            Diagnostic::new(K::NoTasks, Span::empty(0), "the document has no CML element")
+                .with_help("CML elements are `<tasks>`, `<write path=…>`, `<edit path=…>`, `<move from=… to=…/>`, `<remove path=…/>` and `<run>`"),
+        );
+    }
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    Document {
+        source,
+        units,
+        diagnostics,
+    }
+}
+
+fn block<'a>(cx: &Context<'a>, el: Element, out: &mut Vec<Diagnostic>) -> Unit<'a> {
+    let version = match el.attr("version") {
+        None => None,
+        Some((_, v, span)) => match Version::ALL.into_iter().find(|x| x.as_str() == v) {
+            Some(x) => Some(x),
+            None => {
+                out.push(
+                    Diagnostic::new(
+                        K::UnsupportedVersion,
+                        *span,
+                        format!("version `{v}` is not supported"),
+                    )
+                    .with_help("use version=\"1.0\", or leave version out"),
+                );
+                None
+            }
+        },
+    };
+    let versioned = el.attr("version").is_some();
+    let mut tasks = Vec::new();
+    for child in el.children {
+        if UNITS[1..].contains(&child.name.as_str()) {
+            tasks.push(task(cx, child, Some(versioned), out));
+        } else if versioned {
+            out.push(Diagnostic::new(
+                K::SkippedUnknownKeyword,
+                child.tag,
+                format!(
+                    "unknown element `<{}>` in a versioned block: passed over",
+                    child.name
+                ),
+            ));
+        } else {
+            out.push(
+                Diagnostic::new(
+                    K::UnknownKeyword,
+                    child.tag,
+                    format!("unknown element `<{}>`", child.name),
+                )
+                .with_help(
+                    "a `<tasks>` block holds `<write>`, `<edit>`, `<move>`, `<remove>` and `<run>`",
+                ),
+            );
+        }
+    }
+    if el.has_text {
+        out.push(
+            Diagnostic::new(
+                K::UnexpectedBody,
+                el.tag,
+                "a `<tasks>` block holds elements, not text",
+            )
+            .with_help("put text inside a `<write>`, `<edit>` or `<run>`"),
+        );
+    }
+    Unit::Block(Block {
+        number: 0,
+        span: el.span,
+        opener: el.tag,
+        fence: crate::syntax::MIN_FENCE,
+        attributes: Vec::new(),
+        version,
+        tasks,
+        closer: None,
+    })
+}
+
+fn attribute<'a>(name: &'static str, value: &str, span: Span) -> Attribute<'a> {
+    Attribute {
+        name,
+        value: Cow::Owned(value.to_owned()),
+        quote: Quote::Double,
+        span,
+        name_span: span,
+        value_span: span,
+    }
+}
+
+/// A task element; `in_block` is whether it is in a versioned block
+/// (`Some(true)`), an unversioned one, or none.
+fn task<'a>(
+    cx: &Context<'a>,
+    el: Element,
+    _in_block: Option<bool>,
+    out: &mut Vec<Diagnostic>,
+) -> Task<'a> {
+    let before = out.iter().filter(|d| d.is_error()).count();
+    let (kind, names): (TaskKind, &[&'static str]) = match el.name.as_str() {
+        "write" => (TaskKind::Write, &["path"]),
+        "edit" if el.children.iter().any(|c| c.name == "search-start") => {
+            (TaskKind::SearchStart, &["path"])
+        }
+        "edit" => (TaskKind::Search, &["path"]),
+        "move" => (TaskKind::Move, &["from", "to"]),
+        "remove" => (TaskKind::Remove, &["path"]),
+        _ => (TaskKind::Run, &["dir"]),
+    };
+    let mut attributes = Vec::new();
+    for (key, _, span) in &el.attrs {
+        if !names.contains(&key.as_str()) {
+            out.push(
+                Diagnostic::new(
+                    K::UnknownAttribute,
+                    *span,
+                    format!("`<{}>` has no attribute `{key}`", el.name),
+                )
+                .with_help(format!(
+                    "`<{}>` takes {}",
+                    el.name,
+                    crate::validate::list(names)
+                )),
+            );
+        }
+    }
+    for &name in names {
+        match el.attr(name) {
+            Some((_, value, span)) => {
+                let a = attribute(name, value, *span);
+                crate::validate::check_path_attribute(cx, &a, out);
+                attributes.push(a);
+            }
+            None if name == "dir" => {}
+            None => out.push(
+                Diagnostic::new(
+                    K::MissingAttribute,
+                    el.tag,
+                    format!("`<{}>` needs a `{name}` attribute", el.name),
+                )
+                .with_help(format!("add `{name}=\"…\"` to the start tag")),
+            ),
+        }
+    }
+    let value = |name: &str| el.attr(name).map(|a| Cow::Owned(a.1.clone()));
+    let child = |name: &str| {
+        el.children
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.text.clone())
+    };
+    let op = match kind {
+        TaskKind::Write => value("path").map(|path| Op::Write {
+            path,
+            append: false,
+            content: Cow::Owned(el.text.clone()),
+        }),
+        TaskKind::Search | TaskKind::Edit => {
+            let search = child("search").unwrap_or_default();
+            if search.is_empty() {
+                out.push(
+                    Diagnostic::new(K::EmptySearch, el.tag, "an `<edit>` needs a non-empty `<search>`")
+                        .with_help("put the exact text to find in `<search>`, and its replacement in `<replace>`"),
+                );
+            }
+            value("path").map(|path| Op::Edit {
+                path,
+                count: Count::default(),
+                search: Cow::Owned(search),
+                replace: Cow::Owned(child("replace").unwrap_or_default()),
+            })
+        }
+        TaskKind::SearchStart => {
+            let (start, end) = (
+                child("search-start").unwrap_or_default(),
+                child("search-end").unwrap_or_default(),
+            );
+            if start.is_empty() || end.is_empty() {
+                out.push(
+                    Diagnostic::new(
+                        K::EmptyRangeStart,
+                        el.tag,
+                        "a range `<edit>` needs a non-empty `<search-start>` and `<search-end>`",
+                    )
+                    .with_help("name the first and the last text of the region to replace"),
+                );
+            }
+            value("path").map(|path| Op::EditRange {
+                path,
+                count: Count::default(),
+                start: Cow::Owned(start),
+                end: Cow::Owned(end),
+                replace: Cow::Owned(child("replace").unwrap_or_default()),
+            })
+        }
+        TaskKind::Move => match (value("from"), value("to")) {
+            (Some(from), Some(to)) => Some(Op::Move { from, to }),
+            _ => None,
+        },
+        TaskKind::Remove => value("path").map(|path| Op::Remove { path }),
+        TaskKind::Run => {
+            let command = el.text.trim().to_owned();
+            if command.is_empty() {
+                out.push(Diagnostic::new(
+                    K::EmptyCommand,
+                    el.tag,
+                    "a `<run>` needs a command",
+                ));
+            }
+            Some(Op::Run {
+                dir: value("dir"),
+                command: Cow::Owned(command),
+            })
+        }
+    };
+    if matches!(kind, TaskKind::Move | TaskKind::Remove) && el.has_text {
+        out.push(Diagnostic::new(
+            K::UnexpectedBody,
+            el.tag,
+            format!("`<{}>` takes no text", el.name),
+        ));
+    }
+    let ok = out.iter().filter(|d| d.is_error()).count() == before;
+    Task {
+        number: 0,
+        block: 0,
+        kind,
+        fence: crate::syntax::MIN_FENCE,
+        span: el.span,
+        opener: el.tag,
+        attributes,
+        sections: Vec::new(),
+        closer: None,
+        op: if ok { op } else { None },
+    }
+}
+
+/// Numbers units and tasks, and files each diagnostic under its unit and
+/// task.
+fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
+    let mut task_no = 0;
+    for (n, unit) in units.iter_mut().enumerate() {
+        match unit {
+            Unit::Block(b) => {
+                b.number = n + 1;
+                for t in &mut b.tasks {
+                    task_no += 1;
+                    t.number = task_no;
+                    t.block = n + 1;
+                }
+            }
+            Unit::Task(t) => {
+                task_no += 1;
+                t.number = task_no;
+                t.block = n + 1;
+            }
+        }
+    }
+    for d in diagnostics.iter_mut() {
+        let at = d.span.start;
+        if let Some(u) = units
+            .iter()
+            .find(|u| u.span().start <= at && at < u.span().end)
+        {
+            d.block = Some(u.number());
+            d.task = u
+                .tasks()
+                .iter()
+                .find(|t| t.span.start <= at && at < t.span.end)
+                .map(|t| t.number);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(src: &str) -> Document<'_> {
+        parse(src, ParseOptions::default())
+    }
+
+    #[test]
+    fn the_protocol_example_reads_as_units() {
+        let src = "<!-- Block 1 -->\n<tasks version=\"1.0\">\n  <write path=\"src/app.js\"><![CDATA[console.log(\"hello\");]]></write>\n  <edit path=\"src/app.js\">\n    <search><![CDATA[\"hello\"]]></search>\n    <replace><![CDATA[\"world\"]]></replace>\n  </edit>\n  <run><![CDATA[node src/app.js]]></run>\n</tasks>\n\nThen: <remove path=\"temp/\"/>\n";
+        let doc = read(src);
+        assert!(doc.diagnostics.is_empty(), "{:?}", doc.diagnostics);
+        assert_eq!(doc.units.len(), 2);
+        let ops: Vec<_> = doc.tasks().filter_map(|t| t.op.clone()).collect();
+        assert_eq!(
+            ops,
+            vec![
+                Op::Write {
+                    path: "src/app.js".into(),
+                    append: false,
+                    content: "console.log(\"hello\");".into()
+                },
+                Op::Edit {
+                    path: "src/app.js".into(),
+                    count: Count::default(),
+                    search: "\"hello\"".into(),
+                    replace: "\"world\"".into()
+                },
+                Op::Run {
+                    dir: None,
+                    command: "node src/app.js".into()
+                },
+                Op::Remove {
+                    path: "temp/".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn entities_cdata_escape_and_ranges() {
+        let src = "<edit path=\"a\"><search-start>a &lt; b</search-start><search-end><![CDATA[x ]]&gt; y]]></search-end><replace>z</replace></edit>";
+        let doc = read(src);
+        assert!(doc.diagnostics.is_empty(), "{:?}", doc.diagnostics);
+        assert_eq!(
+            doc.tasks().next().and_then(|t| t.op.clone()),
+            Some(Op::EditRange {
+                path: "a".into(),
+                count: Count::default(),
+                start: "a < b".into(),
+                end: "x ]]> y".into(),
+                replace: "z".into()
+            })
+        );
+    }
+
+    #[test]
+    fn malformed_xml_and_refused_paths_are_diagnosed() {
+        let doc = read("<write path=\"a\">unclosed");
+        assert_eq!(doc.diagnostics[0].kind, K::UnclosedOpener);
+        let doc = read(
+            "<remove path=\"/etc/passwd\"/>\n<run dir=\"/app\">ls</run>\n<write path=\"a\" mode=\"x\">y</write>",
+        );
+        let kinds: Vec<K> = doc.diagnostics.iter().map(|d| d.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![K::PathEscape, K::PathEscape, K::UnknownAttribute]
+        );
+        assert!(doc.tasks().all(|t| t.op.is_none()));
+        let doc = read("<tasks version=\"9\"><remove path=\"a\"/></tasks>");
+        assert!(doc.has_errors());
+    }
+}
