@@ -27,6 +27,7 @@ mod diagnostics;
 pub mod dirs;
 pub mod engine;
 mod error_type;
+pub mod escape;
 pub mod git;
 mod input;
 pub mod journal;

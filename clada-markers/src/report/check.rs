@@ -163,7 +163,8 @@ pub fn render_check_text(doc: &Document<'_>, name: &str, color: bool) -> String 
                 out,
                 "  [task-{}] {}{mark}",
                 t.number,
-                describe(t, doc.source)
+                // Paths and commands are the document's: PROTOCOL §9.1.
+                crate::escape::escape_controls(&describe(t, doc.source))
             );
         }
     }
