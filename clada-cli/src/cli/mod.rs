@@ -213,7 +213,10 @@ pub(crate) enum OutputMode {
 #[derive(Debug, Args)]
 pub(crate) struct AllowArgs {
     /// The command to approve, exactly as RUN tasks write it, e.g.
-    /// 'npm test'.
+    /// 'npm test'. A single argument is approved as written; several are
+    /// joined with shell quoting where a word needs it (`clada allow echo
+    /// "a  b"` approves `echo 'a  b'`). Approvals match character for
+    /// character.
     #[arg(value_name = "CMD", required_unless_present_any = ["list", "remove"], conflicts_with_all = ["list", "remove"])]
     pub(crate) command: Vec<String>,
 
