@@ -162,7 +162,7 @@ pub(crate) fn render(mut cmd: Command) -> String {
     arguments(&mut out, &cmd);
     for (title, text) in SECTIONS {
         let _ = writeln!(out, ".SH {title}");
-        if title == &"EXAMPLES" {
+        if title.starts_with("EXAMPLE") {
             verbatim(&mut out, text);
         } else {
             paragraphs(&mut out, text);
@@ -202,6 +202,24 @@ as a built-in command inside clada, as an approved command (sh -c, see \
 clada allow), or after a question on the terminal. The full protocol is \
 grammar/PROTOCOL.md in clada's repository; clada prompt prints a system \
 prompt that teaches it to a model.",
+    ),
+    (
+        "EXAMPLE DOCUMENT",
+        "\
+Prose is ignored.
+<<<<<<< SEARCH path=\"src/greet.py\"
+    print(\"Hello \" + name)
+=======
+    print(f\"Hello, {name}!\")
+>>>>>>> REPLACE
+<<<<<<< TASKS
+<<<<<<< WRITE path=\"notes.txt\"
+A new file.
+>>>>>>> END
+<<<<<<< RUN
+ls
+>>>>>>> END
+>>>>>>> TASKS",
     ),
     (
         "EXIT STATUS",
