@@ -352,11 +352,19 @@ fn pasting_the_refusal_hint_approves_exactly_that_command() {
     let out = apply("json");
     assert_eq!(out.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let message = report["blocks"][0]["tasks"][0]["error"]["message"]
-        .as_str()
-        .unwrap();
-    // The message ends with the command to paste.
-    let hint = &message[message.find("clada allow -C ").unwrap()..];
+    let error = &report["blocks"][0]["tasks"][0]["error"];
+    // The hint is the command to paste; the message ends with it too.
+    let hint = error["hint"].as_str().unwrap();
+    assert!(hint.starts_with("clada allow -C "), "{hint}");
+    assert!(error["message"].as_str().unwrap().ends_with(hint));
+    let (_, text) = {
+        let out = apply("text");
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert!(text.contains(&format!("\n  hint: {hint}\n")), "{text}");
     let canonical = std::fs::canonicalize(&root).unwrap();
     assert!(
         hint.contains(&*shell_words::quote(&canonical.display().to_string())),
