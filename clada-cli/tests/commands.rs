@@ -402,3 +402,29 @@ fn pasting_the_refusal_hint_approves_exactly_that_command() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("[task-1:exec] IT'S  3"), "{text}");
 }
+
+#[test]
+fn the_prompt_shows_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // An escape sequence that would clear the line and show another
+    // command in its place.
+    write_doc(root, "rm -rf ./x \x1b[2K\recho harmless | cat");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clada"));
+    cmd.args(["apply", "--no-git", "doc.md"])
+        .current_dir(root)
+        .env("NO_COLOR", "1");
+    with_home(&mut cmd, home.path());
+    let mut p = rexpect::session::spawn_command(cmd, Some(10_000)).unwrap();
+    let shown = p.exp_string("Run it? [o]nce").unwrap();
+    assert!(
+        shown.contains("rm -rf ./x \\x1b[2K\\x0decho harmless | cat"),
+        "{shown:?}"
+    );
+    assert!(!shown.contains('\x1b'), "{shown:?}");
+    p.send_line("n").unwrap();
+    let rest = p.exp_eof().unwrap();
+    assert!(rest.contains("declined"), "{rest}");
+    assert!(!approvals(home.path()).exists());
+}
