@@ -3,6 +3,7 @@
 
 mod cli;
 mod lsp;
+mod man;
 mod output;
 
 use std::process::ExitCode;
@@ -38,17 +39,8 @@ fn main() -> ExitCode {
             0
         }
         cli::Command::Man => {
-            let mut out = Vec::new();
-            match clap_mangen::Man::new(cli::Cli::command()).render(&mut out) {
-                Ok(()) => {
-                    output::print(&String::from_utf8_lossy(&out));
-                    0
-                }
-                Err(e) => {
-                    eprintln!("clada: cannot render the manual: {e}");
-                    1
-                }
-            }
+            output::print(&man::render(cli::Cli::command()));
+            0
         }
     };
     ExitCode::from(code)

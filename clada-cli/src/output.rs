@@ -78,6 +78,12 @@ pub(crate) fn read_input(file: Option<&Path>) -> Result<Input, String> {
 
 fn read_stdin() -> Result<Input, String> {
     let stdin = std::io::stdin().lock();
+    if stdin.is_terminal() {
+        // Someone at a terminal may not know that clada waits for them.
+        eprintln!(
+            "clada: reading the document from standard input; end it with Ctrl-D (or pass a FILE)"
+        );
+    }
     let bytes = read_limited(stdin.take(u64::MAX), None)
         .map_err(|e| format!("cannot read standard input: {e}"))?;
     Ok(Input::new("<stdin>".to_owned(), bytes))

@@ -227,6 +227,31 @@ fn reads_the_document_from_stdin() {
 }
 
 #[test]
+fn a_terminal_on_stdin_is_told_how_to_end_the_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let notice = "reading the document from standard input; end it with Ctrl-D";
+    for args in [&["check"][..], &["apply", "--no-git"][..]] {
+        let mut cmd = clada();
+        cmd.args(args).current_dir(dir.path());
+        let mut p = rexpect::session::spawn_command(cmd, Some(10_000)).unwrap();
+        p.exp_string(notice).unwrap();
+        p.send_line("<<<<<<< WRITE path=\"typed.txt\"").unwrap();
+        p.send_line("typed").unwrap();
+        p.send_line(">>>>>>> END").unwrap();
+        p.send_control('d').unwrap();
+        let rest = p.exp_eof().unwrap();
+        assert!(rest.contains("typed.txt"), "{args:?}: {rest}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("typed.txt")).unwrap(),
+        "typed\n"
+    );
+    // Not on a pipe: a program needs no telling.
+    let (_, _, stderr) = status(clada().arg("check").pass_stdin(""));
+    assert!(!stderr.contains("standard input"), "{stderr}");
+}
+
+#[test]
 fn exit_codes_say_who_is_at_fault() {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.md");
@@ -456,6 +481,57 @@ fn completions_and_the_manual_come_from_the_command_line_definition() {
 }
 
 #[test]
+fn the_manual_has_every_command_and_flag() {
+    let (code, man, _) = status(clada().arg("man"));
+    assert_eq!(code, Some(0));
+    for section in [
+        ".SH SYNOPSIS",
+        ".SH COMMANDS",
+        ".SH FORMAT",
+        ".SH EXIT STATUS",
+        ".SH EXAMPLES",
+    ] {
+        assert!(man.contains(section), "the manual lacks {section}");
+    }
+    // The command line as --help shows it, independently of the manual's
+    // generator.
+    let (_, help, _) = status(clada().arg("--help"));
+    let subcommands: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        // A wrapped description goes on deeper indented.
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|s| s != "help")
+        .collect();
+    assert!(subcommands.len() >= 6, "{subcommands:?}");
+    let long_flag = |word: &str| {
+        let word = word.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-');
+        let flag = word.split('=').next().unwrap_or(word);
+        (flag.starts_with("--") && flag.len() > 2).then(|| flag.to_owned())
+    };
+    for sub in &subcommands {
+        assert!(
+            man.contains(&format!(".SS \"clada {sub}\"")),
+            "the manual lacks clada {sub}"
+        );
+        let (_, help, _) = status(clada().args([sub.as_str(), "--help"]));
+        let flags: Vec<String> = help
+            .lines()
+            .filter(|l| l.trim_start().starts_with('-'))
+            .flat_map(|l| l.split([' ', ',', '[', ']']).filter_map(long_flag))
+            .collect();
+        assert!(flags.contains(&"--help".to_owned()), "{sub}: {help}");
+        for flag in flags {
+            let roff = flag.replace('-', "\\-");
+            assert!(man.contains(&roff), "the manual lacks {sub} {flag}");
+        }
+    }
+}
+
+#[test]
 fn output_modes_and_error_detail_change_what_is_printed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -503,4 +579,106 @@ fn output_modes_and_error_detail_change_what_is_printed() {
         debug.contains("span: bytes 46..108 (line 4 column 1") && debug.contains("took: "),
         "{debug}"
     );
+}
+
+/// Escape sequences in a search text, a file name and a command's output
+/// reach the text report escaped, never raw (PROTOCOL §9.1); JSON keeps
+/// them.
+#[test]
+fn control_characters_are_escaped_in_text_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let name = "evil\x1b[2Jname.txt";
+    std::fs::write(root.join(name), "one\x1b]0;pwned\x07\ntwo\n").unwrap();
+    let doc = format!(
+        "<<<<<<< SEARCH path=\"{name}\"\none\x1b[31mred\n=======\nx\n>>>>>>> REPLACE\n\
+         <<<<<<< RUN\ncat '{name}'\n>>>>>>> END\n\
+         <<<<<<< WRITE path=\"/abs\x1b[2Jolute\u{9b}31m\"\nx\n>>>>>>> END\n\
+         <<<<<<< WRITE path=\"{name}.new\"\nnew\n>>>>>>> END\n"
+    );
+    std::fs::write(root.join("doc.md"), &doc).unwrap();
+    let raw = |s: &str| s.contains(['\x1b', '\x07', '\u{9b}']);
+    for detail in ["minimal", "full"] {
+        let (code, out, err) = status(
+            clada()
+                .args([
+                    "apply",
+                    "--no-git",
+                    "--no-prompt",
+                    "--error-detail",
+                    detail,
+                    "doc.md",
+                ])
+                .current_dir(root)
+                .env("NO_COLOR", "1"),
+        );
+        assert_eq!(code, Some(1));
+        assert!(!raw(&out) && !raw(&err), "{out:?}\n{err:?}");
+        // The file name in a task line, the search text in the diff, the
+        // command's output, and the excerpt of the malformed block.
+        assert!(out.contains(" evil\\x1b[2Jname.txt.new\n"), "{out}");
+        assert!(out.contains("[task-2:exec] one\\x1b]0;pwned\\x07"), "{out}");
+        assert!(out.contains("/abs\\x1b[2Jolute\\u{9b}31m"), "{out}");
+        if detail == "full" {
+            assert!(out.contains("one\\x1b[31mred"), "{out}");
+        }
+    }
+    let (_, out, _) = status(clada().args(["check", "doc.md"]).current_dir(root));
+    assert!(!raw(&out), "{out:?}");
+    assert!(out.contains("write evil\\x1b[2Jname.txt.new"), "{out}");
+    // JSON carries the raw text, escaped by the encoder.
+    std::fs::remove_file(root.join(format!("{name}.new"))).unwrap();
+    let (_, out, _) = status(
+        clada()
+            .args([
+                "apply",
+                "--no-git",
+                "--no-prompt",
+                "--format",
+                "json",
+                "doc.md",
+            ])
+            .current_dir(root),
+    );
+    // (serde_json escapes C0 controls; a C1 control is valid JSON text.)
+    assert!(!out.contains(['\x1b', '\x07']), "{out:?}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let output = report["blocks"][1]["tasks"][0]["output"].as_str().unwrap();
+    assert!(output.contains("\x1b]0;pwned\x07"), "{output:?}");
+}
+
+/// An empty TASKS block is a unit without a task: not a failure
+/// (PROTOCOL §2.6).
+#[test]
+fn an_empty_tasks_block_is_no_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("doc.md"),
+        "<<<<<<< TASKS\n>>>>>>> TASKS\n<<<<<<< WRITE path=\"a.txt\"\na\n>>>>>>> END\n",
+    )
+    .unwrap();
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "doc.md"])
+            .current_dir(root),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains('✗'), "{out}");
+    std::fs::write(root.join("doc.md"), "<<<<<<< TASKS\n>>>>>>> TASKS\n").unwrap();
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "--format", "json", "doc.md"])
+            .current_dir(root),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["blocks"][0]["status"], "success");
+    assert_eq!(report["blocks"][0]["tasks"].as_array().unwrap().len(), 0);
+    // A document of nothing else: the no_tasks warning, still exit 0.
+    assert_eq!(report["diagnostics"][0]["kind"], "no_tasks");
+    let (code, out, _) = status(clada().args(["check", "doc.md"]).current_dir(root));
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("Block 1 (TASKS block): ok"), "{out}");
 }

@@ -284,3 +284,147 @@ fn a_flood_of_output_keeps_memory_bounded() {
     eprintln!("peak resident memory: {peak_kib} KiB while 400 MB went through");
     assert!(peak_kib < 64 * 1024, "peak resident memory {peak_kib} KiB");
 }
+
+#[test]
+fn allow_approves_exactly_the_text_a_run_carries() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let clada = || clada_at(root, home.path());
+    let stdout = |c: &mut Command| {
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Nothing approved yet: said in a sentence.
+    let list = stdout(clada().args(["allow", "--list"]));
+    assert!(list.contains("No command is approved for "), "{list}");
+    // One argument: as written, spaces and quotes kept.
+    let one = "echo \"a  b\" | tr a-z A-Z";
+    assert_eq!(
+        stdout(clada().args(["allow", one])),
+        format!("Approved: {one}\n")
+    );
+    // Several: joined with shell quoting where a word needs it.
+    assert_eq!(
+        stdout(clada().args(["allow", "echo", "a  b"])),
+        "Approved: echo 'a  b'\n"
+    );
+    let list = stdout(clada().args(["allow", "--list"]));
+    let names: Vec<&str> = list
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert_eq!(names, [one, "echo 'a  b'"]);
+    // Both run as RUN bodies with that exact text.
+    write_doc(
+        root,
+        &format!("{one}\n>>>>>>> END\n<<<<<<< RUN\necho 'a  b'"),
+    );
+    let out = stdout(clada().args(["apply", "--no-git", "--no-prompt", "doc.md"]));
+    assert!(out.contains("[task-1:exec] A  B"), "{out}");
+    assert!(out.contains("[task-2:exec] a  b"), "{out}");
+}
+
+#[test]
+fn pasting_the_refusal_hint_approves_exactly_that_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // A root whose name needs quoting too.
+    let root = dir.path().join("my 'root' $x");
+    std::fs::create_dir(&root).unwrap();
+    let command = "printf '%s\\n' \"it's  $((1 + 2))\" | tr a-z A-Z";
+    write_doc(&root, command);
+    let apply = |format: &str| {
+        clada_at(&root, home.path())
+            .args([
+                "apply",
+                "--no-git",
+                "--no-prompt",
+                "--format",
+                format,
+                "doc.md",
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = apply("json");
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error = &report["blocks"][0]["tasks"][0]["error"];
+    // The hint is the command to paste; the message ends with it too.
+    let hint = error["hint"].as_str().unwrap();
+    assert!(hint.starts_with("clada allow -C "), "{hint}");
+    assert!(error["message"].as_str().unwrap().ends_with(hint));
+    let (_, text) = {
+        let out = apply("text");
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert!(text.contains(&format!("\n  hint: {hint}\n")), "{text}");
+    let canonical = std::fs::canonicalize(&root).unwrap();
+    assert!(
+        hint.contains(&*shell_words::quote(&canonical.display().to_string())),
+        "{hint}"
+    );
+    // Pasted into a shell, from elsewhere.
+    let sh = Command::new("sh")
+        .arg("-c")
+        .arg(hint)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                Path::new(env!("CARGO_BIN_EXE_clada"))
+                    .parent()
+                    .unwrap()
+                    .display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_RUNTIME_DIR", home.path().join("run"))
+        .output()
+        .unwrap();
+    assert!(sh.status.success(), "{sh:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&sh.stdout),
+        format!("Approved: {command}\n")
+    );
+    let out = apply("text");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("[task-1:exec] IT'S  3"), "{text}");
+}
+
+#[test]
+fn the_prompt_shows_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // An escape sequence that would clear the line and show another
+    // command in its place.
+    write_doc(root, "rm -rf ./x \x1b[2K\recho harmless | cat");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clada"));
+    cmd.args(["apply", "--no-git", "doc.md"])
+        .current_dir(root)
+        .env("NO_COLOR", "1");
+    with_home(&mut cmd, home.path());
+    let mut p = rexpect::session::spawn_command(cmd, Some(10_000)).unwrap();
+    let shown = p.exp_string("Run it? [o]nce").unwrap();
+    assert!(
+        shown.contains("rm -rf ./x \\x1b[2K\\x0decho harmless | cat"),
+        "{shown:?}"
+    );
+    assert!(!shown.contains('\x1b'), "{shown:?}");
+    p.send_line("n").unwrap();
+    let rest = p.exp_eof().unwrap();
+    assert!(rest.contains("declined"), "{rest}");
+    assert!(!approvals(home.path()).exists());
+}

@@ -240,3 +240,46 @@ fn an_atomic_run_commits_what_it_kept() {
         "one\nTWO\n"
     );
 }
+
+#[test]
+fn the_text_report_says_in_words_what_was_committed() {
+    let dir = repo();
+    let p = dir.path();
+    std::fs::write(p.join("app.txt"), "one\ntwo\nthree\n").unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let doc = elsewhere.path().join("doc.md");
+    std::fs::write(&doc, EDIT).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_clada"))
+        .arg("apply")
+        .arg(&doc)
+        .current_dir(p)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let head = git(p, &["rev-parse", "--short=7", "HEAD"]);
+    let before = git(p, &["rev-parse", "--short=7", "HEAD~1"]);
+    let line = format!(
+        "Git: committed your uncommitted changes as {before} before applying; committed the changes as {head}\n"
+    );
+    assert!(text.contains(&line), "{text}");
+    // A clean tree: nothing before.
+    std::fs::write(
+        &doc,
+        EDIT.replace("two", "TWO").replace("\nTWO\n>", "\n2\n>"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_clada"))
+        .arg("apply")
+        .arg(&doc)
+        .current_dir(p)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let head = git(p, &["rev-parse", "--short=7", "HEAD"]);
+    assert!(
+        text.contains(&format!(
+            "Git: nothing was uncommitted before applying; committed the changes as {head}\n"
+        )),
+        "{text}"
+    );
+}

@@ -11,7 +11,10 @@ use ariadne::{Config, IndexType, Label as AriadneLabel, Report, ReportKind, Sour
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use std::borrow::Cow;
+
 use crate::error_type::ErrorType;
+use crate::escape::{escape_controls, escape_mapped, shifted};
 use crate::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
@@ -229,7 +232,10 @@ pub struct Renderer<'s> {
     source: &'s str,
     name: String,
     color: bool,
-    cache: std::cell::OnceCell<std::cell::RefCell<(String, Source<&'s str>)>>,
+    /// The source as shown (control characters escaped, PROTOCOL §9.1),
+    /// and where the escapes moved its offsets.
+    cache: std::cell::OnceCell<std::cell::RefCell<(String, Source<Cow<'s, str>>)>>,
+    shifts: std::cell::OnceCell<Vec<(usize, usize)>>,
 }
 
 impl std::fmt::Debug for Renderer<'_> {
@@ -247,6 +253,7 @@ impl<'s> Renderer<'s> {
             name: name.to_owned(),
             color,
             cache: std::cell::OnceCell::new(),
+            shifts: std::cell::OnceCell::new(),
         }
     }
 
@@ -256,9 +263,12 @@ impl<'s> Renderer<'s> {
             return String::new();
         }
         let (source, name) = (self.source, &self.name);
-        let cache = self
-            .cache
-            .get_or_init(|| std::cell::RefCell::new((name.clone(), Source::from(source))));
+        let cache = self.cache.get_or_init(|| {
+            let (shown, shifts) = escape_mapped(source);
+            let _ = self.shifts.set(shifts);
+            std::cell::RefCell::new((name.clone(), Source::from(shown)))
+        });
+        let shifts = self.shifts.get().map(Vec::as_slice).unwrap_or_default();
         let mut cache = cache.borrow_mut();
         let mut out = Vec::new();
         let config = Config::default()
@@ -273,7 +283,8 @@ impl<'s> Renderer<'s> {
                 }
                 i
             };
-            fix(s.start)..fix(s.end).max(fix(s.start))
+            let (start, end) = (fix(s.start), fix(s.end).max(fix(s.start)));
+            shifted(shifts, start)..shifted(shifts, end)
         };
         for d in diagnostics {
             let kind = match d.severity {
@@ -283,7 +294,7 @@ impl<'s> Renderer<'s> {
             let mut report = Report::build(kind, (name.clone(), clamp(d.span)))
                 .with_config(config)
                 .with_code(d.kind.name())
-                .with_message(&d.message)
+                .with_message(escape_controls(&d.message))
                 .with_label(
                     AriadneLabel::new((name.clone(), clamp(d.span)))
                         .with_message(d.kind.name().replace('_', " ")),
@@ -291,11 +302,11 @@ impl<'s> Renderer<'s> {
             for label in &d.labels {
                 report = report.with_label(
                     AriadneLabel::new((name.clone(), clamp(label.span)))
-                        .with_message(&label.message),
+                        .with_message(escape_controls(&label.message)),
                 );
             }
             if let Some(help) = &d.help {
-                report = report.with_help(help);
+                report = report.with_help(escape_controls(help));
             }
             // Writing to a Vec cannot fail.
             let _ = report.finish().write(&mut *cache, &mut out);

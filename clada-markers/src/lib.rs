@@ -28,6 +28,7 @@ pub mod dialect;
 pub mod dirs;
 pub mod engine;
 mod error_type;
+pub mod escape;
 pub mod generate;
 pub mod git;
 mod input;

@@ -34,6 +34,10 @@ pub(crate) fn run(args: AllowArgs) -> u8 {
             approvals.root(),
             approvals.file().display()
         );
+        if list.commands().next().is_none() {
+            println!("No command is approved for {}.", approvals.root());
+            return 0;
+        }
         for (command, added) in list.commands() {
             match added {
                 Some(when) => println!("{command}\t(approved {when})"),
@@ -50,7 +54,7 @@ pub(crate) fn run(args: AllowArgs) -> u8 {
             command.trim().to_owned(),
         ),
         None => {
-            let command = args.command.join(" ");
+            let command = approved_text(&args.command);
             if command.trim().is_empty() {
                 eprintln!("clada: the command to approve is empty");
                 return 2;
@@ -72,5 +76,33 @@ pub(crate) fn run(args: AllowArgs) -> u8 {
             eprintln!("clada: cannot write the approvals: {e}");
             1
         }
+    }
+}
+
+/// The text a RUN body must carry to be approved: a single argument as
+/// written; several joined with shell quoting where a word needs it, so
+/// that `clada allow echo "a  b"` approves `echo 'a  b'`, the line a shell
+/// would read back as the same words.
+fn approved_text(words: &[String]) -> String {
+    match words {
+        [one] => one.clone(),
+        _ => shell_words::join(words),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::approved_text;
+
+    #[test]
+    fn one_argument_is_taken_as_written_several_are_quoted() {
+        let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            approved_text(&words(&["echo \"a  b\" | tr a-z A-Z"])),
+            "echo \"a  b\" | tr a-z A-Z"
+        );
+        assert_eq!(approved_text(&words(&["echo", "a  b"])), "echo 'a  b'");
+        assert_eq!(approved_text(&words(&["cargo", "build"])), "cargo build");
+        assert_eq!(approved_text(&words(&["echo", "it's"])), "echo 'it'\\''s'");
     }
 }

@@ -61,8 +61,9 @@ pub(crate) enum Command {
         /// The shell to complete for.
         shell: clap_complete::Shell,
     },
-    /// Serve the Language Server Protocol on standard input and output:
-    /// diagnostics as you type, symbols, hover (a dry run against the
+    /// Serve the Language Server Protocol on standard input and output.
+    ///
+    /// Diagnostics as you type, symbols, hover (a dry run against the
     /// root), quick fixes and formatting for clada documents.
     #[command(after_help = "Example (an editor starts it):\n  clada lsp -C ~/project")]
     Lsp {
@@ -71,8 +72,10 @@ pub(crate) enum Command {
         #[arg(short = 'C', long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
     },
-    /// Print the JSON Schema of a report (`--format json` of `check` or
-    /// `apply`); the same as grammar/schema/*.json.
+    /// Print the JSON Schema of a report.
+    ///
+    /// The report of `check --format json` or `apply --format json`; the
+    /// same as grammar/schema/*.json in the repository.
     #[command(
         after_help = "Examples:\n  clada schema apply > apply.schema.json\n  clada schema check"
     )]
@@ -274,7 +277,10 @@ pub(crate) enum OutputMode {
 #[derive(Debug, Args)]
 pub(crate) struct AllowArgs {
     /// The command to approve, exactly as RUN tasks write it, e.g.
-    /// 'npm test'.
+    /// 'npm test'. A single argument is approved as written; several are
+    /// joined with shell quoting where a word needs it (`clada allow echo
+    /// "a  b"` approves `echo 'a  b'`). Approvals match character for
+    /// character.
     #[arg(value_name = "CMD", required_unless_present_any = ["list", "remove"], conflicts_with_all = ["list", "remove"])]
     pub(crate) command: Vec<String>,
 

@@ -56,7 +56,11 @@ impl Approver for Terminal {
             .ok()?;
         let mut out = tty.try_clone().ok()?;
         let mut input = BufReader::new(tty);
-        let shown: Vec<String> = command.lines().map(|l| format!("  {l}")).collect();
+        // Shown escaped: a command must not disguise itself (PROTOCOL §9.1).
+        let shown: Vec<String> = crate::escape::escape_controls(command)
+            .lines()
+            .map(|l| format!("  {l}"))
+            .collect();
         loop {
             let _ = write!(
                 out,

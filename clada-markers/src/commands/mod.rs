@@ -29,7 +29,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::engine::fs::{Location, Root};
-use crate::engine::{Observer, RunOutput, Runner, TaskError};
+use crate::engine::{Failure, Observer, RunOutput, Runner, TaskError};
 use crate::error_type::ErrorType;
 use allowlist::{Allowlist, Approvals};
 use approve::{Answer, Approver};
@@ -200,11 +200,12 @@ impl<'r> CommandRunner<'r> {
             )),
             Err(mut e) => {
                 if e.kind == ErrorType::CommandNotAllowed {
+                    let hint = self.hint(command);
                     e.message = format!(
-                        "{}; to run it anyway, approve this exact command: {}",
-                        e.message,
-                        self.hint(command)
+                        "{}; to run it anyway, approve this exact command: {hint}",
+                        e.message
                     );
+                    e.failure = Some(Failure::Approve(Box::new(hint)));
                 }
                 Err((
                     e,
@@ -245,13 +246,13 @@ impl CommandRunner<'_> {
     }
 
     fn not_allowed(&self, command: &str, why: &str) -> TaskError {
-        TaskError::new(
+        let hint = self.hint(command);
+        let mut e = TaskError::new(
             ErrorType::CommandNotAllowed,
-            format!(
-                "`{command}` is not allowed ({why}); to approve it, run: {}",
-                self.hint(command)
-            ),
-        )
+            format!("`{command}` is not allowed ({why}); to approve it, run: {hint}"),
+        );
+        e.failure = Some(Failure::Approve(Box::new(hint)));
+        e
     }
 }
 

@@ -59,14 +59,18 @@ pub struct TaskError {
     /// The path the error is about, when there is one.
     pub path: Option<String>,
     pub failure: Option<Failure>,
-    /// The OS error behind a system failure.
-    pub os_error: Option<String>,
+    /// The OS error behind a system failure (boxed: errors travel by
+    /// value, and stay small).
+    pub os_error: Option<Box<str>>,
 }
 
 /// Facts that come with some errors.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Failure {
     Mismatch(Box<Mismatch>),
+    /// A refused command: the `clada allow` line, shell-quoted, that would
+    /// approve exactly it (PROTOCOL §6).
+    Approve(Box<String>),
 }
 
 impl TaskError {
@@ -101,7 +105,7 @@ impl From<FsError> for TaskError {
             message: e.to_string(),
             path: Some(e.path().to_owned()),
             failure: None,
-            os_error: e.os_detail(),
+            os_error: e.os_detail().map(String::into_boxed_str),
         }
     }
 }

@@ -200,7 +200,13 @@ pub fn render_check_text(doc: &Document<'_>, name: &str, color: bool) -> String 
             .map(Unit::tasks)
             .unwrap_or_default()
         {
-            let _ = writeln!(out, "  [task-{}] {}", t.number, describe(t, doc.source));
+            let _ = writeln!(
+                out,
+                "  [task-{}] {}",
+                t.number,
+                // Paths and commands are the document's: PROTOCOL §9.1.
+                crate::escape::escape_controls(&describe(t, doc.source))
+            );
         }
     }
     flush(&mut out, &mut run);

@@ -343,8 +343,12 @@ impl ErrorReport {
 
     pub fn from_task_error(e: TaskError) -> Self {
         let mut r = ErrorReport::new(e.kind, e.message);
-        r.os_error = e.os_error;
+        r.os_error = e.os_error.map(String::from);
         r.hint = default_hint(e.kind);
+        if let Some(Failure::Approve(command)) = &e.failure {
+            // The command alone, ready to paste (PROTOCOL §6).
+            r.hint = Some(command.to_string());
+        }
         if let Some(Failure::Mismatch(m)) = e.failure {
             r.hint = Some(mismatch_hint(&m));
             let Mismatch {

@@ -11,8 +11,11 @@ use std::io::Write;
 use crate::ast::{Document, Task, Unit};
 use crate::diagnostics::{Diagnostic, Renderer};
 use crate::engine::Observer;
+use crate::escape::escape_controls as esc;
 use crate::report::group::{Repeats, numbers};
-use crate::report::{ApplyReport, BlockStatus, FileChange, Resend, TaskReport, TaskStatus};
+use crate::report::{
+    ApplyReport, BlockStatus, FileChange, GitReport, Resend, TaskReport, TaskStatus,
+};
 use crate::span::{Cursor, LineIndex};
 
 /// How much to say about a failure (`--error-detail`).
@@ -136,7 +139,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                 "{} Error: {} ({})",
                 self.paint("31", "✗"),
                 e.kind,
-                e.message
+                esc(&e.message)
             );
         }
         if let Some(changes) = &report.changes {
@@ -191,7 +194,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             match &b.note {
                 Some(note) => {
                     self.summary_line(&[b.number], &line);
-                    let _ = writeln!(self.out, "  note: {note}");
+                    let _ = writeln!(self.out, "  note: {}", esc(note));
                 }
                 None => run = Some((vec![b.number], line)),
             }
@@ -200,32 +203,21 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             self.summary_line(&numbers, &line);
         }
         let g = &report.git;
-        match (&g.before, &g.after) {
-            (None, None) => {}
-            (before, after) => {
-                let short = |s: &Option<String>| {
-                    s.as_deref()
-                        .map_or("-".to_owned(), |s| s.chars().take(12).collect())
-                };
-                let _ = writeln!(
-                    self.out,
-                    "Git: before {}, after {}",
-                    short(before),
-                    short(after)
-                );
-            }
+        if let Some(line) = git_words(g) {
+            let _ = writeln!(self.out, "Git: {line}");
         }
         if let Some(e) = &g.error {
             // A failure before the tasks was said already, as the run's error.
             if report.error.is_none() {
                 let _ = writeln!(
                     self.out,
-                    "Git: {} ({e})",
-                    self.paint("31", "✗ Error: git_operation_failed")
+                    "Git: {} ({})",
+                    self.paint("31", "✗ Error: git_operation_failed"),
+                    esc(e)
                 );
             }
         } else if let Some(n) = &g.note {
-            let _ = writeln!(self.out, "Git: {n}");
+            let _ = writeln!(self.out, "Git: {}", esc(n));
         }
         if let Some(r) = &report.resend {
             // A TASKS block with applied and unapplied tasks must not be
@@ -278,10 +270,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         }
         for c in changes {
             let _ = match &c.from {
-                Some(from) => writeln!(self.out, "{} {from} -> {}", c.change, c.path),
-                None => writeln!(self.out, "{} {}", c.change, c.path),
+                Some(from) => writeln!(self.out, "{} {} -> {}", c.change, esc(from), esc(&c.path)),
+                None => writeln!(self.out, "{} {}", c.change, esc(&c.path)),
             };
-            for line in c.diff.as_deref().unwrap_or_default().lines() {
+            let diff = esc(c.diff.as_deref().unwrap_or_default());
+            for line in diff.lines() {
                 let painted = if line.starts_with("+++") || line.starts_with("---") {
                     self.paint("1", line)
                 } else if line.starts_with('+') {
@@ -299,7 +292,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
     }
 
     fn exec_line(&mut self, task: usize, line: &str) {
-        let _ = writeln!(self.out, "[task-{task}:exec] {line}");
+        let _ = writeln!(self.out, "[task-{task}:exec] {}", esc(line));
     }
 }
 
@@ -352,7 +345,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     self.out,
                     "[task-{n}] {} {}",
                     self.paint("33", "↺"),
-                    r.message
+                    esc(&r.message)
                 );
             }
             TaskStatus::Success => {
@@ -360,7 +353,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     self.out,
                     "[task-{n}] {} {}",
                     self.paint("32", "✓"),
-                    r.message
+                    esc(&r.message)
                 );
             }
             TaskStatus::Skipped => {
@@ -368,7 +361,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     self.out,
                     "[task-{n}] {} {}",
                     self.paint("33", "⊘"),
-                    r.message
+                    esc(&r.message)
                 );
             }
             TaskStatus::Failed => self.failure(r),
@@ -386,7 +379,7 @@ impl<W: Write> TextPrinter<'_, W> {
         let n = r.number;
         let cross = self.paint("31", "✗");
         let Some(e) = &r.error else {
-            let _ = writeln!(self.out, "[task-{n}] {cross} Error: {}", r.message);
+            let _ = writeln!(self.out, "[task-{n}] {cross} Error: {}", esc(&r.message));
             return;
         };
         let line = match &r.path {
@@ -395,12 +388,12 @@ impl<W: Write> TextPrinter<'_, W> {
             }
             _ => format!("Error: {} ({})", e.kind, e.message),
         };
-        let _ = writeln!(self.out, "[task-{n}] {cross} {line}");
+        let _ = writeln!(self.out, "[task-{n}] {cross} {}", esc(&line));
         if let Some(code) = r.exit_code {
             let _ = writeln!(self.out, "  exit code: {code}");
         }
         if let Some(h) = &e.hint {
-            let _ = writeln!(self.out, "  hint: {h}");
+            let _ = writeln!(self.out, "  hint: {}", esc(h));
         }
         if self.detail == Detail::Minimal {
             return;
@@ -409,7 +402,7 @@ impl<W: Write> TextPrinter<'_, W> {
         if let Some(t) = task {
             let source = self.doc.source.get(t.span.range()).unwrap_or_default();
             let _ = writeln!(self.out, "  task source:");
-            for l in source.lines() {
+            for l in esc(source).lines() {
                 let _ = writeln!(self.out, "  | {l}");
             }
         }
@@ -421,7 +414,7 @@ impl<W: Write> TextPrinter<'_, W> {
                 c.end_line,
                 c.similarity * 100.0
             );
-            for l in c.diff.lines() {
+            for l in esc(&c.diff).lines() {
                 let _ = writeln!(self.out, "  {l}");
             }
         }
@@ -436,7 +429,7 @@ impl<W: Write> TextPrinter<'_, W> {
                 );
             }
             if let Some(os) = &e.os_error {
-                let _ = writeln!(self.out, "  os error: {os}");
+                let _ = writeln!(self.out, "  os error: {}", esc(os));
             }
         }
     }
@@ -446,4 +439,75 @@ impl<W: Write> TextPrinter<'_, W> {
 fn task_ranges(tasks: &[usize]) -> String {
     let noun = if tasks.len() == 1 { "task" } else { "tasks" };
     format!("{noun} {}", numbers(tasks))
+}
+
+/// What the commits of a run were, in words (PROTOCOL §9.1): the hashes
+/// alone do not say which commit holds whose changes. `None` when nothing
+/// was committed (a failure or a note says why, on a line of its own).
+fn git_words(g: &GitReport) -> Option<String> {
+    let short = |s: &str| s.chars().take(7).collect::<String>();
+    let before = g.before.as_deref().map(|h| {
+        format!(
+            "committed your uncommitted changes as {} before applying",
+            short(h)
+        )
+    });
+    let after = match (g.after.as_deref(), &g.error) {
+        (Some(h), _) => Some(format!("committed the changes as {}", short(h))),
+        // The failure is said on its own line.
+        (None, Some(_)) => None,
+        (None, None) => before
+            .as_ref()
+            .map(|_| "the tasks changed nothing to commit".to_owned()),
+    };
+    let before = before.or_else(|| {
+        after
+            .as_ref()
+            .map(|_| "nothing was uncommitted before applying".to_owned())
+    });
+    match (before, after) {
+        (Some(b), Some(a)) => Some(format!("{b}; {a}")),
+        (Some(b), None) => Some(b),
+        (None, _) => None,
+    }
+}
+
+#[cfg(test)]
+mod git_words_tests {
+    use super::{GitReport, git_words};
+
+    fn git(before: Option<&str>, after: Option<&str>, error: Option<&str>) -> GitReport {
+        GitReport {
+            before: before.map(str::to_owned),
+            after: after.map(str::to_owned),
+            error: error.map(str::to_owned),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn commits_are_said_in_words() {
+        let (b, a) = (Some("abc1234ffff"), Some("def5678ffff"));
+        assert_eq!(
+            git_words(&git(b, a, None)).as_deref(),
+            Some(
+                "committed your uncommitted changes as abc1234 before applying; committed the changes as def5678"
+            )
+        );
+        assert_eq!(
+            git_words(&git(None, a, None)).as_deref(),
+            Some("nothing was uncommitted before applying; committed the changes as def5678")
+        );
+        assert_eq!(
+            git_words(&git(b, None, None)).as_deref(),
+            Some(
+                "committed your uncommitted changes as abc1234 before applying; the tasks changed nothing to commit"
+            )
+        );
+        assert_eq!(
+            git_words(&git(b, None, Some("x"))).as_deref(),
+            Some("committed your uncommitted changes as abc1234 before applying")
+        );
+        assert_eq!(git_words(&git(None, None, None)), None);
+    }
 }
