@@ -30,6 +30,7 @@ fn main() -> ExitCode {
             0
         }
         cli::Command::Lsp { root } => lsp::run(root),
+        cli::Command::Convert(args) => cli::convert::run(args),
         cli::Command::Schema { report } => {
             let schema = match report {
                 cli::SchemaKind::Check => clada_markers::report::check_schema(),

@@ -328,3 +328,58 @@ fn the_committed_schemas_are_what_the_code_produces() {
         assert!(schema["$defs"].is_object());
     }
 }
+
+#[test]
+fn convert_rewrites_a_reply_in_another_dialect() {
+    let dir = tempfile::tempdir().unwrap();
+    let aider = dir.path().join("aider.md");
+    std::fs::write(
+        &aider,
+        "Change it:\n\napp.py\n```python\n<<<<<<< SEARCH\na = 1\n=======\na = 2\n>>>>>>> REPLACE\n```\n",
+    )
+    .unwrap();
+    let out = clada().args(["convert"]).arg(&aider).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let clada_text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        clada_text,
+        "<<<<<<< SEARCH path=\"app.py\"\na = 1\n=======\na = 2\n>>>>>>> REPLACE\n"
+    );
+    // And on to codex, from the clada text.
+    let clada_doc = dir.path().join("doc.clada");
+    std::fs::write(&clada_doc, &clada_text).unwrap();
+    let out = clada()
+        .args(["convert", "--to", "codex"])
+        .arg(&clada_doc)
+        .output()
+        .unwrap();
+    let codex = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        codex.starts_with("*** Begin Patch\n*** Update File: app.py\n@@\n-a = 1\n+a = 2\n"),
+        "{codex}"
+    );
+    // A command cannot be written as a patch: an error naming the task.
+    let run = dir.path().join("run.clada");
+    std::fs::write(&run, "<<<<<<< RUN\nls\n>>>>>>> END\n").unwrap();
+    let out = clada()
+        .args(["convert", "--to", "codex"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("task 1") && err.contains("no commands"),
+        "{err}"
+    );
+    // A document with errors is not converted.
+    std::fs::write(&run, "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n").unwrap();
+    let out = clada()
+        .args(["convert", "--from", "clada"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has errors"));
+}

@@ -84,6 +84,22 @@ proptest! {
     }
 
     #[test]
+    fn converting_to_another_dialect_keeps_every_operation(model in model()) {
+        use clada_markers::dialect::{Dialect, convert, parse_dialect};
+        let printed = model.print().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let doc = parse(&printed);
+        for to in [Dialect::Aider, Dialect::Codex] {
+            // What the target cannot say is refused; what it can, it says
+            // exactly.
+            let Ok(text) = convert(&doc, to) else { continue };
+            let again = parse_dialect(&text, to, clada_markers::ParseOptions::default());
+            prop_assert!(!again.has_errors(), "{}:\n{}\n{:#?}", to, text, again.diagnostics);
+            let ops: Vec<_> = again.tasks().filter_map(|t| t.op.clone()).collect();
+            prop_assert_eq!(ops, model.ops(), "{}:\n{}", to, text);
+        }
+    }
+
+    #[test]
     fn printing_then_parsing_gives_the_same_units(model in model()) {
         let units = model.to_units();
         let printed = model.print().map_err(|e| TestCaseError::fail(e.to_string()))?;

@@ -3,6 +3,7 @@
 pub(crate) mod allow;
 pub(crate) mod apply;
 pub(crate) mod check;
+pub(crate) mod convert;
 mod units;
 
 use std::path::PathBuf;
@@ -72,6 +73,16 @@ pub(crate) enum Command {
         #[arg(short = 'C', long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
     },
+    /// Rewrite a document in another dialect.
+    ///
+    /// Reads FILE (or standard input) in --from, and prints its tasks in
+    /// --to: canonical clada through the printer, aider's blocks, or codex's
+    /// patches. Prose is dropped. A task the target cannot express is an
+    /// error that names it; nothing is printed then.
+    #[command(
+        after_help = "Examples:\n  clada convert --from aider reply.md > reply.clada\n  clada convert --to codex changes.md"
+    )]
+    Convert(ConvertArgs),
     /// Print the JSON Schema of a report.
     ///
     /// The report of `check --format json` or `apply --format json`; the
@@ -87,6 +98,28 @@ pub(crate) enum Command {
     /// Print the manual page (roff).
     #[command(after_help = "Example:\n  clada man > clada.1 && man ./clada.1")]
     Man,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ConvertArgs {
+    /// The document, e.g. reply.md; `-` or nothing reads standard input.
+    pub(crate) file: Option<PathBuf>,
+
+    /// The dialect to read.
+    #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
+    pub(crate) from: DialectArg,
+
+    /// The dialect to write.
+    #[arg(long, value_enum, default_value_t = TargetDialect::Clada)]
+    pub(crate) to: TargetDialect,
+}
+
+/// The dialects `clada convert` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TargetDialect {
+    Clada,
+    Aider,
+    Codex,
 }
 
 /// The reports `clada schema` describes.

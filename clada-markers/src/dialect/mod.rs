@@ -15,6 +15,9 @@ use crate::validate::ParseOptions;
 pub(crate) mod aider;
 pub(crate) mod cml;
 pub(crate) mod codex;
+mod convert;
+
+pub use convert::{ConvertError, convert};
 
 /// The edit formats clada reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]

@@ -1,0 +1,319 @@
+//! Writing a document in another dialect (`clada convert`, PROTOCOL
+//! §11.4): clada through the printer, aider's blocks, codex's patches.
+//! What a dialect cannot say is an error naming the task, never a silent
+//! loss.
+
+use std::fmt::Write as _;
+
+use super::Dialect;
+use crate::ast::{Count, Document, Op};
+use crate::printer::print;
+
+/// Why a document cannot be written in a dialect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvertError {
+    /// The task, 1-based, when one task is the reason.
+    pub task: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.task {
+            Some(t) => write!(f, "task {t}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+/// The texts of an operation.
+fn bodies<'o>(op: Option<&'o Op<'_>>) -> Vec<&'o str> {
+    match op {
+        Some(Op::Write { content, .. }) => vec![content],
+        Some(Op::Edit {
+            search, replace, ..
+        }) => vec![search, replace],
+        Some(Op::EditRange {
+            start,
+            end,
+            replace,
+            ..
+        }) => vec![start, end, replace],
+        Some(Op::Run { command, .. }) => vec![command],
+        _ => Vec::new(),
+    }
+}
+
+fn refuse(task: usize, message: impl Into<String>) -> ConvertError {
+    ConvertError {
+        task: Some(task),
+        message: message.into(),
+    }
+}
+
+/// Writes the units of `doc` in `to`. The document must have no error:
+/// only well-formed tasks say what to do.
+pub fn convert(doc: &Document<'_>, to: Dialect) -> Result<String, ConvertError> {
+    if let Some(d) = doc.diagnostics.iter().find(|d| d.is_error()) {
+        return Err(ConvertError {
+            task: d.task,
+            message: format!("the document has errors (the first: {})", d.message),
+        });
+    }
+    // aider and codex read line by line: a CR in a body would be lost.
+    if to != Dialect::Clada
+        && let Some(t) = doc
+            .tasks()
+            .find(|t| bodies(t.op.as_ref()).iter().any(|b| b.contains('\r')))
+    {
+        return Err(refuse(
+            t.number,
+            format!("{to} cannot keep a carriage return in a body"),
+        ));
+    }
+    match to {
+        Dialect::Clada => print(&doc.units).map_err(|e| ConvertError {
+            task: None,
+            message: e.to_string(),
+        }),
+        Dialect::Aider => aider(doc),
+        Dialect::Codex => codex(doc),
+        Dialect::Cml => Err(ConvertError {
+            task: None,
+            message: "writing CML is not supported; read it with --from cml and write clada".into(),
+        }),
+    }
+}
+
+/// A fence longer than any run of backticks at a line start of `texts`.
+fn fence_for(texts: &[&str]) -> String {
+    let longest = texts
+        .iter()
+        .flat_map(|t| t.lines())
+        .map(|l| l.bytes().take_while(|&b| b == b'`').count())
+        .max()
+        .unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+/// Whether a body line would be read as one of aider's markers.
+fn aider_marker(line: &str) -> bool {
+    let t = line.trim();
+    let run = |c: u8| {
+        let n = t.bytes().take_while(|&b| b == c).count();
+        (5..=9).contains(&n).then(|| t[n..].trim())
+    };
+    matches!(run(b'<'), Some("SEARCH" | "SEARCH>"))
+        || matches!(run(b'='), Some(""))
+        || matches!(run(b'>'), Some("REPLACE"))
+}
+
+fn aider(doc: &Document<'_>) -> Result<String, ConvertError> {
+    let mut out = String::new();
+    for t in doc.tasks() {
+        let n = t.number;
+        let (path, search, replace) = match &t.op {
+            Some(Op::Edit {
+                path,
+                count,
+                search,
+                replace,
+            }) => {
+                if *count != Count::default() {
+                    return Err(refuse(
+                        n,
+                        "aider's blocks replace exactly one occurrence; this edit has a count",
+                    ));
+                }
+                (path, search.as_ref(), replace.as_ref())
+            }
+            Some(Op::Write {
+                path,
+                append: true,
+                content,
+            }) => (path, "", content.as_ref()),
+            Some(Op::Write { .. }) => {
+                return Err(refuse(
+                    n,
+                    "aider's format cannot replace a whole file (an empty SEARCH appends); use --to clada or --to codex",
+                ));
+            }
+            Some(other) => {
+                let what = match other {
+                    Op::EditRange { .. } => "range edits",
+                    Op::Run { .. } => "commands",
+                    Op::Move { .. } => "moves",
+                    _ => "removals",
+                };
+                return Err(refuse(n, format!("aider's format has no {what}")));
+            }
+            None => return Err(refuse(n, "the task has errors")),
+        };
+        // aider finds the file name on the line before the fence.
+        let plain = |c: char| !c.is_whitespace() && !matches!(c, '#' | '`' | '*');
+        if !path.chars().all(plain) || path.ends_with(':') || path.as_ref() == "..." {
+            return Err(refuse(
+                n,
+                format!(
+                    "aider cannot name the file `{path}` (white space, `#`, `` ` ``, `*` or a final `:`)"
+                ),
+            ));
+        }
+        for body in [search, replace] {
+            if body.lines().any(aider_marker) {
+                return Err(refuse(
+                    n,
+                    "a body holds a line aider would read as a marker",
+                ));
+            }
+            if !body.is_empty() && !body.ends_with('\n') {
+                return Err(refuse(
+                    n,
+                    "aider's bodies are whole lines; this one does not end with a line break",
+                ));
+            }
+        }
+        let fence = fence_for(&[search, replace]);
+        let _ = write!(
+            out,
+            "{path}\n{fence}\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n{fence}\n\n"
+        );
+    }
+    Ok(out)
+}
+
+/// `text`'s lines, each prefixed.
+fn prefixed(text: &str, prefix: char) -> String {
+    text.lines().map(|l| format!("{prefix}{l}\n")).collect()
+}
+
+fn codex(doc: &Document<'_>) -> Result<String, ConvertError> {
+    // codex trims its marker lines: a path must survive that.
+    for t in doc.tasks() {
+        let paths: Vec<&str> = match &t.op {
+            Some(Op::Move { from, to }) => vec![from, to],
+            Some(Op::Write { path, .. } | Op::Edit { path, .. } | Op::Remove { path }) => {
+                vec![path]
+            }
+            _ => Vec::new(),
+        };
+        if let Some(p) = paths.iter().find(|p| p.trim() != **p || p.contains('\n')) {
+            return Err(refuse(
+                t.number,
+                format!("codex cannot name the file `{p}` (white space at an end)"),
+            ));
+        }
+    }
+    let mut out = String::new();
+    // A unit is a patch: codex applies a patch as a unit.
+    for unit in &doc.units {
+        out.push_str("*** Begin Patch\n");
+        for t in unit.tasks() {
+            let n = t.number;
+            let whole = |s: &str| s.is_empty() || s.ends_with('\n');
+            match &t.op {
+                Some(Op::Write {
+                    path,
+                    append: false,
+                    content,
+                }) if whole(content) => {
+                    let _ = write!(out, "*** Add File: {path}\n{}", prefixed(content, '+'));
+                }
+                Some(Op::Write {
+                    append: true,
+                    content,
+                    ..
+                }) if content.is_empty() => {
+                    return Err(refuse(n, "codex has no hunk that adds nothing"));
+                }
+                Some(Op::Write {
+                    path,
+                    append: true,
+                    content,
+                }) if whole(content) => {
+                    let _ = write!(
+                        out,
+                        "*** Update File: {path}\n@@\n{}",
+                        prefixed(content, '+')
+                    );
+                }
+                Some(Op::Edit {
+                    path,
+                    count,
+                    search,
+                    replace,
+                }) if *count == Count::default() && whole(search) && whole(replace) => {
+                    let _ = write!(
+                        out,
+                        "*** Update File: {path}\n@@\n{}{}",
+                        prefixed(search, '-'),
+                        prefixed(replace, '+')
+                    );
+                }
+                Some(Op::Edit { .. }) => {
+                    return Err(refuse(
+                        n,
+                        "codex's hunks are whole lines found once; this edit has a count or a partial line",
+                    ));
+                }
+                Some(Op::Write { .. }) => {
+                    return Err(refuse(
+                        n,
+                        "codex's files are whole lines; this content does not end with a line break",
+                    ));
+                }
+                Some(Op::Move { from, to }) => {
+                    let _ = write!(out, "*** Update File: {from}\n*** Move to: {to}\n");
+                }
+                Some(Op::Remove { path }) => {
+                    let _ = writeln!(out, "*** Delete File: {path}");
+                }
+                Some(Op::EditRange { .. }) => {
+                    return Err(refuse(n, "codex's patches have no range edits"));
+                }
+                Some(Op::Run { .. }) => return Err(refuse(n, "codex's patches run no commands")),
+                None => return Err(refuse(n, "the task has errors")),
+            }
+        }
+        out.push_str("*** End Patch\n\n");
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::parse_dialect;
+    use crate::validate::ParseOptions;
+
+    fn ops(text: &str, dialect: Dialect) -> Vec<Op<'_>> {
+        let doc = parse_dialect(text, dialect, ParseOptions::default());
+        assert!(!doc.has_errors(), "{text}\n{:?}", doc.diagnostics);
+        doc.tasks().filter_map(|t| t.op.clone()).collect()
+    }
+
+    #[test]
+    fn edits_round_trip_through_every_dialect() {
+        let src = "<<<<<<< SEARCH path=\"a.py\"\nx = 1\n=======\nx = 2\n```\n>>>>>>> REPLACE\n<<<<<<< WRITE path=\"log.txt\" append=\"true\"\nmore\n>>>>>>> END\n";
+        let doc = crate::parse(src);
+        let want = ops(src, Dialect::Clada);
+        for to in [Dialect::Clada, Dialect::Aider, Dialect::Codex] {
+            let text = convert(&doc, to).unwrap_or_else(|e| panic!("{to}: {e}"));
+            assert_eq!(ops(&text, to), want, "{to}:\n{text}");
+        }
+    }
+
+    #[test]
+    fn what_a_dialect_cannot_say_is_refused() {
+        let doc = crate::parse("<<<<<<< RUN\nls\n>>>>>>> END\n");
+        assert_eq!(convert(&doc, Dialect::Aider).unwrap_err().task, Some(1));
+        assert!(convert(&doc, Dialect::Codex).is_err());
+        let doc =
+            crate::parse("<<<<<<< SEARCH path=\"a\" count=\"2\"\nx\n=======\ny\n>>>>>>> REPLACE\n");
+        assert!(convert(&doc, Dialect::Aider).is_err());
+        let doc = crate::parse("<<<<<<< WRITE path=\"a\"\n<<<<<<< SEARCH\n>>>>>>> END\n");
+        assert!(convert(&doc, Dialect::Aider).is_err());
+    }
+}
