@@ -215,7 +215,10 @@ fn structural(cx: &Context<'_>, kind: TaskKind, opener: &Marker, problem: &Probl
                     a(kind)
                 ),
             ))
-            .with_help(longer_fence_help(fence))
+            .with_help(format!(
+                "write `{expected}` here to close it; if this line is content, open the task with a longer fence (`{}`)",
+                Shape::Opener.run(fence + 1)
+            ))
         }
         Problem::Unclosed(hint) => {
             let d = Diagnostic::new(

@@ -47,6 +47,8 @@ struct Expect {
     /// `dialect clada|aider|auto`: how to read the document (default
     /// clada).
     dialect: Option<String>,
+    /// `hint N TEXT`: task N's error hint holds TEXT.
+    hints: Vec<(usize, String)>,
 }
 
 impl Expect {
@@ -97,6 +99,11 @@ impl Expect {
                     "dialect",
                     d @ ("clada" | "aider" | "codex" | "cml" | "auto"),
                 ] => e.dialect = Some((*d).into()),
+                ["hint", k, ..] => {
+                    let text = raw.trim_start()["hint".len()..].trim_start();
+                    let text = text[k.len()..].trim_start();
+                    e.hints.push((num(k)?, text.to_owned()));
+                }
                 ["symlink", p, t] => e.symlinks.push(((*p).into(), (*t).into())),
                 ["mode", p, m] => e.modes.push(((*p).into(), mode(m)?)),
                 ["expect-symlink", p, t] => e.expect_symlinks.push(((*p).into(), (*t).into())),
@@ -298,6 +305,20 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
             got.as_ref(),
             Some(want),
             "ranges of task {n}; report:\n{json}"
+        );
+    }
+    for (n, want) in &expect.hints {
+        let hint = report
+            .blocks
+            .iter()
+            .flat_map(|b| &b.tasks)
+            .find(|t| t.number == *n)
+            .and_then(|t| t.error.as_ref())
+            .and_then(|e| e.hint.clone())
+            .unwrap_or_default();
+        assert!(
+            hint.contains(want.as_str()),
+            "task {n}'s hint `{hint}` lacks `{want}`"
         );
     }
     for (list, want) in &expect.resend {

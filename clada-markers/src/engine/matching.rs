@@ -189,6 +189,11 @@ pub struct Closest {
     pub similarity: f64,
     /// A unified diff from the search text to the region.
     pub diff: String,
+    /// When the two differ only in white space, or the search has lines the
+    /// file cannot have (a copied fence or file name, blank lines at its
+    /// ends): what exactly, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub difference: Option<String>,
 }
 
 /// A file's text prepared for matching: the byte-order mark split off, line
@@ -471,6 +476,188 @@ const MAX_DIFF_LINES: usize = 120;
 /// line past [`CHAR_DIFF_LIMIT`]), each diff bounded in time, and the best
 /// of those is the answer.
 fn closest(text: &str, search: &str) -> Option<Closest> {
+    // The search as written, and without what a model copies around it: a
+    // Markdown fence, a file-name line, blank lines at its ends. The region
+    // closest to either is compared with the search as written.
+    let (core, stripped) = strip_copied(search);
+    let mut best = closest_window(text, search);
+    if !stripped.is_empty() && !core.is_empty() {
+        let other = closest_window(text, core);
+        if other.as_ref().map(|c| c.rank) > best.as_ref().map(|c| c.rank) {
+            best = other;
+        }
+    }
+    let best = best?;
+    let region = &best.region;
+    let mut config = similar::TextDiff::configure();
+    config.deadline(Instant::now() + DIFF_TIME);
+    let similarity = if search.len() + region.len() <= CHAR_DIFF_LIMIT {
+        config.diff_chars(search, region.as_str()).ratio()
+    } else {
+        config.diff_lines(search, region.as_str()).ratio()
+    };
+    let (start_line, end_line) = (best.start_line, best.end_line);
+    let lines = if start_line == end_line {
+        format!("line {start_line}")
+    } else {
+        format!("lines {start_line}-{end_line}")
+    };
+    let mut config = similar::TextDiff::configure();
+    config.deadline(Instant::now() + DIFF_TIME);
+    let full = config
+        .diff_lines(search, region.as_str())
+        .unified_diff()
+        .context_radius(3)
+        .header("search text", &format!("file, {lines}"))
+        .to_string();
+    let total = full.lines().count();
+    let diff = if total > MAX_DIFF_LINES {
+        let mut cut: String = full.split_inclusive('\n').take(MAX_DIFF_LINES).collect();
+        cut.push_str(&format!(
+            "… {} more lines of diff\n",
+            total - MAX_DIFF_LINES
+        ));
+        cut
+    } else {
+        full
+    };
+    let difference = white_space_difference(search, region).or_else(|| {
+        (!stripped.is_empty() && core == region.as_str()).then(|| {
+            format!(
+                "the search text has {} that the file does not",
+                stripped.join(" and ")
+            )
+        })
+    });
+    Some(Closest {
+        start_line,
+        end_line,
+        similarity: (f64::from(similarity) * 100.0).round() / 100.0,
+        diff,
+        difference,
+    })
+}
+
+/// A candidate region: its lines, text and score.
+struct Window {
+    start_line: usize,
+    end_line: usize,
+    region: String,
+    rank: f64,
+}
+
+/// `search` without what a model copies around a search text, and what
+/// was taken away, in words.
+fn strip_copied(search: &str) -> (&str, Vec<&'static str>) {
+    let mut lines: Vec<&str> = search.split_inclusive('\n').collect();
+    let mut what: Vec<&'static str> = Vec::new();
+    let blank = |l: &&str| l.trim().is_empty();
+    let fence = |l: &&str| l.trim_start().starts_with("```") || l.trim_start().starts_with("~~~");
+    if lines.last().is_some_and(fence) {
+        lines.pop();
+        what.push("a Markdown fence line");
+    }
+    if lines.first().is_some_and(fence) {
+        lines.remove(0);
+        if what.is_empty() {
+            what.push("a Markdown fence line");
+        }
+    }
+    // A file name copied above the text: one word with a `.` or `/`.
+    let looks_like_name = |l: &&str| {
+        let t = l
+            .trim()
+            .trim_end_matches(':')
+            .trim_matches(|c| c == '`' || c == '*' || c == '#')
+            .trim();
+        !t.is_empty()
+            && !t.contains(char::is_whitespace)
+            && (t.contains('.') || t.contains('/'))
+            && !t.contains(['(', ')', '=', ';', '{', '}', '"', '\''])
+    };
+    if lines.len() > 1
+        && lines.first().is_some_and(looks_like_name)
+        && lines.get(1).is_some_and(fence)
+    {
+        lines.drain(..2);
+        what.push("a file-name line");
+        if !what.contains(&"a Markdown fence line") {
+            what.push("a Markdown fence line");
+        }
+    }
+    let before = lines.len();
+    while lines.first().is_some_and(blank) {
+        lines.remove(0);
+    }
+    while lines.len() > 1 && lines.last().is_some_and(blank) {
+        lines.pop();
+    }
+    if lines.len() < before {
+        what.push("blank lines at its ends");
+    }
+    if what.is_empty() || lines.is_empty() {
+        return (search, Vec::new());
+    }
+    // In the order they stand in a copied block.
+    let order = [
+        "a file-name line",
+        "a Markdown fence line",
+        "blank lines at its ends",
+    ];
+    what.sort_by_key(|w| order.iter().position(|o| o == w));
+    // The kept lines are one slice of the search.
+    let start = lines[0].as_ptr() as usize - search.as_ptr() as usize;
+    let len: usize = lines.iter().map(|l| l.len()).sum();
+    (&search[start..start + len], what)
+}
+
+/// When `search` and `region` differ only in white space: how, in words.
+fn white_space_difference(search: &str, region: &str) -> Option<String> {
+    if search == region {
+        return None;
+    }
+    let squash = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    if squash(search) != squash(region) {
+        return None;
+    }
+    // The first line whose indentation differs, in each.
+    let indent = |l: &str| l[..l.len() - l.trim_start().len()].to_owned();
+    let (is, ir) = search
+        .lines()
+        .zip(region.lines())
+        .map(|(s, r)| (indent(s), indent(r)))
+        .find(|(s, r)| s != r)
+        .unwrap_or_default();
+    let say = |i: &str| {
+        let (tabs, spaces) = (i.matches('\t').count(), i.matches(' ').count());
+        match (tabs, spaces) {
+            (0, 0) => "no indentation".to_owned(),
+            (0, s) => format!("{s} space{}", if s == 1 { "" } else { "s" }),
+            (t, 0) => format!("{t} tab{}", if t == 1 { "" } else { "s" }),
+            (t, s) => format!("{t} tabs and {s} spaces"),
+        }
+    };
+    let trimmed = |t: &str| -> Vec<String> { t.lines().map(|l| l.trim_end().to_owned()).collect() };
+    Some(if is != ir {
+        format!(
+            "only white space differs: the indentation: the file uses {}, the search {}",
+            say(&ir),
+            say(&is)
+        )
+    } else if trimmed(search) == trimmed(region) {
+        "only white space differs: white space at line ends".to_owned()
+    } else {
+        "only white space differs: spaces inside lines".to_owned()
+    })
+}
+
+/// The window of `text` with as many lines as `search` most like it, if
+/// any ranks at least [`MIN_SIMILARITY`].
+fn closest_window(text: &str, search: &str) -> Option<Window> {
     const CANDIDATES: usize = 8;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let wanted: Vec<&str> = search.split_inclusive('\n').collect();
@@ -523,38 +710,15 @@ fn closest(text: &str, search: &str) -> Option<Closest> {
             )
         })
         .max_by(|a, b| a.0.total_cmp(&b.0).then(b.2.cmp(&a.2)))?;
-    let (rank, similarity, i, region) = best;
+    let (rank, _, i, region) = best;
     if rank < MIN_SIMILARITY {
         return None;
     }
-    let (start_line, end_line) = (i + 1, i + n);
-    let mut config = similar::TextDiff::configure();
-    config.deadline(Instant::now() + DIFF_TIME);
-    let full = config
-        .diff_lines(search, region.as_str())
-        .unified_diff()
-        .context_radius(3)
-        .header(
-            "search text",
-            &format!("file, lines {start_line}-{end_line}"),
-        )
-        .to_string();
-    let total = full.lines().count();
-    let diff = if total > MAX_DIFF_LINES {
-        let mut cut: String = full.split_inclusive('\n').take(MAX_DIFF_LINES).collect();
-        cut.push_str(&format!(
-            "… {} more lines of diff\n",
-            total - MAX_DIFF_LINES
-        ));
-        cut
-    } else {
-        full
-    };
-    Some(Closest {
-        start_line,
-        end_line,
-        similarity: (similarity * 100.0).round() / 100.0,
-        diff,
+    Some(Window {
+        start_line: i + 1,
+        end_line: i + n,
+        region,
+        rank,
     })
 }
 
@@ -750,5 +914,56 @@ mod tests {
         // "ab" then "b": the b inside the start does not end the range.
         let e = edit_range("ab-b", "ab", "b", "X", n(1)).unwrap();
         assert_eq!(e.text, "X");
+    }
+
+    #[test]
+    fn a_copied_fence_file_name_and_blank_lines_are_seen_through() {
+        let (core, what) = strip_copied("app.py\n```python\n\ndef g():\n    pass\n```\n");
+        assert_eq!(core, "def g():\n    pass\n");
+        assert_eq!(
+            what,
+            [
+                "a file-name line",
+                "a Markdown fence line",
+                "blank lines at its ends"
+            ]
+        );
+        assert_eq!(
+            strip_copied("def g():\n    pass\n"),
+            ("def g():\n    pass\n", Vec::new())
+        );
+        let file = "x = 0\ndef g():\n    pass\ny = 1\n";
+        let c = closest(file, "\n\ndef g():\n    pass\n").unwrap_or_else(|| panic!("no hint"));
+        assert_eq!((c.start_line, c.end_line), (2, 3));
+        assert_eq!(
+            c.difference.as_deref(),
+            Some("the search text has blank lines at its ends that the file does not")
+        );
+    }
+
+    #[test]
+    fn a_white_space_difference_is_named() {
+        let d = |s: &str, r: &str| white_space_difference(s, r);
+        assert_eq!(
+            d("if x:\n    go()\n", "if x:\n        go()\n").as_deref(),
+            Some(
+                "only white space differs: the indentation: the file uses 8 spaces, the search 4 spaces"
+            )
+        );
+        assert_eq!(
+            d("if x:\n    go()\n", "if x:\n\tgo()\n").as_deref(),
+            Some(
+                "only white space differs: the indentation: the file uses 1 tab, the search 4 spaces"
+            )
+        );
+        assert_eq!(
+            d("a \nb\n", "a\nb\n").as_deref(),
+            Some("only white space differs: white space at line ends")
+        );
+        assert_eq!(
+            d("a  b\n", "a b\n").as_deref(),
+            Some("only white space differs: spaces inside lines")
+        );
+        assert_eq!(d("a\n", "b\n"), None);
     }
 }

@@ -439,10 +439,14 @@ fn mismatch_hint(m: &Mismatch) -> String {
         );
     }
     if let Some(c) = &m.closest {
+        let place = if c.start_line == c.end_line {
+            format!("line {}", c.start_line)
+        } else {
+            format!("lines {}-{}", c.start_line, c.end_line)
+        };
+        let what = c.difference.as_deref().unwrap_or("copy the text exactly");
         parts.push(format!(
-            "closest text at lines {}-{} ({:.0}% alike); copy the text exactly",
-            c.start_line,
-            c.end_line,
+            "closest text at {place} ({:.0}% alike): {what}",
             c.similarity * 100.0
         ));
     }

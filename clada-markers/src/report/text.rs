@@ -18,6 +18,9 @@ use crate::report::{
 };
 use crate::span::{Cursor, LineIndex};
 
+/// Diffs of at most this many lines are shown in the default output.
+const SHORT_DIFF: usize = 10;
+
 /// How much to say about a failure (`--error-detail`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Detail {
@@ -396,6 +399,14 @@ impl<W: Write> TextPrinter<'_, W> {
             let _ = writeln!(self.out, "  hint: {}", esc(h));
         }
         if self.detail == Detail::Minimal {
+            // A short diff says more than any hint (PROTOCOL §9.1).
+            if let Some(c) = &e.closest
+                && c.diff.lines().count() <= SHORT_DIFF
+            {
+                for l in esc(&c.diff).lines() {
+                    let _ = writeln!(self.out, "  {l}");
+                }
+            }
             return;
         }
         let task = self.tasks.get(n.wrapping_sub(1)).copied();
@@ -407,11 +418,14 @@ impl<W: Write> TextPrinter<'_, W> {
             }
         }
         if let Some(c) = &e.closest {
+            let place = if c.start_line == c.end_line {
+                format!("line {}", c.start_line)
+            } else {
+                format!("lines {}-{}", c.start_line, c.end_line)
+            };
             let _ = writeln!(
                 self.out,
-                "  closest text (lines {}-{}, {:.0}% alike):",
-                c.start_line,
-                c.end_line,
+                "  closest text ({place}, {:.0}% alike):",
                 c.similarity * 100.0
             );
             for l in esc(&c.diff).lines() {

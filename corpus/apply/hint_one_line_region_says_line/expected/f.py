@@ -1,0 +1,2 @@
+alpha = compute(1)
+beta = 2
