@@ -383,3 +383,57 @@ fn convert_rewrites_a_reply_in_another_dialect() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("has errors"));
 }
+
+#[test]
+fn a_stream_applies_each_unit_as_it_arrives() {
+    use std::io::Write as _;
+    let root = tempfile::tempdir().unwrap();
+    let mut child = clada()
+        .args(["apply", "--stream", "--no-git", "--format", "jsonl", "-C"])
+        .arg(root.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"Some prose first.\n<<<<<<< WRITE path=\"a.txt\"\none\n>>>>>>> END\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    // The unit is applied before anything more is written.
+    let a = root.path().join("a.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !a.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first unit was not applied"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "one\n");
+    // A malformed unit is reported, and the stream goes on.
+    stdin
+        .write_all(b"<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n<<<<<<< SEARCH path=\"a.txt\"\none\n=======\ntwo\n>>>>>>> REPLACE\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "two\n");
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["task", "diagnostic", "task", "task", "summary"]);
+    assert_eq!(events[0]["start"]["line"], 2);
+    assert_eq!(events[1]["start"]["line"], 5, "positions are the stream's");
+    assert_eq!(events[3]["number"], 3);
+    assert_eq!(events[3]["block"], 3);
+    assert_eq!(events[3]["status"], "success");
+    assert_eq!(events[4]["succeeded"], 2);
+    assert_eq!(events[4]["failed"], 1);
+}

@@ -41,6 +41,7 @@ mod printer;
 pub mod report;
 pub mod run;
 mod span;
+pub mod stream;
 mod syntax;
 mod validate;
 

@@ -6,6 +6,7 @@ use clada_markers::commands::RunOptions;
 use clada_markers::commands::allowlist::{self, Approvals};
 use clada_markers::commands::approve::{Approver, NoPrompt, Terminal};
 use clada_markers::dialect::{Dialect, parse_dialect};
+use clada_markers::dirs::Dirs;
 use clada_markers::engine::{Observer, Quiet};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
@@ -20,11 +21,25 @@ use crate::output;
 
 pub(crate) fn run(args: ApplyArgs) -> u8 {
     let started = Instant::now();
-    let input = match output::read_input(args.file.as_deref()) {
-        Ok(input) => input,
-        Err(message) => {
-            eprintln!("clada: {message}");
-            return 2;
+    if args.format == Format::Jsonl && !args.stream {
+        eprintln!("clada: --format jsonl goes with --stream");
+        return 2;
+    }
+    if args.stream && (args.dry_run || args.format == Format::Xml || args.format == Format::Json) {
+        eprintln!(
+            "clada: --stream prints text or --format jsonl, and applies for real (no --dry-run)"
+        );
+        return 2;
+    }
+    let input = if args.stream {
+        None
+    } else {
+        match output::read_input(args.file.as_deref()) {
+            Ok(input) => Some(input),
+            Err(message) => {
+                eprintln!("clada: {message}");
+                return 2;
+            }
         }
     };
     let mut root = match output::open_root(&args.root) {
@@ -51,6 +66,10 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
         );
     }
     let color = output::stdout_color();
+    let config = config(&args, approvals, dirs);
+    let Some(input) = input else {
+        return super::stream::run(&args, &root, &config, color);
+    };
     let text = match input.text() {
         Ok(text) => text,
         Err(d) => {
@@ -64,7 +83,7 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
                 ApplyReport::new(&doc, Vec::new(), GitReport::default(), elapsed(started));
             report.diagnostics = vec![DiagnosticReport::unreadable(&d, input.valid_prefix())];
             let printed = match args.format {
-                Format::Json => output::json(&report),
+                Format::Json | Format::Jsonl => output::json(&report),
                 Format::Xml => render_xml(&report),
                 Format::Text => output::unreadable_text(&input, &d, color),
             };
@@ -85,7 +104,38 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
     } else {
         Box::new(Terminal)
     };
-    let config = RunConfig {
+    let detail = detail(&args);
+    let exec = exec(&args);
+    let mut printer = TextPrinter::new(
+        output::progress_writer(),
+        &doc,
+        &input.name,
+        detail,
+        exec,
+        color,
+    );
+    if args.format == Format::Text && dialect != Dialect::Clada {
+        output::print(&format!("Dialect: {dialect}\n\n"));
+    }
+    let mut quiet = Quiet;
+    let observer: &mut dyn Observer = match args.format {
+        Format::Text => &mut printer,
+        Format::Json | Format::Xml | Format::Jsonl => &mut quiet,
+    };
+    let mut report = run::run(&doc, &root, &config, approver, observer);
+    report.duration_ms = elapsed(started);
+    report.dialect = dialect;
+    match args.format {
+        Format::Text => printer.finish(&report),
+        Format::Json | Format::Jsonl => output::print_json(&report),
+        Format::Xml => output::print(&render_xml(&report)),
+    }
+    report.exit_code()
+}
+
+/// The run's settings, from the flags: the same for every unit of a stream.
+fn config(args: &ApplyArgs, approvals: Option<Approvals>, dirs: Option<Dirs>) -> RunConfig {
+    RunConfig {
         root_path: args.root.clone(),
         allow_escape: args.allow_escape,
         total_timeout: args.total_timeout,
@@ -111,42 +161,23 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
             AtomicArg::Unit => Atomic::Unit,
             AtomicArg::Document => Atomic::Document,
         }),
-    };
-    let detail = match args.error_detail {
+    }
+}
+
+pub(crate) fn detail(args: &ApplyArgs) -> Detail {
+    match args.error_detail {
         ErrorDetail::Minimal => Detail::Minimal,
         ErrorDetail::Full => Detail::Full,
         ErrorDetail::Debug => Detail::Debug,
-    };
-    let exec = match args.output_mode {
+    }
+}
+
+pub(crate) fn exec(args: &ApplyArgs) -> ExecOutput {
+    match args.output_mode {
         OutputMode::Stream => ExecOutput::Stream,
         OutputMode::Buffer => ExecOutput::Buffer,
         OutputMode::Silent => ExecOutput::Silent,
-    };
-    let mut printer = TextPrinter::new(
-        output::progress_writer(),
-        &doc,
-        &input.name,
-        detail,
-        exec,
-        color,
-    );
-    if args.format == Format::Text && dialect != Dialect::Clada {
-        output::print(&format!("Dialect: {dialect}\n\n"));
     }
-    let mut quiet = Quiet;
-    let observer: &mut dyn Observer = match args.format {
-        Format::Text => &mut printer,
-        Format::Json | Format::Xml => &mut quiet,
-    };
-    let mut report = run::run(&doc, &root, &config, approver, observer);
-    report.duration_ms = elapsed(started);
-    report.dialect = dialect;
-    match args.format {
-        Format::Text => printer.finish(&report),
-        Format::Json => output::print_json(&report),
-        Format::Xml => output::print(&render_xml(&report)),
-    }
-    report.exit_code()
 }
 
 fn elapsed(since: Instant) -> u64 {

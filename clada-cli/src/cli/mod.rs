@@ -4,6 +4,7 @@ pub(crate) mod allow;
 pub(crate) mod apply;
 pub(crate) mod check;
 pub(crate) mod convert;
+pub(crate) mod stream;
 mod units;
 
 use std::path::PathBuf;
@@ -263,6 +264,13 @@ pub(crate) struct ApplyArgs {
     #[arg(long)]
     pub(crate) dry_run: bool,
 
+    /// Apply each unit as soon as its closer is read from the input, the
+    /// stream going on after a malformed unit (clada documents only; no
+    /// prompting: stdin is the document). Each unit is its own run, with
+    /// its own lock and, in a repository, its own commit.
+    #[arg(long)]
+    pub(crate) stream: bool,
+
     /// Roll back a unit that fails, so that it leaves no trace
     /// (--atomic=document: the whole document or nothing). What a command
     /// did cannot be undone; the report says so.
@@ -291,6 +299,8 @@ pub(crate) enum Format {
     Text,
     Json,
     Xml,
+    /// JSON Lines, one event per task and a summary (with --stream).
+    Jsonl,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

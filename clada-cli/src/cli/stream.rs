@@ -1,0 +1,177 @@
+//! `clada apply --stream`: each unit applied as soon as its closer is read
+//! (PROTOCOL §11.5), reported as it goes (text, or JSON Lines).
+
+use std::io::BufRead;
+
+use clada_markers::commands::approve::NoPrompt;
+use clada_markers::engine::fs::Root;
+use clada_markers::report::text::TextPrinter;
+use clada_markers::run::{self, RunConfig};
+use clada_markers::stream::{Chunk, Splitter};
+use clada_markers::{ParseOptions, Position, parse_with};
+use serde_json::{Value, json};
+
+use super::{ApplyArgs, Format};
+use crate::output;
+
+/// What the stream has done so far.
+#[derive(Debug, Default)]
+struct Totals {
+    blocks: usize,
+    tasks: usize,
+    succeeded: usize,
+    failed: usize,
+    skipped: usize,
+    errors: usize,
+    ok: bool,
+}
+
+pub(crate) fn run(args: &ApplyArgs, root: &Root, config: &RunConfig, color: bool) -> u8 {
+    let reader: Box<dyn BufRead> = match args.file.as_deref() {
+        None => Box::new(std::io::stdin().lock()),
+        Some(p) if p == std::path::Path::new("-") => Box::new(std::io::stdin().lock()),
+        Some(p) => match std::fs::File::open(p) {
+            Ok(f) => Box::new(std::io::BufReader::new(f)),
+            Err(e) => {
+                eprintln!("clada: cannot read {}: {e}", p.display());
+                return 2;
+            }
+        },
+    };
+    let mut totals = Totals {
+        ok: true,
+        ..Totals::default()
+    };
+    let mut splitter = Splitter::new();
+    let mut reader = reader;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("clada: cannot read the stream: {e}");
+                return 2;
+            }
+        }
+        let text = String::from_utf8_lossy(&line);
+        if let Some(chunk) = splitter.push_line(&text) {
+            unit(args, root, config, color, chunk, &mut totals);
+        }
+    }
+    if let Some(chunk) = splitter.finish() {
+        unit(args, root, config, color, chunk, &mut totals);
+    }
+    if args.format == Format::Jsonl {
+        print_line(&json!({
+            "event": "summary",
+            "ok": totals.ok,
+            "blocks": totals.blocks,
+            "tasks": totals.tasks,
+            "succeeded": totals.succeeded,
+            "failed": totals.failed,
+            "skipped": totals.skipped,
+            "errors": totals.errors,
+        }));
+    } else {
+        output::print(&format!(
+            "\n=== Stream ===\n{} units, {}/{} tasks succeeded\n",
+            totals.blocks, totals.succeeded, totals.tasks
+        ));
+    }
+    u8::from(!totals.ok)
+}
+
+fn print_line(v: &Value) {
+    output::print(&format!("{v}\n"));
+}
+
+/// Parses, numbers, runs and reports one unit.
+fn unit(
+    args: &ApplyArgs,
+    root: &Root,
+    config: &RunConfig,
+    color: bool,
+    chunk: Chunk,
+    totals: &mut Totals,
+) {
+    let doc = parse_with(
+        &chunk.text,
+        ParseOptions {
+            allow_escape: args.allow_escape,
+        },
+    );
+    // Numbers in the stream: the unit is parsed alone (its own block 1,
+    // task 1), and its report is moved on by what came before.
+    let (blocks_before, tasks_before) = (totals.blocks, totals.tasks);
+    if args.format == Format::Text {
+        output::print(&format!(
+            "--- unit {} (line {} of the stream) ---\n",
+            blocks_before + 1,
+            chunk.line
+        ));
+    }
+    let mut printer = TextPrinter::new(
+        output::progress_writer(),
+        &doc,
+        "<stream>",
+        super::apply::detail(args),
+        super::apply::exec(args),
+        color,
+    );
+    let mut quiet = clada_markers::engine::Quiet;
+    let observer: &mut dyn clada_markers::engine::Observer = match args.format {
+        Format::Text => &mut printer,
+        _ => &mut quiet,
+    };
+    let report = run::run(&doc, root, config, Box::new(NoPrompt), observer);
+    totals.blocks += doc.units.len();
+    totals.tasks += report.summary.tasks;
+    totals.succeeded += report.summary.succeeded;
+    totals.failed += report.summary.failed;
+    totals.skipped += report.summary.skipped;
+    totals.errors += doc.diagnostics.iter().filter(|d| d.is_error()).count();
+    totals.ok &= report.ok;
+    // Positions in the unit's text, moved to the stream's.
+    let shift = |p: Position| Position {
+        line: p.line + chunk.line - 1,
+        column: p.column,
+        offset: p.offset + chunk.offset,
+    };
+    match args.format {
+        Format::Jsonl => {
+            for d in &report.diagnostics {
+                let mut d = d.clone();
+                d.start = shift(d.start);
+                d.end = shift(d.end);
+                d.block = d.block.map(|b| b + blocks_before);
+                d.task = d.task.map(|t| t + tasks_before);
+                for l in &mut d.labels {
+                    l.start = shift(l.start);
+                    l.end = shift(l.end);
+                }
+                if let Some(f) = &mut d.fix {
+                    f.start = shift(f.start);
+                    f.end = shift(f.end);
+                }
+                let mut v = serde_json::to_value(&d).unwrap_or(Value::Null);
+                v["event"] = json!("diagnostic");
+                print_line(&v);
+            }
+            for b in &report.blocks {
+                for t in &b.tasks {
+                    let mut t = t.clone();
+                    t.number += tasks_before;
+                    t.start = t.start.map(shift);
+                    t.end = t.end.map(shift);
+                    let mut v = serde_json::to_value(&t).unwrap_or(Value::Null);
+                    v["event"] = json!("task");
+                    v["block"] = json!(b.number + blocks_before);
+                    print_line(&v);
+                }
+            }
+        }
+        _ => printer.finish(&report),
+    }
+}
