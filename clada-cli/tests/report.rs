@@ -437,3 +437,99 @@ fn a_stream_applies_each_unit_as_it_arrives() {
     assert_eq!(events[4]["succeeded"], 2);
     assert_eq!(events[4]["failed"], 1);
 }
+
+/// Waits until `f` holds, or fails after 20 s.
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !f() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+}
+
+#[test]
+fn watch_applies_each_unit_once_when_it_is_complete() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (root, home, replies) = (
+        dir.path().join("root"),
+        dir.path().join("home"),
+        dir.path().join("replies.md"),
+    );
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(&replies, "Replies go here.\n").unwrap();
+    let start = || {
+        clada()
+            .args(["watch", "--no-git", "--format", "jsonl"])
+            .arg(&replies)
+            .arg("-C")
+            .arg(&root)
+            .env("HOME", &home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_RUNTIME_DIR")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let append = |text: &str| {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&replies)
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    };
+    let a = root.join("a.txt");
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    let child = start();
+    append("<<<<<<< WRITE path=\"a.txt\"\none\n>>>>>>> END\n");
+    eventually("the WRITE was not applied", || read(&a) == "one\n");
+    // Half a unit waits for the rest.
+    append("<<<<<<< WRITE path=\"a.txt\" append=\"true\"\ntwo\n");
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(read(&a), "one\n", "an unfinished unit ran");
+    append(">>>>>>> END\n");
+    eventually("the appending WRITE was not applied", || {
+        read(&a) == "one\ntwo\n"
+    });
+    // Ctrl-C stops it cleanly, with its summary.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "summary");
+    assert_eq!(last["succeeded"], 2);
+    // Started again, it applies nothing twice: the appends stay two.
+    let child = start();
+    append("<<<<<<< WRITE path=\"b.txt\"\nb\n>>>>>>> END\n");
+    eventually("the new unit was not applied", || {
+        root.join("b.txt").exists()
+    });
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(read(&a), "one\ntwo\n", "a unit was applied twice");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("\"event\":\"task\""))
+            .count(),
+        1,
+        "{text}"
+    );
+    // Nothing of the watch's memory is in the tree.
+    let names: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}

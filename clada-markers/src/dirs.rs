@@ -87,23 +87,26 @@ impl Dirs {
     ///
     /// [`Root::protect`]: crate::engine::fs::Root::protect
     pub fn inside(&self, root: &Path) -> Vec<Location> {
-        let root = canonical(root);
         [&self.config, &self.state, &self.runtime]
             .into_iter()
-            .filter_map(|dir| {
-                let dir = canonical(dir);
-                let rel = dir.strip_prefix(&root).ok()?;
-                let parts: Vec<&str> = rel
-                    .components()
-                    .filter_map(|c| match c {
-                        Component::Normal(p) => p.to_str(),
-                        _ => None,
-                    })
-                    .collect();
-                Some(Location::below_root(&parts))
-            })
+            .filter_map(|dir| location_in(root, dir))
             .collect()
     }
+}
+
+/// Where `path` is below `root`, both with links resolved, if it is.
+pub fn location_in(root: &Path, path: &Path) -> Option<Location> {
+    let root = canonical(root);
+    let path = canonical(path);
+    let rel = path.strip_prefix(&root).ok()?;
+    let parts: Vec<&str> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(p) => p.to_str(),
+            _ => None,
+        })
+        .collect();
+    Some(Location::below_root(&parts))
 }
 
 /// `path` with links resolved as far as it exists, the rest appended.

@@ -20,6 +20,19 @@ use super::{ApplyArgs, AtomicArg, ErrorDetail, Format, OutputMode, Switch};
 use crate::output;
 
 pub(crate) fn run(args: ApplyArgs) -> u8 {
+    apply(args, false)
+}
+
+/// `clada watch`: the flags of `apply`, a file followed.
+pub(crate) fn watch(args: ApplyArgs) -> u8 {
+    apply(args, true)
+}
+
+fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
+    if watch {
+        // stdin is the terminal, but the units come from the file.
+        args.stream = true;
+    }
     let started = Instant::now();
     if args.format == Format::Jsonl && !args.stream {
         eprintln!("clada: --format jsonl goes with --stream");
@@ -68,6 +81,9 @@ pub(crate) fn run(args: ApplyArgs) -> u8 {
     let color = output::stdout_color();
     let config = config(&args, approvals, dirs);
     let Some(input) = input else {
+        if watch {
+            return super::watch::run(&args, &mut root, &config, color);
+        }
         return super::stream::run(&args, &root, &config, color);
     };
     let text = match input.text() {

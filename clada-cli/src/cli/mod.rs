@@ -6,6 +6,7 @@ pub(crate) mod check;
 pub(crate) mod convert;
 pub(crate) mod stream;
 mod units;
+pub(crate) mod watch;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -74,6 +75,14 @@ pub(crate) enum Command {
         #[arg(short = 'C', long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
     },
+    /// Follow a file and apply each unit once, when it is complete there.
+    ///
+    /// For a person who pastes a model's replies into FILE: each unit is
+    /// applied the first time it appears complete, and never again (units
+    /// are remembered by the hash of their text in clada's state directory,
+    /// not in the tree). Takes the flags of `apply`; Ctrl-C stops.
+    #[command(after_help = "Example:\n  clada watch replies.md -C ~/project")]
+    Watch(ApplyArgs),
     /// Rewrite a document in another dialect.
     ///
     /// Reads FILE (or standard input) in --from, and prints its tasks in

@@ -16,7 +16,7 @@ use crate::output;
 
 /// What the stream has done so far.
 #[derive(Debug, Default)]
-struct Totals {
+pub(crate) struct Totals {
     blocks: usize,
     tasks: usize,
     succeeded: usize,
@@ -38,10 +38,7 @@ pub(crate) fn run(args: &ApplyArgs, root: &Root, config: &RunConfig, color: bool
             }
         },
     };
-    let mut totals = Totals {
-        ok: true,
-        ..Totals::default()
-    };
+    let mut totals = Totals::new();
     let mut splitter = Splitter::new();
     let mut reader = reader;
     let mut line = Vec::new();
@@ -63,24 +60,38 @@ pub(crate) fn run(args: &ApplyArgs, root: &Root, config: &RunConfig, color: bool
     if let Some(chunk) = splitter.finish() {
         unit(args, root, config, color, chunk, &mut totals);
     }
-    if args.format == Format::Jsonl {
-        print_line(&json!({
-            "event": "summary",
-            "ok": totals.ok,
-            "blocks": totals.blocks,
-            "tasks": totals.tasks,
-            "succeeded": totals.succeeded,
-            "failed": totals.failed,
-            "skipped": totals.skipped,
-            "errors": totals.errors,
-        }));
-    } else {
-        output::print(&format!(
-            "\n=== Stream ===\n{} units, {}/{} tasks succeeded\n",
-            totals.blocks, totals.succeeded, totals.tasks
-        ));
-    }
+    totals.finish(args.format);
     u8::from(!totals.ok)
+}
+
+impl Totals {
+    pub(crate) fn new() -> Totals {
+        Totals {
+            ok: true,
+            ..Totals::default()
+        }
+    }
+
+    /// The summary: a JSON line, or the totals in words.
+    pub(crate) fn finish(&self, format: Format) {
+        if format == Format::Jsonl {
+            print_line(&json!({
+                "event": "summary",
+                "ok": self.ok,
+                "blocks": self.blocks,
+                "tasks": self.tasks,
+                "succeeded": self.succeeded,
+                "failed": self.failed,
+                "skipped": self.skipped,
+                "errors": self.errors,
+            }));
+        } else {
+            output::print(&format!(
+                "\n=== Stream ===\n{} units, {}/{} tasks succeeded\n",
+                self.blocks, self.succeeded, self.tasks
+            ));
+        }
+    }
 }
 
 fn print_line(v: &Value) {
@@ -88,7 +99,7 @@ fn print_line(v: &Value) {
 }
 
 /// Parses, numbers, runs and reports one unit.
-fn unit(
+pub(crate) fn unit(
     args: &ApplyArgs,
     root: &Root,
     config: &RunConfig,
