@@ -212,6 +212,48 @@ pub fn measure(cmd: &[String]) {
     println!("{ms} {kib}");
 }
 
+/// One change written in every dialect clada reads: about `size` bytes of
+/// clada (SEARCH edits of a few lines, and WRITEs), and the same tasks as
+/// aider blocks, codex patches and CML elements. Returns (clada, aider,
+/// codex, cml).
+pub fn dialect_documents(size: usize) -> (String, String, String, String) {
+    use clada_markers::dialect::{Dialect, convert};
+    let mut clada = String::with_capacity(size + 4096);
+    let mut cml = String::with_capacity(size + 4096);
+    let mut n = 0;
+    while clada.len() < size {
+        n += 1;
+        let path = format!("src/module{}/file{n}.rs", n % 10);
+        let search = format!("fn old_{n}(x: u32) -> u32 {{\n    x + {n}\n}}\n");
+        let replace = format!("fn new_{n}(x: u32) -> u32 {{\n    x * {n}\n}}\n");
+        if n % 5 == 0 {
+            let body: String = (0..20)
+                .map(|i| format!("    let v{i} = compute({i}, \"{n}\");\n"))
+                .collect();
+            let _ = write!(clada, "<<<<<<< WRITE path=\"{path}\"\n{body}>>>>>>> END\n");
+            let _ = write!(cml, "<write path=\"{path}\"><![CDATA[{body}]]></write>\n");
+        } else {
+            let _ = write!(
+                clada,
+                "<<<<<<< SEARCH path=\"{path}\"\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+            );
+            let _ = write!(
+                cml,
+                "<edit path=\"{path}\">\n  <search><![CDATA[{search}]]></search>\n  <replace><![CDATA[{replace}]]></replace>\n</edit>\n"
+            );
+        }
+    }
+    let doc = clada_markers::parse(&clada);
+    // Writes are whole-file in aider only as appends: convert the edits.
+    let edits: String = clada
+        .split_inclusive(">>>>>>> REPLACE\n")
+        .filter_map(|b| b.find("<<<<<<< SEARCH").map(|i| &b[i..]))
+        .collect();
+    let aider = convert(&clada_markers::parse(&edits), Dialect::Aider).unwrap_or_default();
+    let codex = convert(&doc, Dialect::Codex).unwrap_or_default();
+    (clada, aider, codex, cml)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +267,32 @@ mod tests {
         assert_eq!(fx.diff.matches("diff --git").count(), 4);
         assert_eq!(fx.diff.matches("\n+    let").count(), 20);
         assert!(fx.files.iter().zip(&fx.changed).all(|(a, b)| a.1 != b.1));
+    }
+
+    #[test]
+    fn the_dialect_documents_say_the_same_change() {
+        use clada_markers::ParseOptions;
+        use clada_markers::dialect::{Dialect, parse_dialect};
+        let (clada, aider, codex, cml) = dialect_documents(64 * 1024);
+        let ops = |text: &str, d: Dialect| {
+            let doc = parse_dialect(text, d, ParseOptions::default());
+            assert!(!doc.has_errors(), "{d}: {:?}", doc.diagnostics.first());
+            doc.tasks()
+                .filter_map(|t| t.op.clone().map(|o| format!("{o:?}")))
+                .collect::<Vec<_>>()
+        };
+        let all = ops(&clada, Dialect::Clada);
+        assert!(all.len() > 100);
+        assert_eq!(ops(&codex, Dialect::Codex), all);
+        // CML bodies are exact text: the same operations.
+        assert_eq!(ops(&cml, Dialect::Cml), all);
+        // aider has no whole-file write: the edits only.
+        let edits: Vec<_> = all
+            .iter()
+            .filter(|o| o.starts_with("Edit"))
+            .cloned()
+            .collect();
+        assert_eq!(ops(&aider, Dialect::Aider), edits);
     }
 
     #[test]

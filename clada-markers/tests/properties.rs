@@ -64,6 +64,23 @@ proptest! {
     }
 
     #[test]
+    fn every_front_end_reads_any_text_and_keeps_spans_in_bounds(src in prop_oneof![document(), any::<String>()]) {
+        use clada_markers::dialect::{Dialect, parse_dialect};
+        for dialect in [Dialect::Aider, Dialect::Codex, Dialect::Cml] {
+            let doc = parse_dialect(&src, dialect, clada_markers::ParseOptions::default());
+            for u in &doc.units {
+                for s in std::iter::once(u.span()).chain(u.tasks().iter().map(|t| t.span)) {
+                    prop_assert!(s.start <= s.end && s.end <= src.len(), "{dialect}: {s:?}");
+                    prop_assert!(src.is_char_boundary(s.start) && src.is_char_boundary(s.end));
+                }
+            }
+            for d in &doc.diagnostics {
+                prop_assert!(d.span.end <= src.len() && src.is_char_boundary(d.span.start) && src.is_char_boundary(d.span.end), "{dialect}: {d:?}");
+            }
+        }
+    }
+
+    #[test]
     fn never_panics_on_arbitrary_text(src in any::<String>()) {
         let doc = parse(&src);
         check_invariants(&src, &doc);
