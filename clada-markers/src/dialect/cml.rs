@@ -129,15 +129,23 @@ fn element(source: &str, at: usize) -> Result<Element, Diagnostic> {
             Event::Text(t) => {
                 if let Some(el) = stack.last_mut() {
                     let raw: &str = &t;
-                    el.text.push_str(&raw.replace("\r\n", "\n"));
+                    if raw.contains('\r') {
+                        el.text.push_str(&raw.replace("\r\n", "\n"));
+                    } else {
+                        el.text.push_str(raw);
+                    }
                     el.has_text |= !raw.trim().is_empty();
                 }
             }
             Event::CData(t) => {
                 if let Some(el) = stack.last_mut() {
                     let raw: &str = &t;
-                    el.text
-                        .push_str(&raw.replace("]]&gt;", "]]>").replace("\r\n", "\n"));
+                    if raw.contains('\r') || raw.contains("]]&gt;") {
+                        el.text
+                            .push_str(&raw.replace("]]&gt;", "]]>").replace("\r\n", "\n"));
+                    } else {
+                        el.text.push_str(raw);
+                    }
                     el.has_text = true;
                 }
             }
@@ -196,10 +204,10 @@ fn open(source: &str, e: &BytesStart<'_>, span: Span) -> Element {
                 .map(|v| v.into_owned())
                 .unwrap_or_else(|_| a.value.clone().into_owned());
             // The value's place in the tag, for positions.
-            let raw = a.value.clone().into_owned();
+            let raw: &str = &a.value;
             let at = tag
-                .find(&format!("{key}="))
-                .and_then(|k| tag[k..].find(&raw).map(|v| k + v))
+                .find(key.as_str())
+                .and_then(|k| tag[k..].find(raw).map(|v| k + v))
                 .map_or(span, |v| {
                     Span::new(span.start + v, span.start + v + raw.len())
                 });
@@ -340,7 +348,7 @@ fn attribute<'a>(name: &'static str, value: &str, span: Span) -> Attribute<'a> {
 /// (`Some(true)`), an unversioned one, or none.
 fn task<'a>(
     cx: &Context<'a>,
-    el: Element,
+    mut el: Element,
     _in_block: Option<bool>,
     out: &mut Vec<Diagnostic>,
 ) -> Task<'a> {
@@ -390,18 +398,21 @@ fn task<'a>(
             ),
         }
     }
+    // Bodies are moved out of the element, never copied.
+    let mut children = std::mem::take(&mut el.children);
+    let text = std::mem::take(&mut el.text);
     let value = |name: &str| el.attr(name).map(|a| Cow::Owned(a.1.clone()));
-    let child = |name: &str| {
-        el.children
-            .iter()
+    let mut child = |name: &str| {
+        children
+            .iter_mut()
             .find(|c| c.name == name)
-            .map(|c| c.text.clone())
+            .map(|c| std::mem::take(&mut c.text))
     };
     let op = match kind {
         TaskKind::Write => value("path").map(|path| Op::Write {
             path,
             append: false,
-            content: Cow::Owned(el.text.clone()),
+            content: Cow::Owned(text),
         }),
         TaskKind::Search | TaskKind::Edit => {
             let search = child("search").unwrap_or_default();
@@ -447,7 +458,7 @@ fn task<'a>(
         },
         TaskKind::Remove => value("path").map(|path| Op::Remove { path }),
         TaskKind::Run => {
-            let command = el.text.trim().to_owned();
+            let command = text.trim().to_owned();
             if command.is_empty() {
                 out.push(Diagnostic::new(
                     K::EmptyCommand,

@@ -141,7 +141,7 @@ fn patch<'a>(
             }
             let span = Span::new(line.start, lines[j - 1].span().end);
             let op = Op::Write {
-                path: Cow::Owned(path.to_owned()),
+                path: Cow::Borrowed(path),
                 append: false,
                 content: Cow::Owned(content),
             };
@@ -149,7 +149,7 @@ fn patch<'a>(
             i = j;
         } else if let Some(path) = t.strip_prefix(DELETE.trim_end()).map(str::trim) {
             let op = Op::Remove {
-                path: Cow::Owned(path.to_owned()),
+                path: Cow::Borrowed(path),
             };
             tasks.push(task(cx, TaskKind::Remove, line.span(), line, path, op, out));
             i += 1;
@@ -206,7 +206,7 @@ fn update<'a>(
     cx: &Context<'a>,
     lines: &[Line<'a>],
     at: usize,
-    path: &str,
+    path: &'a str,
     tasks: &mut Vec<Task<'a>>,
     out: &mut Vec<Diagnostic>,
 ) -> usize {
@@ -216,7 +216,7 @@ fn update<'a>(
     if let Some(l) = lines.get(i)
         && let Some(new) = l.text.trim().strip_prefix(MOVE.trim_end())
     {
-        to = Some((new.trim().to_owned(), *l));
+        to = Some((new.trim(), *l));
         i += 1;
     }
     let mut hunks = 0;
@@ -234,7 +234,16 @@ fn update<'a>(
             anchor = (!rest.is_empty()).then(|| rest.to_owned());
             i += 1;
         }
-        let (mut old, mut new) = (String::new(), String::new());
+        // The hunk's size, so each text is allocated once.
+        let size: usize = lines[i..]
+            .iter()
+            .take_while(|l| {
+                let t = l.text.trim_start();
+                !t.starts_with("@@") && !t.starts_with("***")
+            })
+            .map(|l| l.text.len() + 1)
+            .sum();
+        let (mut old, mut new) = (String::with_capacity(size), String::with_capacity(size));
         let mut changed = false;
         while let Some(l) = lines.get(i) {
             let text = l.text;
@@ -290,7 +299,7 @@ fn update<'a>(
             continue;
         }
         hunks += 1;
-        let p = Cow::Owned(path.to_owned());
+        let p = Cow::Borrowed(path);
         let (kind, op) = match (old.is_empty(), anchor) {
             (false, _) => (
                 TaskKind::Search,
@@ -324,12 +333,12 @@ fn update<'a>(
     }
     if let Some((to, line)) = to {
         let op = Op::Move {
-            from: Cow::Owned(path.to_owned()),
-            to: Cow::Owned(to.clone()),
+            from: Cow::Borrowed(path),
+            to: Cow::Borrowed(to),
         };
         let mut t = task(cx, TaskKind::Move, line.span(), header, path, op, out);
-        let at = line.start + line.text.find(to.as_str()).unwrap_or(0);
-        let attr = path_attribute("to", &to, Span::new(at, at + to.len()));
+        let at = line.start + line.text.find(to).unwrap_or(0);
+        let attr = path_attribute("to", to, Span::new(at, at + to.len()));
         crate::validate::check_path_attribute(cx, &attr, out);
         if out.iter().any(|d| d.is_error() && d.span == attr.span) {
             t.op = None;
@@ -351,10 +360,10 @@ fn update<'a>(
     i
 }
 
-fn path_attribute<'a>(name: &'static str, value: &str, span: Span) -> Attribute<'a> {
+fn path_attribute<'a>(name: &'static str, value: &'a str, span: Span) -> Attribute<'a> {
     Attribute {
         name,
-        value: Cow::Owned(value.to_owned()),
+        value: Cow::Borrowed(value),
         quote: Quote::Double,
         span,
         name_span: span,
@@ -369,7 +378,7 @@ fn task<'a>(
     kind: TaskKind,
     span: Span,
     header: Line<'_>,
-    path: &str,
+    path: &'a str,
     op: Op<'a>,
     out: &mut Vec<Diagnostic>,
 ) -> Task<'a> {
