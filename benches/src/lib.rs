@@ -230,12 +230,12 @@ pub fn dialect_documents(size: usize) -> (String, String, String, String) {
             let body: String = (0..20)
                 .map(|i| format!("    let v{i} = compute({i}, \"{n}\");\n"))
                 .collect();
-            let _ = write!(clada, "<<<<<<< WRITE path=\"{path}\"\n{body}>>>>>>> END\n");
-            let _ = write!(cml, "<write path=\"{path}\"><![CDATA[{body}]]></write>\n");
+            let _ = writeln!(clada, "<<<<<<< WRITE path=\"{path}\"\n{body}>>>>>>> END");
+            let _ = writeln!(cml, "<write path=\"{path}\"><![CDATA[{body}]]></write>");
         } else {
-            let _ = write!(
+            let _ = writeln!(
                 clada,
-                "<<<<<<< SEARCH path=\"{path}\"\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+                "<<<<<<< SEARCH path=\"{path}\"\n{search}=======\n{replace}>>>>>>> REPLACE"
             );
             let _ = write!(
                 cml,
