@@ -8,5 +8,6 @@ mod crash;
 mod git;
 mod lock;
 mod lsp;
+mod mcp;
 mod report;
 mod security;

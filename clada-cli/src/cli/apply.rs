@@ -199,3 +199,39 @@ pub(crate) fn exec(args: &ApplyArgs) -> ExecOutput {
 fn elapsed(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
+
+/// A whole run of `text` under the flags of `args`, never prompting, with
+/// its report: what the MCP server's `apply` tool does. Refuses a document
+/// over the size limit.
+pub(crate) fn report_of(args: &ApplyArgs, text: &str) -> Result<ApplyReport, String> {
+    let started = Instant::now();
+    if text.len() > clada_markers::MAX_DOCUMENT_SIZE {
+        return Err(clada_markers::too_large().message);
+    }
+    let mut root = clada_markers::engine::fs::Root::open(&args.root).map_err(|e| {
+        format!(
+            "cannot open the root directory {}: {e}",
+            args.root.display()
+        )
+    })?;
+    let dirs = output::dirs();
+    if let Some(dirs) = &dirs {
+        root.protect(dirs.inside(&args.root));
+    }
+    let approvals = dirs
+        .as_ref()
+        .and_then(|d| Approvals::new(d, &args.root).ok());
+    let config = config(args, approvals, dirs);
+    let dialect = args.dialect.of(text);
+    let doc = parse_dialect(
+        text,
+        dialect,
+        ParseOptions {
+            allow_escape: args.allow_escape,
+        },
+    );
+    let mut report = run::run(&doc, &root, &config, Box::new(NoPrompt), &mut Quiet);
+    report.duration_ms = elapsed(started);
+    report.dialect = dialect;
+    Ok(report)
+}

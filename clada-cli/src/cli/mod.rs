@@ -4,6 +4,7 @@ pub(crate) mod allow;
 pub(crate) mod apply;
 pub(crate) mod check;
 pub(crate) mod convert;
+pub(crate) mod mcp;
 pub(crate) mod stream;
 mod units;
 pub(crate) mod watch;
@@ -75,6 +76,14 @@ pub(crate) enum Command {
         #[arg(short = 'C', long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
     },
+    /// Serve the Model Context Protocol on standard input and output.
+    ///
+    /// Tools `apply` and `check` take a document's text and return the JSON
+    /// report; the prompt of `clada prompt` is the prompt `clada`. The root
+    /// and every policy flag are fixed here, when the server starts: a call
+    /// cannot widen them. It never prompts (stdin is the protocol).
+    #[command(after_help = "Example (an agent starts it):\n  clada mcp -C ~/project")]
+    Mcp(ApplyArgs),
     /// Follow a file and apply each unit once, when it is complete there.
     ///
     /// For a person who pastes a model's replies into FILE: each unit is
@@ -184,7 +193,7 @@ impl DialectArg {
     }
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub(crate) struct ApplyArgs {
     /// The document to apply, e.g. reply.md; `-` or nothing reads standard
     /// input.

@@ -1,0 +1,117 @@
+//! `clada mcp` end to end: rmcp's client over a child process.
+
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, GetPromptRequestParams};
+use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
+use serde_json::{Map, Value, json};
+
+fn args(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+#[test]
+fn an_agent_session() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("app.py"), "x = 1\n").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let bin = insta_cmd::get_cargo_bin("clada");
+        let command = tokio::process::Command::new(bin).configure(|c| {
+            c.args(["mcp", "--no-git", "-C"]).arg(root.path());
+        });
+        let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+
+        // Initialized; both tools, with input and output schemas.
+        let info = client.peer_info().unwrap();
+        assert_eq!(info.server_info.name, "clada");
+        let tools = client.list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, ["apply", "check"]);
+        assert!(tools.iter().all(|t| t.input_schema.contains_key("properties")));
+        assert!(tools.iter().all(|t| t.output_schema.is_some()));
+
+        // check: a document with an error comes back as a report.
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("check")
+                    .with_arguments(args(json!({"document": "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"}))),
+            )
+            .await
+            .unwrap();
+        let report = r.structured_content.unwrap();
+        assert_eq!(report["ok"], false);
+        assert_eq!(report["diagnostics"][0]["kind"], "missing_attribute");
+
+        // apply: a dry run writes nothing, a real one does.
+        let doc = "<<<<<<< SEARCH path=\"app.py\"\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n";
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("apply")
+                    .with_arguments(args(json!({"document": doc, "dry_run": true}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.structured_content.unwrap()["dry_run"], true);
+        assert_eq!(std::fs::read_to_string(root.path().join("app.py")).unwrap(), "x = 1\n");
+        let r = client
+            .call_tool(CallToolRequestParams::new("apply").with_arguments(args(json!({"document": doc}))))
+            .await
+            .unwrap();
+        assert_eq!(r.structured_content.unwrap()["ok"], true);
+        assert_eq!(std::fs::read_to_string(root.path().join("app.py")).unwrap(), "x = 2\n");
+
+        // A call cannot leave the root or run an unapproved command.
+        let hostile = format!(
+            "<<<<<<< WRITE path=\"{}/pwned\"\nx\n>>>>>>> END\n<<<<<<< WRITE path=\"../pwned\"\nx\n>>>>>>> END\n<<<<<<< RUN\necho pwned > {}/ran\n>>>>>>> END\n",
+            outside.path().display(),
+            outside.path().display()
+        );
+        let r = client
+            .call_tool(CallToolRequestParams::new("apply").with_arguments(args(json!({"document": hostile}))))
+            .await
+            .unwrap();
+        let report = r.structured_content.unwrap();
+        assert_eq!(report["ok"], false);
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        let tasks = report["blocks"].as_array().unwrap();
+        assert_eq!(tasks[2]["tasks"][0]["error"]["type"], "command_not_allowed");
+        // Nor name a root or widen the policy.
+        let bad = client
+            .call_tool(
+                CallToolRequestParams::new("apply")
+                    .with_arguments(args(json!({"document": doc, "root": "/"}))),
+            )
+            .await;
+        assert!(bad.is_err(), "an unknown argument was accepted");
+
+        // The prompt.
+        let p = client
+            .get_prompt(GetPromptRequestParams::new("clada"))
+            .await
+            .unwrap();
+        assert_eq!(p.messages.len(), 1);
+
+        // A bad call is an error, and the server goes on.
+        assert!(
+            client
+                .call_tool(CallToolRequestParams::new("nope"))
+                .await
+                .is_err()
+        );
+        assert!(
+            client
+                .call_tool(CallToolRequestParams::new("check"))
+                .await
+                .is_err()
+        );
+        assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
+        client.cancel().await.unwrap();
+    });
+}
