@@ -63,7 +63,7 @@ impl CheckReport {
         } else {
             doc.source
         };
-        Self::from_parts(doc, &doc.diagnostics, &LineIndex::new(text))
+        Self::from_parts(doc, &doc.diagnostics, &LineIndex::new(text), true)
     }
 
     /// A report for a document that could not be read at all. `prefix` is
@@ -85,8 +85,16 @@ impl CheckReport {
         }
     }
 
-    fn from_parts(doc: &Document<'_>, diagnostics: &[Diagnostic], lines: &LineIndex<'_>) -> Self {
-        let mut at = Cursor::new(doc.source);
+    /// `positions`: whether blocks and tasks get theirs (the JSON report);
+    /// the text report does not show them, and a clean document of many
+    /// megabytes should not pay a scan for them.
+    fn from_parts(
+        doc: &Document<'_>,
+        diagnostics: &[Diagnostic],
+        lines: &LineIndex<'_>,
+        positions: bool,
+    ) -> Self {
+        let mut at = Cursor::new(if positions { doc.source } else { "" });
         let blocks: Vec<CheckBlock> = doc
             .units
             .iter()
@@ -149,7 +157,7 @@ impl CheckReport {
 /// rendered once, then counted (PROTOCOL §9.1).
 pub fn render_check_text(doc: &Document<'_>, name: &str, color: bool) -> String {
     use std::fmt::Write as _;
-    let report = CheckReport::new(doc);
+    let report = CheckReport::from_parts(doc, &doc.diagnostics, &LineIndex::new(""), false);
     let mut out = String::new();
     // Malformed units waiting to be printed as one line: their numbers, and
     // their kind and state.
