@@ -215,7 +215,7 @@ impl ServerHandler for Server {
         let report = tokio::task::spawn_blocking(move || server.call(&name, arguments))
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
-        let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+        let text = serde_json::to_string(&report).unwrap_or_default();
         let ok = report.get("ok").and_then(Value::as_bool).unwrap_or(false);
         let mut result = if ok {
             CallToolResult::success(vec![Content::text(text)])
