@@ -31,8 +31,10 @@ fn main() {
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("scratch directory");
     let doc = scratch.join("edits.md");
+    let alone = scratch.join("standalone.md");
     let patch = scratch.join("edits.diff");
     std::fs::write(&doc, &fx.document).expect("write document");
+    std::fs::write(&alone, clada_benches::standalone(&fx.document)).expect("write document");
     std::fs::write(&patch, &fx.diff).expect("write diff");
 
     // The tree once as plain files and once as a git repository with the
@@ -100,44 +102,50 @@ fn main() {
         assert!(status.success(), "{cmd:?} failed");
         ms
     };
-    let clada_run = |dir: &Path, git: bool| {
+    let clada_doc = |dir: &Path, git: bool, doc: &Path| {
         let mut c = Command::new(&clada);
         c.arg("apply").args(extra_args());
         if !git {
             c.arg("--no-git");
         }
-        c.arg("-C").arg(dir).arg(&doc);
+        c.arg("-C").arg(dir).arg(doc);
         time(c)
     };
+    let clada_run = |dir: &Path, git: bool| clada_doc(dir, git, &doc);
     let git_apply = |dir: &Path| {
         let mut c = Command::new("git");
         c.arg("apply").arg(&patch).current_dir(dir);
         time(c)
     };
 
-    let (mut g_ms, mut c_ms, mut cg_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut g_ms, mut c_ms, mut cg_ms, mut s_ms) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..=RUNS {
-        let (a, b, c) = (
+        let (a, b, c, d) = (
             fresh(&plain, "git-apply"),
             fresh(&plain, "clada"),
             fresh(&repo, "clada-git"),
+            fresh(&plain, "clada-standalone"),
         );
         // Rotate the order; the first round warms the caches.
-        let mut times = [0.0; 3];
-        for k in 0..3 {
-            match (i + k) % 3 {
+        let mut times = [0.0; 4];
+        for k in 0..4 {
+            match (i + k) % 4 {
                 0 => times[0] = git_apply(&a),
                 1 => times[1] = clada_run(&b, false),
-                _ => times[2] = clada_run(&c, true),
+                2 => times[2] = clada_run(&c, true),
+                _ => times[3] = clada_doc(&d, false, &alone),
             }
         }
         verify(&a, "git apply");
         verify(&b, "clada --no-git");
         verify(&c, "clada with git");
+        verify(&d, "clada --no-git, standalone units");
         if i > 0 {
             g_ms.push(times[0]);
             c_ms.push(times[1]);
             cg_ms.push(times[2]);
+            s_ms.push(times[3]);
         }
     }
     let commits = Command::new("git")
@@ -147,12 +155,16 @@ fn main() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default();
     let _ = std::fs::remove_dir_all(&scratch);
-    let (g, c, cg) = (median(g_ms), median(c_ms), median(cg_ms));
+    let (g, c, cg, s) = (median(g_ms), median(c_ms), median(cg_ms), median(s_ms));
     println!("2000 SEARCH edits over 200 files of 2000 lines, {RUNS} runs each");
     println!("git apply              median {g:8.2} ms");
     println!(
         "clada apply --no-git   median {c:8.2} ms   ratio to git apply {:.2}x (target <= 2x)",
         c / g
+    );
+    println!(
+        "clada, standalone units median {s:8.2} ms   ratio to git apply {:.2}x (target <= 1.3x)",
+        s / g
     );
     println!(
         "clada apply (git on)   median {cg:8.2} ms   ratio to git apply {:.2}x",

@@ -167,6 +167,40 @@ pub fn edit_fixture(files: usize, lines: usize, edits: usize) -> EditFixture {
     fx
 }
 
+/// The fixture's document with every edit a unit of its own (how models
+/// write them): the TASKS lines taken away.
+pub fn standalone(document: &str) -> String {
+    document
+        .lines()
+        .filter(|l| *l != "<<<<<<< TASKS" && *l != ">>>>>>> TASKS")
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// `units` standalone SEARCH units that each have exactly one error (no
+/// `path`), separated by a line of prose.
+pub fn every_unit_an_error(units: usize) -> String {
+    (0..units)
+        .map(|i| {
+            format!("Change {i}:\n<<<<<<< SEARCH\nold {i}\n=======\nnew {i}\n>>>>>>> REPLACE\n")
+        })
+        .collect()
+}
+
+/// A chat history in aider's style with `blocks` blocks that name their
+/// file only on the line before the fence, as aider writes them, with
+/// prose between: read as clada (`--dialect clada`), every block lacks
+/// `path`.
+pub fn aider_reply(blocks: usize) -> String {
+    (0..blocks)
+        .map(|i| {
+            format!(
+                "Now update the handler number {i}, keeping the signature.\n\nsrc/handler{i}.py\n```python\n<<<<<<< SEARCH\ndef handle_{i}(req):\n    return None\n=======\ndef handle_{i}(req):\n    return respond(req)\n>>>>>>> REPLACE\n```\n\n"
+            )
+        })
+        .collect()
+}
+
 /// Runs `cmd` under a measuring process (the calling bench binary, started
 /// again with `--measure`); returns its wall time in ms and peak RSS in KiB.
 pub fn run_measured(cmd: &[String]) -> (f64, u64) {
@@ -267,6 +301,33 @@ mod tests {
         assert_eq!(fx.diff.matches("diff --git").count(), 4);
         assert_eq!(fx.diff.matches("\n+    let").count(), 20);
         assert!(fx.files.iter().zip(&fx.changed).all(|(a, b)| a.1 != b.1));
+    }
+
+    #[test]
+    fn the_other_generators_say_what_they_promise() {
+        let fx = edit_fixture(4, 100, 20);
+        let text = standalone(&fx.document);
+        let alone = clada_markers::parse(&text);
+        assert!(!alone.has_errors());
+        assert_eq!((alone.units.len(), alone.tasks().count()), (20, 20));
+        let text = every_unit_an_error(50);
+        let errors = clada_markers::parse(&text);
+        assert_eq!(errors.units.len(), 50);
+        assert!((1..=50).all(|b| errors.diagnostics_of(b).filter(|d| d.is_error()).count() == 1));
+        let reply = aider_reply(30);
+        let as_clada = clada_markers::parse(&reply);
+        assert_eq!(as_clada.units.len(), 30);
+        assert_eq!(
+            as_clada.diagnostics.iter().filter(|d| d.is_error()).count(),
+            30
+        );
+        let as_aider = clada_markers::dialect::parse_dialect(
+            &reply,
+            clada_markers::dialect::detect(&reply),
+            clada_markers::ParseOptions::default(),
+        );
+        assert!(!as_aider.has_errors(), "{:?}", as_aider.diagnostics.first());
+        assert_eq!(as_aider.tasks().count(), 30);
     }
 
     #[test]
