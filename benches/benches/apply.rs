@@ -117,7 +117,24 @@ fn main() {
         c.arg("apply").arg(&patch).current_dir(dir);
         time(c)
     };
+    // What clada does with git, done with the git CLI: commit what is
+    // uncommitted, apply, commit the change.
+    let git_cli = |dir: &Path| {
+        let step = |args: &[&str]| {
+            let mut c = Command::new("git");
+            c.args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"])
+                .args(args)
+                .current_dir(dir);
+            time(c)
+        };
+        step(&["add", "-A"])
+            + step(&["commit", "-q", "-m", "before"])
+            + git_apply(dir)
+            + step(&["add", "-A"])
+            + step(&["commit", "-q", "-m", "after"])
+    };
 
+    let mut cli_ms = Vec::new();
     let (mut g_ms, mut c_ms, mut cg_ms, mut s_ms) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..=RUNS {
@@ -141,11 +158,15 @@ fn main() {
         verify(&b, "clada --no-git");
         verify(&c, "clada with git");
         verify(&d, "clada --no-git, standalone units");
+        let e = fresh(&repo, "git-cli");
+        let cli = git_cli(&e);
+        verify(&e, "the git CLI");
         if i > 0 {
             g_ms.push(times[0]);
             c_ms.push(times[1]);
             cg_ms.push(times[2]);
             s_ms.push(times[3]);
+            cli_ms.push(cli);
         }
     }
     let commits = Command::new("git")
@@ -173,6 +194,11 @@ fn main() {
     println!(
         "the two commits (before and after) cost {:.2} ms (commits in the repository: {commits})",
         cg - c
+    );
+    let cli = median(cli_ms);
+    println!(
+        "git CLI: add, commit, apply, add, commit   median {cli:8.2} ms; clada with git / git CLI {:.2}x (target <= 1.0x)",
+        cg / cli
     );
 }
 

@@ -167,6 +167,50 @@ pub fn edit_fixture(files: usize, lines: usize, edits: usize) -> EditFixture {
     fx
 }
 
+/// One file of `lines` lines and `edits` one-line SEARCH edits spread
+/// evenly over it, in one TASKS block, with the same change as a diff.
+pub fn big_file_fixture(lines: usize, edits: usize) -> EditFixture {
+    let path = "src/big.rs";
+    let line = |l: usize, new: bool| {
+        if new {
+            format!("    let value_{l} = compute_faster({l});\n")
+        } else {
+            format!("    let value_{l} = compute({l});\n")
+        }
+    };
+    let step = (lines / edits.max(1)).max(1);
+    let edited: std::collections::BTreeSet<usize> = (0..edits)
+        .map(|e| e * step + step / 2)
+        .filter(|&l| l < lines)
+        .collect();
+    let text: String = (0..lines).map(|l| line(l, false)).collect();
+    let new_text: String = (0..lines).map(|l| line(l, edited.contains(&l))).collect();
+    let mut document = String::from("<<<<<<< TASKS\n");
+    for &l in &edited {
+        let _ = write!(
+            document,
+            "<<<<<<< SEARCH path=\"{path}\"\n{}=======\n{}>>>>>>> REPLACE\n",
+            line(l, false),
+            line(l, true)
+        );
+    }
+    document.push_str(">>>>>>> TASKS\n");
+    let mut diff = format!("diff --git a/{path} b/{path}\n");
+    diff.push_str(
+        &similar::TextDiff::from_lines(&text, &new_text)
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{path}"), &format!("b/{path}"))
+            .to_string(),
+    );
+    EditFixture {
+        files: vec![(path.to_owned(), text)],
+        changed: vec![(path.to_owned(), new_text)],
+        document,
+        diff,
+    }
+}
+
 /// The fixture's document with every edit a unit of its own (how models
 /// write them): the TASKS lines taken away.
 pub fn standalone(document: &str) -> String {
@@ -301,6 +345,16 @@ mod tests {
         assert_eq!(fx.diff.matches("diff --git").count(), 4);
         assert_eq!(fx.diff.matches("\n+    let").count(), 20);
         assert!(fx.files.iter().zip(&fx.changed).all(|(a, b)| a.1 != b.1));
+    }
+
+    #[test]
+    fn the_big_file_fixture_says_the_same_change_twice() {
+        let fx = big_file_fixture(2000, 50);
+        let doc = clada_markers::parse(&fx.document);
+        assert!(!doc.has_errors());
+        assert_eq!(doc.tasks().count(), 50);
+        assert_eq!(fx.diff.matches("\n+    let").count(), 50);
+        assert_eq!(fx.changed[0].1.matches("compute_faster").count(), 50);
     }
 
     #[test]

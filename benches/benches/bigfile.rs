@@ -1,0 +1,102 @@
+//! Many edits to one big file: 5,000 one-line SEARCH edits in a file of
+//! 200,000 lines, in one TASKS block and as 5,000 standalone units, against
+//! `git apply` of the same diff. Median of 5, each on a fresh copy.
+//!
+//! ```sh
+//! cargo build --release -p clada-cli
+//! cargo bench -p clada-benches --bench bigfile
+//! ```
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use clada_benches::{big_file_fixture, clada_binary, median, standalone};
+
+const RUNS: usize = 5;
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let clada = clada_binary();
+    let fx = big_file_fixture(200_000, 5_000);
+    let dir = std::env::temp_dir().join(format!("clada-bench-bigfile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let (block, alone, patch) = (
+        dir.join("block.md"),
+        dir.join("alone.md"),
+        dir.join("edits.diff"),
+    );
+    std::fs::write(&block, &fx.document).expect("write");
+    std::fs::write(&alone, standalone(&fx.document)).expect("write");
+    std::fs::write(&patch, &fx.diff).expect("write");
+    let (path, text) = &fx.files[0];
+    let want = &fx.changed[0].1;
+    let fresh = |name: &str| {
+        let d = dir.join(name);
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("src")).expect("tree");
+        std::fs::write(d.join(path), text).expect("tree");
+        d
+    };
+    let run = |mut c: Command, d: &Path, who: &str| {
+        let start = Instant::now();
+        let ok = c
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("run");
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        assert!(ok.success(), "{who} failed");
+        assert!(
+            &std::fs::read_to_string(d.join(path)).unwrap_or_default() == want,
+            "{who} left the file wrong"
+        );
+        ms
+    };
+    let (mut g, mut b, mut s) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..=RUNS {
+        let mut times = [0.0; 3];
+        for k in 0..3 {
+            match (i + k) % 3 {
+                0 => {
+                    let d = fresh("git");
+                    let mut c = Command::new("git");
+                    c.arg("apply").arg(&patch).current_dir(&d);
+                    times[0] = run(c, &d, "git apply");
+                }
+                1 => {
+                    let d = fresh("block");
+                    let mut c = Command::new(&clada);
+                    c.args(["apply", "--no-git", "-C"]).arg(&d).arg(&block);
+                    times[1] = run(c, &d, "clada, one block");
+                }
+                _ => {
+                    let d = fresh("alone");
+                    let mut c = Command::new(&clada);
+                    c.args(["apply", "--no-git", "-C"]).arg(&d).arg(&alone);
+                    times[2] = run(c, &d, "clada, standalone units");
+                }
+            }
+        }
+        if i > 0 {
+            g.push(times[0]);
+            b.push(times[1]);
+            s.push(times[2]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let (g, b, s) = (median(g), median(b), median(s));
+    println!("5000 edits in one file of 200000 lines, median of {RUNS}");
+    println!("git apply                  {g:9.1} ms");
+    println!(
+        "clada, one TASKS block     {b:9.1} ms   {:.2}x git apply (target <= 1.5x)",
+        b / g
+    );
+    println!(
+        "clada, 5000 standalone     {s:9.1} ms   {:.2}x git apply (target <= 1.5x)",
+        s / g
+    );
+}
