@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use clada_markers::commands::approve::NoPrompt;
+use clada_markers::commands::{CommandRunner, RunOptions};
 use clada_markers::dialect::{Dialect, parse_dialect};
 use clada_markers::engine::fs::Root;
-use clada_markers::engine::{self, ApplyOptions, Atomic, NoCommands, Quiet};
+use clada_markers::engine::{self, ApplyOptions, Atomic, Quiet};
 use clada_markers::report::{FileChange, GitReport, Schema, TaskStatus};
 use clada_markers::{ApplyReport, ParseOptions, Position};
 
@@ -224,7 +226,18 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         atomic: expect.atomic,
         ..ApplyOptions::default()
     };
-    let outcome = engine::apply_with(&doc, &root, &options, &mut NoCommands, &mut Quiet);
+    // Built-in commands run (on the view in a dry run); anything else
+    // needs an approval, and nothing is approved here.
+    let mut runner = CommandRunner::new(
+        &root,
+        root_dir.clone(),
+        RunOptions {
+            allow_escape: expect.allow_escape,
+            ..RunOptions::default()
+        },
+        Box::new(NoPrompt),
+    );
+    let outcome = engine::apply_with(&doc, &root, &options, &mut runner, &mut Quiet);
     let mut report = ApplyReport::new(&doc, outcome.blocks, GitReport::default(), 0);
     if expect.dry_run {
         report.dry_run = true;

@@ -375,7 +375,7 @@ proptest! {
                         || changes.iter().any(|c| matches!(c, Change::File { path: p, .. } if p == path)),
                     "{} for\n{}", path, text
                 ),
-                Change::Moved { to, .. } => prop_assert!(
+                Change::Moved { to, .. } | Change::Dir { path: to } => prop_assert!(
                     after.kind(to).is_some(), "{} for\n{}", to, text
                 ),
             }
@@ -388,6 +388,7 @@ proptest! {
                 Change::File { path, .. } => path == p,
                 Change::Removed { path, .. } => at_or_below(p, path),
                 Change::Moved { from, to } => at_or_below(p, from) || at_or_below(p, to),
+                Change::Dir { path } => at_or_below(p, path),
             });
             prop_assert!(covered, "{} changed but the dry run did not say so, for\n{}", p, text);
         }

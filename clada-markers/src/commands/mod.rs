@@ -29,6 +29,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::engine::fs::{Location, Root};
+use crate::engine::view::{By, View};
 use crate::engine::{Failure, Observer, RunOutput, Runner, TaskError};
 use crate::error_type::ErrorType;
 use allowlist::{Allowlist, Approvals};
@@ -150,6 +151,7 @@ impl<'r> CommandRunner<'r> {
     }
 
     /// Carries out a built-in command inside clada.
+    #[allow(clippy::too_many_arguments)]
     fn run_builtin(
         &self,
         task: usize,
@@ -157,6 +159,7 @@ impl<'r> CommandRunner<'r> {
         argv: &[String],
         dir: Option<&Location>,
         timeout: Duration,
+        tree: &dyn builtin::Tree,
         observer: &mut dyn Observer,
     ) -> Result<RunOutput, (TaskError, RunOutput)> {
         let shown = shell_words::join(argv);
@@ -171,6 +174,7 @@ impl<'r> CommandRunner<'r> {
         };
         let env = builtin::Env {
             root: self.root,
+            tree,
             root_path: &self.root_path,
             cwd,
             allow_escape: self.options.allow_escape,
@@ -284,6 +288,34 @@ impl Runner for CommandRunner<'_> {
         }
     }
 
+    fn simulate(
+        &mut self,
+        task: usize,
+        command: &str,
+        dir: Option<&Location>,
+        view: &View<'_>,
+        by: By,
+        observer: &mut dyn Observer,
+    ) -> Option<Result<RunOutput, (TaskError, RunOutput)>> {
+        let command = command.trim();
+        // What runs as an approved command is a program whose effect is
+        // not known: previewed only.
+        if self.options.allow_any || self.allowlist().ok()?.contains(command) {
+            return None;
+        }
+        let argv = builtin_argv(command).ok()?;
+        if !argv
+            .first()
+            .is_some_and(|name| builtin::CHANGING.contains(&name.as_str()))
+        {
+            return None;
+        }
+        let tree = builtin::Planned { view, by };
+        let limit = self.options.timeout.min(BUILTIN_TIMEOUT);
+        let ran = self.run_builtin(task, command, &argv, dir, limit, &tree, observer);
+        Some(ran)
+    }
+
     fn run(
         &mut self,
         task: usize,
@@ -325,7 +357,7 @@ impl Runner for CommandRunner<'_> {
         let why = match builtin_argv(command) {
             Ok(argv) => {
                 let limit = left(self.options.timeout.min(BUILTIN_TIMEOUT));
-                return self.run_builtin(task, command, &argv, dir, limit, observer);
+                return self.run_builtin(task, command, &argv, dir, limit, self.root, observer);
             }
             Err(why) => why,
         };

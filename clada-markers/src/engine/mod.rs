@@ -131,6 +131,22 @@ pub trait Runner {
         observer: &mut dyn Observer,
     ) -> Result<RunOutput, (TaskError, RunOutput)>;
 
+    /// In a dry run: carries out `command` on `view` as the task `by`, if
+    /// it is a built-in that changes the tree (`mkdir touch rm mv cp`), so
+    /// that the tasks after it see its effect (PROTOCOL §7). `None` when it
+    /// is not one: it is previewed instead.
+    fn simulate(
+        &mut self,
+        _task: usize,
+        _command: &str,
+        _dir: Option<&Location>,
+        _view: &View<'_>,
+        _by: By,
+        _observer: &mut dyn Observer,
+    ) -> Option<Result<RunOutput, (TaskError, RunOutput)>> {
+        None
+    }
+
     /// What running `command` would do, for a dry run: how it would run,
     /// or why it would be refused. Runs nothing.
     fn preview(&mut self, command: &str, _dir: Option<&Location>) -> Result<String, TaskError> {
@@ -503,21 +519,34 @@ impl Engine<'_, '_> {
                     Ok(effect)
                 }
                 Action::Nothing => Ok(effect),
-                Action::Run { command, dir } if dry => {
-                    let how = self.runner.preview(&command, dir.as_ref())?;
-                    report.message = how;
-                    Ok(effect)
-                }
                 Action::Run { command, dir } => {
-                    let ran = self.runner.run(
-                        task.number,
-                        &command,
-                        dir.as_ref(),
-                        self.deadline,
-                        self.observer,
-                    );
-                    // The command may have changed any directory.
-                    self.view.root().forget_dirs();
+                    let ran = if dry {
+                        let simulated = self.runner.simulate(
+                            task.number,
+                            &command,
+                            dir.as_ref(),
+                            &self.view,
+                            by,
+                            self.observer,
+                        );
+                        let Some(ran) = simulated else {
+                            report.message = self.runner.preview(&command, dir.as_ref())?;
+                            return Ok(effect);
+                        };
+                        report.message = self.runner.preview(&command, dir.as_ref())?;
+                        ran
+                    } else {
+                        let ran = self.runner.run(
+                            task.number,
+                            &command,
+                            dir.as_ref(),
+                            self.deadline,
+                            self.observer,
+                        );
+                        // The command may have changed any directory.
+                        self.view.root().forget_dirs();
+                        ran
+                    };
                     match ran {
                         Ok(out) => {
                             report.output = Some(out.output);

@@ -249,6 +249,9 @@ pub enum Change {
     Removed { path: String, kind: Kind },
     /// Something on disk that will be elsewhere.
     Moved { from: String, to: String },
+    /// A new directory that holds nothing new (one that does is said by
+    /// what it holds).
+    Dir { path: String },
 }
 
 /// The tree as the run sees it.
@@ -540,6 +543,84 @@ impl<'r> View<'r> {
             }
         }
         Ok(true)
+    }
+
+    /// Makes the directory `at`, whose parent must be a directory.
+    /// `Ok(false)` when a directory is there already (like
+    /// [`Root::create_dir`]).
+    pub fn create_dir(&self, at: &Location, by: By) -> Result<bool, FsError> {
+        let mut st = self.state.borrow_mut();
+        let parent = at.parent().unwrap_or_else(|| Location::below_root(&[]));
+        match self.kind_in(&st, &parent)? {
+            Some(Kind::Dir) => {}
+            Some(Kind::Symlink) => {
+                return Err(FsError::Symlink {
+                    path: parent.display(),
+                });
+            }
+            Some(_) => {
+                return Err(FsError::NotDirectory {
+                    path: parent.display(),
+                });
+            }
+            None => {
+                return Err(FsError::NotFound {
+                    path: parent.display(),
+                });
+            }
+        }
+        match self.kind_in(&st, at)? {
+            Some(Kind::Dir) => Ok(false),
+            Some(Kind::Symlink) => Err(FsError::Symlink { path: at.display() }),
+            Some(_) => Err(FsError::NotDirectory { path: at.display() }),
+            None => {
+                st.set(at.clone(), Some(Node::Dir { origin: None }));
+                st.steps.push(Step::Mkdir { at: at.clone(), by });
+                Ok(true)
+            }
+        }
+    }
+
+    /// The names in the directory `at` as the view has it, in byte order,
+    /// with their kinds.
+    pub fn list(&self, at: &Location) -> Result<Vec<(String, Kind)>, FsError> {
+        let st = self.state.borrow();
+        let origin = match place(&st.nodes, at)? {
+            Place::Node => match st.nodes.get(at) {
+                Some(Node::Dir { origin }) => origin.clone(),
+                Some(Node::Absent) | None => {
+                    return Err(FsError::NotFound { path: at.display() });
+                }
+                Some(Node::Other {
+                    kind: Kind::Symlink,
+                    ..
+                }) => return Err(FsError::Symlink { path: at.display() }),
+                Some(_) => return Err(FsError::NotDirectory { path: at.display() }),
+            },
+            Place::Disk(on_disk) => Some(on_disk),
+            Place::Nowhere => return Err(FsError::NotFound { path: at.display() }),
+        };
+        let mut names = BTreeMap::new();
+        if let Some(origin) = origin {
+            for entry in self.root.list(&origin)? {
+                names.insert(entry.name, Some(entry.kind));
+            }
+        }
+        let depth = at.parts().len() + 1;
+        for (k, n) in st
+            .nodes
+            .range((Bound::Excluded(at.clone()), Bound::Unbounded))
+            .take_while(|(k, _)| at.is_ancestor_of(k))
+            .filter(|(k, _)| k.parts().len() == depth)
+        {
+            if let Some(name) = k.name() {
+                names.insert(name.to_owned(), kind_of(n));
+            }
+        }
+        Ok(names
+            .into_iter()
+            .filter_map(|(name, kind)| kind.map(|k| (name, k)))
+            .collect())
     }
 
     /// Removes what is at `at`, with everything below it.
@@ -887,6 +968,16 @@ impl<'r> View<'r> {
                 }),
                 (None, _) => {}
             }
+            if let Node::Dir { origin: None } = node {
+                let holds = st
+                    .nodes
+                    .range((Bound::Excluded(at.clone()), Bound::Unbounded))
+                    .take_while(|(k, _)| at.is_ancestor_of(k))
+                    .any(|(_, n)| !matches!(n, Node::Absent));
+                if !holds {
+                    out.push(Change::Dir { path: path.clone() });
+                }
+            }
             if let Node::File(FileNode {
                 dirty: true,
                 data: Some(data),
@@ -1115,6 +1206,44 @@ mod tests {
             files(dir.path()),
             BTreeMap::from([("old".into(), "n\n".into())])
         );
+    }
+
+    #[test]
+    fn a_listing_is_the_disk_as_the_view_changed_it() {
+        let dir = tree(&[("d/a", "a\n"), ("d/b", "b\n"), ("d/c/x", "x\n")]);
+        let before = files(dir.path());
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root);
+        view.remove(&at("d/a"), BY).unwrap();
+        view.write(&at("d/n"), Content::text("n\n".into()), BY)
+            .unwrap();
+        assert!(view.create_dir(&at("d/m"), BY).unwrap());
+        assert!(!view.create_dir(&at("d/m"), BY).unwrap());
+        assert!(matches!(
+            view.create_dir(&at("d/b"), BY),
+            Err(FsError::NotDirectory { .. })
+        ));
+        assert!(matches!(
+            view.create_dir(&at("no/m"), BY),
+            Err(FsError::NotFound { .. })
+        ));
+        view.rename(&at("d"), &at("e"), BY).unwrap();
+        let names = |p: &str| -> Vec<String> {
+            view.list(&at(p))
+                .unwrap()
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect()
+        };
+        assert_eq!(names("e"), ["b", "c", "m", "n"]);
+        assert_eq!(names("e/c"), ["x"]);
+        assert!(matches!(view.list(&at("d")), Err(FsError::NotFound { .. })));
+        assert!(matches!(
+            view.list(&at("e/b")),
+            Err(FsError::NotDirectory { .. })
+        ));
+        // Nothing was written.
+        assert_eq!(files(dir.path()), before);
     }
 
     #[test]

@@ -181,6 +181,12 @@ impl FileChange {
                 from: None,
                 diff: None,
             },
+            Change::Dir { path } => FileChange {
+                path,
+                change: "created",
+                from: None,
+                diff: None,
+            },
             Change::Moved { from, to } => FileChange {
                 path: to,
                 change: "moved",

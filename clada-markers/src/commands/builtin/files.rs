@@ -60,11 +60,25 @@ fn read(
     tool: &str,
     arg: &str,
 ) -> Result<Option<Vec<u8>>, TaskError> {
-    let Some(file) = open(env, out, tool, arg)? else {
-        return Ok(None);
+    let at = env.read_path(arg)?;
+    read_at(env, out, tool, &at, arg)
+}
+
+/// Reads all of the file `at` (written `arg`) of the tree the tool sees (a
+/// dry run's view, or the root); `None` once an ordinary failure is
+/// reported.
+fn read_at(
+    env: &Env<'_>,
+    out: &mut Out<'_>,
+    tool: &str,
+    at: &Location,
+    arg: &str,
+) -> Result<Option<Vec<u8>>, TaskError> {
+    let mut reader = match env.tree.open(at) {
+        Ok(reader) => reader,
+        Err(e) => return env.failed(out, tool, as_written(e, arg)).map(|()| None),
     };
     let mut data = Vec::new();
-    let mut reader = file;
     let mut buf = vec![0; CHUNK];
     loop {
         env.in_time()?;
@@ -980,7 +994,7 @@ pub(crate) fn mkdir(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
             if at.is_root() {
                 break;
             }
-            match env.root.create_dir(&step) {
+            match env.tree.create_dir(&step) {
                 Ok(true) if verbose => say!(out, "mkdir: created directory '{}'", step.display()),
                 Ok(true) => {}
                 Ok(false) if parents => {}
@@ -1023,14 +1037,9 @@ pub(crate) fn touch(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
     let mut status = 0;
     for arg in &operands {
         let at = env.write_path(arg)?;
-        match env.root.metadata(&at) {
-            Ok(meta) => {
-                let keep = |t: (i64, i64), set: bool| if set { None } else { Some(t) };
-                if let Err(e) = env.root.set_times(
-                    &at,
-                    keep(meta.accessed, access),
-                    keep(meta.modified, modify),
-                ) {
+        match env.tree.kind(&at) {
+            Ok(_) => {
+                if let Err(e) = env.tree.touch(&at, access, modify) {
                     env.failed(out, "touch", as_written(e, arg))?;
                     status = 1;
                 }
@@ -1038,13 +1047,13 @@ pub(crate) fn touch(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
             Err(FsError::NotFound { .. }) if no_create => {}
             Err(FsError::NotFound { .. }) => {
                 if let Some(parent) = at.parent()
-                    && let Err(e) = env.root.metadata(&parent)
+                    && let Err(e) = env.tree.kind(&parent)
                 {
                     env.failed(out, "touch", as_written(e, arg))?;
                     status = 1;
                     continue;
                 }
-                if let Err(e) = env.root.write(&at, b"") {
+                if let Err(e) = env.tree.write(&at, b"") {
                     env.failed(out, "touch", as_written(e, arg))?;
                     status = 1;
                 }
@@ -1088,8 +1097,8 @@ pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             status = 1;
             continue;
         }
-        let meta = match env.root.metadata(&at) {
-            Ok(meta) => meta,
+        let kind = match env.tree.kind(&at) {
+            Ok(kind) => kind,
             Err(FsError::NotFound { .. }) if force => continue,
             Err(e) => {
                 env.failed(out, "rm", as_written(e, arg))?;
@@ -1097,20 +1106,20 @@ pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
                 continue;
             }
         };
-        if meta.kind == Kind::Dir {
+        if kind == Kind::Dir {
             if !recursive && !dirs {
                 out.error("rm", format!("cannot remove '{arg}': Is a directory"));
                 status = 1;
                 continue;
             }
-            if !recursive && env.root.list(&at).is_ok_and(|e| !e.is_empty()) {
+            if !recursive && env.tree.names(&at).is_ok_and(|e| !e.is_empty()) {
                 out.error("rm", format!("cannot remove '{arg}': Directory not empty"));
                 status = 1;
                 continue;
             }
         }
         env.check_takes_away(&at)?;
-        let removed = env.root.remove(&at);
+        let removed = env.tree.remove(&at);
         match removed {
             Ok(()) if verbose => say!(out, "removed '{arg}'"),
             Ok(()) => {}
@@ -1177,7 +1186,7 @@ fn destinations(
         (Some(dir), _) => (&t.operands[..], Some(dir.clone()), None),
         (None, Some((last, rest))) if !rest.is_empty() => {
             let at = env.write_path(last)?;
-            let is_dir = matches!(env.root.metadata(&at), Ok(m) if m.kind == Kind::Dir);
+            let is_dir = env.tree.kind(&at) == Ok(Kind::Dir);
             if rest.len() > 1 || (is_dir && !t.no_target_dir) {
                 (rest, Some(last.clone()), None)
             } else {
@@ -1199,8 +1208,8 @@ fn destinations(
         let to = match (&target_dir, &dest) {
             (Some(dir), _) => {
                 let dir_at = env.write_path(dir)?;
-                match env.root.metadata(&dir_at) {
-                    Ok(m) if m.kind == Kind::Dir => {}
+                match env.tree.kind(&dir_at) {
+                    Ok(Kind::Dir) => {}
                     Ok(_) => {
                         out.error(tool, format!("target '{dir}': Not a directory"));
                         return Ok(None);
@@ -1260,8 +1269,8 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             status = 1;
             continue;
         }
-        let meta = match env.root.metadata(&from) {
-            Ok(meta) => meta,
+        let kind = match env.tree.kind(&from) {
+            Ok(kind) => kind,
             Err(e) => {
                 env.failed(out, "mv", as_written(e, &src))?;
                 status = 1;
@@ -1269,9 +1278,9 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             }
         };
         env.check_takes_away(&from)?;
-        match env.root.metadata(&to) {
+        match env.tree.kind(&to) {
             Ok(_) if t.no_clobber => continue,
-            Ok(existing) if existing.kind == Kind::Dir && meta.kind != Kind::Dir => {
+            Ok(Kind::Dir) if kind != Kind::Dir => {
                 out.error(
                     "mv",
                     format!(
@@ -1282,19 +1291,19 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
                 status = 1;
                 continue;
             }
-            Ok(existing) if existing.kind == Kind::Dir => {
+            Ok(Kind::Dir) => {
                 env.check_takes_away(&to)?;
             }
             _ => {}
         }
         if let Some(parent) = to.parent()
-            && let Err(e) = env.root.metadata(&parent)
+            && let Err(e) = env.tree.kind(&parent)
         {
             env.failed(out, "mv", e)?;
             status = 1;
             continue;
         }
-        let moved = env.root.rename(&from, &to);
+        let moved = env.tree.rename(&from, &to);
         match moved {
             Ok(()) if t.verbose => say!(out, "renamed '{src}' -> '{}'", to.display()),
             Ok(()) => {}
@@ -1316,18 +1325,18 @@ pub(crate) fn cp(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
     };
     let mut status = 0;
     for (src, from, to) in moves {
-        let meta = match env.root.metadata(&from) {
-            Ok(meta) => meta,
+        let kind = match env.tree.kind(&from) {
+            Ok(kind) => kind,
             Err(e) => {
                 env.failed(out, "cp", as_written(e, &src))?;
                 status = 1;
                 continue;
             }
         };
-        if meta.kind == Kind::Symlink {
+        if kind == Kind::Symlink {
             return Err(FsError::Symlink { path: src }.into());
         }
-        if meta.kind == Kind::Dir {
+        if kind == Kind::Dir {
             if !t.recursive {
                 out.error(
                     "cp",
@@ -1366,21 +1375,21 @@ fn copy_tree(
     while let Some((from, to)) = pending.pop() {
         env.in_time()?;
         env.check_lands(&to)?;
-        let meta = match env.root.metadata(&from) {
-            Ok(meta) => meta,
+        let kind = match env.tree.kind(&from) {
+            Ok(kind) => kind,
             Err(e) => {
                 env.failed(out, "cp", e)?;
                 status = 1;
                 continue;
             }
         };
-        match meta.kind {
+        match kind {
             Kind::Dir => {
-                let exists = matches!(env.root.metadata(&to), Ok(m) if m.kind == Kind::Dir);
+                let exists = env.tree.kind(&to) == Ok(Kind::Dir);
                 match if exists {
                     Ok(false)
                 } else {
-                    env.root.create_dir(&to)
+                    env.tree.create_dir(&to)
                 } {
                     Ok(_) => {}
                     Err(e) => {
@@ -1389,7 +1398,7 @@ fn copy_tree(
                         continue;
                     }
                 }
-                let entries = match env.root.list(&from) {
+                let entries = match env.tree.names(&from) {
                     Ok(entries) => entries,
                     Err(e) => {
                         env.failed(out, "cp", e)?;
@@ -1397,19 +1406,19 @@ fn copy_tree(
                         continue;
                     }
                 };
-                for entry in entries.into_iter().rev() {
-                    pending.push((from.join(&entry.name), to.join(&entry.name)));
+                for name in entries.into_iter().rev() {
+                    pending.push((from.join(&name), to.join(&name)));
                 }
             }
             Kind::File => {
-                if t.no_clobber && env.root.metadata(&to).is_ok() {
+                if t.no_clobber && env.tree.kind(&to).is_ok() {
                     continue;
                 }
-                let Some(data) = read(env, out, "cp", &from.display())? else {
+                let Some(data) = read_at(env, out, "cp", &from, &from.display())? else {
                     status = 1;
                     continue;
                 };
-                match env.root.write(&to, &data) {
+                match env.tree.write(&to, &data) {
                     Ok(_) if t.verbose => {
                         say!(out, "'{}' -> '{}'", from.display(), to.display());
                     }

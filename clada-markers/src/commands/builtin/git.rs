@@ -1879,6 +1879,7 @@ mod tests {
         let handle = Root::open(root).unwrap();
         let env = Env {
             root: &handle,
+            tree: &handle,
             root_path: root,
             cwd: locate(cwd, false).unwrap(),
             allow_escape: false,

@@ -14,10 +14,12 @@
 //! document (an unknown flag, a path outside the root, a link, a protected
 //! place) is a [`TaskError`] instead.
 
+use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::engine::fs::{FsError, Location, Root, locate};
+use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root, locate};
+use crate::engine::view::{By, View};
 use crate::engine::{Observer, TaskError};
 use crate::error_type::ErrorType;
 
@@ -54,9 +56,144 @@ pub(crate) fn is_builtin(argv: &[String]) -> bool {
     }
 }
 
+/// The tree as the built-ins that change it (`mkdir touch rm mv cp`) see
+/// it: the root itself, or in a dry run the run's view, where they are
+/// carried out in memory so that the tasks after them see their effect
+/// (PROTOCOL §7). Every method refuses a link the way [`Root`] does.
+pub(crate) trait Tree {
+    /// The kind of what is at `at`, never following a link; `NotFound`
+    /// when nothing is.
+    fn kind(&self, at: &Location) -> Result<Kind, FsError>;
+    /// The names in the directory `at`, in byte order.
+    fn names(&self, at: &Location) -> Result<Vec<String>, FsError>;
+    /// Makes the directory `at`; `Ok(false)` when one is there already.
+    fn create_dir(&self, at: &Location) -> Result<bool, FsError>;
+    /// Opens the file `at` for reading.
+    fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError>;
+    /// Replaces or creates the file `at`, atomically.
+    fn write(&self, at: &Location, data: &[u8]) -> Result<(), FsError>;
+    fn remove(&self, at: &Location) -> Result<(), FsError>;
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError>;
+    /// Sets the access and modification times of what is at `at` to now
+    /// (those asked for).
+    fn touch(&self, at: &Location, access: bool, modify: bool) -> Result<(), FsError>;
+    /// See [`Root::check_lands`].
+    fn check_lands(&self, at: &Location) -> Result<(), FsError>;
+    /// See [`Root::check_takes_away`].
+    fn check_takes_away(&self, at: &Location) -> Result<(), FsError>;
+}
+
+impl Tree for Root {
+    fn kind(&self, at: &Location) -> Result<Kind, FsError> {
+        self.metadata(at).map(|m| m.kind)
+    }
+
+    fn names(&self, at: &Location) -> Result<Vec<String>, FsError> {
+        Ok(self.list(at)?.into_iter().map(|e| e.name).collect())
+    }
+
+    fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
+        Root::create_dir(self, at)
+    }
+
+    fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError> {
+        Ok(Box::new(self.open_file(at)?))
+    }
+
+    fn write(&self, at: &Location, data: &[u8]) -> Result<(), FsError> {
+        Root::write(self, at, data).map(drop)
+    }
+
+    fn remove(&self, at: &Location) -> Result<(), FsError> {
+        Root::remove(self, at)
+    }
+
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
+        Root::rename(self, from, to)
+    }
+
+    fn touch(&self, at: &Location, access: bool, modify: bool) -> Result<(), FsError> {
+        let meta = self.metadata(at)?;
+        let keep = |t: (i64, i64), set: bool| if set { None } else { Some(t) };
+        self.set_times(at, keep(meta.accessed, access), keep(meta.modified, modify))
+    }
+
+    fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+        Root::check_lands(self, at)
+    }
+
+    fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+        Root::check_takes_away(self, at)
+    }
+}
+
+/// A dry run's view, as the task `by` changes it.
+pub(crate) struct Planned<'v, 'r> {
+    pub(crate) view: &'v View<'r>,
+    pub(crate) by: By,
+}
+
+impl Tree for Planned<'_, '_> {
+    fn kind(&self, at: &Location) -> Result<Kind, FsError> {
+        Files::kind(self.view, at)?.ok_or_else(|| FsError::NotFound { path: at.display() })
+    }
+
+    fn names(&self, at: &Location) -> Result<Vec<String>, FsError> {
+        Ok(self
+            .view
+            .list(at)?
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect())
+    }
+
+    fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
+        self.view.create_dir(at, self.by)
+    }
+
+    fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError> {
+        let data = self.view.contents(at)?;
+        Ok(Box::new(std::io::Cursor::new(data.as_bytes().to_vec())))
+    }
+
+    fn write(&self, at: &Location, data: &[u8]) -> Result<(), FsError> {
+        self.view
+            .write(at, Content::from_bytes(data.to_vec()), self.by)
+            .map(drop)
+    }
+
+    fn remove(&self, at: &Location) -> Result<(), FsError> {
+        self.view.remove(at, self.by)
+    }
+
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
+        self.view.rename(from, to, self.by)
+    }
+
+    fn touch(&self, at: &Location, _access: bool, _modify: bool) -> Result<(), FsError> {
+        // Times are not part of the plan: only that something is there.
+        Tree::kind(self, at).map(drop)
+    }
+
+    fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+        Files::check_lands(self.view, at)
+    }
+
+    fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+        Files::check_takes_away(self.view, at)
+    }
+}
+
+/// The built-ins that change the tree, which a dry run carries out on its
+/// view.
+pub(crate) const CHANGING: &[&str] = &["mkdir", "touch", "rm", "mv", "cp"];
+
 /// Where a built-in command runs and what it may touch.
 pub(crate) struct Env<'a> {
     pub(crate) root: &'a Root,
+    /// What the tools that change the tree change: `root`, or a dry run's
+    /// view.
+    pub(crate) tree: &'a dyn Tree,
     /// Where the root is, for `pwd` and `realpath`.
     pub(crate) root_path: &'a Path,
     /// The RUN's `dir`, or the root.
@@ -112,14 +249,14 @@ impl Env<'_> {
     /// Refuses a change that lands in a protected place (PROTOCOL §5): the
     /// final destination is checked, after a target directory was joined.
     pub(crate) fn check_lands(&self, at: &Location) -> Result<(), TaskError> {
-        self.root.check_lands(at).map_err(|e| self.refusal(e))
+        self.tree.check_lands(at).map_err(|e| self.refusal(e))
     }
 
     /// Refuses moving, copying or removing what holds a protected place: a
     /// directory with a `.git` below it, or clada's own directories.
     pub(crate) fn check_takes_away(&self, at: &Location) -> Result<(), TaskError> {
         self.in_time()?;
-        self.root.check_takes_away(at).map_err(|e| self.refusal(e))
+        self.tree.check_takes_away(at).map_err(|e| self.refusal(e))
     }
 
     fn refusal(&self, e: FsError) -> TaskError {

@@ -921,6 +921,7 @@ pub(super) mod testing {
         let shown = args.join(" ");
         let env = Env {
             root: &handle,
+            tree: &handle,
             root_path: root,
             cwd: locate(cwd, false).unwrap(),
             allow_escape: false,
