@@ -15,10 +15,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use clada_markers::dialect::{detect, parse_dialect};
-use clada_markers::engine::fs::Root;
-use clada_markers::engine::{self, ApplyOptions, NoCommands, Quiet};
-use clada_markers::report::{ApplyReport, GitReport, TaskStatus};
-use clada_markers::{Diagnostic, Document, ParseOptions, Severity, Span, Unit, print};
+use clada_markers::dirs::Dirs;
+use clada_markers::report::{ApplyReport, TaskStatus};
+use clada_markers::{Apply, Diagnostic, Document, ParseOptions, Severity, Span, Unit, print};
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
 use lsp_types as lsp;
 use serde_json::{Value, json};
@@ -275,18 +274,15 @@ impl Server {
     }
 
     fn dry_run(&self, doc: &Document<'_>) -> Option<ApplyReport> {
-        let root = Root::open(Path::new(&self.root)).ok()?;
-        let options = ApplyOptions {
-            dry_run: true,
-            ..ApplyOptions::default()
-        };
-        let outcome = engine::apply_with(doc, &root, &options, &mut NoCommands, &mut Quiet);
-        Some(ApplyReport::new(
-            doc,
-            outcome.blocks,
-            GitReport::default(),
-            0,
-        ))
+        let apply = Apply::new(Path::new(&self.root)).ok()?;
+        // What the approvals of this root allow is said as it would be.
+        Some(
+            apply
+                .dirs(Dirs::from_env().ok())
+                .git(None)
+                .dry_run(true)
+                .run(doc),
+        )
     }
 }
 

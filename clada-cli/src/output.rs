@@ -5,7 +5,6 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 
 use clada_markers::dirs::Dirs;
-use clada_markers::engine::fs::Root;
 use clada_markers::{Diagnostic, MAX_DOCUMENT_SIZE, decode, read_limited, render, too_large};
 
 /// A document as read, with the name diagnostics call it by. A document
@@ -137,24 +136,12 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> String {
     }
 }
 
-/// Opens the root directory, or says why not (exit code 2: the command
-/// line named it).
 /// clada's own directories, from the environment; `None`, said once on
 /// stderr, when there is no home to find them in.
 pub(crate) fn dirs() -> Option<Dirs> {
     Dirs::from_env()
         .map_err(|e| eprintln!("clada: warning: {e}: no approvals and no default lock"))
         .ok()
-}
-
-pub(crate) fn open_root(path: &Path) -> Result<Root, u8> {
-    Root::open(path).map_err(|e| {
-        eprintln!(
-            "clada: cannot open the root directory {}: {e}",
-            path.display()
-        );
-        2
-    })
 }
 
 /// A document that is not text, shown as well as it can be: the

@@ -20,6 +20,7 @@
 //! }));
 //! ```
 
+mod apply;
 mod ast;
 mod attributes;
 pub mod commands;
@@ -45,6 +46,7 @@ pub mod stream;
 mod syntax;
 mod validate;
 
+pub use apply::Apply;
 pub use ast::{Block, Count, Document, Op, OpName, Task, Unit};
 pub use attributes::{Attribute, Quote};
 pub use diagnostics::{Diagnostic, DiagnosticKind, Fix, Label, Renderer, Severity, render};

@@ -6,13 +6,10 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use clada_markers::commands::approve::NoPrompt;
-use clada_markers::commands::{CommandRunner, RunOptions};
 use clada_markers::dialect::{Dialect, parse_dialect};
-use clada_markers::engine::fs::Root;
-use clada_markers::engine::{self, ApplyOptions, Atomic, Quiet};
-use clada_markers::report::{FileChange, GitReport, Schema, TaskStatus};
-use clada_markers::{ApplyReport, ParseOptions, Position};
+use clada_markers::engine::Atomic;
+use clada_markers::report::{Schema, TaskStatus};
+use clada_markers::{Apply, ParseOptions, Position};
 
 /// What is at a path, for comparing trees.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -219,30 +216,15 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
             allow_escape: expect.allow_escape,
         },
     );
-    let root = Root::open(&root_dir)?;
-    let options = ApplyOptions {
-        allow_escape: expect.allow_escape,
-        dry_run: expect.dry_run,
-        atomic: expect.atomic,
-        ..ApplyOptions::default()
-    };
-    // Built-in commands run (on the view in a dry run); anything else
-    // needs an approval, and nothing is approved here.
-    let mut runner = CommandRunner::new(
-        &root,
-        root_dir.clone(),
-        RunOptions {
-            allow_escape: expect.allow_escape,
-            ..RunOptions::default()
-        },
-        Box::new(NoPrompt),
-    );
-    let outcome = engine::apply_with(&doc, &root, &options, &mut runner, &mut Quiet);
-    let mut report = ApplyReport::new(&doc, outcome.blocks, GitReport::default(), 0);
-    if expect.dry_run {
-        report.dry_run = true;
-        report.changes = Some(outcome.changes.into_iter().map(FileChange::of).collect());
-    }
+    // What the command line does, without git and without clada's own
+    // directories: built-in commands run (on the plan in a dry run), and
+    // nothing else is approved.
+    let report = Apply::new(&root_dir)?
+        .git(None)
+        .allow_escape(expect.allow_escape)
+        .dry_run(expect.dry_run)
+        .atomic(expect.atomic)
+        .run(&doc);
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     crate::common::assert_matches_schema(Schema::Apply, &report);
 

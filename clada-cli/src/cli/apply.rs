@@ -3,18 +3,14 @@
 use std::time::Instant;
 
 use clada_markers::commands::RunOptions;
-use clada_markers::commands::allowlist::{self, Approvals};
+use clada_markers::commands::allowlist;
 use clada_markers::commands::approve::{Approver, NoPrompt, Terminal};
 use clada_markers::dialect::{Dialect, parse_dialect};
-use clada_markers::dirs::Dirs;
-use clada_markers::engine::{Observer, Quiet};
+use clada_markers::engine::{Atomic, Observer, Quiet};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
 use clada_markers::report::{DiagnosticReport, GitReport};
-use clada_markers::run::{self, RunConfig};
-use clada_markers::{ApplyReport, Document, ParseOptions};
-
-use clada_markers::engine::Atomic;
+use clada_markers::{Apply, ApplyReport, Document, ParseOptions};
 
 use super::{ApplyArgs, AtomicArg, ErrorDetail, Format, OutputMode, Switch};
 use crate::output;
@@ -55,36 +51,34 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
             }
         }
     };
-    let mut root = match output::open_root(&args.root) {
-        Ok(root) => root,
-        Err(code) => return code,
+    let approver: Box<dyn Approver> = if args.no_prompt || args.stream {
+        Box::new(NoPrompt)
+    } else {
+        Box::new(Terminal)
     };
-    let dirs = output::dirs();
-    if let Some(dirs) = &dirs {
-        // The root may hold clada's own directories (it may be the home
-        // directory): no document touches them.
-        root.protect(dirs.inside(&args.root));
-    }
-    let approvals = dirs
-        .as_ref()
-        .and_then(|d| Approvals::new(d, &args.root).ok());
-    if allowlist::legacy_file(&root) {
+    let mut apply = match applier(&args) {
+        Ok(apply) => apply.approver(approver),
+        Err(message) => {
+            eprintln!("clada: {message}");
+            return 2;
+        }
+    };
+    if apply.has_legacy_approvals() {
         eprintln!(
             "clada: warning: ignoring {}: approvals now live outside the tree{}; approve again with `clada allow -C ROOT CMD`",
             args.root.join(allowlist::LEGACY_PATH).display(),
-            approvals
-                .as_ref()
+            apply
+                .approvals()
                 .map(|a| format!(", in {}", a.file().display()))
                 .unwrap_or_default()
         );
     }
     let color = output::stdout_color();
-    let config = config(&args, approvals, dirs);
     let Some(input) = input else {
         if watch {
-            return super::watch::run(&args, &mut root, &config, color);
+            return super::watch::run(&args, apply, color);
         }
-        return super::stream::run(&args, &root, &config, color);
+        return super::stream::run(&args, &mut apply, color);
     };
     let text = match input.text() {
         Ok(text) => text,
@@ -115,11 +109,6 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
             allow_escape: args.allow_escape,
         },
     );
-    let approver: Box<dyn Approver> = if args.no_prompt {
-        Box::new(NoPrompt)
-    } else {
-        Box::new(Terminal)
-    };
     let detail = detail(&args);
     let exec = exec(&args);
     let mut printer = TextPrinter::new(
@@ -138,7 +127,7 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
         Format::Text => &mut printer,
         Format::Json | Format::Xml | Format::Jsonl => &mut quiet,
     };
-    let mut report = run::run(&doc, &root, &config, approver, observer);
+    let mut report = apply.run_observed(&doc, observer);
     report.duration_ms = elapsed(started);
     report.dialect = dialect;
     match args.format {
@@ -149,35 +138,37 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
     report.exit_code()
 }
 
-/// The run's settings, from the flags: the same for every unit of a stream.
-fn config(args: &ApplyArgs, approvals: Option<Approvals>, dirs: Option<Dirs>) -> RunConfig {
-    RunConfig {
-        root_path: args.root.clone(),
-        allow_escape: args.allow_escape,
-        total_timeout: args.total_timeout,
-        git: (!args.no_git).then(|| args.git_author.clone()),
-        lock_file: args.lock_file.clone(),
-        lock_timeout: args.lock_timeout,
-        commands: RunOptions {
+/// The run, set up from the flags: the same for every unit of a stream.
+/// clada's own directories come from the environment.
+pub(crate) fn applier(args: &ApplyArgs) -> Result<Apply, String> {
+    let apply = Apply::new(&args.root).map_err(|e| {
+        format!(
+            "cannot open the root directory {}: {e}",
+            args.root.display()
+        )
+    })?;
+    Ok(apply
+        .dirs(output::dirs())
+        .allow_escape(args.allow_escape)
+        .total_timeout(args.total_timeout)
+        .git((!args.no_git).then(|| args.git_author.clone()))
+        .lock(args.lock_file.clone(), args.lock_timeout)
+        .commands(RunOptions {
             timeout: args.timeout,
             max_output: args.max_output,
             allow_any: args.allow_any_command,
-            allow_escape: args.allow_escape,
-            approvals,
             sandbox: match args.sandbox {
                 Some(Switch::On) => true,
                 Some(Switch::Off) => false,
                 None => args.allow_any_command,
             },
-            sandbox_temp: None,
-        },
-        dirs,
-        dry_run: args.dry_run,
-        atomic: args.atomic.map(|a| match a {
+            ..RunOptions::default()
+        })
+        .dry_run(args.dry_run)
+        .atomic(args.atomic.map(|a| match a {
             AtomicArg::Unit => Atomic::Unit,
             AtomicArg::Document => Atomic::Document,
-        }),
-    }
+        })))
 }
 
 pub(crate) fn detail(args: &ApplyArgs) -> Detail {
@@ -208,20 +199,7 @@ pub(crate) fn report_of(args: &ApplyArgs, text: &str) -> Result<ApplyReport, Str
     if text.len() > clada_markers::MAX_DOCUMENT_SIZE {
         return Err(clada_markers::too_large().message);
     }
-    let mut root = clada_markers::engine::fs::Root::open(&args.root).map_err(|e| {
-        format!(
-            "cannot open the root directory {}: {e}",
-            args.root.display()
-        )
-    })?;
-    let dirs = output::dirs();
-    if let Some(dirs) = &dirs {
-        root.protect(dirs.inside(&args.root));
-    }
-    let approvals = dirs
-        .as_ref()
-        .and_then(|d| Approvals::new(d, &args.root).ok());
-    let config = config(args, approvals, dirs);
+    let mut apply = applier(args)?;
     let dialect = args.dialect.of(text);
     let doc = parse_dialect(
         text,
@@ -230,7 +208,7 @@ pub(crate) fn report_of(args: &ApplyArgs, text: &str) -> Result<ApplyReport, Str
             allow_escape: args.allow_escape,
         },
     );
-    let mut report = run::run(&doc, &root, &config, Box::new(NoPrompt), &mut Quiet);
+    let mut report = apply.run(&doc);
     report.duration_ms = elapsed(started);
     report.dialect = dialect;
     Ok(report)

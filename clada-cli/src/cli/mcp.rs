@@ -37,7 +37,7 @@ pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
             return 2;
         }
     };
-    if let Err(e) = clada_markers::engine::fs::Root::open(&args.root) {
+    if let Err(e) = clada_markers::Apply::new(&args.root) {
         eprintln!(
             "clada: cannot open the root directory {}: {e}",
             args.root.display()

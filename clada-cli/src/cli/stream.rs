@@ -3,12 +3,9 @@
 
 use std::io::BufRead;
 
-use clada_markers::commands::approve::NoPrompt;
-use clada_markers::engine::fs::Root;
 use clada_markers::report::text::TextPrinter;
-use clada_markers::run::{self, RunConfig};
 use clada_markers::stream::{Chunk, Splitter};
-use clada_markers::{ParseOptions, Position, parse_with};
+use clada_markers::{Apply, ParseOptions, Position, parse_with};
 use serde_json::{Value, json};
 
 use super::{ApplyArgs, Format};
@@ -26,7 +23,7 @@ pub(crate) struct Totals {
     ok: bool,
 }
 
-pub(crate) fn run(args: &ApplyArgs, root: &Root, config: &RunConfig, color: bool) -> u8 {
+pub(crate) fn run(args: &ApplyArgs, apply: &mut Apply, color: bool) -> u8 {
     let reader: Box<dyn BufRead> = match args.file.as_deref() {
         None => Box::new(std::io::stdin().lock()),
         Some(p) if p == std::path::Path::new("-") => Box::new(std::io::stdin().lock()),
@@ -54,11 +51,11 @@ pub(crate) fn run(args: &ApplyArgs, root: &Root, config: &RunConfig, color: bool
         }
         let text = String::from_utf8_lossy(&line);
         if let Some(chunk) = splitter.push_line(&text) {
-            unit(args, root, config, color, chunk, &mut totals);
+            unit(args, apply, color, chunk, &mut totals);
         }
     }
     if let Some(chunk) = splitter.finish() {
-        unit(args, root, config, color, chunk, &mut totals);
+        unit(args, apply, color, chunk, &mut totals);
     }
     totals.finish(args.format);
     u8::from(!totals.ok)
@@ -101,8 +98,7 @@ fn print_line(v: &Value) {
 /// Parses, numbers, runs and reports one unit.
 pub(crate) fn unit(
     args: &ApplyArgs,
-    root: &Root,
-    config: &RunConfig,
+    apply: &mut Apply,
     color: bool,
     chunk: Chunk,
     totals: &mut Totals,
@@ -136,7 +132,7 @@ pub(crate) fn unit(
         Format::Text => &mut printer,
         _ => &mut quiet,
     };
-    let report = run::run(&doc, root, config, Box::new(NoPrompt), observer);
+    let report = apply.run_observed(&doc, observer);
     totals.blocks += doc.units.len();
     totals.tasks += report.summary.tasks;
     totals.succeeded += report.summary.succeeded;

@@ -9,24 +9,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use clada_markers::engine::fs::Root;
-use clada_markers::run::RunConfig;
+use clada_markers::Apply;
 use clada_markers::stream::{Chunk, Splitter};
 use notify::{RecursiveMode, Watcher as _};
 
 use super::stream::{Totals, unit};
 use super::{ApplyArgs, Format};
 
-pub(crate) fn run(args: &ApplyArgs, root: &mut Root, config: &RunConfig, color: bool) -> u8 {
+pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
     let Some(file) = args.file.clone().filter(|f| f != Path::new("-")) else {
         eprintln!("clada: watch needs a FILE to follow");
         return 2;
     };
     // The file's own units must not write it: they would feed the watch.
-    if let Some(at) = clada_markers::dirs::location_in(&args.root, &file) {
-        root.protect([at]);
-    }
-    let Some(state) = state_file(config, &args.root, &file) else {
+    let mut apply = match clada_markers::dirs::location_in(&args.root, &file) {
+        Some(at) => apply.protect([at]),
+        None => apply,
+    };
+    let Some(state) = state_file(&args.root, &file) else {
         eprintln!(
             "clada: watch remembers applied units in clada's state directory, and there is none (no HOME)"
         );
@@ -66,13 +66,13 @@ pub(crate) fn run(args: &ApplyArgs, root: &mut Root, config: &RunConfig, color: 
         );
     }
     let mut totals = Totals::new();
-    let pass = |totals: &mut Totals, seen: &mut HashSet<String>| {
+    let mut pass = |totals: &mut Totals, seen: &mut HashSet<String>| {
         for chunk in complete_units(&file) {
             let key = key(&chunk);
             if seen.contains(&key) {
                 continue;
             }
-            unit(args, root, config, color, chunk, totals);
+            unit(args, &mut apply, color, chunk, totals);
             remember(&state, &key);
             seen.insert(key);
         }
@@ -117,8 +117,8 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Where the units applied from `file` to `root` are remembered: in clada's
 /// state directory, never in the tree.
-fn state_file(config: &RunConfig, root: &Path, file: &Path) -> Option<PathBuf> {
-    let dirs = config.dirs.as_ref()?;
+fn state_file(root: &Path, file: &Path) -> Option<PathBuf> {
+    let dirs = clada_markers::dirs::Dirs::from_env().ok()?;
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let id = format!("{}\0{}", canon(root).display(), canon(file).display());
     let name = git2::Oid::hash_object(git2::ObjectType::Blob, id.as_bytes()).ok()?;

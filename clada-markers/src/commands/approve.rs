@@ -21,6 +21,16 @@ pub trait Approver {
     }
 }
 
+impl<A: Approver + ?Sized> Approver for &mut A {
+    fn ask(&mut self, command: &str) -> Option<Answer> {
+        (**self).ask(command)
+    }
+
+    fn can_ask(&self) -> bool {
+        (**self).can_ask()
+    }
+}
+
 /// Never asks: every unapproved command is refused.
 #[derive(Debug, Default)]
 pub struct NoPrompt;

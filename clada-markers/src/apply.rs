@@ -1,0 +1,191 @@
+//! The one way to apply a document to a directory (PROTOCOL §7): the
+//! command line, the MCP and LSP servers and the corpus all go through
+//! [`Apply`].
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::ast::Document;
+use crate::commands::RunOptions;
+use crate::commands::allowlist::Approvals;
+use crate::commands::approve::{Approver, NoPrompt};
+use crate::dirs::Dirs;
+use crate::engine::fs::{Location, Root};
+use crate::engine::{Atomic, Observer, Quiet};
+use crate::git::Author;
+use crate::report::ApplyReport;
+use crate::run::{self, RunConfig};
+
+/// Applies documents to one directory, the root, given once.
+///
+/// The root is opened when the `Apply` is made and every path of every
+/// document is checked against it (PROTOCOL §5). By default: git commits
+/// before and after (as `clada <clada@localhost>`) when the root is in a
+/// work tree, the root's default lock, nobody asked about commands (only
+/// built-in ones run), no approvals, no `--atomic`.
+///
+/// ```
+/// use clada_markers::{Apply, parse};
+///
+/// let dir = tempfile::tempdir()?;
+/// let doc = parse("<<<<<<< WRITE path=\"hello.txt\"\nhi\n>>>>>>> END\n");
+/// let report = Apply::new(dir.path())?.git(None).run(&doc);
+/// assert!(report.ok);
+/// assert_eq!(std::fs::read_to_string(dir.path().join("hello.txt"))?, "hi\n");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct Apply {
+    root: Root,
+    config: RunConfig,
+    approver: Box<dyn Approver>,
+}
+
+impl std::fmt::Debug for Apply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Apply")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Apply {
+    /// Opens the directory `root`; fails if it cannot be opened as one.
+    pub fn new(root: impl AsRef<Path>) -> std::io::Result<Apply> {
+        let path = root.as_ref().to_path_buf();
+        Ok(Apply {
+            root: Root::open(&path)?,
+            config: RunConfig {
+                root_path: path,
+                allow_escape: false,
+                total_timeout: None,
+                git: Some(Author::default()),
+                lock_file: None,
+                lock_timeout: Duration::from_secs(10),
+                commands: RunOptions::default(),
+                dirs: None,
+                dry_run: false,
+                atomic: None,
+            },
+            approver: Box::new(NoPrompt),
+        })
+    }
+
+    /// Where the root is, as given.
+    pub fn root(&self) -> &Path {
+        &self.config.root_path
+    }
+
+    /// `--dry-run`: plan everything, write nothing, run no command, commit
+    /// nothing, take no lock; the report says what would change.
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.config.dry_run = on;
+        self
+    }
+
+    /// `--atomic[=unit|document]`: a unit (or the document) that fails
+    /// leaves no trace.
+    pub fn atomic(mut self, atomic: Option<Atomic>) -> Self {
+        self.config.atomic = atomic;
+        self
+    }
+
+    /// Who commits before and after the tasks; `None` is `--no-git`.
+    pub fn git(mut self, author: Option<Author>) -> Self {
+        self.config.git = author;
+        self
+    }
+
+    /// `--allow-escape`: paths (of tasks and of built-in commands' flags)
+    /// may leave the root. Parse with the same option.
+    pub fn allow_escape(mut self, on: bool) -> Self {
+        self.config.allow_escape = on;
+        self.config.commands.allow_escape = on;
+        self
+    }
+
+    /// `--total-timeout`: after this, the tasks left are skipped.
+    pub fn total_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.config.total_timeout = limit;
+        self
+    }
+
+    /// `--lock-file` (`None`: the root's default lock) and
+    /// `--lock-timeout`.
+    pub fn lock(mut self, file: Option<PathBuf>, timeout: Duration) -> Self {
+        self.config.lock_file = file;
+        self.config.lock_timeout = timeout;
+        self
+    }
+
+    /// How commands run: limits, `--allow-any-command`, `--sandbox`. The
+    /// approvals and `allow_escape` of `options` are replaced by those
+    /// [`Apply::dirs`] and [`Apply::allow_escape`] set.
+    pub fn commands(mut self, options: RunOptions) -> Self {
+        let approvals = self.config.commands.approvals.take();
+        let allow_escape = self.config.commands.allow_escape;
+        self.config.commands = RunOptions {
+            approvals,
+            allow_escape,
+            ..options
+        };
+        self
+    }
+
+    /// clada's own directories (configuration, state, runtime): the
+    /// approvals of this root are read there, the default lock is there
+    /// outside a repository, and no document may touch them when they lie
+    /// inside the root.
+    pub fn dirs(mut self, dirs: Option<Dirs>) -> Self {
+        if let Some(dirs) = &dirs {
+            self.root.protect(dirs.inside(&self.config.root_path));
+        }
+        self.config.commands.approvals = dirs
+            .as_ref()
+            .and_then(|d| Approvals::new(d, &self.config.root_path).ok());
+        self.config.dirs = dirs;
+        self
+    }
+
+    /// Places in the root no document may write, move or remove (a file
+    /// being watched, for one).
+    pub fn protect(mut self, places: impl IntoIterator<Item = Location>) -> Self {
+        self.root.protect(places);
+        self
+    }
+
+    /// Who is asked about a command that is neither built in nor approved
+    /// (default: nobody, and it is refused).
+    pub fn approver(mut self, approver: Box<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// The approvals this run reads, when [`Apply::dirs`] found them.
+    pub fn approvals(&self) -> Option<&Approvals> {
+        self.config.commands.approvals.as_ref()
+    }
+
+    /// Applies `doc`, every unit in order.
+    pub fn run(&mut self, doc: &Document<'_>) -> ApplyReport {
+        self.run_observed(doc, &mut Quiet)
+    }
+
+    /// Applies `doc`, telling `observer` of each unit, task and line of
+    /// command output as it happens.
+    pub fn run_observed(&mut self, doc: &Document<'_>, observer: &mut dyn Observer) -> ApplyReport {
+        run::run(
+            doc,
+            &self.root,
+            &self.config,
+            Box::new(&mut *self.approver),
+            observer,
+        )
+    }
+
+    /// Whether the root holds a file of approvals from an older clada
+    /// (`.clada/allowed-commands.json`), which is ignored: approvals live
+    /// outside the tree (PROTOCOL §6).
+    pub fn has_legacy_approvals(&self) -> bool {
+        crate::commands::allowlist::legacy_file(&self.root)
+    }
+}
