@@ -20,19 +20,25 @@
 //! }));
 //! ```
 
+#[cfg(feature = "engine")]
 mod apply;
 mod ast;
 mod attributes;
+#[cfg(feature = "engine")]
 pub mod commands;
 mod diagnostics;
 pub mod dialect;
+#[cfg(feature = "engine")]
 pub mod dirs;
+#[cfg(feature = "engine")]
 pub mod engine;
 mod error_type;
 pub mod escape;
 pub mod generate;
+#[cfg(feature = "engine")]
 pub mod git;
 mod input;
+#[cfg(feature = "engine")]
 pub mod journal;
 mod lexer;
 mod near_miss;
@@ -40,12 +46,14 @@ mod parser;
 mod path;
 mod printer;
 pub mod report;
+#[cfg(feature = "engine")]
 pub mod run;
 mod span;
 pub mod stream;
 mod syntax;
 mod validate;
 
+#[cfg(feature = "engine")]
 pub use apply::Apply;
 pub use ast::{Block, Count, Document, Op, OpName, Task, Unit};
 pub use attributes::{Attribute, Quote};

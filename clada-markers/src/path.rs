@@ -3,6 +3,9 @@
 //! and the engine and the built-in commands access what it names through
 //! `Root`, which checks links and protection where a change lands.
 
+// Without the engine, locations are made by the parser's path checks only.
+#![cfg_attr(not(feature = "engine"), allow(unreachable_pub, dead_code))]
+
 /// Why a path cannot be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PathProblem {

@@ -179,22 +179,7 @@ pub struct Mismatch {
     pub end_lines: Vec<usize>,
 }
 
-/// The region of a file most like the search text.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct Closest {
-    /// 1-based, inclusive.
-    pub start_line: usize,
-    pub end_line: usize,
-    /// 0 to 1: the share of characters the two texts have in common.
-    pub similarity: f64,
-    /// A unified diff from the search text to the region.
-    pub diff: String,
-    /// When the two differ only in white space, or the search has lines the
-    /// file cannot have (a copied fence or file name, blank lines at its
-    /// ends): what exactly, in words.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub difference: Option<String>,
-}
+pub use crate::report::Closest;
 
 /// A file's text prepared for matching: the byte-order mark split off, line
 /// breaks normalised to LF, and a line feed added where the file lacks a

@@ -36,11 +36,13 @@ pub fn apply_schema() -> schemars::Schema {
 pub fn check_schema() -> schemars::Schema {
     schemars::schema_for!(CheckReport)
 }
+#[cfg(feature = "engine")]
 pub mod text;
 pub mod xml;
 
 use schemars::JsonSchema;
 use serde::Serialize;
+#[cfg(feature = "engine")]
 use std::fmt::Write as _;
 
 pub use check::{CheckReport, describe, render_check_text};
@@ -48,7 +50,9 @@ pub use check::{CheckReport, describe, render_check_text};
 use crate::ast::{Count, Document, OpName, Task};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::dialect::Dialect;
-use crate::engine::matching::{Closest, Mismatch};
+#[cfg(feature = "engine")]
+use crate::engine::matching::Mismatch;
+#[cfg(feature = "engine")]
 use crate::engine::{Failure, TaskError};
 use crate::error_type::{Category, ErrorType};
 use crate::span::{Cursor, LineIndex, Position};
@@ -147,6 +151,23 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// The region of a file most like the search text.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Closest {
+    /// 1-based, inclusive.
+    pub start_line: usize,
+    pub end_line: usize,
+    /// 0 to 1: the share of characters the two texts have in common.
+    pub similarity: f64,
+    /// A unified diff from the search text to the region.
+    pub diff: String,
+    /// When the two differ only in white space, or the search has lines the
+    /// file cannot have (a copied fence or file name, blank lines at its
+    /// ends): what exactly, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub difference: Option<String>,
+}
+
 /// One path a dry run would change.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct FileChange {
@@ -163,6 +184,7 @@ pub struct FileChange {
 
 impl FileChange {
     /// The report of one change of the view.
+    #[cfg(feature = "engine")]
     pub fn of(change: crate::engine::view::Change) -> FileChange {
         use crate::engine::view::Change;
         match change {
@@ -199,6 +221,7 @@ impl FileChange {
 
 /// A unified diff (3 lines of context) from `old` (`None`: no file) to
 /// `new`, with `a/` and `b/` headers as git writes them.
+#[cfg(feature = "engine")]
 fn unified_diff(path: &str, old: Option<&[u8]>, new: &[u8]) -> String {
     let (Ok(before), Ok(after)) = (
         std::str::from_utf8(old.unwrap_or_default()),
@@ -347,6 +370,7 @@ impl ErrorReport {
         }
     }
 
+    #[cfg(feature = "engine")]
     pub fn from_task_error(e: TaskError) -> Self {
         let mut r = ErrorReport::new(e.kind, e.message);
         r.os_error = e.os_error.map(String::from);
@@ -383,6 +407,7 @@ impl ErrorReport {
     }
 }
 
+#[cfg(feature = "engine")]
 fn default_hint(kind: ErrorType) -> Option<String> {
     let h = match kind {
         ErrorType::FileNotFound => "check the path; WRITE creates a file",
@@ -395,12 +420,14 @@ fn default_hint(kind: ErrorType) -> Option<String> {
     Some(h.to_owned())
 }
 
+#[cfg(feature = "engine")]
 fn list_lines(lines: &[usize]) -> String {
     let shown: Vec<String> = lines.iter().map(usize::to_string).collect();
     shown.join(", ")
 }
 
 /// One line that tells an agent how to fix its edit.
+#[cfg(feature = "engine")]
 fn mismatch_hint(m: &Mismatch) -> String {
     let at = |lines: &[usize]| {
         if lines.len() == 1 {

@@ -10,6 +10,7 @@ use std::io::Write;
 
 use crate::ast::{Document, Task, Unit};
 use crate::diagnostics::{Diagnostic, Renderer};
+#[cfg(feature = "engine")]
 use crate::engine::Observer;
 use crate::escape::escape_controls as esc;
 use crate::report::group::{Repeats, numbers};
@@ -299,6 +300,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
     }
 }
 
+#[cfg(feature = "engine")]
 impl<W: Write> Observer for TextPrinter<'_, W> {
     fn block_started(&mut self, unit: &Unit<'_>, runnable: bool) {
         if self.blocks_seen == 0 {
