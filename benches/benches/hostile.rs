@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use clada_benches::{clada_binary, median, run_measured};
 use clada_markers::Count;
-use clada_markers::engine::matching;
+use clada_markers::engine as matching;
 
 const RUNS: usize = 3;
 const SIZES: [usize; 4] = [25_000, 50_000, 100_000, 200_000];

@@ -41,7 +41,7 @@ fn lex(bencher: Bencher, (kind, mib): (&str, usize)) {
     let text = doc(kind, mib);
     bencher
         .counter(BytesCount::of_str(text))
-        .bench(|| clada_markers::lex(black_box(text)).len());
+        .bench(|| clada_markers::syntax::lex(black_box(text)).len());
 }
 
 #[divan::bench(args = [("content", 1), ("content", 48), ("tasks", 1), ("tasks", 48)], sample_count = 20, sample_size = 1)]

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use clada_markers::dialect::{detect, parse_dialect};
-use clada_markers::dirs::Dirs;
+use clada_markers::engine::Dirs;
 use clada_markers::report::{ApplyReport, TaskStatus};
 use clada_markers::{Apply, Diagnostic, Document, ParseOptions, Severity, Span, Unit, print};
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
@@ -244,7 +244,7 @@ impl Server {
             .iter()
             .filter(|d| d.task == Some(task.number) && d.is_error())
             .collect();
-        let what = clada_markers::describe(task, text);
+        let what = clada_markers::report::describe(task, text);
         let body = if !errors.is_empty() {
             let list: Vec<String> = errors.iter().map(|d| format!("- {}", d.message)).collect();
             format!("**{what}**: will not run\n\n{}", list.join("\n"))
@@ -335,7 +335,7 @@ fn symbols(text: &str) -> Option<Value> {
     let lines = Utf16::new(text);
     let task_symbol = |t: &clada_markers::Task<'_>| {
         json!({
-            "name": format!("task {}: {}", t.number, clada_markers::describe(t, text)),
+            "name": format!("task {}: {}", t.number, clada_markers::report::describe(t, text)),
             "kind": 12,
             "range": lines.range(t.extent()),
             "selectionRange": lines.range(t.opener),

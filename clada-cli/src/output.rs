@@ -4,8 +4,9 @@
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 
-use clada_markers::dirs::Dirs;
-use clada_markers::{Diagnostic, MAX_DOCUMENT_SIZE, decode, read_limited, render, too_large};
+use clada_markers::engine::Dirs;
+use clada_markers::syntax::{MAX_DOCUMENT_SIZE, read_limited, too_large};
+use clada_markers::{Diagnostic, decode, render};
 
 /// A document as read, with the name diagnostics call it by. A document
 /// over the size limit is not kept: only that it was too large.
@@ -38,7 +39,7 @@ impl Input {
     /// The start of the document that is valid UTF-8, where positions in
     /// it are counted.
     pub(crate) fn valid_prefix(&self) -> &str {
-        clada_markers::valid_prefix(&self.bytes)
+        clada_markers::syntax::valid_prefix(&self.bytes)
     }
 
     /// The document as text, or why it cannot be read.

@@ -13,7 +13,8 @@
 //!
 //! ```
 //! use clada_markers::generate::{Model, ModelTask, ModelUnit};
-//! use clada_markers::{Op, Quote};
+//! use clada_markers::Op;
+//! use clada_markers::syntax::Quote;
 //!
 //! let model = Model {
 //!     units: vec![ModelUnit::Task(ModelTask {

@@ -1,70 +1,104 @@
 //! clada-markers reads edit documents written with git-style conflict
-//! markers and checks them.
+//! markers, checks them, and applies them to a directory (PROTOCOL, in
+//! `grammar/PROTOCOL.md` of the repository).
 //!
-//! The pipeline: [`decode`] checks the size and encoding of the bytes;
-//! [`lex`] turns the text into line tokens, one per marker line and one per
-//! run of other lines; [`parse`] reads units from the tokens by depth
-//! counting, recovering from every malformed unit, and validates attributes,
-//! paths and bodies into a [`Document`] of [`Unit`]s with [`Diagnostic`]s;
-//! [`render`] shows diagnostics to people and [`print()`] writes a document
-//! back as canonical text. Nothing here touches the file system.
+//! # The pipeline
+//!
+//! ```text
+//!  bytes ──decode──▶ text ──parse──▶ Document ──Apply::run──▶ ApplyReport
+//!                     │   (units,      │                      (JSON, text, XML)
+//!                     │   diagnostics) ├──render──▶ diagnostics for people
+//!                     │                ├──print───▶ canonical text
+//!                     │                └──CheckReport::new──▶ check report
+//!                     └──dialect::parse_dialect (aider, codex, CML)──▶ Document
+//! ```
+//!
+//! The layers: [`syntax`] (lexing, parsing, validation, printing,
+//! diagnostics: pure functions of the text), [`dialect`] (other edit
+//! formats read into the same [`Document`]), [`engine`] (the file system,
+//! commands, git and locks; the `engine` cargo feature, on by default) and
+//! [`report`] (what happened, for people and for programs). Without the
+//! `engine` feature the crate parses, checks, prints and converts, with no
+//! git2, rustix or process code: for editor plugins and fuzzers.
+//!
+//! # Parsing and walking units
 //!
 //! ```
-//! let doc = clada_markers::parse("<<<<<<< WRITE path=\"hello.txt\"\nhi\n>>>>>>> END\n");
+//! use clada_markers::{Op, Unit, parse};
+//!
+//! let doc = parse("<<<<<<< WRITE path=\"hello.txt\"\nhi\n>>>>>>> END\n");
 //! assert!(!doc.has_errors());
-//! let task = doc.tasks().next().unwrap();
-//! assert_eq!(task.op, Some(clada_markers::Op::Write {
-//!     path: "hello.txt".into(),
-//!     append: false,
-//!     content: "hi\n".into(),
-//! }));
+//! for unit in &doc.units {
+//!     assert!(matches!(unit, Unit::Task(_)));
+//!     for task in unit.tasks() {
+//!         let Some(Op::Write { path, content, .. }) = &task.op else { unreachable!() };
+//!         assert_eq!((path.as_ref(), content.as_ref()), ("hello.txt", "hi\n"));
+//!     }
+//! }
+//! ```
+//!
+//! # Rendering diagnostics
+//!
+//! ```
+//! use clada_markers::{ErrorType, parse, render};
+//!
+//! let text = "<<<<<<< WRITE path=\"a.txt\"\nhi\n";
+//! let doc = parse(text);
+//! let d = &doc.diagnostics[0];
+//! assert_eq!(d.error_type(), ErrorType::MalformedStructure);
+//! // With a source excerpt, as `clada check` shows it (no colour here).
+//! let shown = render(&doc.diagnostics, text, "reply.md", false);
+//! assert!(shown.contains("reply.md"));
+//! // The fix a diagnostic offers: here, the missing closer.
+//! assert_eq!(d.fix.as_ref().map(|f| f.replacement.as_str()), Some(">>>>>>> END\n"));
+//! ```
+//!
+//! # Applying to a directory
+//!
+//! ```
+//! # #[cfg(feature = "engine")] {
+//! use clada_markers::{Apply, parse};
+//!
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("a.txt"), "one\ntwo\n")?;
+//! let doc = parse("<<<<<<< SEARCH path=\"a.txt\"\ntwo\n=======\n2\n>>>>>>> REPLACE\n");
+//! // No git commits; `.dry_run(true)` would write nothing and say what would change.
+//! let report = Apply::new(dir.path())?.git(None).run(&doc);
+//! assert!(report.ok);
+//! assert_eq!(std::fs::read_to_string(dir.path().join("a.txt"))?, "one\n2\n");
+//! println!("{}", serde_json::to_string_pretty(&report)?);
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 #[cfg(feature = "engine")]
-mod apply;
-mod ast;
-mod attributes;
-#[cfg(feature = "engine")]
-pub mod commands;
-mod diagnostics;
+mod commands;
 pub mod dialect;
-#[cfg(feature = "engine")]
-pub mod dirs;
 #[cfg(feature = "engine")]
 pub mod engine;
 mod error_type;
 pub mod escape;
 pub mod generate;
-#[cfg(feature = "engine")]
-pub mod git;
-mod input;
-#[cfg(feature = "engine")]
-pub mod journal;
-mod lexer;
-mod near_miss;
-mod parser;
-mod path;
-mod printer;
 pub mod report;
-#[cfg(feature = "engine")]
-pub mod run;
-mod span;
 pub mod stream;
-mod syntax;
-mod validate;
+pub mod syntax;
 
+// The layers' modules by their short names, inside the crate.
 #[cfg(feature = "engine")]
-pub use apply::Apply;
-pub use ast::{Block, Count, Document, Op, OpName, Task, Unit};
-pub use attributes::{Attribute, Quote};
-pub use diagnostics::{Diagnostic, DiagnosticKind, Fix, Label, Renderer, Severity, render};
+use engine::{dirs, git, journal, run};
+use syntax::{
+    ast, attributes, diagnostics, input, lexer, near_miss, parser, path, printer, span, validate,
+};
+
+pub use dialect::Dialect;
+#[cfg(feature = "engine")]
+pub use engine::Apply;
 pub use error_type::{Category, ErrorType};
-pub use input::{MAX_DOCUMENT_SIZE, decode, read_limited, too_large, valid_prefix};
-pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
-pub use parser::{parse, parse_with};
-pub use path::{PathProblem, normalize as normalize_path};
-pub use printer::{PrintError, print};
-pub use report::{ApplyReport, CheckReport, describe, render_check_text};
-pub use span::{Cursor, LineIndex, Position, Span};
-pub use syntax::{Keyword, MIN_FENCE, Shape, TaskKind, Version};
-pub use validate::ParseOptions;
+pub use report::{ApplyReport, CheckReport};
+pub use syntax::ast::{Block, Count, Document, Op, Task, Unit};
+pub use syntax::diagnostics::{Diagnostic, Fix, Severity, render};
+pub use syntax::input::decode;
+pub use syntax::parser::{parse, parse_with};
+pub use syntax::printer::print;
+pub use syntax::span::{Position, Span};
+pub use syntax::validate::ParseOptions;

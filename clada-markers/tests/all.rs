@@ -9,6 +9,5 @@ mod common;
 mod confinement;
 mod filesystem;
 mod hostile;
-mod model;
 mod properties;
 mod protection;

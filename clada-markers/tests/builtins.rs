@@ -4,12 +4,8 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use clada_markers::commands::approve::NoPrompt;
-use clada_markers::commands::{CommandRunner, RunOptions};
-use clada_markers::engine::fs::Root;
-use clada_markers::engine::{self, ApplyOptions, Quiet};
 use clada_markers::report::{TaskReport, TaskStatus};
-use clada_markers::{ErrorType, ParseOptions, parse_with};
+use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
 
 /// Runs `command` as the only RUN of a document, in `dir` if given.
 fn run_in(root: &Path, dir: Option<&str>, command: &str) -> TaskReport {
@@ -17,21 +13,14 @@ fn run_in(root: &Path, dir: Option<&str>, command: &str) -> TaskReport {
     let doc = format!("<<<<<<< RUN{dir}\n{command}\n>>>>>>> END\n");
     let doc = parse_with(&doc, ParseOptions::default());
     assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
-    let handle = Root::open(root).unwrap();
-    let mut runner = CommandRunner::new(
-        &handle,
-        root.to_path_buf(),
-        RunOptions::default(),
-        Box::new(NoPrompt),
-    );
-    let blocks = engine::apply(
-        &doc,
-        &handle,
-        &ApplyOptions::default(),
-        &mut runner,
-        &mut Quiet,
-    );
-    blocks.into_iter().flat_map(|b| b.tasks).next().unwrap()
+    // As a run does, with the repository found from the root, if any.
+    let report = Apply::new(root).unwrap().git(None).run(&doc);
+    report
+        .blocks
+        .into_iter()
+        .flat_map(|b| b.tasks)
+        .next()
+        .unwrap()
 }
 
 fn run(root: &Path, command: &str) -> TaskReport {
@@ -498,32 +487,8 @@ fn diff_compares_files_and_directories_as_gnu_diff_does() {
     assert_eq!(kind, ErrorType::CommandNotAllowed);
 }
 
-/// Runs `command` with the repository found from the root, as a run does.
-fn run_git(root: &Path, dir: Option<&str>, command: &str) -> TaskReport {
-    let dir = dir.map(|d| format!(" dir=\"{d}\"")).unwrap_or_default();
-    let doc = format!("<<<<<<< RUN{dir}\n{command}\n>>>>>>> END\n");
-    let doc = parse_with(&doc, ParseOptions::default());
-    let handle = Root::open(root).unwrap();
-    let tree = clada_markers::git::WorkTree::discover(root);
-    let mut runner = CommandRunner::new(
-        &handle,
-        root.to_path_buf(),
-        RunOptions::default(),
-        Box::new(NoPrompt),
-    )
-    .with_repository(tree.as_ref().map(|t| t.repository()));
-    let blocks = engine::apply(
-        &doc,
-        &handle,
-        &ApplyOptions::default(),
-        &mut runner,
-        &mut Quiet,
-    );
-    blocks.into_iter().flat_map(|b| b.tasks).next().unwrap()
-}
-
 fn git_ok(root: &Path, command: &str) -> String {
-    let r = run_git(root, None, command);
+    let r = run_in(root, None, command);
     assert_eq!(r.status, TaskStatus::Success, "{command}: {r:#?}");
     r.output.unwrap_or_default()
 }
@@ -590,7 +555,7 @@ fn git_reads_the_repository_through_libgit2() {
     assert_eq!(git_ok(root, "git stash list"), "");
     // From a subdirectory too: paths are checked against the root.
     std::fs::create_dir(root.join("sub")).unwrap();
-    let r = run_git(root, Some("sub"), "git diff --name-only -- ../a.txt");
+    let r = run_in(root, Some("sub"), "git diff --name-only -- ../a.txt");
     assert_eq!(r.output.as_deref(), Some("a.txt\n"), "{r:#?}");
 }
 
@@ -630,7 +595,7 @@ fn git_runs_no_program_whatever_the_configuration_says() {
         "git log --stat",
         "git diff HEAD",
     ] {
-        let r = run_git(&root, None, command);
+        let r = run_in(&root, None, command);
         assert_eq!(r.status, TaskStatus::Success, "{command}: {r:#?}");
     }
     assert!(git_ok(&root, "git diff").contains("+2\n"));
@@ -661,7 +626,7 @@ fn a_repository_written_by_a_document_is_never_used() {
     std::fs::write(fake.join("b"), "2\n").unwrap();
     // Outside any work tree: there is no repository, whatever `dir` says.
     for command in ["git status", "git diff", "git log"] {
-        let r = run_git(&root, Some("f"), command);
+        let r = run_in(&root, Some("f"), command);
         assert_eq!(r.exit_code, Some(128), "{command}: {r:#?}");
         assert!(r.output.unwrap().contains("not a git repository"));
     }
@@ -685,17 +650,17 @@ fn a_repository_written_by_a_document_is_never_used() {
         ("git branch evil", Cmd),
         ("git commit -m x", Cmd),
     ] {
-        let r = run_git(&root, Some("f"), command);
+        let r = run_in(&root, Some("f"), command);
         assert_eq!(r.error.map(|e| e.kind), Some(want), "{command}");
     }
     // Paths as git shows them: relative to the working directory in the
     // short format, to the work tree's top in porcelain.
-    let r = run_git(&root, Some("f"), "git status --short");
+    let r = run_in(&root, Some("f"), "git status --short");
     assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
     assert!(r.output.unwrap().contains("?? ./"));
-    let r = run_git(&root, Some("f"), "git status --porcelain");
+    let r = run_in(&root, Some("f"), "git status --porcelain");
     assert!(r.output.unwrap().contains("?? f/"));
-    let r = run_git(&root, None, "git diff ../outside");
+    let r = run_in(&root, None, "git diff ../outside");
     assert_eq!(r.error.map(|e| e.kind), Some(Esc));
     assert!(!canary.exists());
 }
@@ -722,7 +687,7 @@ fn below_the_top_of_a_work_tree_git_shows_only_the_root() {
         "git show HEAD^{tree}",
         "git show HEAD:",
     ] {
-        let r = run_git(&root, None, command);
+        let r = run_in(&root, None, command);
         assert_eq!(
             r.error.map(|e| e.kind),
             Some(ErrorType::PathEscape),

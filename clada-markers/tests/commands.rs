@@ -6,14 +6,12 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clada_markers::commands::allowlist::Approvals;
-use clada_markers::commands::approve::{Answer, Approver, NoPrompt};
-use clada_markers::commands::{CommandRunner, RunOptions, TRUNCATED};
-use clada_markers::dirs::Dirs;
-use clada_markers::engine::fs::Root;
-use clada_markers::engine::{self, ApplyOptions, Observer};
+use clada_markers::engine::{Answer, Approvals, Approver, Dirs, NoPrompt, Observer, RunOptions};
 use clada_markers::report::{TaskReport, TaskStatus};
-use clada_markers::{ErrorType, ParseOptions, parse_with};
+use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
+
+/// What marks output cut at `--max-output` (PROTOCOL §6).
+const TRUNCATED: &str = "[output truncated]";
 
 /// Collects what the engine says.
 #[derive(Default)]
@@ -47,16 +45,19 @@ fn run_with(
     let allow_escape = options.allow_escape;
     let doc = parse_with(doc, ParseOptions { allow_escape });
     assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
-    let handle = Root::open(root).unwrap();
-    let mut runner = CommandRunner::new(&handle, root.to_path_buf(), options, approver);
     let mut heard = Heard::default();
-    let apply = ApplyOptions {
-        allow_escape,
-        total_timeout: total,
-        ..ApplyOptions::default()
-    };
-    let blocks = engine::apply(&doc, &handle, &apply, &mut runner, &mut heard);
-    (blocks.into_iter().flat_map(|b| b.tasks).collect(), heard)
+    let report = Apply::new(root)
+        .unwrap()
+        .git(None)
+        .allow_escape(allow_escape)
+        .total_timeout(total)
+        .commands(options)
+        .approver(approver)
+        .run_observed(&doc, &mut heard);
+    (
+        report.blocks.into_iter().flat_map(|b| b.tasks).collect(),
+        heard,
+    )
 }
 
 fn run(root: &Path, doc: &str) -> Vec<TaskReport> {
@@ -288,7 +289,7 @@ fn documents_cannot_approve_their_own_commands() {
         parsed
             .diagnostics
             .iter()
-            .any(|d| d.kind == clada_markers::DiagnosticKind::ProtectedPath)
+            .any(|d| d.kind == clada_markers::syntax::DiagnosticKind::ProtectedPath)
     );
     assert!(!root.join(".clada").exists());
 }

@@ -4,26 +4,24 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clada_markers::commands::approve::NoPrompt;
-use clada_markers::commands::{CommandRunner, RunOptions, sandbox};
-use clada_markers::engine::fs::Root;
-use clada_markers::engine::{self, ApplyOptions, Quiet};
+use clada_markers::engine::{RunOptions, sandbox_available};
 use clada_markers::report::{TaskReport, TaskStatus};
-use clada_markers::{ErrorType, ParseOptions, parse_with};
+use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
 
 fn run(root: &Path, command: &str, options: RunOptions) -> TaskReport {
     let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
     let doc = parse_with(&doc, ParseOptions::default());
-    let handle = Root::open(root).unwrap();
-    let mut runner = CommandRunner::new(&handle, root.to_path_buf(), options, Box::new(NoPrompt));
-    let blocks = engine::apply(
-        &doc,
-        &handle,
-        &ApplyOptions::default(),
-        &mut runner,
-        &mut Quiet,
-    );
-    blocks.into_iter().flat_map(|b| b.tasks).next().unwrap()
+    let report = Apply::new(root)
+        .unwrap()
+        .git(None)
+        .commands(options)
+        .run(&doc);
+    report
+        .blocks
+        .into_iter()
+        .flat_map(|b| b.tasks)
+        .next()
+        .unwrap()
 }
 
 /// Confined, with `temp` as the only temporary directory it may write.
@@ -43,7 +41,7 @@ fn outside() -> tempfile::TempDir {
 }
 
 fn landlock() -> bool {
-    let ok = sandbox::available();
+    let ok = sandbox_available();
     if !ok {
         eprintln!("Landlock is not available on this kernel: sandbox tests skipped");
     }

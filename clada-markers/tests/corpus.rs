@@ -54,7 +54,7 @@ fn parse_case(path: &Path, bytes: Vec<u8>) -> datatest_stable::Result<()> {
                 &clada_markers::CheckReport::new(&doc),
             );
             round_trip(src, &doc, options);
-            let lines = clada_markers::LineIndex::new(src);
+            let lines = clada_markers::syntax::LineIndex::new(src);
             let mut a = Actual {
                 blocks: doc.units.len(),
                 tasks: doc.tasks().count(),

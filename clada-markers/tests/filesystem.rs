@@ -6,19 +6,22 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use clada_markers::engine::fs::{Root, is_temp_name};
-use clada_markers::engine::{self, ApplyOptions, NoCommands, Quiet};
 use clada_markers::report::{BlockReport, TaskStatus};
-use clada_markers::{ErrorType, ParseOptions, parse_with};
+use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
 
 fn apply_in(root: &Path, doc: &str, allow_escape: bool) -> Vec<BlockReport> {
     let doc = parse_with(doc, ParseOptions { allow_escape });
-    let root = Root::open(root).unwrap();
-    let options = ApplyOptions {
-        allow_escape,
-        ..ApplyOptions::default()
-    };
-    engine::apply(&doc, &root, &options, &mut NoCommands, &mut Quiet)
+    Apply::new(root)
+        .unwrap()
+        .git(None)
+        .allow_escape(allow_escape)
+        .run(&doc)
+        .blocks
+}
+
+/// clada's temporary files are named `.NAME.clada-PID-N.tmp` (PROTOCOL §8).
+fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".clada-")
 }
 
 fn outcome(blocks: &[BlockReport]) -> Vec<Option<ErrorType>> {

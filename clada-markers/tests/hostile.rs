@@ -3,10 +3,11 @@
 //! a single one: every opener is its own unit, with its own diagnostic.
 //! How long this takes is measured in `benches/benches/hostile.rs`.
 
-use clada_markers::{DiagnosticKind, parse};
+use clada_markers::parse;
+use clada_markers::syntax::DiagnosticKind;
 
 fn kinds_per_line(doc: &clada_markers::Document<'_>) -> Vec<(usize, DiagnosticKind)> {
-    let lines = clada_markers::LineIndex::new(doc.source);
+    let lines = clada_markers::syntax::LineIndex::new(doc.source);
     doc.diagnostics
         .iter()
         .map(|d| (lines.line(d.span.start), d.kind))
@@ -75,7 +76,7 @@ fn unclosed_blocks_and_unknown_keywords_are_passed_over_once() {
 #[test]
 fn a_document_over_the_size_limit_is_refused_unparsed() {
     let unit = "<<<<<<< REMOVE path=\"a\"\n>>>>>>> END\n";
-    let text = unit.repeat(clada_markers::MAX_DOCUMENT_SIZE / unit.len() + 1);
+    let text = unit.repeat(clada_markers::syntax::MAX_DOCUMENT_SIZE / unit.len() + 1);
     let doc = parse(&text);
     assert!(doc.units.is_empty());
     assert_eq!(doc.diagnostics.len(), 1);

@@ -2,9 +2,10 @@
 //! printing then parsing gives the same operations back, and lexing in
 //! chunks changes nothing.
 
-use clada_markers::engine::matching;
+use clada_markers::engine as matching;
 use clada_markers::generate::strategy::{document, model};
-use clada_markers::{Count, Lexer, Op, Quote, Task, Unit, lex, parse, print};
+use clada_markers::syntax::{Lexer, Quote, lex};
+use clada_markers::{Count, Op, Task, Unit, parse, print};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 

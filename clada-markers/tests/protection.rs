@@ -3,25 +3,17 @@
 
 use std::path::Path;
 
-use clada_markers::engine::fs::{Location, Root};
-use clada_markers::engine::{self, ApplyOptions, NoCommands, Quiet};
 use clada_markers::report::{TaskReport, TaskStatus};
-use clada_markers::{ErrorType, ParseOptions, parse_with};
+use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
 
-fn apply_with(root: &Root, doc: &str) -> Vec<TaskReport> {
+fn apply_with(apply: Apply, doc: &str) -> Vec<TaskReport> {
     let doc = parse_with(doc, ParseOptions::default());
-    let blocks = engine::apply(
-        &doc,
-        root,
-        &ApplyOptions::default(),
-        &mut NoCommands,
-        &mut Quiet,
-    );
-    blocks.into_iter().flat_map(|b| b.tasks).collect()
+    let report = apply.git(None).run(&doc);
+    report.blocks.into_iter().flat_map(|b| b.tasks).collect()
 }
 
 fn apply(dir: &Path, doc: &str) -> Vec<TaskReport> {
-    apply_with(&Root::open(dir).unwrap(), doc)
+    apply_with(Apply::new(dir).unwrap(), doc)
 }
 
 fn kinds(reports: &[TaskReport]) -> Vec<Option<ErrorType>> {
@@ -90,13 +82,12 @@ fn clada_s_own_directories_are_protected_when_the_root_holds_them() {
     let dir = t.path();
     std::fs::create_dir_all(dir.join(".config/clada")).unwrap();
     std::fs::write(dir.join(".config/other.txt"), "x").unwrap();
-    let mut root = Root::open(dir).unwrap();
-    root.protect([Location::below_root(&[".config", "clada"])]);
+    let root = Apply::new(dir).unwrap().protect(dir.join(".config/clada"));
     let doc = "<<<<<<< WRITE path=\".config/clada/approvals.json\"\n{}\n>>>>>>> END\n\
                <<<<<<< REMOVE path=\".config\"\n>>>>>>> END\n\
                <<<<<<< MOVE from=\".config\" to=\"c\"\n>>>>>>> END\n\
                <<<<<<< WRITE path=\".config/other.txt\"\ny\n>>>>>>> END\n";
-    let r = apply_with(&root, doc);
+    let r = apply_with(root, doc);
     assert_eq!(
         kinds(&r),
         [

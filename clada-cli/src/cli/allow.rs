@@ -3,7 +3,7 @@
 
 use std::time::SystemTime;
 
-use clada_markers::commands::allowlist::Approvals;
+use clada_markers::engine::Approvals;
 
 use super::AllowArgs;
 

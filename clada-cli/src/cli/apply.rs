@@ -2,10 +2,10 @@
 
 use std::time::Instant;
 
-use clada_markers::commands::RunOptions;
-use clada_markers::commands::allowlist;
-use clada_markers::commands::approve::{Approver, NoPrompt, Terminal};
+use clada_markers::engine::RunOptions;
+
 use clada_markers::dialect::{Dialect, parse_dialect};
+use clada_markers::engine::{Approver, NoPrompt, Terminal};
 use clada_markers::engine::{Atomic, Observer, Quiet};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
@@ -66,7 +66,7 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
     if apply.has_legacy_approvals() {
         eprintln!(
             "clada: warning: ignoring {}: approvals now live outside the tree{}; approve again with `clada allow -C ROOT CMD`",
-            args.root.join(allowlist::LEGACY_PATH).display(),
+            args.root.join(clada_markers::engine::LEGACY_PATH).display(),
             apply
                 .approvals()
                 .map(|a| format!(", in {}", a.file().display()))
@@ -196,8 +196,8 @@ fn elapsed(since: Instant) -> u64 {
 /// over the size limit.
 pub(crate) fn report_of(args: &ApplyArgs, text: &str) -> Result<ApplyReport, String> {
     let started = Instant::now();
-    if text.len() > clada_markers::MAX_DOCUMENT_SIZE {
-        return Err(clada_markers::too_large().message);
+    if text.len() > clada_markers::syntax::MAX_DOCUMENT_SIZE {
+        return Err(clada_markers::syntax::too_large().message);
     }
     let mut apply = applier(args)?;
     let dialect = args.dialect.of(text);

@@ -1,7 +1,8 @@
 //! `clada check`: parse and validate, touch nothing.
 
 use clada_markers::dialect::{Dialect, parse_dialect};
-use clada_markers::{CheckReport, ParseOptions, render_check_text};
+use clada_markers::report::render_check_text;
+use clada_markers::{CheckReport, ParseOptions};
 
 use super::{CheckArgs, CheckFormat};
 use crate::output;

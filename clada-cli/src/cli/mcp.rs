@@ -141,8 +141,8 @@ impl Server {
             .get("document")
             .and_then(Value::as_str)
             .ok_or_else(|| bad(format!("`{name}` needs `document`, a string")))?;
-        if document.len() > clada_markers::MAX_DOCUMENT_SIZE {
-            return Err(bad(clada_markers::too_large().message));
+        if document.len() > clada_markers::syntax::MAX_DOCUMENT_SIZE {
+            return Err(bad(clada_markers::syntax::too_large().message));
         }
         match name {
             "check" => {

@@ -12,7 +12,7 @@ pub(crate) mod watch;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clada_markers::git::Author;
+use clada_markers::engine::Author;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 

@@ -22,10 +22,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
         return 2;
     };
     // The file's own units must not write it: they would feed the watch.
-    let mut apply = match clada_markers::dirs::location_in(&args.root, &file) {
-        Some(at) => apply.protect([at]),
-        None => apply,
-    };
+    let mut apply = apply.protect(&file);
     let Some(state) = state_file(&args.root, &file) else {
         eprintln!(
             "clada: watch remembers applied units in clada's state directory, and there is none (no HOME)"
@@ -96,7 +93,9 @@ fn complete_units(file: &Path) -> Vec<Chunk> {
     let Ok(bytes) = std::fs::read(file) else {
         return Vec::new();
     };
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(clada_markers::MAX_DOCUMENT_SIZE)]);
+    let text = String::from_utf8_lossy(
+        &bytes[..bytes.len().min(clada_markers::syntax::MAX_DOCUMENT_SIZE)],
+    );
     let mut splitter = Splitter::new();
     text.split_inclusive('\n')
         .filter_map(|l| splitter.push_line(l))
@@ -118,7 +117,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// Where the units applied from `file` to `root` are remembered: in clada's
 /// state directory, never in the tree.
 fn state_file(root: &Path, file: &Path) -> Option<PathBuf> {
-    let dirs = clada_markers::dirs::Dirs::from_env().ok()?;
+    let dirs = clada_markers::engine::Dirs::from_env().ok()?;
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let id = format!("{}\0{}", canon(root).display(), canon(file).display());
     let name = git2::Oid::hash_object(git2::ObjectType::Blob, id.as_bytes()).ok()?;

@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     for d in &doc.diagnostics {
-        assert_ne!(d.kind, clada_markers::DiagnosticKind::Internal, "{d:?}");
+        assert_ne!(d.kind, clada_markers::syntax::DiagnosticKind::Internal, "{d:?}");
         in_bounds(src, d.span);
     }
     let _ = render(&doc.diagnostics, src, "fuzz", false);

@@ -162,7 +162,7 @@ fn read_store(file: &Path) -> Result<Store, AllowlistError> {
 
 /// Whether the root holds an approval file of the old kind, which is
 /// ignored (a warning should say so).
-pub fn legacy_file(root: &Root) -> bool {
+pub(crate) fn legacy_file(root: &Root) -> bool {
     let at = Location::below_root(&[".clada", "allowed-commands.json"]);
     matches!(root.kind(&at), Ok(Some(_)))
 }

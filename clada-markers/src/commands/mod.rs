@@ -16,11 +16,11 @@
 //! tiers 2 and 3 ([`sandbox`]). Each command is a process group of its
 //! own (`process`).
 
-pub mod allowlist;
-pub mod approve;
+pub(crate) mod allowlist;
+pub(crate) mod approve;
 pub(crate) mod builtin;
 mod process;
-pub mod sandbox;
+pub(crate) mod sandbox;
 mod shell;
 
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -35,10 +35,8 @@ use crate::error_type::ErrorType;
 use allowlist::{Allowlist, Approvals};
 use approve::{Answer, Approver};
 
-pub use process::{KILL_GRACE, TRUNCATED};
-
 /// The longest a built-in command may run.
-pub const BUILTIN_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const BUILTIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Limits and switches for commands.
 #[derive(Clone, Debug)]
@@ -56,7 +54,7 @@ pub struct RunOptions {
     /// and an "always" answer cannot be kept.
     pub approvals: Option<Approvals>,
     /// `--sandbox`: approved and prompted commands run confined
-    /// ([`sandbox`]), or not at all.
+    /// (Landlock, PROTOCOL §6), or not at all.
     pub sandbox: bool,
     /// The temporary directory a confined command may write (and gets as
     /// `TMPDIR`); the process's own when `None`.
@@ -77,15 +75,8 @@ impl Default for RunOptions {
     }
 }
 
-/// The tier a command ran in, for reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tier {
-    Builtin,
-    Approved,
-}
-
 /// Runs RUN tasks under a root.
-pub struct CommandRunner<'r> {
+pub(crate) struct CommandRunner<'r> {
     root: &'r Root,
     root_path: PathBuf,
     options: RunOptions,
@@ -106,7 +97,7 @@ impl std::fmt::Debug for CommandRunner<'_> {
 impl<'r> CommandRunner<'r> {
     /// `root_path` is where `root` was opened (a command's working
     /// directory is given to it as a path).
-    pub fn new(
+    pub(crate) fn new(
         root: &'r Root,
         root_path: PathBuf,
         options: RunOptions,
@@ -124,7 +115,7 @@ impl<'r> CommandRunner<'r> {
     /// Gives the built-in git the run's repository, found once before any
     /// task (PROTOCOL §6). Without one, built-in git reports that there is
     /// no repository.
-    pub fn with_repository(mut self, repo: Option<&'r git2::Repository>) -> Self {
+    pub(crate) fn with_repository(mut self, repo: Option<&'r git2::Repository>) -> Self {
         self.repo = repo;
         self
     }
@@ -209,7 +200,7 @@ impl<'r> CommandRunner<'r> {
                         "{}; to run it anyway, approve this exact command: {hint}",
                         e.message
                     );
-                    e.failure = Some(Failure::Approve(Box::new(hint)));
+                    e.failure = Some(Failure::Approve(hint.into()));
                 }
                 Err((
                     e,
@@ -255,7 +246,7 @@ impl CommandRunner<'_> {
             ErrorType::CommandNotAllowed,
             format!("`{command}` is not allowed ({why}); to approve it, run: {hint}"),
         );
-        e.failure = Some(Failure::Approve(Box::new(hint)));
+        e.failure = Some(Failure::Approve(hint.into()));
         e
     }
 }

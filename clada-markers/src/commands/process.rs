@@ -23,7 +23,7 @@ use crate::engine::{Observer, RunOutput, TaskError};
 use crate::error_type::ErrorType;
 
 /// How long a process group gets between SIGTERM and SIGKILL.
-pub const KILL_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const KILL_GRACE: Duration = Duration::from_millis(500);
 
 /// How long output may keep coming after the command ended, from a process
 /// that left its group.
@@ -45,7 +45,7 @@ pub(crate) struct Spawn {
 }
 
 /// The marker printed once when output goes past the limit.
-pub const TRUNCATED: &str = "[output truncated]";
+pub(crate) const TRUNCATED: &str = "[output truncated]";
 
 /// Output as it arrives: split into lines, passed on, kept up to a limit.
 pub(crate) struct Output<'o> {

@@ -28,16 +28,16 @@ use landlock::{
 
 /// What a confined command may write.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Confinement {
-    pub writable: Vec<PathBuf>,
+pub(crate) struct Confinement {
+    pub(crate) writable: Vec<PathBuf>,
     /// The temporary directory it may write, given to it as `TMPDIR`.
-    pub temp: PathBuf,
+    pub(crate) temp: PathBuf,
 }
 
 impl Confinement {
     /// Writes below `root` and `temp` (the temporary directory when
     /// `None`).
-    pub fn for_root(root: &Path, temp: Option<&Path>) -> Confinement {
+    pub(crate) fn for_root(root: &Path, temp: Option<&Path>) -> Confinement {
         let temp = temp.map_or_else(std::env::temp_dir, Path::to_path_buf);
         Confinement {
             writable: vec![root.to_path_buf(), temp.clone()],

@@ -30,7 +30,7 @@ use rustix::io::Errno;
 
 /// What is at a path, without following a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     File,
     Dir,
     Symlink,
@@ -51,7 +51,7 @@ impl Kind {
 /// Why a file system access failed. Paths are as the document wrote them,
 /// resolved (`a/./b` is `a/b`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FsError {
+pub(crate) enum FsError {
     NotFound {
         path: String,
     },
@@ -94,7 +94,7 @@ pub enum FsError {
 }
 
 impl FsError {
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             FsError::NotFound { path }
             | FsError::Symlink { path }
@@ -109,7 +109,7 @@ impl FsError {
     }
 
     /// The OS error behind it, for `--error-detail debug`.
-    pub fn os_detail(&self) -> Option<String> {
+    pub(crate) fn os_detail(&self) -> Option<String> {
         match self {
             FsError::Os { op, errno, .. } => {
                 Some(format!("{op}: {errno} (os error {})", errno.raw_os_error()))
@@ -148,11 +148,11 @@ impl std::fmt::Display for FsError {
 }
 
 use crate::path::Anchor;
-pub use crate::path::Location;
+pub(crate) use crate::path::Location;
 
 /// Resolves `path` as text (PROTOCOL §5); every problem is
 /// [`FsError::Escape`]. Leaving the root needs `allow_escape`.
-pub fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
+pub(crate) fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
     crate::path::resolve(path, allow_escape).map_err(|_| FsError::Escape {
         path: path.to_owned(),
     })
@@ -160,7 +160,7 @@ pub fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
 
 /// Reading what planning needs; the real file system and test doubles
 /// both provide it.
-pub trait Files {
+pub(crate) trait Files {
     fn read(&self, at: &Location) -> Result<Vec<u8>, FsError>;
     /// What is at the location, without following a link; `None` when
     /// nothing is.
@@ -179,7 +179,7 @@ pub trait Files {
 /// and inode), its size and its modification time. A file replaced,
 /// rewritten or truncated since has another stamp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     dev: u64,
     ino: u64,
     size: u64,
@@ -201,7 +201,7 @@ impl Stamp {
 /// A file's contents as the engine keeps them: text (checked as UTF-8
 /// once) or bytes, shared until changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Content {
+pub(crate) enum Content {
     Text(Rc<Text>),
     Bytes(Rc<Vec<u8>>),
 }
@@ -209,25 +209,25 @@ pub enum Content {
 /// A file's text, and whether it holds a CR at all (most files do not:
 /// edits then skip looking for CRLF line breaks).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Text {
-    pub text: String,
-    pub cr: bool,
+pub(crate) struct Text {
+    pub(crate) text: String,
+    pub(crate) cr: bool,
 }
 
 impl Content {
-    pub fn from_bytes(bytes: Vec<u8>) -> Content {
+    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Content {
         match String::from_utf8(bytes) {
             Ok(text) => Content::text(text),
             Err(e) => Content::Bytes(Rc::new(e.into_bytes())),
         }
     }
 
-    pub fn text(text: String) -> Content {
+    pub(crate) fn text(text: String) -> Content {
         let cr = memchr::memchr(b'\r', text.as_bytes()).is_some();
         Content::Text(Rc::new(Text { text, cr }))
     }
 
-    pub fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         match self {
             Content::Text(t) => t.text.as_bytes(),
             Content::Bytes(b) => b,
@@ -237,7 +237,7 @@ impl Content {
 
 /// How a write ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Written {
+pub(crate) enum Written {
     Created,
     Replaced,
 }
@@ -248,7 +248,7 @@ pub enum Written {
 /// access below them: a handle always names the directory that was checked,
 /// whatever happens to its path later. The cache is emptied after every
 /// move, removal and command, which can change what a path names.
-pub struct Root {
+pub(crate) struct Root {
     fd: OwnedFd,
     dirs: RefCell<DirCache>,
     /// Places besides `.git` and `.clada` that no change may touch:
@@ -276,7 +276,7 @@ type DirCache = HashMap<(Anchor, Vec<String>), Rc<OwnedFd>>;
 /// [`PreparedWrite::commit`] fills the temporary file and renames it over
 /// the target; dropping it uncommitted removes the temporary file.
 #[derive(Debug)]
-pub struct PreparedWrite {
+pub(crate) struct PreparedWrite {
     parent: Rc<OwnedFd>,
     name: String,
     temp: String,
@@ -296,7 +296,7 @@ pub(super) const DIR_FLAGS: OFlags = OFlags::DIRECTORY
 impl Root {
     /// Opens the root directory (following a link given as the root itself:
     /// the user named it).
-    pub fn open(path: &Path) -> std::io::Result<Root> {
+    pub(crate) fn open(path: &Path) -> std::io::Result<Root> {
         let fd = rustix::fs::open(
             path,
             OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
@@ -312,13 +312,13 @@ impl Root {
 
     /// Notes every temporary file in `journal`, one root-relative path a
     /// line, before the file is created.
-    pub fn keep_journal(&self, journal: Box<dyn Write>) {
+    pub(crate) fn keep_journal(&self, journal: Box<dyn Write>) {
         *self.journal.borrow_mut() = Some(journal);
     }
 
     /// Adds places no change may touch (clada's configuration, state and
     /// runtime directories, when the root holds them).
-    pub fn protect(&mut self, places: impl IntoIterator<Item = Location>) {
+    pub(crate) fn protect(&mut self, places: impl IntoIterator<Item = Location>) {
         self.protected.extend(places);
     }
 
@@ -326,7 +326,7 @@ impl Root {
     /// (PROTOCOL §5): any `.git` component, `.clada` at the top, or inside
     /// one of clada's own directories. Callers check where a change finally
     /// lands: after a target directory is joined.
-    pub fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+    pub(crate) fn check_lands(&self, at: &Location) -> Result<(), FsError> {
         let refuse = |why| {
             Err(FsError::Protected {
                 path: at.display(),
@@ -350,7 +350,7 @@ impl Root {
     /// with it: the root, one of clada's own directories, or a directory
     /// holding a `.git` anywhere below (a nested repository's history is
     /// not in the root's commits). The walk never follows a link.
-    pub fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+    pub(crate) fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
         self.check_takes_away_shallow(at)?;
         let refuse = |why| {
             Err(FsError::Protected {
@@ -377,7 +377,7 @@ impl Root {
 
     /// [`Root::check_takes_away`] without looking at what `at` holds on
     /// disk.
-    pub fn check_takes_away_shallow(&self, at: &Location) -> Result<(), FsError> {
+    pub(crate) fn check_takes_away_shallow(&self, at: &Location) -> Result<(), FsError> {
         self.check_lands(at)?;
         let refuse = |why| {
             Err(FsError::Protected {
@@ -395,7 +395,7 @@ impl Root {
     }
 
     /// Forgets the directories kept open: paths may name other ones now.
-    pub fn forget_dirs(&self) {
+    pub(crate) fn forget_dirs(&self) {
         self.dirs.borrow_mut().clear();
     }
 
@@ -486,13 +486,13 @@ impl Root {
 
     /// Writes `contents` as the whole file, atomically, creating missing
     /// parent directories.
-    pub fn write(&self, at: &Location, contents: &[u8]) -> Result<Written, FsError> {
+    pub(crate) fn write(&self, at: &Location, contents: &[u8]) -> Result<Written, FsError> {
         self.prepare_write(at)?.commit(contents)
     }
 
     /// Makes a write of `at` ready, creating missing parent directories:
     /// everything that can refuse the write is checked now.
-    pub fn prepare_write(&self, at: &Location) -> Result<PreparedWrite, FsError> {
+    pub(crate) fn prepare_write(&self, at: &Location) -> Result<PreparedWrite, FsError> {
         let path = || at.display();
         let (parent, name) = self.parent(at, true)?;
         let mode = match rustix::fs::statat(&*parent, name, AtFlags::SYMLINK_NOFOLLOW) {
@@ -552,7 +552,7 @@ impl Root {
     }
 
     /// Reads the regular file at `at`, with the stamp of what was read.
-    pub fn read_stamped(&self, at: &Location) -> Result<(Vec<u8>, Stamp), FsError> {
+    pub(crate) fn read_stamped(&self, at: &Location) -> Result<(Vec<u8>, Stamp), FsError> {
         let path = || at.display();
         let (parent, name) = self.parent(at, false)?;
         // NONBLOCK: a pipe must not hang the run; it is refused below.
@@ -593,7 +593,7 @@ impl Root {
     }
 
     /// The stamp of the regular file at `at`, `None` when nothing is there.
-    pub fn stamp(&self, at: &Location) -> Result<Option<Stamp>, FsError> {
+    pub(crate) fn stamp(&self, at: &Location) -> Result<Option<Stamp>, FsError> {
         let (parent, name) = match self.parent(at, false) {
             Ok(p) => p,
             Err(FsError::NotFound { .. }) => return Ok(None),
@@ -603,13 +603,13 @@ impl Root {
     }
 
     /// Makes the directory `at` and its missing parents.
-    pub fn make_dirs(&self, at: &Location) -> Result<(), FsError> {
+    pub(crate) fn make_dirs(&self, at: &Location) -> Result<(), FsError> {
         self.dir(at, at.parts.len(), true).map(|_| ())
     }
 
     /// Renames `at` to a fresh temporary name beside it (noted in the
     /// journal), so that it can be put back; returns where it went.
-    pub fn set_aside(&self, at: &Location) -> Result<Location, FsError> {
+    pub(crate) fn set_aside(&self, at: &Location) -> Result<Location, FsError> {
         let (parent, name) = self.parent(at, false)?;
         let temp = temp_name(name);
         let aside = at.truncated(at.parts.len() - 1).join(&temp);
@@ -627,7 +627,7 @@ impl Root {
 
     /// Links the file at `at` under a fresh temporary name beside it (noted
     /// in the journal): its contents stay reachable after `at` is replaced.
-    pub fn keep_copy(&self, at: &Location) -> Result<Location, FsError> {
+    pub(crate) fn keep_copy(&self, at: &Location) -> Result<Location, FsError> {
         let (parent, name) = self.parent(at, false)?;
         let temp = temp_name(name);
         let kept = at.truncated(at.parts.len() - 1).join(&temp);
@@ -660,13 +660,13 @@ impl Root {
     }
 
     /// Opens the directory `at` (for a command's working directory).
-    pub fn directory(&self, at: &Location) -> Result<Rc<OwnedFd>, FsError> {
+    pub(crate) fn directory(&self, at: &Location) -> Result<Rc<OwnedFd>, FsError> {
         self.dir(at, at.parts.len(), false)
     }
 
     /// Checks that no existing part of `at` is a symbolic link. Parts that
     /// do not exist are fine (a command may be about to create them).
-    pub fn check_no_links(&self, at: &Location) -> Result<(), FsError> {
+    pub(crate) fn check_no_links(&self, at: &Location) -> Result<(), FsError> {
         if at.parts.is_empty() {
             return Ok(());
         }
@@ -679,7 +679,7 @@ impl Root {
 
     /// Renames `from` to `to` (replacing a file there), creating missing
     /// parents of `to`. A link at `from` is moved as a link.
-    pub fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
+    pub(crate) fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
         let (from_parent, from_name) = self.parent(from, false)?;
         let (to_parent, to_name) = self.parent(to, true)?;
         let renamed = rustix::fs::renameat(&from_parent, from_name, &to_parent, to_name);
@@ -698,7 +698,7 @@ impl Root {
     }
 
     /// Removes the directory `at` if it is empty.
-    pub fn remove_empty_dir(&self, at: &Location) -> Result<(), FsError> {
+    pub(crate) fn remove_empty_dir(&self, at: &Location) -> Result<(), FsError> {
         let (parent, name) = self.parent(at, false)?;
         let removed = rustix::fs::unlinkat(&*parent, name, AtFlags::REMOVEDIR);
         self.forget_dirs();
@@ -711,7 +711,7 @@ impl Root {
 
     /// Removes a file or link, or a directory with everything in it. Links
     /// are removed themselves, never followed.
-    pub fn remove(&self, at: &Location) -> Result<(), FsError> {
+    pub(crate) fn remove(&self, at: &Location) -> Result<(), FsError> {
         let removed = self.remove_uncached(at);
         // Handles kept for paths below it name nothing, or something new.
         self.forget_dirs();
@@ -743,13 +743,8 @@ impl Root {
 }
 
 impl PreparedWrite {
-    /// Whether the target existed when the write was prepared.
-    pub fn replaces(&self) -> bool {
-        self.mode.is_some()
-    }
-
     /// Fills the temporary file and renames it over the target.
-    pub fn commit(self, contents: &[u8]) -> Result<Written, FsError> {
+    pub(crate) fn commit(self, contents: &[u8]) -> Result<Written, FsError> {
         self.commit_checked(contents, None)
     }
 
@@ -757,7 +752,7 @@ impl PreparedWrite {
     /// it was read: the file with stamp `expect`, or nothing. Otherwise
     /// [`FsError::Changed`] and the target is left alone. A new file is
     /// renamed into place only if no other file appeared there meanwhile.
-    pub fn commit_expecting(
+    pub(crate) fn commit_expecting(
         self,
         contents: &[u8],
         expect: Option<Stamp>,
@@ -956,7 +951,7 @@ fn temp_name(name: &str) -> String {
 }
 
 /// Whether `name` is one of clada's temporary files.
-pub fn is_temp_name(name: &str) -> bool {
+pub(crate) fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp") && name.contains(".clada-")
 }
 

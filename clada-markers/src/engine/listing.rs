@@ -16,20 +16,20 @@ use super::fs::{DIR_FLAGS, FsError, Kind, Location, Root};
 
 /// What the file system says of a file, a directory or a link itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Meta {
-    pub kind: Kind,
-    pub size: u64,
+pub(crate) struct Meta {
+    pub(crate) kind: Kind,
+    pub(crate) size: u64,
     /// Permission bits and file type, as `st_mode`.
-    pub mode: u32,
-    pub nlink: u64,
-    pub uid: u32,
-    pub gid: u32,
-    pub ino: u64,
-    pub dev: u64,
+    pub(crate) mode: u32,
+    pub(crate) nlink: u64,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+    pub(crate) ino: u64,
+    pub(crate) dev: u64,
     /// Seconds and nanoseconds since the epoch.
-    pub modified: (i64, i64),
-    pub accessed: (i64, i64),
-    pub changed: (i64, i64),
+    pub(crate) modified: (i64, i64),
+    pub(crate) accessed: (i64, i64),
+    pub(crate) changed: (i64, i64),
 }
 
 impl Meta {
@@ -52,17 +52,17 @@ impl Meta {
 
 /// One name in a directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The name; one that is not UTF-8 is shown with replacement
     /// characters and cannot be opened by it.
-    pub name: String,
-    pub kind: Kind,
+    pub(crate) name: String,
+    pub(crate) kind: Kind,
 }
 
 impl Root {
     /// The metadata of what is at `at`, without following a link; the root
     /// itself when `at` has no components.
-    pub fn metadata(&self, at: &Location) -> Result<Meta, FsError> {
+    pub(crate) fn metadata(&self, at: &Location) -> Result<Meta, FsError> {
         let os = |op, errno| FsError::Os {
             path: at.display(),
             op,
@@ -84,7 +84,7 @@ impl Root {
 
     /// The names in directory `at`, in byte order of their names, without
     /// `.` and `..`. A link at `at` is `symlink_not_allowed`.
-    pub fn list(&self, at: &Location) -> Result<Vec<Entry>, FsError> {
+    pub(crate) fn list(&self, at: &Location) -> Result<Vec<Entry>, FsError> {
         let dir = self.dir(at, at.parts().len(), false)?;
         let os = |errno| FsError::Os {
             path: at.display(),
@@ -119,7 +119,7 @@ impl Root {
     }
 
     /// Opens the regular file at `at` for reading, never through a link.
-    pub fn open_file(&self, at: &Location) -> Result<File, FsError> {
+    pub(crate) fn open_file(&self, at: &Location) -> Result<File, FsError> {
         let path = || at.display();
         let (parent, name) = self.parent(at, false)?;
         // NONBLOCK: a pipe must not hang the run; it is refused below.
@@ -151,7 +151,7 @@ impl Root {
     }
 
     /// The target of the link at `at`, as text; the link is not followed.
-    pub fn read_link(&self, at: &Location) -> Result<String, FsError> {
+    pub(crate) fn read_link(&self, at: &Location) -> Result<String, FsError> {
         let (parent, name) = self.parent(at, false)?;
         match rustix::fs::readlinkat(&*parent, name, Vec::new()) {
             Ok(target) => Ok(target.to_string_lossy().into_owned()),
@@ -166,7 +166,7 @@ impl Root {
 
     /// Makes directory `at`; its parent must exist. `Ok(false)` when a
     /// directory is there already.
-    pub fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
+    pub(crate) fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
         let (parent, name) = self.parent(at, false)?;
         match rustix::fs::mkdirat(&*parent, name, Mode::from_raw_mode(0o777)) {
             Ok(()) => {
@@ -188,7 +188,7 @@ impl Root {
 
     /// Sets the access and modification times of what is at `at` (a link
     /// itself, never its target); `None` means now.
-    pub fn set_times(
+    pub(crate) fn set_times(
         &self,
         at: &Location,
         accessed: Option<(i64, i64)>,

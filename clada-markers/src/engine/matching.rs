@@ -24,15 +24,15 @@ use crate::ast::Count;
 use crate::syntax::BOM;
 
 /// At most this many occurrence lines are reported.
-pub const MAX_REPORTED_LINES: usize = 20;
+pub(crate) const MAX_REPORTED_LINES: usize = 20;
 
 /// A region less like the search text than this (the mean of the share of
 /// words in place and the share of characters in common) is not offered as
 /// a hint: a diff against unrelated text only misleads.
-pub const MIN_SIMILARITY: f64 = 0.5;
+pub(crate) const MIN_SIMILARITY: f64 = 0.5;
 
 /// A report lists the lines of at most this many replaced occurrences.
-pub const MAX_LISTED_LINES: usize = 100;
+pub(crate) const MAX_LISTED_LINES: usize = 100;
 
 /// A successful edit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub struct Edited {
     /// How many occurrences were replaced.
     pub replacements: usize,
     /// The 1-based line of each replaced occurrence (of the first
-    /// [`MAX_LISTED_LINES`]).
+    /// `MAX_LISTED_LINES`, 100).
     pub lines: Vec<usize>,
 }
 
@@ -51,7 +51,7 @@ pub struct Edited {
 /// edits of one file cost a search and a splice each, never a copy of the
 /// whole text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Found {
+pub(crate) struct Found {
     /// Byte ranges of the file (sorted, disjoint) to replace.
     ranges: Vec<(usize, usize)>,
     /// The replacement, in the file's line break style.
@@ -60,15 +60,15 @@ pub struct Found {
     /// feed: the result lacks one too.
     trim_final: bool,
     /// How many occurrences are replaced.
-    pub replacements: usize,
+    pub(crate) replacements: usize,
     /// The 1-based line of each replaced occurrence (of the first
-    /// [`MAX_LISTED_LINES`]).
-    pub lines: Vec<usize>,
+    /// `MAX_LISTED_LINES`, 100).
+    pub(crate) lines: Vec<usize>,
 }
 
 impl Found {
     /// Makes the edit in `file`, the bytes it was found in.
-    pub fn apply(&self, file: &mut Vec<u8>) {
+    pub(crate) fn apply(&self, file: &mut Vec<u8>) {
         let repl = self.replacement.as_bytes();
         match self.ranges.as_slice() {
             [] => {}
@@ -99,7 +99,7 @@ impl Found {
     }
 
     /// Makes the edit in `file`, the text it was found in.
-    pub fn apply_text(&self, file: &mut String) {
+    pub(crate) fn apply_text(&self, file: &mut String) {
         match self.ranges.as_slice() {
             [] => {}
             [(s, e)] => file.replace_range(*s..*e, &self.replacement),
@@ -126,7 +126,7 @@ impl Found {
     }
 
     /// Whether the replacement brings a CR into the file.
-    pub fn adds_cr(&self) -> bool {
+    pub(crate) fn adds_cr(&self) -> bool {
         self.replacement.contains('\r')
     }
 
@@ -155,10 +155,10 @@ pub struct Mismatch {
     pub expected: Count,
     pub found: usize,
     /// 1-based lines of the occurrences found (at most
-    /// [`MAX_REPORTED_LINES`]).
+    /// `MAX_REPORTED_LINES`, 20).
     pub lines: Vec<usize>,
     /// The first and last line of each occurrence found (at most
-    /// [`MAX_REPORTED_LINES`]).
+    /// `MAX_REPORTED_LINES`, 20).
     pub ranges: Vec<(usize, usize)>,
     /// When nothing was found: the most similar region of the file.
     pub closest: Option<Closest>,
@@ -179,7 +179,7 @@ pub struct Mismatch {
     pub end_lines: Vec<usize>,
 }
 
-pub use crate::report::Closest;
+pub(crate) use crate::report::Closest;
 
 /// A file's text prepared for matching: the byte-order mark split off, line
 /// breaks normalised to LF, and a line feed added where the file lacks a
@@ -303,7 +303,7 @@ pub fn edit(
 
 /// Finds where [`edit`] would replace, without changing anything. `cr`
 /// says whether the file holds a CR, when that is known.
-pub fn find(
+pub(crate) fn find(
     file: &str,
     search: &str,
     replace: &str,
@@ -381,7 +381,7 @@ pub fn edit_range(
 }
 
 /// Finds where [`edit_range`] would replace, without changing anything.
-pub fn find_range(
+pub(crate) fn find_range(
     file: &str,
     start: &str,
     end: &str,
@@ -437,7 +437,7 @@ pub fn find_range(
 /// At most this many lines of the search text are compared with each
 /// window of the file: the work of the closest-region hint is at most file
 /// lines × this.
-pub const HINT_SAMPLE_LINES: usize = 48;
+pub(crate) const HINT_SAMPLE_LINES: usize = 48;
 
 /// Texts longer than this (search plus region, in bytes) are compared line
 /// by line instead of character by character.

@@ -3,8 +3,8 @@
 //! Units run in document order. Inside a block tasks run in order and the
 //! first failure marks the rest skipped; units are independent, and a unit
 //! with a validation error does not run at all (PROTOCOL §2.6, §7). Each task is
-//! first planned ([`plan`], pure: paths, reads, matches, new contents) and
-//! then carried out on the run's [`view::View`] of the tree, so a later
+//! first planned (`plan`, pure: paths, reads, matches, new contents) and
+//! then carried out on the run's view of the tree (`view`), so a later
 //! task sees what earlier ones did. The view is written to disk before each
 //! command and at the end (never in a dry run); with `--atomic`, a unit
 //! that fails is rolled back, and with `--atomic=document` everything is.
@@ -13,11 +13,28 @@
 //! text output streams from there), and at the end as a
 //! [`crate::report::ApplyReport`].
 
-pub mod fs;
+pub(crate) mod apply;
+pub(crate) mod dirs;
+pub(crate) mod fs;
+pub(crate) mod git;
+pub(crate) mod journal;
 pub(crate) mod listing;
-pub mod matching;
-pub mod plan;
-pub mod view;
+pub(crate) mod matching;
+pub(crate) mod plan;
+pub(crate) mod run;
+pub(crate) mod view;
+
+pub use crate::commands::RunOptions;
+pub use crate::commands::allowlist::{Allowlist, AllowlistError, Approvals, LEGACY_PATH};
+pub use crate::commands::approve::{Answer, Approver, NoPrompt, Terminal};
+pub use crate::commands::sandbox::available as sandbox_available;
+pub use apply::Apply;
+pub use dirs::Dirs;
+pub use git::Author;
+pub use matching::{Edited, Mismatch, edit, edit_range};
+
+#[cfg(test)]
+mod model;
 
 use std::time::{Duration, Instant};
 
@@ -25,21 +42,20 @@ use crate::ast::{Document, Op, Task, Unit};
 use crate::error_type::ErrorType;
 use crate::report::{BlockReport, BlockStatus, ErrorReport, TaskReport, TaskStatus};
 use fs::{FsError, Location, Root};
-use matching::Mismatch;
 use plan::{Action, Effect, Plan};
 use view::{By, Change, Failed, View};
 
 /// Options of a run that the engine itself needs.
 #[derive(Clone, Debug, Default)]
-pub struct ApplyOptions {
+pub(crate) struct ApplyOptions {
     /// Let paths be absolute or climb out of the root.
-    pub allow_escape: bool,
+    pub(crate) allow_escape: bool,
     /// Stop starting tasks after this long (`--total-timeout`).
-    pub total_timeout: Option<Duration>,
+    pub(crate) total_timeout: Option<Duration>,
     /// `--dry-run`: plan everything, write nothing, run nothing.
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// `--atomic`: what a failure rolls back.
-    pub atomic: Option<Atomic>,
+    pub(crate) atomic: Option<Atomic>,
 }
 
 /// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
@@ -53,28 +69,28 @@ pub enum Atomic {
 
 /// Why a task failed.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TaskError {
-    pub kind: ErrorType,
-    pub message: String,
+pub(crate) struct TaskError {
+    pub(crate) kind: ErrorType,
+    pub(crate) message: String,
     /// The path the error is about, when there is one.
-    pub path: Option<String>,
-    pub failure: Option<Failure>,
+    pub(crate) path: Option<Box<str>>,
+    pub(crate) failure: Option<Failure>,
     /// The OS error behind a system failure (boxed: errors travel by
     /// value, and stay small).
-    pub os_error: Option<Box<str>>,
+    pub(crate) os_error: Option<Box<str>>,
 }
 
 /// Facts that come with some errors.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Failure {
+pub(crate) enum Failure {
     Mismatch(Box<Mismatch>),
     /// A refused command: the `clada allow` line, shell-quoted, that would
     /// approve exactly it (PROTOCOL §6).
-    Approve(Box<String>),
+    Approve(Box<str>),
 }
 
 impl TaskError {
-    pub fn new(kind: ErrorType, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: ErrorType, message: impl Into<String>) -> Self {
         TaskError {
             kind,
             message: message.into(),
@@ -103,7 +119,7 @@ impl From<FsError> for TaskError {
         TaskError {
             kind,
             message: e.to_string(),
-            path: Some(e.path().to_owned()),
+            path: Some(e.path().into()),
             failure: None,
             os_error: e.os_detail().map(String::into_boxed_str),
         }
@@ -112,13 +128,13 @@ impl From<FsError> for TaskError {
 
 /// What a command run produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RunOutput {
-    pub output: String,
-    pub exit_code: Option<i32>,
+pub(crate) struct RunOutput {
+    pub(crate) output: String,
+    pub(crate) exit_code: Option<i32>,
 }
 
 /// Runs the commands of RUN tasks.
-pub trait Runner {
+pub(crate) trait Runner {
     /// Runs `command` for task `task`, in `dir` (the root when `None`),
     /// within `deadline` if there is one. Output lines go to `observer` as
     /// they come.
@@ -158,9 +174,11 @@ pub trait Runner {
 }
 
 /// A runner that refuses every command.
+#[cfg(test)]
 #[derive(Debug, Default)]
-pub struct NoCommands;
+pub(crate) struct NoCommands;
 
+#[cfg(test)]
 impl Runner for NoCommands {
     fn run(
         &mut self,
@@ -197,26 +215,15 @@ impl Observer for Quiet {}
 
 /// What applying a document did.
 #[derive(Debug)]
-pub struct Outcome {
-    pub blocks: Vec<BlockReport>,
+pub(crate) struct Outcome {
+    pub(crate) blocks: Vec<BlockReport>,
     /// In a dry run: what the run would change.
-    pub changes: Vec<Change>,
-}
-
-/// Applies every unit of `doc` under `root`.
-pub fn apply(
-    doc: &Document<'_>,
-    root: &Root,
-    options: &ApplyOptions,
-    runner: &mut dyn Runner,
-    observer: &mut dyn Observer,
-) -> Vec<BlockReport> {
-    apply_with(doc, root, options, runner, observer).blocks
+    pub(crate) changes: Vec<Change>,
 }
 
 /// Applies every unit of `doc` under `root`, with what a dry run would
 /// change.
-pub fn apply_with(
+pub(crate) fn apply_with(
     doc: &Document<'_>,
     root: &Root,
     options: &ApplyOptions,
@@ -590,7 +597,7 @@ impl Engine<'_, '_> {
 }
 
 /// Reports for a document none of whose tasks ran.
-pub fn not_run(doc: &Document<'_>, why: &str) -> Vec<BlockReport> {
+pub(crate) fn not_run(doc: &Document<'_>, why: &str) -> Vec<BlockReport> {
     doc.units
         .iter()
         .map(|unit| BlockReport {

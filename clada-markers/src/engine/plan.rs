@@ -14,7 +14,7 @@ use crate::syntax::BOM;
 
 /// A side effect, fully computed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Replace (or create) the file with these bytes.
     Write {
         at: Location,
@@ -43,7 +43,7 @@ pub enum Action {
 
 /// What a task did, for the report.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Effect {
+pub(crate) enum Effect {
     Created {
         path: String,
     },
@@ -72,13 +72,13 @@ pub enum Effect {
 
 /// A planned task: the action and what it will have done.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Plan {
-    pub action: Action,
-    pub effect: Effect,
+pub(crate) struct Plan {
+    pub(crate) action: Action,
+    pub(crate) effect: Effect,
 }
 
 /// Plans one operation against the current state of `files`.
-pub fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, TaskError> {
+pub(crate) fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, TaskError> {
     // Every path is resolved once, then checked where the change lands.
     let at = |p: &str| {
         let loc = locate(p, allow_escape).map_err(TaskError::from)?;
@@ -286,7 +286,7 @@ fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
             ErrorType::AlreadyApplied,
             "found no match, and the replacement is already there as often as count asks: the edit was applied before",
         );
-        e.path = Some(loc.display());
+        e.path = Some(loc.display().into());
         e.failure = Some(Failure::Mismatch(m));
         return e;
     }
@@ -297,7 +297,7 @@ fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
         m.expected
     );
     let mut e = TaskError::new(ErrorType::MatchCountMismatch, message);
-    e.path = Some(loc.display());
+    e.path = Some(loc.display().into());
     e.failure = Some(Failure::Mismatch(m));
     e
 }

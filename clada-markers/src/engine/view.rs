@@ -34,9 +34,9 @@ use crate::engine::matching::Found;
 
 /// The task that made a change: unit and task numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct By {
-    pub unit: usize,
-    pub task: usize,
+pub(crate) struct By {
+    pub(crate) unit: usize,
+    pub(crate) task: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -231,14 +231,14 @@ fn kind_of(node: &Node) -> Option<Kind> {
 
 /// A change a flush could not make, and the tasks whose change it was.
 #[derive(Debug)]
-pub struct Failed {
-    pub by: Vec<By>,
-    pub error: FsError,
+pub(crate) struct Failed {
+    pub(crate) by: Vec<By>,
+    pub(crate) error: FsError,
 }
 
 /// What a run would change, for a dry run's report.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     /// A file written: its old contents (`None` if it is new) and new.
     File {
         path: String,
@@ -256,25 +256,25 @@ pub enum Change {
 
 /// The tree as the run sees it.
 #[derive(Debug)]
-pub struct View<'r> {
+pub(crate) struct View<'r> {
     root: &'r Root,
     state: RefCell<State>,
 }
 
 impl<'r> View<'r> {
-    pub fn new(root: &'r Root) -> Self {
+    pub(crate) fn new(root: &'r Root) -> Self {
         View {
             root,
             state: RefCell::new(State::default()),
         }
     }
 
-    pub fn root(&self) -> &'r Root {
+    pub(crate) fn root(&self) -> &'r Root {
         self.root
     }
 
     /// Whether changes wait to be written.
-    pub fn pending(&self) -> bool {
+    pub(crate) fn pending(&self) -> bool {
         let st = self.state.borrow();
         !st.steps.is_empty()
             || st
@@ -357,7 +357,7 @@ impl<'r> View<'r> {
     }
 
     /// Replaces (or creates) the file `at` with `data`.
-    pub fn write(&self, at: &Location, data: Content, by: By) -> Result<Written, FsError> {
+    pub(crate) fn write(&self, at: &Location, data: Content, by: By) -> Result<Written, FsError> {
         let mut st = self.state.borrow_mut();
         let display = || at.display();
         if let Place::Node = place(&st.nodes, at)? {
@@ -411,7 +411,7 @@ impl<'r> View<'r> {
 
     /// Makes the edit `found` in the file `at`, read before by the plan
     /// that found it.
-    pub fn splice(&self, at: &Location, found: &Found, by: By) -> Result<(), FsError> {
+    pub(crate) fn splice(&self, at: &Location, found: &Found, by: By) -> Result<(), FsError> {
         // Loaded, if it was not (it always is after planning).
         drop(self.contents(at)?);
         let mut st = self.state.borrow_mut();
@@ -435,7 +435,7 @@ impl<'r> View<'r> {
 
     /// Moves what is at `from` to `to` (replacing a file there), making
     /// missing parents of `to`.
-    pub fn rename(&self, from: &Location, to: &Location, by: By) -> Result<(), FsError> {
+    pub(crate) fn rename(&self, from: &Location, to: &Location, by: By) -> Result<(), FsError> {
         let mut st = self.state.borrow_mut();
         let to_kind = self.kind_in(&st, to)?;
         let Some(node) = self.take(&mut st, from)? else {
@@ -548,7 +548,7 @@ impl<'r> View<'r> {
     /// Makes the directory `at`, whose parent must be a directory.
     /// `Ok(false)` when a directory is there already (like
     /// [`Root::create_dir`]).
-    pub fn create_dir(&self, at: &Location, by: By) -> Result<bool, FsError> {
+    pub(crate) fn create_dir(&self, at: &Location, by: By) -> Result<bool, FsError> {
         let mut st = self.state.borrow_mut();
         let parent = at.parent().unwrap_or_else(|| Location::below_root(&[]));
         match self.kind_in(&st, &parent)? {
@@ -583,7 +583,7 @@ impl<'r> View<'r> {
 
     /// The names in the directory `at` as the view has it, in byte order,
     /// with their kinds.
-    pub fn list(&self, at: &Location) -> Result<Vec<(String, Kind)>, FsError> {
+    pub(crate) fn list(&self, at: &Location) -> Result<Vec<(String, Kind)>, FsError> {
         let st = self.state.borrow();
         let origin = match place(&st.nodes, at)? {
             Place::Node => match st.nodes.get(at) {
@@ -624,7 +624,7 @@ impl<'r> View<'r> {
     }
 
     /// Removes what is at `at`, with everything below it.
-    pub fn remove(&self, at: &Location, by: By) -> Result<(), FsError> {
+    pub(crate) fn remove(&self, at: &Location, by: By) -> Result<(), FsError> {
         let mut st = self.state.borrow_mut();
         let Some(node) = self.take(&mut st, at)? else {
             return Err(FsError::NotFound { path: at.display() });
@@ -642,7 +642,7 @@ impl<'r> View<'r> {
     }
 
     /// The contents of the file `at`, read from disk the first time.
-    pub fn contents(&self, at: &Location) -> Result<Content, FsError> {
+    pub(crate) fn contents(&self, at: &Location) -> Result<Content, FsError> {
         let mut st = self.state.borrow_mut();
         let display = || at.display();
         match place(&st.nodes, at)? {
@@ -692,7 +692,7 @@ impl<'r> View<'r> {
     }
 
     /// Opens a transaction (see the module's documentation).
-    pub fn begin(&self) {
+    pub(crate) fn begin(&self) {
         let mut st = self.state.borrow_mut();
         let steps = st.steps.len();
         st.tx = Some(Tx {
@@ -703,7 +703,7 @@ impl<'r> View<'r> {
 
     /// Keeps what the transaction did. Returns the temporary files it kept
     /// that could not be removed.
-    pub fn commit(&self) -> Vec<FsError> {
+    pub(crate) fn commit(&self) -> Vec<FsError> {
         let tx = self.state.borrow_mut().tx.take();
         // Where each temporary file is now: a later step may have moved
         // the directory holding it.
@@ -735,7 +735,7 @@ impl<'r> View<'r> {
     /// Undoes what the transaction did, in the view and on disk. A file
     /// that changed on disk since the transaction wrote it (a command
     /// changed it) is left as it is. Returns what could not be undone.
-    pub fn rollback(&self) -> Vec<String> {
+    pub(crate) fn rollback(&self) -> Vec<String> {
         let mut st = self.state.borrow_mut();
         let Some(tx) = st.tx.take() else {
             return Vec::new();
@@ -787,7 +787,7 @@ impl<'r> View<'r> {
     /// Carries out the pending steps and writes every changed file once.
     /// Afterwards the view is empty. Returns what failed, with the tasks
     /// whose changes they were.
-    pub fn flush(&self) -> Vec<Failed> {
+    pub(crate) fn flush(&self) -> Vec<Failed> {
         let mut st = self.state.borrow_mut();
         let steps = std::mem::take(&mut st.steps);
         let nodes = std::mem::take(&mut st.nodes);
@@ -913,7 +913,7 @@ impl<'r> View<'r> {
     }
 
     /// What the pending changes would do to the disk, path by path.
-    pub fn changes(&self) -> Vec<Change> {
+    pub(crate) fn changes(&self) -> Vec<Change> {
         let st = self.state.borrow();
         // What came from where: a path whose thing moved elsewhere is
         // reported as a move, not a removal.

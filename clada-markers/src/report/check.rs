@@ -67,7 +67,7 @@ impl CheckReport {
     }
 
     /// A report for a document that could not be read at all. `prefix` is
-    /// the part of it that is valid UTF-8 ([`crate::valid_prefix`]), where
+    /// the part of it that is valid UTF-8 ([`crate::syntax::valid_prefix`]), where
     /// positions are counted.
     pub fn unreadable(diagnostic: &Diagnostic, prefix: &str) -> Self {
         CheckReport {

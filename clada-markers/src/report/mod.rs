@@ -185,7 +185,7 @@ pub struct FileChange {
 impl FileChange {
     /// The report of one change of the view.
     #[cfg(feature = "engine")]
-    pub fn of(change: crate::engine::view::Change) -> FileChange {
+    pub(crate) fn of(change: crate::engine::view::Change) -> FileChange {
         use crate::engine::view::Change;
         match change {
             Change::File { path, old, new } => {
@@ -371,7 +371,7 @@ impl ErrorReport {
     }
 
     #[cfg(feature = "engine")]
-    pub fn from_task_error(e: TaskError) -> Self {
+    pub(crate) fn from_task_error(e: TaskError) -> Self {
         let mut r = ErrorReport::new(e.kind, e.message);
         r.os_error = e.os_error.map(String::from);
         r.hint = default_hint(e.kind);

@@ -5,9 +5,8 @@
 
 use std::fmt::Write as _;
 
-use clada_markers::{
-    Diagnostic, DiagnosticKind, Document, LineIndex, Op, Span, Task, TokenKind, Unit, lex,
-};
+use clada_markers::syntax::{DiagnosticKind, LineIndex, TokenKind, lex};
+use clada_markers::{Diagnostic, Document, Op, Span, Task, Unit};
 
 /// Checks what must hold for any input: tokens tile it, every span is in
 /// bounds and on character boundaries, units are ordered and numbered, and

@@ -21,7 +21,7 @@ use crate::engine::fs::{Files, Kind, Root, is_temp_name, locate};
 
 /// The journal beside one lock, for one root.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Journal {
+pub(crate) struct Journal {
     path: PathBuf,
     /// The root's canonical path.
     root: String,
@@ -29,7 +29,7 @@ pub struct Journal {
 
 impl Journal {
     /// The journal beside `lock`, for the root at `root_path`.
-    pub fn beside(lock: &Path, root_path: &Path) -> Journal {
+    pub(crate) fn beside(lock: &Path, root_path: &Path) -> Journal {
         let mut path = lock.as_os_str().to_owned();
         path.push(".journal");
         let root = std::fs::canonicalize(root_path).unwrap_or_else(|_| root_path.to_path_buf());
@@ -39,13 +39,9 @@ impl Journal {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Removes the temporary files this root's earlier runs noted and left
     /// behind, and forgets them. Returns how many files were removed.
-    pub fn sweep(&self, root: &Root) -> std::io::Result<usize> {
+    pub(crate) fn sweep(&self, root: &Root) -> std::io::Result<usize> {
         let text = match std::fs::read(&self.path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
@@ -88,7 +84,7 @@ impl Journal {
 
     /// A writer for [`Root::keep_journal`]: each line it is given is noted
     /// under this root, at once.
-    pub fn writer(&self) -> std::io::Result<Box<dyn Write>> {
+    pub(crate) fn writer(&self) -> std::io::Result<Box<dyn Write>> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -150,7 +146,7 @@ mod tests {
         // Another root's line and a line naming an ordinary file stay.
         let mut f = std::fs::OpenOptions::new()
             .append(true)
-            .open(journal.path())
+            .open(&journal.path)
             .unwrap();
         let key = std::fs::canonicalize(&root_dir).unwrap();
         writeln!(f, "/elsewhere\td/.x.clada-1-1.tmp").unwrap();
@@ -164,7 +160,7 @@ mod tests {
             .collect();
         assert_eq!(names, ["keep.txt"]);
         assert_eq!(
-            std::fs::read_to_string(journal.path()).unwrap(),
+            std::fs::read_to_string(&journal.path).unwrap(),
             "/elsewhere\td/.x.clada-1-1.tmp\n"
         );
     }

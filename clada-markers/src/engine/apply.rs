@@ -9,8 +9,8 @@ use crate::ast::Document;
 use crate::commands::RunOptions;
 use crate::commands::allowlist::Approvals;
 use crate::commands::approve::{Approver, NoPrompt};
-use crate::dirs::Dirs;
-use crate::engine::fs::{Location, Root};
+use crate::dirs::{Dirs, location_in};
+use crate::engine::fs::Root;
 use crate::engine::{Atomic, Observer, Quiet};
 use crate::git::Author;
 use crate::report::ApplyReport;
@@ -117,11 +117,13 @@ impl Apply {
         self
     }
 
-    /// How commands run: limits, `--allow-any-command`, `--sandbox`. The
-    /// approvals and `allow_escape` of `options` are replaced by those
-    /// [`Apply::dirs`] and [`Apply::allow_escape`] set.
+    /// How commands run: limits, `--allow-any-command`, `--sandbox`, and
+    /// the approvals to read (else those [`Apply::dirs`] found). Its
+    /// `allow_escape` is replaced by what [`Apply::allow_escape`] set.
     pub fn commands(mut self, options: RunOptions) -> Self {
-        let approvals = self.config.commands.approvals.take();
+        let approvals = options
+            .approvals
+            .or_else(|| self.config.commands.approvals.take());
         let allow_escape = self.config.commands.allow_escape;
         self.config.commands = RunOptions {
             approvals,
@@ -146,10 +148,14 @@ impl Apply {
         self
     }
 
-    /// Places in the root no document may write, move or remove (a file
-    /// being watched, for one).
-    pub fn protect(mut self, places: impl IntoIterator<Item = Location>) -> Self {
-        self.root.protect(places);
+    /// A place in the root no document may write, move or remove (a file
+    /// being watched, for one): a path, absolute or relative to the
+    /// current directory. A path outside the root needs no protection and
+    /// is ignored.
+    pub fn protect(mut self, place: impl AsRef<Path>) -> Self {
+        if let Some(at) = location_in(&self.config.root_path, place.as_ref()) {
+            self.root.protect([at]);
+        }
         self
     }
 

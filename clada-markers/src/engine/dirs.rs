@@ -83,10 +83,8 @@ impl Dirs {
     }
 
     /// These directories, where they lie inside `root`, as locations below
-    /// it: places no document may touch ([`Root::protect`]).
-    ///
-    /// [`Root::protect`]: crate::engine::fs::Root::protect
-    pub fn inside(&self, root: &Path) -> Vec<Location> {
+    /// it: places no document may touch.
+    pub(crate) fn inside(&self, root: &Path) -> Vec<Location> {
         [&self.config, &self.state, &self.runtime]
             .into_iter()
             .filter_map(|dir| location_in(root, dir))
@@ -95,7 +93,7 @@ impl Dirs {
 }
 
 /// Where `path` is below `root`, both with links resolved, if it is.
-pub fn location_in(root: &Path, path: &Path) -> Option<Location> {
+pub(crate) fn location_in(root: &Path, path: &Path) -> Option<Location> {
     let root = canonical(root);
     let path = canonical(path);
     let rel = path.strip_prefix(&root).ok()?;

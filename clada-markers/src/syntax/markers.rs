@@ -183,7 +183,7 @@ impl TaskKind {
 
     /// The section markers a task of this kind has between opener and
     /// closer, in order.
-    pub const fn section_markers(self) -> &'static [SectionMarker] {
+    pub(crate) const fn section_markers(self) -> &'static [SectionMarker] {
         match self {
             TaskKind::Search | TaskKind::Edit => &[SectionMarker::Separator],
             TaskKind::SearchStart => &[SectionMarker::SearchEnd, SectionMarker::Separator],
@@ -192,7 +192,7 @@ impl TaskKind {
     }
 
     /// The attribute names this task takes, required ones first.
-    pub const fn attributes(self) -> &'static [AttrSpec] {
+    pub(crate) const fn attributes(self) -> &'static [AttrSpec] {
         const PATH: AttrSpec = AttrSpec::required("path");
         const COUNT: AttrSpec = AttrSpec::optional("count");
         const WRITE: &[AttrSpec] = &[PATH, AttrSpec::optional("append")];
@@ -218,7 +218,7 @@ impl std::fmt::Display for TaskKind {
 
 /// A structural line between a task's opener and closer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SectionMarker {
+pub(crate) enum SectionMarker {
     /// `=======`
     Separator,
     /// `<<<<<<< SEARCH-END`
@@ -227,9 +227,9 @@ pub enum SectionMarker {
 
 /// One attribute a keyword accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AttrSpec {
-    pub name: &'static str,
-    pub required: bool,
+pub(crate) struct AttrSpec {
+    pub(crate) name: &'static str,
+    pub(crate) required: bool,
 }
 
 impl AttrSpec {

@@ -61,7 +61,7 @@ impl std::str::FromStr for Author {
 }
 
 /// The work tree a root lies in, if it lies in one.
-pub struct WorkTree {
+pub(crate) struct WorkTree {
     repo: Repository,
 }
 
@@ -83,7 +83,7 @@ impl WorkTree {
     /// without searching further and without reading `GIT_*` environment
     /// variables (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_CEILING_DIRECTORIES`…).
     /// The root must lie inside the work tree found.
-    pub fn discover(root: &Path) -> Option<WorkTree> {
+    pub(crate) fn discover(root: &Path) -> Option<WorkTree> {
         let root = root.canonicalize().ok()?;
         let flags = RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::NO_DOTGIT;
         for dir in root.ancestors() {
@@ -111,13 +111,17 @@ impl WorkTree {
 
     /// The run's one repository: the built-in git reads it, the commits go
     /// to it, the default lock lies in it.
-    pub fn repository(&self) -> &Repository {
+    pub(crate) fn repository(&self) -> &Repository {
         &self.repo
     }
 
     /// Commits every change in the work tree with `message`. Returns the
     /// new commit's id, or `None` when there was nothing to commit.
-    pub fn commit_all(&self, message: &str, author: &Author) -> Result<Option<String>, String> {
+    pub(crate) fn commit_all(
+        &self,
+        message: &str,
+        author: &Author,
+    ) -> Result<Option<String>, String> {
         let repo = &self.repo;
         let fail = |what: &str, e: git2::Error| format!("{what}: {}", e.message());
         let mut index = repo.index().map_err(|e| fail("cannot read the index", e))?;

@@ -23,7 +23,7 @@ use crate::syntax::{BOM, Keyword, MIN_FENCE, Shape};
 /// Tokens are kept small (offsets as `u32`, 44 bytes in all): a document of
 /// many short tasks has a few tokens per line. Offsets past `u32::MAX`
 /// saturate; [`crate::parse`] refuses documents over
-/// [`crate::MAX_DOCUMENT_SIZE`] before lexing.
+/// [`crate::syntax::MAX_DOCUMENT_SIZE`] before lexing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Token {
     pub kind: TokenKind,

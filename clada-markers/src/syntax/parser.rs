@@ -115,11 +115,11 @@ pub fn parse(source: &str) -> Document<'_> {
 
 /// Parses and checks a document. Never fails: problems are diagnostics.
 pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
-    if source.len() > crate::MAX_DOCUMENT_SIZE {
+    if source.len() > crate::syntax::MAX_DOCUMENT_SIZE {
         return Document {
             source,
             units: Vec::new(),
-            diagnostics: vec![crate::too_large()],
+            diagnostics: vec![crate::syntax::too_large()],
         };
     }
     let tokens = lexer::lex(source);

@@ -12,11 +12,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use clada_markers::engine::fs::Root;
-use clada_markers::engine::view::Change;
-use clada_markers::engine::{self, ApplyOptions, Atomic, NoCommands, Quiet};
-use clada_markers::report::TaskStatus;
-use clada_markers::{ParseOptions, parse_with};
+use crate::engine::fs::Root;
+use crate::engine::view::Change;
+use crate::engine::{self, ApplyOptions, Atomic, NoCommands, Quiet};
+use crate::report::TaskStatus;
+use crate::{ParseOptions, parse_with};
 use proptest::prelude::*;
 
 const PATHS: &[&str] = &["a", "b", "d", "e", "d/a", "d/b", "e/a", "e/d"];

@@ -23,30 +23,30 @@ use crate::report::{ApplyReport, ErrorReport, FileChange, GitReport};
 
 /// Everything a run needs beyond the document.
 #[derive(Clone, Debug)]
-pub struct RunConfig {
+pub(crate) struct RunConfig {
     /// Where the root is (commands start there).
-    pub root_path: PathBuf,
-    pub allow_escape: bool,
-    pub total_timeout: Option<Duration>,
+    pub(crate) root_path: PathBuf,
+    pub(crate) allow_escape: bool,
+    pub(crate) total_timeout: Option<Duration>,
     /// Who commits; `None` for `--no-git`.
-    pub git: Option<Author>,
+    pub(crate) git: Option<Author>,
     /// `--lock-file`; without it, a lock on the root is taken by default
     /// ([`default_lock`]).
-    pub lock_file: Option<PathBuf>,
+    pub(crate) lock_file: Option<PathBuf>,
     /// `--lock-timeout`.
-    pub lock_timeout: Duration,
-    pub commands: RunOptions,
+    pub(crate) lock_timeout: Duration,
+    pub(crate) commands: RunOptions,
     /// clada's own directories: where the default lock goes.
-    pub dirs: Option<Dirs>,
+    pub(crate) dirs: Option<Dirs>,
     /// `--dry-run`: plan everything, write nothing, run nothing, commit
     /// nothing.
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// `--atomic[=unit|document]`.
-    pub atomic: Option<Atomic>,
+    pub(crate) atomic: Option<Atomic>,
 }
 
 /// Runs `doc` under `root`, telling `observer` as it goes.
-pub fn run(
+pub(crate) fn run(
     doc: &Document<'_>,
     root: &Root,
     config: &RunConfig,
@@ -178,7 +178,7 @@ pub fn run(
 /// canonical path in `locks/` of clada's runtime directory (a per-user
 /// 0700 directory). Never a new file in the tree. `None` without a
 /// repository and without clada's directories (no home to find them in).
-pub fn default_lock(
+pub(crate) fn default_lock(
     tree: Option<&WorkTree>,
     dirs: Option<&Dirs>,
     root: &Path,

@@ -4,7 +4,7 @@
 //! `Root`, which checks links and protection where a change lands.
 
 // Without the engine, locations are made by the parser's path checks only.
-#![cfg_attr(not(feature = "engine"), allow(unreachable_pub, dead_code))]
+#![cfg_attr(not(feature = "engine"), allow(dead_code))]
 
 /// Why a path cannot be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -63,7 +63,7 @@ pub(crate) fn is_protected(at: &Location) -> bool {
 
 /// A path resolved as text: where it starts and its components.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Location {
+pub(crate) struct Location {
     pub(crate) anchor: Anchor,
     pub(crate) parts: Vec<String>,
 }
@@ -79,7 +79,7 @@ pub(crate) enum Anchor {
 
 impl Location {
     /// A location below the root, from plain components.
-    pub fn below_root(parts: &[&str]) -> Location {
+    pub(crate) fn below_root(parts: &[&str]) -> Location {
         Location {
             anchor: Anchor::Root,
             parts: parts.iter().map(|p| (*p).to_owned()).collect(),
@@ -87,12 +87,12 @@ impl Location {
     }
 
     /// The components, after `.` and `..` were resolved.
-    pub fn parts(&self) -> &[String] {
+    pub(crate) fn parts(&self) -> &[String] {
         &self.parts
     }
 
     /// The path as people see it.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         let joined = self.parts.join("/");
         match self.anchor {
             Anchor::Root if joined.is_empty() => ".".to_owned(),
@@ -107,12 +107,12 @@ impl Location {
     }
 
     /// The last component, if the path names something below its anchor.
-    pub fn name(&self) -> Option<&str> {
+    pub(crate) fn name(&self) -> Option<&str> {
         self.parts.last().map(String::as_str)
     }
 
     /// This location with `name` added.
-    pub fn join(&self, name: &str) -> Location {
+    pub(crate) fn join(&self, name: &str) -> Location {
         let mut parts = self.parts.clone();
         parts.push(name.to_owned());
         Location {
@@ -131,7 +131,7 @@ impl Location {
 
     /// The directory holding this location, if it names something below
     /// its anchor.
-    pub fn parent(&self) -> Option<Location> {
+    pub(crate) fn parent(&self) -> Option<Location> {
         let (_, rest) = self.parts.split_last()?;
         Some(Location {
             anchor: self.anchor,
@@ -140,7 +140,7 @@ impl Location {
     }
 
     /// This location cut to its first `n` components.
-    pub fn truncated(&self, n: usize) -> Location {
+    pub(crate) fn truncated(&self, n: usize) -> Location {
         Location {
             anchor: self.anchor,
             parts: self.parts[..n.min(self.parts.len())].to_vec(),
@@ -148,14 +148,14 @@ impl Location {
     }
 
     /// Whether `other` lies below this location.
-    pub fn is_ancestor_of(&self, other: &Location) -> bool {
+    pub(crate) fn is_ancestor_of(&self, other: &Location) -> bool {
         self.anchor == other.anchor
             && other.parts.len() > self.parts.len()
             && other.parts.starts_with(&self.parts)
     }
 
     /// Whether this names the root itself.
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.anchor == Anchor::Root && self.parts.is_empty()
     }
 }

@@ -1,0 +1,41 @@
+//! The syntax layer (PROTOCOL §2): everything that reads, checks and
+//! writes documents, a pure function of the text, with no file system.
+//!
+//! The pipeline: [`decode`](crate::decode) checks the size and encoding of
+//! the bytes (`input`); [`lex`] turns the text into line tokens, one per
+//! marker line and one per run of other lines (`lexer`);
+//! [`parse`](crate::parse) reads units from the tokens by depth counting,
+//! recovering from every malformed unit (`parser`), and checks attributes,
+//! paths and bodies (`validate`, `near_miss`) into a
+//! [`Document`](crate::Document) with [`Diagnostic`](crate::Diagnostic)s
+//! (`diagnostics`); [`print`](crate::print) writes a document back as
+//! canonical text (`printer`).
+//!
+//! The crate root re-exports what most users need; this module holds the
+//! rest: the tokens, the marker vocabulary, attributes, positions and the
+//! limits of the input.
+
+pub(crate) mod ast;
+pub(crate) mod attributes;
+pub(crate) mod diagnostics;
+pub(crate) mod input;
+pub(crate) mod lexer;
+pub(crate) mod markers;
+pub(crate) mod near_miss;
+pub(crate) mod parser;
+pub(crate) mod path;
+pub(crate) mod printer;
+pub(crate) mod span;
+pub(crate) mod validate;
+
+pub use ast::OpName;
+pub use attributes::{Attribute, Quote};
+pub use diagnostics::{DiagnosticKind, Label, Renderer};
+pub use input::{MAX_DOCUMENT_SIZE, read_limited, too_large, valid_prefix};
+pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
+pub use markers::{Keyword, MIN_FENCE, Shape, TaskKind, Version};
+pub use path::{PathProblem, normalize as normalize_path};
+pub use printer::PrintError;
+pub use span::{Cursor, LineIndex};
+
+pub(crate) use markers::*;
