@@ -5,8 +5,20 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 /// What kind of failure an error is; fixed by the protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ErrorType {
     MalformedStructure,
     InvalidUtf8,
@@ -36,25 +48,9 @@ pub enum Category {
 }
 
 impl ErrorType {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorType::MalformedStructure => "malformed_structure",
-            ErrorType::InvalidUtf8 => "invalid_utf8",
-            ErrorType::InputTooLarge => "input_too_large",
-            ErrorType::PathEscape => "path_escape",
-            ErrorType::SymlinkNotAllowed => "symlink_not_allowed",
-            ErrorType::CommandNotAllowed => "command_not_allowed",
-            ErrorType::MatchCountMismatch => "match_count_mismatch",
-            ErrorType::AlreadyApplied => "already_applied",
-            ErrorType::FileNotFound => "file_not_found",
-            ErrorType::PermissionDenied => "permission_denied",
-            ErrorType::ExecFailed => "exec_failed",
-            ErrorType::ExecTimeout => "exec_timeout",
-            ErrorType::LockTimeout => "lock_timeout",
-            ErrorType::FileChanged => "file_changed",
-            ErrorType::SandboxUnavailable => "sandbox_unavailable",
-            ErrorType::GitOperationFailed => "git_operation_failed",
-        }
+    /// The stable name, as in reports: `match_count_mismatch`.
+    pub fn as_str(self) -> &'static str {
+        self.into()
     }
 
     pub const fn category(self) -> Category {
@@ -93,5 +89,18 @@ impl ErrorType {
 impl std::fmt::Display for ErrorType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strum::IntoEnumIterator;
+
+    #[test]
+    fn the_name_is_the_one_json_carries() {
+        for t in ErrorType::iter() {
+            assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
+        }
     }
 }

@@ -18,6 +18,14 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::engine::fs::Location;
 
+/// Why clada's directories cannot be found.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DirsError {
+    /// Neither the XDG variable nor `HOME` is an absolute path.
+    #[error("neither {variable} nor HOME is set to an absolute path")]
+    NoHome { variable: &'static str },
+}
+
 /// clada's configuration, state and runtime directories.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dirs {
@@ -28,19 +36,19 @@ pub struct Dirs {
 
 impl Dirs {
     /// From the process's environment.
-    pub fn from_env() -> Result<Dirs, String> {
+    pub fn from_env() -> Result<Dirs, DirsError> {
         Dirs::from_lookup(|name| std::env::var_os(name))
     }
 
     /// From `lookup`, which gives an environment variable's value.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Result<Dirs, String> {
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Result<Dirs, DirsError> {
         let absolute = |name: &str| lookup(name).map(PathBuf::from).filter(|p| p.is_absolute());
         let home = absolute("HOME");
-        let under_home = |xdg: &str, default: &str| {
+        let under_home = |xdg: &'static str, default: &str| {
             absolute(xdg)
                 .or_else(|| home.as_ref().map(|h| h.join(default)))
                 .map(|d| d.join("clada"))
-                .ok_or_else(|| format!("neither {xdg} nor HOME is set to an absolute path"))
+                .ok_or(DirsError::NoHome { variable: xdg })
         };
         let runtime = match absolute("XDG_RUNTIME_DIR") {
             Some(dir) => dir.join("clada"),

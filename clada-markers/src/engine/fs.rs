@@ -50,45 +50,41 @@ impl Kind {
 
 /// Why a file system access failed. Paths are as the document wrote them,
 /// resolved (`a/./b` is `a/b`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum FsError {
-    NotFound {
-        path: String,
-    },
+    #[error("{path} does not exist")]
+    NotFound { path: String },
     /// A symbolic link where the path must not have one.
-    Symlink {
-        path: String,
-    },
-    IsDirectory {
-        path: String,
-    },
+    #[error("{path} is a symbolic link; clada does not read or write through links")]
+    Symlink { path: String },
+    #[error("{path} is a directory")]
+    IsDirectory { path: String },
     /// A file (or other non-directory) where a directory is needed.
-    NotDirectory {
-        path: String,
-    },
+    #[error("{path} is not a directory")]
+    NotDirectory { path: String },
     /// A device, socket or pipe: not something clada reads or writes.
-    NotRegular {
-        path: String,
-    },
+    #[error("{path} is not a regular file")]
+    NotRegular { path: String },
     /// The path leaves the root and `--allow-escape` was not given.
-    Escape {
-        path: String,
-    },
+    #[error("{path} is outside the root")]
+    Escape { path: String },
     /// The change would land in a protected place (PROTOCOL §5).
-    Protected {
-        path: String,
-        why: &'static str,
-    },
+    #[error("{path} {why}, which documents never change")]
+    Protected { path: String, why: &'static str },
     /// The file changed on disk after it was read (PROTOCOL §8
     /// `file_changed`): another writer's work is kept, this write is not
     /// made.
-    Changed {
-        path: String,
-    },
+    #[error(
+        "{path} changed on disk while the run was planning its edit; \
+         nothing was written to it (run the edit again against the new contents)"
+    )]
+    Changed { path: String },
     /// Any other refusal of the OS.
+    #[error("cannot {op} {path}: {}", std::io::Error::from_raw_os_error(.errno.raw_os_error()))]
     Os {
         path: String,
         op: &'static str,
+        #[source]
         errno: Errno,
     },
 }
@@ -115,34 +111,6 @@ impl FsError {
                 Some(format!("{op}: {errno} (os error {})", errno.raw_os_error()))
             }
             _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for FsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FsError::NotFound { path } => write!(f, "{path} does not exist"),
-            FsError::Symlink { path } => write!(
-                f,
-                "{path} is a symbolic link; clada does not read or write through links"
-            ),
-            FsError::IsDirectory { path } => write!(f, "{path} is a directory"),
-            FsError::NotDirectory { path } => write!(f, "{path} is not a directory"),
-            FsError::NotRegular { path } => write!(f, "{path} is not a regular file"),
-            FsError::Escape { path } => write!(f, "{path} is outside the root"),
-            FsError::Protected { path, why } => {
-                write!(f, "{path} {why}, which documents never change")
-            }
-            FsError::Changed { path } => write!(
-                f,
-                "{path} changed on disk while the run was planning its edit; \
-                 nothing was written to it (run the edit again against the new contents)"
-            ),
-            FsError::Os { path, op, errno } => {
-                let what = std::io::Error::from_raw_os_error(errno.raw_os_error());
-                write!(f, "cannot {op} {path}: {what}")
-            }
         }
     }
 }

@@ -121,9 +121,9 @@ impl WorkTree {
         &self,
         message: &str,
         author: &Author,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, GitError> {
         let repo = &self.repo;
-        let fail = |what: &str, e: git2::Error| format!("{what}: {}", e.message());
+        let fail = |what: &'static str, source: git2::Error| GitError { what, source };
         let mut index = repo.index().map_err(|e| fail("cannot read the index", e))?;
         // What differs from the index, by the stat data it keeps: only
         // files that changed are read and hashed, and no diff of their
@@ -201,6 +201,16 @@ impl WorkTree {
             .map_err(|e| fail("cannot commit", e))?;
         Ok(Some(id.to_string()))
     }
+}
+
+/// A commit that could not be made: which step failed, and libgit2's
+/// error (PROTOCOL §8 `git_operation_failed`).
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {}", .source.message())]
+pub(crate) struct GitError {
+    pub(crate) what: &'static str,
+    #[source]
+    pub(crate) source: git2::Error,
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub use crate::commands::allowlist::{Allowlist, AllowlistError, Approvals, LEGAC
 pub use crate::commands::approve::{Answer, Approver, NoPrompt, Terminal};
 pub use crate::commands::sandbox::available as sandbox_available;
 pub use apply::Apply;
-pub use dirs::Dirs;
+pub use dirs::{Dirs, DirsError};
 pub use git::Author;
 pub use matching::{Edited, Mismatch, edit, edit_range};
 

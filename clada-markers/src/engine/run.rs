@@ -81,16 +81,16 @@ pub(crate) fn run(
             None => match default_lock(work_tree.as_ref(), config.dirs.as_ref(), &config.root_path)
             {
                 Ok(path) => path,
-                Err(message) => {
-                    return refuse(ErrorType::PermissionDenied, message, GitReport::default());
+                Err(e) => {
+                    return refuse(e.error_type(), e.to_string(), GitReport::default());
                 }
             },
         };
         if let Some(path) = path {
             match Lock::acquire(&path, config.lock_timeout) {
                 Ok(lock) => _lock = Some(lock),
-                Err(message) => {
-                    return refuse(ErrorType::LockTimeout, message, GitReport::default());
+                Err(e) => {
+                    return refuse(e.error_type(), e.to_string(), GitReport::default());
                 }
             }
             let journal = Journal::beside(&path, &config.root_path);
@@ -182,7 +182,7 @@ pub(crate) fn default_lock(
     tree: Option<&WorkTree>,
     dirs: Option<&Dirs>,
     root: &Path,
-) -> Result<Option<PathBuf>, String> {
+) -> Result<Option<PathBuf>, LockError> {
     if let Some(tree) = tree {
         let path = tree.repository().path().join("clada.lock");
         let writable = std::fs::OpenOptions::new()
@@ -201,23 +201,65 @@ pub(crate) fn default_lock(
     let locks = dirs.runtime.join("locks");
     Dirs::ensure(&dirs.runtime)
         .and_then(|()| Dirs::ensure(&locks))
-        .map_err(|e| {
-            format!(
-                "cannot make the directory of the default lock, {}: {e}; pass --lock-file PATH",
-                locks.display()
-            )
+        .map_err(|source| LockError::Directory {
+            dir: locks.clone(),
+            source,
         })?;
     let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let key = git2::Oid::hash_object(
         git2::ObjectType::Blob,
         canonical.as_os_str().as_encoded_bytes(),
     )
-    .map_err(|e| format!("cannot name the default lock: {}", e.message()))?;
+    .map_err(|source| LockError::Name { source })?;
     Ok(Some(locks.join(format!("{key}.lock"))))
 }
 
 fn now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// Why the run's lock was not taken (PROTOCOL §7): nothing runs then.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LockError {
+    #[error(
+        "cannot make the directory of the default lock, {}: {source}; pass --lock-file PATH",
+        .dir.display()
+    )]
+    Directory {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot name the default lock: {}", .source.message())]
+    Name {
+        #[source]
+        source: git2::Error,
+    },
+    #[error("cannot open the lock file {}: {source}", .path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot lock {}: {source}", .path.display())]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("another run holds the lock {}; gave up after {}s", .path.display(), .waited.as_secs_f64())]
+    Timeout { path: PathBuf, waited: Duration },
+}
+
+impl LockError {
+    /// The protocol's error type: `lock_timeout` when another run held the
+    /// lock, else `permission_denied`.
+    pub(crate) fn error_type(&self) -> ErrorType {
+        match self {
+            LockError::Timeout { .. } => ErrorType::LockTimeout,
+            _ => ErrorType::PermissionDenied,
+        }
+    }
 }
 
 /// An exclusive advisory lock (`flock`) on a file, held while the run
@@ -228,27 +270,34 @@ struct Lock {
 
 impl Lock {
     /// Waits up to `timeout` for the lock on `path` (created if missing).
-    fn acquire(path: &std::path::Path, timeout: Duration) -> Result<Lock, String> {
+    fn acquire(path: &Path, timeout: Duration) -> Result<Lock, LockError> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(path)
-            .map_err(|e| format!("cannot open the lock file {}: {e}", path.display()))?;
+            .map_err(|source| LockError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let until = Instant::now() + timeout;
         let mut pause = Duration::from_millis(1);
         loop {
             match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
                 Ok(()) => return Ok(Lock { _file: file }),
                 Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(format!("cannot lock {}: {e}", path.display())),
+                Err(errno) => {
+                    return Err(LockError::Lock {
+                        path: path.to_path_buf(),
+                        source: errno.into(),
+                    });
+                }
             }
             if Instant::now() >= until {
-                return Err(format!(
-                    "another run holds the lock {}; gave up after {}s",
-                    path.display(),
-                    timeout.as_secs_f64()
-                ));
+                return Err(LockError::Timeout {
+                    path: path.to_path_buf(),
+                    waited: timeout,
+                });
             }
             std::thread::sleep(pause.min(until.saturating_duration_since(Instant::now())));
             pause = (pause * 2).min(Duration::from_millis(50));

@@ -26,8 +26,20 @@ pub enum Severity {
 
 /// What a diagnostic is about. The names are stable: they appear in JSON
 /// output as `kind` and in the corpus expectations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum DiagnosticKind {
     /// An opener (task or block) with no closer.
     UnclosedOpener,
@@ -76,36 +88,9 @@ pub enum DiagnosticKind {
 }
 
 impl DiagnosticKind {
-    /// The stable name of this kind.
+    /// The stable name of this kind, as in reports: `wrong_closer`.
     pub fn name(self) -> &'static str {
-        match self {
-            DiagnosticKind::UnclosedOpener => "unclosed_opener",
-            DiagnosticKind::WrongCloser => "wrong_closer",
-            DiagnosticKind::UnexpectedSeparator => "unexpected_separator",
-            DiagnosticKind::MissingSection => "missing_section",
-            DiagnosticKind::MisplacedSearchEnd => "misplaced_search_end",
-            DiagnosticKind::MalformedMarker => "malformed_marker",
-            DiagnosticKind::UnknownKeyword => "unknown_keyword",
-            DiagnosticKind::SkippedUnknownKeyword => "skipped_unknown_keyword",
-            DiagnosticKind::StrayMarker => "stray_marker",
-            DiagnosticKind::UnknownAttribute => "unknown_attribute",
-            DiagnosticKind::DuplicateAttribute => "duplicate_attribute",
-            DiagnosticKind::MissingAttribute => "missing_attribute",
-            DiagnosticKind::InvalidAttributeValue => "invalid_attribute_value",
-            DiagnosticKind::MalformedAttribute => "malformed_attribute",
-            DiagnosticKind::UnsupportedVersion => "unsupported_version",
-            DiagnosticKind::EmptySearch => "empty_search",
-            DiagnosticKind::EmptyRangeStart => "empty_range_start",
-            DiagnosticKind::EmptyRangeEnd => "empty_range_end",
-            DiagnosticKind::UnexpectedBody => "unexpected_body",
-            DiagnosticKind::PathEscape => "path_escape",
-            DiagnosticKind::ProtectedPath => "protected_path",
-            DiagnosticKind::EmptyCommand => "empty_command",
-            DiagnosticKind::NoTasks => "no_tasks",
-            DiagnosticKind::InvalidUtf8 => "invalid_utf8",
-            DiagnosticKind::InputTooLarge => "input_too_large",
-            DiagnosticKind::Internal => "internal",
-        }
+        self.into()
     }
 
     /// The protocol's error type for this kind.
@@ -312,5 +297,18 @@ impl<'s> Renderer<'s> {
             let _ = report.finish().write(&mut *cache, &mut out);
         }
         String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strum::IntoEnumIterator;
+
+    #[test]
+    fn the_name_is_the_one_json_carries() {
+        for k in DiagnosticKind::iter() {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
     }
 }
