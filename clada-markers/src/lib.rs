@@ -87,7 +87,8 @@ pub mod syntax;
 #[cfg(feature = "engine")]
 use engine::{dirs, git, journal, run};
 use syntax::{
-    ast, attributes, diagnostics, input, lexer, near_miss, parser, path, printer, span, validate,
+    ast, attributes, diagnostics, input, lexer, near_miss, parser, path, printer, raw, span,
+    structure, validate, values,
 };
 
 pub use dialect::Dialect;

@@ -25,8 +25,11 @@ pub(crate) mod near_miss;
 pub(crate) mod parser;
 pub(crate) mod path;
 pub(crate) mod printer;
+pub(crate) mod raw;
 pub(crate) mod span;
+pub(crate) mod structure;
 pub(crate) mod validate;
+pub(crate) mod values;
 
 pub use ast::OpName;
 pub use attributes::{Attribute, Quote};

@@ -6,6 +6,10 @@
 // Without the engine, locations are made by the parser's path checks only.
 #![cfg_attr(not(feature = "engine"), allow(dead_code))]
 
+use crate::attributes::Attribute;
+use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::validate::Context;
+
 /// Why a path cannot be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PathProblem {
@@ -197,6 +201,65 @@ pub(crate) fn resolve(path: &str, allow_escape: bool) -> Result<Location, PathPr
         _ => return Err(PathProblem::ParentEscape),
     };
     Ok(Location { anchor, parts })
+}
+
+/// Checks the path of a file another dialect names as if it were a `path`
+/// attribute (PROTOCOL §5, §11).
+pub(crate) fn check_path_attribute(cx: &Context<'_>, a: &Attribute<'_>, out: &mut Vec<Diagnostic>) {
+    check_path(cx, a, true, out);
+}
+
+pub(crate) fn check_path(
+    cx: &Context<'_>,
+    a: &Attribute<'_>,
+    below_root: bool,
+    out: &mut Vec<Diagnostic>,
+) {
+    let resolved = resolve(&a.value, cx.opts.allow_escape).and_then(|at| {
+        if below_root && at.is_root() {
+            Err(PathProblem::Root)
+        } else {
+            Ok(at)
+        }
+    });
+    let problem = match resolved {
+        Ok(at) => {
+            if is_protected(&at) {
+                out.push(
+                Diagnostic::new(
+                    K::ProtectedPath,
+                    a.value_span,
+                    format!("`{}` is inside `.clada/` or a `.git` directory, which documents never change", a.value),
+                )
+                .with_help("clada's approvals and git's internals are changed only by people: use `clada allow` or git itself"),
+            );
+            }
+            return;
+        }
+        Err(problem) => problem,
+    };
+    let shown = a.value.replace('\0', "\\0");
+    let what = if a.name == "path" {
+        "path".to_owned()
+    } else {
+        format!("`{}` path", a.name)
+    };
+    let mut d = Diagnostic::new(
+        K::PathEscape,
+        a.value_span,
+        format!("{what} `{shown}` {}", problem.describe()),
+    );
+    d = d.with_help(match problem {
+        PathProblem::Absolute if !a.value.starts_with(['/', '\\']) => {
+            "a drive letter names nothing on this system: write a path relative to the root"
+        }
+        PathProblem::Absolute | PathProblem::ParentEscape => {
+            "paths are relative to the root; run with --allow-escape to permit absolute paths and `..`"
+        }
+        PathProblem::Root => "name a file or directory below the root",
+        PathProblem::Empty | PathProblem::Nul => "give a relative path such as `src/main.rs`",
+    });
+    out.push(d);
 }
 
 #[cfg(test)]

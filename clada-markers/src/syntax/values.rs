@@ -1,0 +1,206 @@
+//! The attributes of an opener, checked (PROTOCOL §3): names against what
+//! the keyword takes, then values (counts, booleans, paths).
+
+use std::borrow::Cow;
+use std::num::NonZeroUsize;
+
+use crate::ast::Count;
+use crate::attributes::{self, AttrSyntaxError, Attribute};
+use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::lexer::Marker;
+use crate::path::check_path;
+use crate::span::Span;
+use crate::syntax::{AttrSpec, Keyword, TaskKind};
+use crate::validate::{Context, list, nearest};
+
+/// Parses the attributes of an opener and checks their names against
+/// `specs`: unknown, repeated and missing names.
+pub(crate) fn attributes_of<'a>(
+    cx: &Context<'a>,
+    opener: &Marker,
+    keyword: Keyword,
+    specs: &[AttrSpec],
+    out: &mut Vec<Diagnostic>,
+) -> Vec<Attribute<'a>> {
+    let text = cx.text(opener.rest());
+    let (attrs, syntax) = attributes::parse(text, opener.rest().start);
+    for e in syntax {
+        let (message, help) = match &e {
+            AttrSyntaxError::Unterminated { quote, .. } => (
+                format!("this value has no closing `{quote}`"),
+                "close the quote; inside double quotes write `\\\"` for a quote".to_owned(),
+            ),
+            AttrSyntaxError::MissingValue { name, .. } => (
+                format!("attribute `{name}` has no value"),
+                format!("write `{name}=\"…\"`"),
+            ),
+            AttrSyntaxError::Junk { span } => (
+                format!("`{}` is not an attribute", cx.text(*span)),
+                "attributes are written `name=\"value\"`, separated by spaces".to_owned(),
+            ),
+        };
+        out.push(Diagnostic::new(K::MalformedAttribute, e.span(), message).with_help(help));
+    }
+    for (i, a) in attrs.iter().enumerate() {
+        if !specs.iter().any(|s| s.name == a.name) {
+            let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+            let mut d = Diagnostic::new(
+                K::UnknownAttribute,
+                a.span,
+                format!("{keyword} has no attribute `{}`", a.name),
+            );
+            d = match nearest(a.name, &names) {
+                Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                None if names.is_empty() => d.with_help(format!("{keyword} takes no attributes")),
+                None => d.with_help(format!("{keyword} takes {}", list(&names))),
+            };
+            out.push(d);
+        } else if let Some(first) = attrs[..i].iter().find(|b| b.name == a.name) {
+            out.push(
+                Diagnostic::new(
+                    K::DuplicateAttribute,
+                    a.span,
+                    format!("attribute `{}` is given twice", a.name),
+                )
+                .with_label(first.span, "first given here")
+                .with_help("keep one of them"),
+            );
+        }
+    }
+    for spec in specs.iter().filter(|s| s.required) {
+        if !attrs.iter().any(|a| a.name == spec.name) {
+            out.push(
+                Diagnostic::new(
+                    K::MissingAttribute,
+                    opener.line(),
+                    format!("{keyword} needs a `{}` attribute", spec.name),
+                )
+                .with_help(format!("add `{}=\"…\"` after `{keyword}`", spec.name))
+                .with_fix(
+                    Span::empty(opener.word().end),
+                    format!(" {}=\"\"", spec.name),
+                ),
+            );
+        }
+    }
+    attrs
+}
+
+/// The checked values of a task's attributes.
+#[derive(Debug, Default)]
+pub(crate) struct Values<'a> {
+    pub(crate) path: Option<Cow<'a, str>>,
+    pub(crate) from: Option<Cow<'a, str>>,
+    pub(crate) to: Option<Cow<'a, str>>,
+    pub(crate) dir: Option<Cow<'a, str>>,
+    pub(crate) count: Count,
+    pub(crate) append: bool,
+}
+
+impl<'a> Values<'a> {
+    pub(crate) fn check(
+        cx: &Context<'a>,
+        kind: TaskKind,
+        attrs: &[Attribute<'a>],
+        out: &mut Vec<Diagnostic>,
+    ) -> Values<'a> {
+        let mut v = Values::default();
+        let first = |name: &str| attrs.iter().find(|a| a.name == name);
+        if kind == TaskKind::Run
+            && let (Some(dir), Some(path)) = (first("dir"), first("path"))
+        {
+            {
+                out.push(
+                    Diagnostic::new(
+                        K::DuplicateAttribute,
+                        path.span,
+                        "`path` is a synonym of `dir` on RUN; give only one",
+                    )
+                    .with_label(dir.span, "`dir` given here"),
+                );
+            }
+        }
+        let specs = kind.attributes();
+        for a in attrs {
+            if !specs.iter().any(|s| s.name == a.name)
+                || first(a.name).map(|f| f.span) != Some(a.span)
+            {
+                continue;
+            }
+            match (kind, a.name) {
+                (_, "count") => match parse_count(&a.value) {
+                    Some(c) => v.count = c,
+                    None if is_number(&a.value) && a.value.bytes().any(|b| b != b'0') => out.push(
+                        invalid_value(a, "a positive whole number or `all`").with_help(format!(
+                            "no file holds that many occurrences; the largest count clada takes is {}",
+                            usize::MAX
+                        )),
+                    ),
+                    None => out.push(invalid_value(a, "a positive whole number or `all`")),
+                },
+                (_, "append") => match a.value.as_ref() {
+                    "true" => v.append = true,
+                    "false" => v.append = false,
+                    _ => out.push(invalid_value(a, "`true` or `false`")),
+                },
+                (TaskKind::Run, "dir" | "path") => {
+                    check_path(cx, a, false, out);
+                    v.dir = Some(a.value.clone());
+                }
+                (_, "to") => {
+                    check_path(cx, a, false, out);
+                    v.to = Some(a.value.clone());
+                }
+                (_, "from") => {
+                    check_path(cx, a, true, out);
+                    v.from = Some(a.value.clone());
+                }
+                (_, "path") => {
+                    check_path(cx, a, true, out);
+                    v.path = Some(a.value.clone());
+                }
+                _ => {}
+            }
+        }
+        v
+    }
+}
+
+fn is_number(value: &str) -> bool {
+    !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
+}
+
+pub(crate) fn parse_count(value: &str) -> Option<Count> {
+    if value == "all" {
+        return Some(Count::All);
+    }
+    if !is_number(value) {
+        return None;
+    }
+    value.parse::<NonZeroUsize>().ok().map(Count::Exactly)
+}
+
+fn invalid_value(a: &Attribute<'_>, expected: &str) -> Diagnostic {
+    Diagnostic::new(
+        K::InvalidAttributeValue,
+        a.value_span,
+        format!("`{}` must be {expected}, not `{}`", a.name, a.value),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_positive_integers_or_all() {
+        assert_eq!(parse_count("all"), Some(Count::All));
+        assert_eq!(
+            parse_count("3"),
+            Some(Count::Exactly(NonZeroUsize::new(3).unwrap()))
+        );
+        for bad in ["0", "-1", "+2", "", "ALL", "1.5", "99999999999999999999999"] {
+            assert_eq!(parse_count(bad), None, "{bad}");
+        }
+    }
+}
