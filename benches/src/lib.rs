@@ -265,8 +265,8 @@ pub fn small_task_path(k: usize) -> String {
 }
 
 /// A document of `tasks` standalone REMOVE tasks, one for each file of
-/// [`write_small_tree`] (`d0/f0` … `d999/f999` for a million): the most
-/// tasks a document under 50 MiB holds, each small. A million are 43.8 MB.
+/// [`write_small_tree`] (`d0/f0` … `d999/f999` for a million): many small
+/// tasks, a million of them in 43.8 MB (under the 50 MiB limit).
 pub fn small_tasks(tasks: usize) -> String {
     let mut out = String::with_capacity(tasks * 46);
     for k in 0..tasks {
