@@ -245,6 +245,63 @@ pub fn aider_reply(blocks: usize) -> String {
         .collect()
 }
 
+/// Writes a fixture to `dir`: its tree in `tree/`, `edits.md` (one TASKS
+/// block per file), `standalone.md` (every edit a unit of its own) and
+/// `edits.diff` (the same change for `git apply`).
+pub fn write_fixture(fx: &EditFixture, dir: &std::path::Path) -> std::io::Result<()> {
+    for (path, text) in &fx.files {
+        let p = dir.join("tree").join(path);
+        std::fs::create_dir_all(p.parent().unwrap_or(dir))?;
+        std::fs::write(p, text)?;
+    }
+    std::fs::write(dir.join("edits.md"), &fx.document)?;
+    std::fs::write(dir.join("standalone.md"), standalone(&fx.document))?;
+    std::fs::write(dir.join("edits.diff"), &fx.diff)
+}
+
+/// The path of the `k`-th file of [`small_tasks`]: 1,000 files a directory.
+pub fn small_task_path(k: usize) -> String {
+    format!("d{}/f{}", k / 1000, k % 1000)
+}
+
+/// A document of `tasks` standalone REMOVE tasks, one for each file of
+/// [`write_small_tree`] (`d0/f0` … `d999/f999` for a million): many small
+/// tasks, a million of them in 43.8 MB (under the 50 MiB limit).
+pub fn small_tasks(tasks: usize) -> String {
+    let mut out = String::with_capacity(tasks * 46);
+    for k in 0..tasks {
+        let _ = write!(
+            out,
+            "<<<<<<< REMOVE path=\"{}\"\n>>>>>>> END\n",
+            small_task_path(k)
+        );
+    }
+    out
+}
+
+/// Creates the `tasks` empty files that a [`small_tasks`] document removes,
+/// under `dir`.
+pub fn write_small_tree(tasks: usize, dir: &std::path::Path) -> std::io::Result<()> {
+    for k in 0..tasks {
+        if k % 1000 == 0 {
+            std::fs::create_dir_all(dir.join(format!("d{}", k / 1000)))?;
+        }
+        std::fs::File::create(dir.join(small_task_path(k)))?;
+    }
+    Ok(())
+}
+
+/// A file of `matches` lines `tick` and a document of one SEARCH with
+/// `count="all"` that turns every one into `tock`: (file text, document).
+/// The file is `ticks.txt`.
+pub fn count_all_fixture(matches: usize) -> (String, String) {
+    let file = "tick\n".repeat(matches);
+    let doc =
+        "<<<<<<< SEARCH path=\"ticks.txt\" count=\"all\"\ntick\n=======\ntock\n>>>>>>> REPLACE\n"
+            .to_owned();
+    (file, doc)
+}
+
 /// Runs `cmd` under a measuring process (the calling bench binary, started
 /// again with `--measure`); returns its wall time in ms and peak RSS in KiB.
 pub fn run_measured(cmd: &[String]) -> (f64, u64) {
@@ -382,6 +439,31 @@ mod tests {
         );
         assert!(!as_aider.has_errors(), "{:?}", as_aider.diagnostics.first());
         assert_eq!(as_aider.tasks().count(), 30);
+    }
+
+    #[test]
+    fn the_small_tasks_remove_every_file_of_their_tree() {
+        let text = small_tasks(2_500);
+        let doc = clada_markers::parse(&text);
+        assert!(!doc.has_errors(), "{:?}", doc.diagnostics.first());
+        assert_eq!((doc.units.len(), doc.tasks().count()), (2_500, 2_500));
+        assert!(text.ends_with("<<<<<<< REMOVE path=\"d2/f499\"\n>>>>>>> END\n"));
+        // 46 bytes a task at most: a million stay under 50 MiB.
+        assert!(small_tasks(1_000).len() <= 46 * 1_000);
+        let dir = std::env::temp_dir().join(format!("clada-small-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write_small_tree(2_500, &dir).expect("tree");
+        assert!(dir.join("d2/f499").is_file() && !dir.join("d2/f500").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_count_all_edit_matches_every_line() {
+        let (file, text) = count_all_fixture(1_000);
+        assert_eq!(file.lines().filter(|l| *l == "tick").count(), 1_000);
+        let doc = clada_markers::parse(&text);
+        assert!(!doc.has_errors(), "{:?}", doc.diagnostics.first());
+        assert_eq!(doc.tasks().count(), 1);
     }
 
     #[test]

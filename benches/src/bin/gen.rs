@@ -1,32 +1,103 @@
-//! Writes a generated document: `gen content|tasks MIB FILE`, or the apply
-//! benchmark's tree, document and diff: `gen edits FILES DIR`.
+//! Writes the benchmarks' inputs, so that every figure in
+//! `benches/README.md` can be reproduced by hand:
+//!
+//! ```sh
+//! cargo run --release -p clada-benches --bin gen -- SUBCOMMAND ARGS…
+//! ```
+//!
+//! Run without arguments for the list of subcommands.
+
+use std::path::Path;
+use std::process::exit;
+
+const USAGE: &str = "\
+usage: gen SUBCOMMAND ARGS…
+  content MIB FILE          content-heavy document (WRITE tasks with long bodies), MIB MiB
+                            (check_cli, parse, memory: 48)
+  tasks MIB FILE            task-heavy document (blocks of ten SEARCH edits), MIB MiB
+                            (check_cli, parse, memory: 48)
+  edits FILES DIR           FILES files of 2,000 lines and 2,000 SEARCH edits (apply: 200):
+                            DIR/tree/, DIR/edits.md (one TASKS block per file),
+                            DIR/standalone.md (every edit a unit), DIR/edits.diff (git apply)
+  standalone FILES FILE     only the standalone document of `edits FILES`
+  bigfile LINES EDITS DIR   one file of LINES lines and EDITS edits, written like `edits`
+                            (bigfile: 200000 5000)
+  errors UNITS FILE         UNITS standalone SEARCH units, each with exactly one error
+                            (report: 12500 to 100000; memory: 100000)
+  aider BLOCKS FILE         an aider-style reply of BLOCKS blocks without path=, read as clada,
+                            every block malformed (report: 4000, 8000)
+  small-tasks N DIR         N standalone REMOVE tasks, DIR/small-tasks.md, and the N empty
+                            files they remove, DIR/tree/d0/f0 … (memory: 1000000)
+  count-all MATCHES DIR     DIR/tree/ticks.txt of MATCHES lines `tick` and DIR/count-all.md,
+                            one SEARCH with count=\"all\" making each `tock` (memory: 2000000)
+  dialects MIB DIR          one change in every dialect: DIR/clada.md, DIR/aider.md,
+                            DIR/codex.patch, DIR/cml.xml, MIB MiB of clada (dialects: 4)";
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let (Some(kind), Some(mib), Some(file)) = (args.get(1), args.get(2), args.get(3)) else {
-        eprintln!("usage: gen content|tasks MIB FILE");
-        std::process::exit(2);
-    };
-    if kind == "edits" {
-        // gen edits FILES DIR: the apply benchmark's tree, document and diff.
-        let fx = clada_benches::edit_fixture(mib.parse().unwrap_or(200), 2000, 2000);
-        let dir = std::path::Path::new(file);
-        for (path, text) in &fx.files {
-            let p = dir.join("tree").join(path);
-            let _ = std::fs::create_dir_all(p.parent().unwrap_or(dir));
-            let _ = std::fs::write(p, text);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let strs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match strs.as_slice() {
+        ["content", mib, file] => write(file, &clada_benches::content_heavy(mib_of(mib))),
+        ["tasks", mib, file] => write(file, &clada_benches::task_heavy(mib_of(mib))),
+        ["edits", files, dir] => clada_benches::write_fixture(
+            &clada_benches::edit_fixture(number(files), 2000, 2000),
+            Path::new(dir),
+        ),
+        ["standalone", files, file] => {
+            let fx = clada_benches::edit_fixture(number(files), 2000, 2000);
+            write(file, &clada_benches::standalone(&fx.document))
         }
-        let _ = std::fs::write(dir.join("edits.md"), &fx.document);
-        let _ = std::fs::write(dir.join("edits.diff"), &fx.diff);
-        return;
-    }
-    let size = mib.parse::<usize>().unwrap_or(1) * clada_benches::MIB;
-    let doc = match kind.as_str() {
-        "content" => clada_benches::content_heavy(size),
-        _ => clada_benches::task_heavy(size),
+        ["bigfile", lines, edits, dir] => clada_benches::write_fixture(
+            &clada_benches::big_file_fixture(number(lines), number(edits)),
+            Path::new(dir),
+        ),
+        ["errors", units, file] => write(file, &clada_benches::every_unit_an_error(number(units))),
+        ["aider", blocks, file] => write(file, &clada_benches::aider_reply(number(blocks))),
+        ["small-tasks", n, dir] => {
+            let (n, dir) = (number(n), Path::new(dir));
+            clada_benches::write_small_tree(n, &dir.join("tree")).and_then(|()| {
+                std::fs::write(dir.join("small-tasks.md"), clada_benches::small_tasks(n))
+            })
+        }
+        ["count-all", matches, dir] => {
+            let (text, doc) = clada_benches::count_all_fixture(number(matches));
+            let dir = Path::new(dir);
+            std::fs::create_dir_all(dir.join("tree"))
+                .and_then(|()| std::fs::write(dir.join("tree/ticks.txt"), text))
+                .and_then(|()| std::fs::write(dir.join("count-all.md"), doc))
+        }
+        ["dialects", mib, dir] => {
+            let (clada, aider, codex, cml) = clada_benches::dialect_documents(mib_of(mib));
+            let dir = Path::new(dir);
+            std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(dir.join("clada.md"), clada))
+                .and_then(|()| std::fs::write(dir.join("aider.md"), aider))
+                .and_then(|()| std::fs::write(dir.join("codex.patch"), codex))
+                .and_then(|()| std::fs::write(dir.join("cml.xml"), cml))
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            exit(2);
+        }
     };
-    if let Err(e) = std::fs::write(file, doc) {
-        eprintln!("cannot write {file}: {e}");
-        std::process::exit(1);
+    if let Err(e) = result {
+        eprintln!("gen: cannot write: {e}");
+        exit(1);
     }
+}
+
+fn write(file: &str, text: &str) -> std::io::Result<()> {
+    std::fs::write(file, text)
+}
+
+/// A count from the command line (`200000` or `200_000`), else the usage.
+fn number(s: &str) -> usize {
+    s.replace('_', "").parse().unwrap_or_else(|_| {
+        eprintln!("gen: not a number: {s}\n{USAGE}");
+        exit(2);
+    })
+}
+
+fn mib_of(s: &str) -> usize {
+    number(s).saturating_mul(clada_benches::MIB)
 }
