@@ -79,6 +79,7 @@ pub mod engine;
 mod error_type;
 pub mod escape;
 pub mod generate;
+mod outcome;
 pub mod report;
 pub mod stream;
 pub mod syntax;

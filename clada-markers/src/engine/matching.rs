@@ -179,7 +179,7 @@ pub struct Mismatch {
     pub end_lines: Vec<usize>,
 }
 
-pub(crate) use crate::report::Closest;
+pub(crate) use crate::outcome::Closest;
 
 /// A file's text prepared for matching: the byte-order mark split off, line
 /// breaks normalised to LF, and a line feed added where the file lacks a

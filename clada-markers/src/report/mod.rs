@@ -45,6 +45,7 @@ use serde::Serialize;
 #[cfg(feature = "engine")]
 use std::fmt::Write as _;
 
+pub use crate::outcome::{BlockStatus, Closest, TaskStatus};
 pub use check::{CheckReport, describe, render_check_text};
 
 use crate::ast::{Count, Document, OpName, Task};
@@ -56,23 +57,6 @@ use crate::engine::matching::Mismatch;
 use crate::engine::{Failure, TaskError};
 use crate::error_type::{Category, ErrorType};
 use crate::span::{Cursor, LineIndex, Position};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    Success,
-    Failed,
-    Skipped,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum BlockStatus {
-    Success,
-    Failed,
-    /// Not run: the unit has a validation error.
-    Malformed,
-}
 
 /// The JSON object of `clada apply`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -149,23 +133,6 @@ pub struct ApplySummary {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
-}
-
-/// The region of a file most like the search text.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct Closest {
-    /// 1-based, inclusive.
-    pub start_line: usize,
-    pub end_line: usize,
-    /// 0 to 1: the share of characters the two texts have in common.
-    pub similarity: f64,
-    /// A unified diff from the search text to the region.
-    pub diff: String,
-    /// When the two differ only in white space, or the search has lines the
-    /// file cannot have (a copied fence or file name, blank lines at its
-    /// ends): what exactly, in words.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub difference: Option<String>,
 }
 
 /// One path a dry run would change.
