@@ -72,6 +72,8 @@
 //! ```
 
 #[cfg(feature = "engine")]
+mod apply;
+#[cfg(feature = "engine")]
 mod commands;
 pub mod dialect;
 #[cfg(feature = "engine")]
@@ -86,15 +88,15 @@ pub mod syntax;
 
 // The layers' modules by their short names, inside the crate.
 #[cfg(feature = "engine")]
-use engine::{dirs, git, journal, run};
+use engine::{dirs, git, journal};
 use syntax::{
     ast, attributes, diagnostics, input, lexer, near_miss, parser, path, printer, raw, span,
     structure, validate, values,
 };
 
-pub use dialect::Dialect;
 #[cfg(feature = "engine")]
-pub use engine::Apply;
+pub use apply::Apply;
+pub use dialect::Dialect;
 pub use error_type::{Category, ErrorType};
 pub use report::{ApplyReport, CheckReport};
 pub use syntax::ast::{Block, Count, Document, Op, Task, Unit};

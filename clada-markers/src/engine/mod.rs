@@ -9,26 +9,25 @@
 //! command and at the end (never in a dry run); with `--atomic`, a unit
 //! that fails is rolled back, and with `--atomic=document` everything is.
 //!
-//! What happens is reported twice: as it happens, to an [`Observer`] (the
-//! text output streams from there), and at the end as a
-//! [`crate::report::ApplyReport`].
+//! What happens is told twice, typed (`outcome`), never in words: as it
+//! happens, to an [`Observer`] (the text output streams from there), and at
+//! the end as the outcome of every unit. The reports (`crate::report`)
+//! put both into words; the engine never depends on them.
 
-pub(crate) mod apply;
 pub(crate) mod dirs;
 pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod journal;
 pub(crate) mod listing;
 pub(crate) mod matching;
+pub(crate) mod outcome;
 pub(crate) mod plan;
-pub(crate) mod run;
 pub(crate) mod view;
 
 pub use crate::commands::RunOptions;
 pub use crate::commands::allowlist::{Allowlist, AllowlistError, Approvals, LEGACY_PATH};
 pub use crate::commands::approve::{Answer, Approver, NoPrompt, Terminal};
 pub use crate::commands::sandbox::available as sandbox_available;
-pub use apply::Apply;
 pub use dirs::{Dirs, DirsError};
 pub use git::Author;
 pub use matching::{Edited, Mismatch, edit, edit_range};
@@ -40,8 +39,10 @@ use std::time::{Duration, Instant};
 
 use crate::ast::{Document, Op, Task, Unit};
 use crate::error_type::ErrorType;
-use crate::report::{BlockReport, BlockStatus, ErrorReport, TaskReport, TaskStatus};
+use crate::outcome::{BlockStatus, TaskStatus};
 use fs::{FsError, Location, Root};
+pub use outcome::TaskOutcome;
+use outcome::{Rollback, Skip, UnitOutcome};
 use plan::{Action, Effect, Plan};
 use view::{By, Change, Failed, View};
 
@@ -202,7 +203,9 @@ impl Runner for NoCommands {
 pub trait Observer {
     /// A unit is about to run (or be reported, if it is malformed).
     fn block_started(&mut self, _unit: &Unit<'_>, _runnable: bool) {}
-    fn task_finished(&mut self, _task: &TaskReport) {}
+    /// A task is decided (again, when a later write or a rollback changes
+    /// it): `task` as written, and what became of it.
+    fn task_finished(&mut self, _task: &Task<'_>, _outcome: &TaskOutcome) {}
     /// A line of a command's output.
     fn output_line(&mut self, _task: usize, _line: &str) {}
 }
@@ -216,7 +219,7 @@ impl Observer for Quiet {}
 /// What applying a document did.
 #[derive(Debug)]
 pub(crate) struct Outcome {
-    pub(crate) blocks: Vec<BlockReport>,
+    pub(crate) units: Vec<UnitOutcome>,
     /// In a dry run: what the run would change.
     pub(crate) changes: Vec<Change>,
 }
@@ -235,6 +238,7 @@ pub(crate) fn apply_with(
         options,
         deadline: options.total_timeout.map(|t| Instant::now() + t),
         blocks: Vec::with_capacity(doc.units.len()),
+        tasks: doc.tasks().collect(),
         runner,
         observer,
         note: None,
@@ -245,8 +249,8 @@ pub(crate) fn apply_with(
     } else {
         Vec::new()
     };
-    let mut blocks = engine.blocks;
-    for b in &mut blocks {
+    let mut units = engine.blocks;
+    for b in &mut units {
         b.status = if b.status == BlockStatus::Malformed {
             BlockStatus::Malformed
         } else if b.tasks.iter().all(|t| t.status == TaskStatus::Success) {
@@ -255,31 +259,40 @@ pub(crate) fn apply_with(
             BlockStatus::Failed
         };
     }
-    Outcome { blocks, changes }
+    Outcome { units, changes }
 }
 
-struct Engine<'e, 'r> {
+struct Engine<'e, 'r, 'd> {
     view: View<'r>,
     options: &'e ApplyOptions,
     deadline: Option<Instant>,
-    blocks: Vec<BlockReport>,
+    blocks: Vec<UnitOutcome>,
+    /// The document's tasks by number (1-based), for the observer.
+    tasks: Vec<&'e Task<'d>>,
     runner: &'e mut dyn Runner,
     observer: &'e mut dyn Observer,
     /// What the unit just run must say about its rollback.
-    note: Option<String>,
+    note: Option<Rollback>,
 }
 
-const ALL_OR_NOTHING: &str = "--atomic=document applies all of the document or nothing";
+impl<'e, 'd> Engine<'e, '_, 'd> {
+    /// Tells the observer what became of a task.
+    fn tell(&mut self, outcome: &TaskOutcome) {
+        if let Some(task) = outcome
+            .number
+            .checked_sub(1)
+            .and_then(|i| self.tasks.get(i))
+        {
+            self.observer.task_finished(task, outcome);
+        }
+    }
 
-impl Engine<'_, '_> {
-    fn document(&mut self, doc: &Document<'_>) {
+    fn document(&mut self, doc: &'e Document<'d>) {
         let whole = self.options.atomic == Some(Atomic::Document);
         let mut stop = None;
         if whole {
             if doc.diagnostics.iter().any(|d| d.is_error()) {
-                stop = Some(format!(
-                    "not run: the document has errors, and {ALL_OR_NOTHING}"
-                ));
+                stop = Some(Skip::DocumentHasErrors);
             }
             self.view.begin();
         }
@@ -287,35 +300,30 @@ impl Engine<'_, '_> {
             let runnable = doc.is_runnable(unit.number());
             self.observer.block_started(unit, runnable);
             let tasks = if !runnable {
-                malformed_unit(doc, unit, self.observer)
+                let tasks = malformed_unit(doc, unit);
+                tasks.iter().for_each(|t| self.tell(t));
+                tasks
             } else if let Some(why) = &stop {
-                self.skip_all(unit, why)
+                self.skip_all(unit, why.clone())
             } else {
                 let tasks = self.unit(unit);
                 if whole && tasks.iter().any(|t| t.status == TaskStatus::Failed) {
-                    stop = Some(format!(
-                        "not run: unit {} failed, and {ALL_OR_NOTHING}",
-                        unit.number()
-                    ));
+                    stop = Some(Skip::UnitFailed {
+                        unit: unit.number(),
+                    });
                 }
                 tasks
             };
-            self.blocks.push(BlockReport {
+            self.blocks.push(UnitOutcome {
                 number: unit.number(),
-                start: None,
-                end: None,
-                kind: if unit.is_block() {
-                    "tasks"
-                } else {
-                    "standalone"
-                },
+                block: unit.is_block(),
                 status: if runnable {
                     BlockStatus::Success
                 } else {
                     BlockStatus::Malformed
                 },
                 tasks,
-                note: self.note.take(),
+                rollback: self.note.take(),
             });
         }
         if !self.options.dry_run {
@@ -333,7 +341,8 @@ impl Engine<'_, '_> {
                 let mut blocks = std::mem::take(&mut self.blocks);
                 for (i, b) in blocks.iter_mut().enumerate() {
                     // What could not be undone is said once.
-                    self.rolled_back(b, if i == 0 { &problems } else { &[] });
+                    b.rollback =
+                        self.rolled_back(&mut b.tasks, if i == 0 { &problems } else { &[] });
                 }
                 self.blocks = blocks;
             } else {
@@ -342,26 +351,26 @@ impl Engine<'_, '_> {
         }
     }
 
-    fn skip_all(&mut self, unit: &Unit<'_>, why: &str) -> Vec<TaskReport> {
+    fn skip_all(&mut self, unit: &Unit<'_>, why: Skip) -> Vec<TaskOutcome> {
         unit.tasks()
             .iter()
             .map(|t| {
-                let r = skipped(t, why.to_owned());
-                self.observer.task_finished(&r);
+                let r = TaskOutcome::skipped(t.number, why.clone());
+                self.tell(&r);
                 r
             })
             .collect()
     }
 
     /// Runs a unit that has no error.
-    fn unit(&mut self, unit: &Unit<'_>) -> Vec<TaskReport> {
+    fn unit(&mut self, unit: &Unit<'_>) -> Vec<TaskOutcome> {
         let own = self.options.atomic == Some(Atomic::Unit);
         if own {
             // Whatever earlier units left is written by now: the
             // transaction covers this unit's changes only.
             self.view.begin();
         }
-        let mut out: Vec<TaskReport> = Vec::with_capacity(unit.tasks().len());
+        let mut out: Vec<TaskOutcome> = Vec::with_capacity(unit.tasks().len());
         let mut stopped_at = None;
         for task in unit.tasks() {
             // A command sees what the tasks before it did.
@@ -374,12 +383,9 @@ impl Engine<'_, '_> {
                 stopped_at = self.patch(failures, Some((unit.number(), &mut out)));
             }
             let report = if let Some(at) = stopped_at {
-                skipped(task, format!("block stopped at task {at}"))
+                TaskOutcome::skipped(task.number, Skip::BlockStopped { at })
             } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
-                skipped(
-                    task,
-                    "the total timeout passed before it started".to_owned(),
-                )
+                TaskOutcome::skipped(task.number, Skip::TotalTimeout)
             } else {
                 let r = self.task(unit.number(), task);
                 if r.status == TaskStatus::Failed {
@@ -387,11 +393,11 @@ impl Engine<'_, '_> {
                 }
                 r
             };
-            self.observer.task_finished(&report);
+            self.tell(&report);
             out.push(report);
         }
         if own {
-            let ok = |out: &[TaskReport]| out.iter().all(|t| t.status != TaskStatus::Failed);
+            let ok = |out: &[TaskOutcome]| out.iter().all(|t| t.status != TaskStatus::Failed);
             if ok(&out) && !self.options.dry_run {
                 let failures = self.view.flush();
                 self.patch(failures, Some((unit.number(), &mut out)));
@@ -400,51 +406,33 @@ impl Engine<'_, '_> {
                 self.view.commit();
             } else {
                 let problems = self.view.rollback();
-                let mut block = BlockReport {
-                    number: unit.number(),
-                    start: None,
-                    end: None,
-                    kind: "",
-                    status: BlockStatus::Failed,
-                    tasks: out,
-                    note: None,
-                };
-                self.rolled_back(&mut block, &problems);
-                out = block.tasks;
-                self.note = block.note;
+                self.note = self.rolled_back(&mut out, &problems);
             }
         }
         out
     }
 
-    /// Marks what a rollback undid in `block`.
-    fn rolled_back(&mut self, block: &mut BlockReport, problems: &[String]) {
-        let mut ran = Vec::new();
-        for t in &mut block.tasks {
+    /// Marks what a rollback undid among `tasks`; what it left, if
+    /// anything.
+    fn rolled_back(&mut self, tasks: &mut [TaskOutcome], problems: &[String]) -> Option<Rollback> {
+        let mut left = Rollback {
+            commands_stay: Vec::new(),
+            problems: problems.to_vec(),
+        };
+        for t in tasks {
             if t.status != TaskStatus::Success {
                 continue;
             }
-            if t.op == crate::ast::OpName::Run {
+            if matches!(t.effect, Some(plan::Effect::Ran { .. })) {
                 if !self.options.dry_run {
-                    ran.push(t.number.to_string());
+                    left.commands_stay.push(t.number);
                 }
                 continue;
             }
             t.rolled_back = true;
-            t.message = format!("{} (rolled back)", t.message);
-            self.observer.task_finished(t);
+            self.tell(t);
         }
-        let mut notes = Vec::new();
-        if !ran.is_empty() {
-            notes.push(format!(
-                "file changes rolled back; what the command of task {} did stays: commands cannot be undone",
-                ran.join(", ")
-            ));
-        }
-        notes.extend(problems.iter().cloned());
-        if !notes.is_empty() {
-            block.note = Some(notes.join("; "));
-        }
+        (left != Rollback::default()).then_some(left)
     }
 
     /// Marks the tasks whose changes could not be written as failed.
@@ -453,7 +441,7 @@ impl Engine<'_, '_> {
     fn patch(
         &mut self,
         failures: Vec<Failed>,
-        mut current: Option<(usize, &mut Vec<TaskReport>)>,
+        mut current: Option<(usize, &mut Vec<TaskOutcome>)>,
     ) -> Option<usize> {
         let mut first: Option<usize> = None;
         for Failed { by, error } in failures {
@@ -470,28 +458,25 @@ impl Engine<'_, '_> {
                         .and_then(|i| self.blocks[i].tasks.iter_mut().find(|r| r.number == task)),
                 };
                 if let Some(r) = report {
-                    let e = TaskError::from(error.clone());
                     r.status = TaskStatus::Failed;
-                    r.message = e.message.clone();
-                    r.error = Some(Box::new(ErrorReport::from_task_error(e)));
-                    self.observer.task_finished(r);
+                    r.error = Some(TaskError::from(error.clone()));
+                    let r = r.clone();
+                    self.tell(&r);
                 }
             }
         }
         first
     }
 
-    fn task(&mut self, unit: usize, task: &Task<'_>) -> TaskReport {
+    fn task(&mut self, unit: usize, task: &Task<'_>) -> TaskOutcome {
         let started = Instant::now();
-        let mut report = TaskReport::of(task);
+        let mut report = TaskOutcome::new(task.number, self.options.dry_run);
         let Some(op) = &task.op else {
             // A runnable unit has no malformed task; be safe anyway.
-            report.status = TaskStatus::Failed;
-            report.error = Some(Box::new(ErrorReport::new(
-                ErrorType::MalformedStructure,
-                "the task is malformed",
-            )));
-            return report;
+            return TaskOutcome::failed(
+                task.number,
+                TaskError::new(ErrorType::MalformedStructure, "the task is malformed"),
+            );
         };
         let by = By {
             unit,
@@ -537,10 +522,10 @@ impl Engine<'_, '_> {
                             self.observer,
                         );
                         let Some(ran) = simulated else {
-                            report.message = self.runner.preview(&command, dir.as_ref())?;
+                            report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
                             return Ok(effect);
                         };
-                        report.message = self.runner.preview(&command, dir.as_ref())?;
+                        report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
                         ran
                     } else {
                         let ran = self.runner.run(
@@ -575,40 +560,24 @@ impl Engine<'_, '_> {
         match result {
             Ok(effect) => {
                 report.status = TaskStatus::Success;
-                if dry {
-                    if !matches!(effect, Effect::Ran { .. }) {
-                        report.message = describe_dry(&effect);
-                    }
-                } else {
-                    report.message = describe(&effect);
-                }
-                if let Effect::Edited { lines, .. } = effect {
-                    report.lines = Some(lines);
-                }
+                report.effect = Some(effect);
             }
             Err(e) => {
                 report.status = TaskStatus::Failed;
-                report.message = e.message.clone();
-                report.error = Some(Box::new(ErrorReport::from_task_error(e)));
+                report.error = Some(e);
             }
         }
         report
     }
 }
 
-/// Reports for a document none of whose tasks ran.
-pub(crate) fn not_run(doc: &Document<'_>, why: &str) -> Vec<BlockReport> {
+/// A document none of whose tasks ran, for `why`.
+pub(crate) fn not_run(doc: &Document<'_>, why: &str) -> Vec<UnitOutcome> {
     doc.units
         .iter()
-        .map(|unit| BlockReport {
+        .map(|unit| UnitOutcome {
             number: unit.number(),
-            start: None,
-            end: None,
-            kind: if unit.is_block() {
-                "tasks"
-            } else {
-                "standalone"
-            },
+            block: unit.is_block(),
             status: if doc.is_runnable(unit.number()) {
                 BlockStatus::Failed
             } else {
@@ -617,94 +586,35 @@ pub(crate) fn not_run(doc: &Document<'_>, why: &str) -> Vec<BlockReport> {
             tasks: unit
                 .tasks()
                 .iter()
-                .map(|t| skipped(t, format!("not run: {why}")))
+                .map(|t| {
+                    TaskOutcome::skipped(
+                        t.number,
+                        Skip::NotRun {
+                            why: why.to_owned(),
+                        },
+                    )
+                })
                 .collect(),
-            note: None,
+            rollback: None,
         })
         .collect()
 }
 
-fn malformed_unit(
-    doc: &Document<'_>,
-    unit: &Unit<'_>,
-    observer: &mut dyn Observer,
-) -> Vec<TaskReport> {
-    let tasks = unit.tasks();
-    let mut out = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        let report = match unit {
+/// A unit with a validation error: a standalone task fails with its first
+/// error; the tasks of a block are skipped.
+fn malformed_unit(doc: &Document<'_>, unit: &Unit<'_>) -> Vec<TaskOutcome> {
+    unit.tasks()
+        .iter()
+        .map(|task| match unit {
             Unit::Task(_) => {
-                // A standalone task with an error fails alone, with it.
                 let first = doc.diagnostics_of(unit.number()).find(|d| d.is_error());
-                let (kind, message) = first.map_or(
-                    (
-                        ErrorType::MalformedStructure,
-                        "the task is malformed".to_owned(),
-                    ),
-                    |d| (d.error_type(), d.message.clone()),
+                let error = first.map_or_else(
+                    || TaskError::new(ErrorType::MalformedStructure, "the task is malformed"),
+                    |d| TaskError::new(d.error_type(), d.message.clone()),
                 );
-                TaskReport {
-                    status: TaskStatus::Failed,
-                    message: message.clone(),
-                    error: Some(Box::new(ErrorReport::new(kind, message))),
-                    ..TaskReport::of(task)
-                }
+                TaskOutcome::failed(task.number, error)
             }
-            Unit::Block(_) => skipped(task, "block is malformed".to_owned()),
-        };
-        observer.task_finished(&report);
-        out.push(report);
-    }
-    out
-}
-
-fn skipped(task: &Task<'_>, why: String) -> TaskReport {
-    TaskReport {
-        status: TaskStatus::Skipped,
-        message: format!("Skipped ({why})"),
-        ..TaskReport::of(task)
-    }
-}
-
-/// What a task would do, in a dry run.
-fn describe_dry(effect: &Effect) -> String {
-    match effect {
-        Effect::Created { path } => format!("Would create {path}"),
-        Effect::Replaced { path } => format!("Would write {path}"),
-        Effect::Appended { path } => format!("Would append to {path}"),
-        Effect::Edited {
-            path, replacements, ..
-        } => {
-            let s = if *replacements == 1 { "" } else { "s" };
-            format!("Would edit {path} ({replacements} replacement{s})")
-        }
-        Effect::Moved { from, to } => format!("Would move {from} to {to}"),
-        Effect::Removed { path } => format!("Would remove {path}"),
-        Effect::Ran { command } => format!("Would run {command}"),
-    }
-}
-
-fn describe(effect: &Effect) -> String {
-    match effect {
-        Effect::Created { path } => format!("Created {path}"),
-        Effect::Replaced { path } => format!("Wrote {path}"),
-        Effect::Appended { path } => format!("Appended to {path}"),
-        Effect::Edited {
-            path, replacements, ..
-        } => {
-            let s = if *replacements == 1 { "" } else { "s" };
-            format!("Edited {path} ({replacements} replacement{s})")
-        }
-        Effect::Moved { from, to } => format!("Moved {from} to {to}"),
-        Effect::Removed { path } => format!("Removed {path}"),
-        Effect::Ran { command } => {
-            let first = command.lines().next().unwrap_or("");
-            let more = if command.lines().nth(1).is_some() {
-                " …"
-            } else {
-                ""
-            };
-            format!("Ran {first}{more}")
-        }
-    }
+            Unit::Block(_) => TaskOutcome::skipped(task.number, Skip::BlockMalformed),
+        })
+        .collect()
 }

@@ -312,7 +312,7 @@ fn engine_run(units: &[UnitSpec], options: &ApplyOptions) -> (Vec<TaskStatus>, M
     let root = Root::open(dir.path()).unwrap();
     let outcome = engine::apply_with(&doc, &root, options, &mut NoCommands, &mut Quiet);
     let statuses = outcome
-        .blocks
+        .units
         .iter()
         .flat_map(|b| &b.tasks)
         .map(|t| t.status)

@@ -38,6 +38,10 @@ pub fn check_schema() -> schemars::Schema {
 }
 #[cfg(feature = "engine")]
 pub mod text;
+#[cfg(feature = "engine")]
+mod words;
+#[cfg(feature = "engine")]
+pub(crate) use words::blocks;
 pub mod xml;
 
 use schemars::JsonSchema;

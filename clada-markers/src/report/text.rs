@@ -11,7 +11,7 @@ use std::io::Write;
 use crate::ast::{Document, Task, Unit};
 use crate::diagnostics::{Diagnostic, Renderer};
 #[cfg(feature = "engine")]
-use crate::engine::Observer;
+use crate::engine::{Observer, TaskOutcome};
 use crate::escape::escape_controls as esc;
 use crate::report::group::{Repeats, numbers};
 use crate::report::{
@@ -331,7 +331,8 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
         }
     }
 
-    fn task_finished(&mut self, r: &TaskReport) {
+    fn task_finished(&mut self, task: &Task<'_>, outcome: &TaskOutcome) {
+        let r = &TaskReport::of_outcome(task, outcome);
         // The block's diagnostics said why its tasks do not run.
         if self.malformed {
             return;

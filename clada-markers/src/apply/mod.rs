@@ -1,6 +1,9 @@
 //! The one way to apply a document to a directory (PROTOCOL §7): the
 //! command line, the MCP and LSP servers and the corpus all go through
-//! [`Apply`].
+//! [`Apply`]. The top layer: it runs the engine and turns its outcomes
+//! into a report.
+
+mod run;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,7 +17,7 @@ use crate::engine::fs::Root;
 use crate::engine::{Atomic, Observer, Quiet};
 use crate::git::Author;
 use crate::report::ApplyReport;
-use crate::run::{self, RunConfig};
+use run::RunConfig;
 
 /// Applies documents to one directory, the root, given once.
 ///

@@ -56,7 +56,7 @@ pub(crate) fn run(
     let started = Instant::now();
     let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let refuse = |kind, message: String, git: GitReport| {
-        let blocks = engine::not_run(doc, &message);
+        let blocks = crate::report::blocks(doc, engine::not_run(doc, &message));
         let mut report = ApplyReport::new(doc, blocks, git, elapsed());
         report.ok = false;
         report.error = Some(ErrorReport::new(kind, message));
@@ -142,7 +142,7 @@ pub(crate) fn run(
     )
     .with_repository(work_tree.as_ref().map(WorkTree::repository));
     let outcome = engine::apply_with(doc, root, &options, &mut runner, observer);
-    let blocks = outcome.blocks;
+    let blocks = crate::report::blocks(doc, outcome.units);
 
     if let Some((tree, author)) = commits {
         let tasks: usize = blocks.iter().map(|b| b.tasks.len()).sum();
