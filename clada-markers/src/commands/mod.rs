@@ -30,7 +30,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::engine::fs::{Location, Root};
 use crate::engine::view::{By, View};
-use crate::engine::{Failure, Observer, RunOutput, Runner, TaskError};
+use crate::engine::{Observer, RunOutput, Runner, TaskError};
 use crate::error_type::ErrorType;
 use allowlist::{Allowlist, Approvals};
 use approve::{Answer, Approver};
@@ -194,13 +194,15 @@ impl<'r> CommandRunner<'r> {
                 },
             )),
             Err(mut e) => {
-                if e.kind == ErrorType::CommandNotAllowed {
+                if e.error_type() == ErrorType::CommandNotAllowed {
                     let hint = self.hint(command);
-                    e.message = format!(
-                        "{}; to run it anyway, approve this exact command: {hint}",
-                        e.message
-                    );
-                    e.failure = Some(Failure::Approve(hint.into()));
+                    e = TaskError::NotApproved {
+                        message: format!(
+                            "{}; to run it anyway, approve this exact command: {hint}",
+                            e.message()
+                        ),
+                        approve: hint.into(),
+                    };
                 }
                 Err((
                     e,
@@ -242,12 +244,10 @@ impl CommandRunner<'_> {
 
     fn not_allowed(&self, command: &str, why: &str) -> TaskError {
         let hint = self.hint(command);
-        let mut e = TaskError::new(
-            ErrorType::CommandNotAllowed,
-            format!("`{command}` is not allowed ({why}); to approve it, run: {hint}"),
-        );
-        e.failure = Some(Failure::Approve(hint.into()));
-        e
+        TaskError::NotApproved {
+            message: format!("`{command}` is not allowed ({why}); to approve it, run: {hint}"),
+            approve: hint.into(),
+        }
     }
 }
 

@@ -68,36 +68,72 @@ pub enum Atomic {
     Document,
 }
 
-/// Why a task failed.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct TaskError {
-    pub(crate) kind: ErrorType,
-    pub(crate) message: String,
-    /// The path the error is about, when there is one.
-    pub(crate) path: Option<Box<str>>,
-    pub(crate) failure: Option<Failure>,
-    /// The OS error behind a system failure (boxed: errors travel by
-    /// value, and stay small).
-    pub(crate) os_error: Option<Box<str>>,
-}
-
-/// Facts that come with some errors.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Failure {
-    Mismatch(Box<Mismatch>),
-    /// A refused command: the `clada allow` line, shell-quoted, that would
-    /// approve exactly it (PROTOCOL §6).
-    Approve(Box<str>),
+/// Why a task failed: its protocol error type (PROTOCOL §8), the message
+/// a person reads, and the facts that come with its kind of failure.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub(crate) enum TaskError {
+    /// A file access refused or failed: the path, and the OS error behind a
+    /// system failure.
+    #[error("{message}")]
+    File {
+        kind: ErrorType,
+        message: String,
+        path: Box<str>,
+        os: Option<Box<str>>,
+    },
+    /// The search text was not found as often as `count` asks (or the
+    /// edit is already in the file): where it was, and what was closest.
+    #[error("{message}")]
+    Mismatch {
+        kind: ErrorType,
+        message: String,
+        path: Box<str>,
+        mismatch: Box<Mismatch>,
+    },
+    /// A command nobody approved: the `clada allow` line, shell-quoted,
+    /// that would approve exactly it (PROTOCOL §6).
+    #[error("{message}")]
+    NotApproved { message: String, approve: Box<str> },
+    /// Anything else: a command that failed or ran too long, a refused
+    /// flag, a document error.
+    #[error("{message}")]
+    Other { kind: ErrorType, message: String },
 }
 
 impl TaskError {
     pub(crate) fn new(kind: ErrorType, message: impl Into<String>) -> Self {
-        TaskError {
+        TaskError::Other {
             kind,
             message: message.into(),
-            path: None,
-            failure: None,
-            os_error: None,
+        }
+    }
+
+    /// The protocol's error type.
+    pub(crate) fn error_type(&self) -> ErrorType {
+        match self {
+            TaskError::File { kind, .. }
+            | TaskError::Mismatch { kind, .. }
+            | TaskError::Other { kind, .. } => *kind,
+            TaskError::NotApproved { .. } => ErrorType::CommandNotAllowed,
+        }
+    }
+
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            TaskError::File { message, .. }
+            | TaskError::Mismatch { message, .. }
+            | TaskError::NotApproved { message, .. }
+            | TaskError::Other { message, .. } => message,
+        }
+    }
+
+    /// The message, to say more in front of it.
+    pub(crate) fn message_mut(&mut self) -> &mut String {
+        match self {
+            TaskError::File { message, .. }
+            | TaskError::Mismatch { message, .. }
+            | TaskError::NotApproved { message, .. }
+            | TaskError::Other { message, .. } => message,
         }
     }
 }
@@ -117,12 +153,11 @@ impl From<FsError> for TaskError {
             | FsError::NotRegular { .. }
             | FsError::Os { .. } => ErrorType::PermissionDenied,
         };
-        TaskError {
+        TaskError::File {
             kind,
             message: e.to_string(),
-            path: Some(e.path().into()),
-            failure: None,
-            os_error: e.os_detail().map(String::into_boxed_str),
+            path: e.path().into(),
+            os: e.os_detail().map(String::into_boxed_str),
         }
     }
 }

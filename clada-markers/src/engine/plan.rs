@@ -6,9 +6,9 @@
 //! engine carries a plan out on its view of the tree ([`super::view`]).
 
 use crate::ast::Op;
+use crate::engine::TaskError;
 use crate::engine::fs::{Content, Files, FsError, Kind, Location, locate};
 use crate::engine::matching::{self, Found, Mismatch};
-use crate::engine::{Failure, TaskError};
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
 
@@ -281,25 +281,28 @@ fn as_text<'c>(contents: &'c Content, loc: &Location) -> Result<(&'c str, bool),
 
 fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
     let what = |n: usize| if n == 1 { "match" } else { "matches" };
-    if m.already_applied {
-        let mut e = TaskError::new(
+    let (kind, message) = if m.already_applied {
+        (
             ErrorType::AlreadyApplied,
-            "found no match, and the replacement is already there as often as count asks: the edit was applied before",
-        );
-        e.path = Some(loc.display().into());
-        e.failure = Some(Failure::Mismatch(m));
-        return e;
+            "found no match, and the replacement is already there as often as count asks: the edit was applied before".to_owned(),
+        )
+    } else {
+        (
+            ErrorType::MatchCountMismatch,
+            format!(
+                "found {} {}, expected {}",
+                m.found,
+                what(m.found),
+                m.expected
+            ),
+        )
+    };
+    TaskError::Mismatch {
+        kind,
+        message,
+        path: loc.display().into(),
+        mismatch: m,
     }
-    let message = format!(
-        "found {} {}, expected {}",
-        m.found,
-        what(m.found),
-        m.expected
-    );
-    let mut e = TaskError::new(ErrorType::MatchCountMismatch, message);
-    e.path = Some(loc.display().into());
-    e.failure = Some(Failure::Mismatch(m));
-    e
 }
 
 #[cfg(test)]
@@ -416,7 +419,7 @@ mod tests {
     #[test]
     fn a_missing_file_is_file_not_found() {
         let e = plan(&op_edit("nope.txt", "x", "y"), &Tree::default(), false).unwrap_err();
-        assert_eq!(e.kind, ErrorType::FileNotFound);
+        assert_eq!(e.error_type(), ErrorType::FileNotFound);
     }
 
     #[test]
@@ -426,17 +429,17 @@ mod tests {
             .borrow_mut()
             .insert("b.bin".into(), Some(vec![b'a', 0xff]));
         let e = plan(&op_edit("b.bin", "a", "b"), &t, false).unwrap_err();
-        assert_eq!(e.kind, ErrorType::InvalidUtf8);
-        assert!(e.message.contains("offset 1"), "{}", e.message);
+        assert_eq!(e.error_type(), ErrorType::InvalidUtf8);
+        assert!(e.message().contains("offset 1"), "{}", e.message());
     }
 
     #[test]
     fn a_wrong_count_carries_the_facts() {
         let t = Tree::with(&[("a", Some("x\nx\n"))]);
         let e = plan(&op_edit("a", "x\n", "y\n"), &t, false).unwrap_err();
-        assert_eq!(e.kind, ErrorType::MatchCountMismatch);
-        assert_eq!(e.message, "found 2 matches, expected 1");
-        let Some(Failure::Mismatch(m)) = e.failure else {
+        assert_eq!(e.error_type(), ErrorType::MatchCountMismatch);
+        assert_eq!(e.message(), "found 2 matches, expected 1");
+        let TaskError::Mismatch { mismatch: m, .. } = e else {
             panic!()
         };
         assert_eq!(m.lines, vec![1, 2]);
@@ -466,11 +469,11 @@ mod tests {
         };
         assert_eq!(written(plan(&w("f"), &t, false).unwrap()), "new\n");
         assert_eq!(
-            plan(&w("d"), &t, false).unwrap_err().kind,
+            plan(&w("d"), &t, false).unwrap_err().error_type(),
             ErrorType::PermissionDenied
         );
         assert_eq!(
-            plan(&w("l"), &t, false).unwrap_err().kind,
+            plan(&w("l"), &t, false).unwrap_err().error_type(),
             ErrorType::SymlinkNotAllowed
         );
         assert_eq!(
@@ -509,7 +512,7 @@ mod tests {
             to: "src/inner/".into(),
         };
         assert_eq!(
-            plan(&op, &t, false).unwrap_err().kind,
+            plan(&op, &t, false).unwrap_err().error_type(),
             ErrorType::PermissionDenied
         );
     }
@@ -521,11 +524,11 @@ mod tests {
             path: "../x".into(),
         };
         assert_eq!(
-            plan(&op, &t, false).unwrap_err().kind,
+            plan(&op, &t, false).unwrap_err().error_type(),
             ErrorType::PathEscape
         );
         assert_eq!(
-            plan(&op, &t, true).unwrap_err().kind,
+            plan(&op, &t, true).unwrap_err().error_type(),
             ErrorType::FileNotFound
         );
     }

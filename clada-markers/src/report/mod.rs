@@ -56,9 +56,9 @@ use crate::ast::{Count, Document, OpName, Task};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::dialect::Dialect;
 #[cfg(feature = "engine")]
-use crate::engine::matching::Mismatch;
+use crate::engine::TaskError;
 #[cfg(feature = "engine")]
-use crate::engine::{Failure, TaskError};
+use crate::engine::matching::Mismatch;
 use crate::error_type::{Category, ErrorType};
 use crate::span::{Cursor, LineIndex, Position};
 
@@ -343,36 +343,37 @@ impl ErrorReport {
 
     #[cfg(feature = "engine")]
     pub(crate) fn from_task_error(e: TaskError) -> Self {
-        let mut r = ErrorReport::new(e.kind, e.message);
-        r.os_error = e.os_error.map(String::from);
-        r.hint = default_hint(e.kind);
-        if let Some(Failure::Approve(command)) = &e.failure {
+        let mut r = ErrorReport::new(e.error_type(), e.message().to_owned());
+        r.hint = default_hint(e.error_type());
+        match e {
+            TaskError::File { os, .. } => r.os_error = os.map(String::from),
             // The command alone, ready to paste (PROTOCOL §6).
-            r.hint = Some(command.to_string());
-        }
-        if let Some(Failure::Mismatch(m)) = e.failure {
-            r.hint = Some(mismatch_hint(&m));
-            let Mismatch {
-                expected,
-                found,
-                lines,
-                ranges,
-                closest,
-                replacement_present,
-                already_applied: _,
-                dangling_starts,
-                start_lines,
-                end_lines,
-            } = *m;
-            r.expected = Some(expected);
-            r.found = Some(found);
-            r.lines = Some(lines);
-            r.ranges = Some(ranges.into_iter().map(|(a, b)| [a, b]).collect());
-            r.closest = closest;
-            r.replacement_present = replacement_present;
-            r.dangling_starts = dangling_starts;
-            r.start_lines = start_lines;
-            r.end_lines = end_lines;
+            TaskError::NotApproved { approve, .. } => r.hint = Some(approve.into()),
+            TaskError::Mismatch { mismatch, .. } => {
+                r.hint = Some(mismatch_hint(&mismatch));
+                let Mismatch {
+                    expected,
+                    found,
+                    lines,
+                    ranges,
+                    closest,
+                    replacement_present,
+                    already_applied: _,
+                    dangling_starts,
+                    start_lines,
+                    end_lines,
+                } = *mismatch;
+                r.expected = Some(expected);
+                r.found = Some(found);
+                r.lines = Some(lines);
+                r.ranges = Some(ranges.into_iter().map(|(a, b)| [a, b]).collect());
+                r.closest = closest;
+                r.replacement_present = replacement_present;
+                r.dangling_starts = dangling_starts;
+                r.start_lines = start_lines;
+                r.end_lines = end_lines;
+            }
+            TaskError::Other { .. } => {}
         }
         r
     }

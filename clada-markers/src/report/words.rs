@@ -24,7 +24,7 @@ impl TaskReport {
             r.lines = Some(lines.clone());
         }
         r.message = match (o.status, &o.error, &o.skip) {
-            (TaskStatus::Failed, Some(e), _) => e.message.clone(),
+            (TaskStatus::Failed, Some(e), _) => e.message().to_owned(),
             (TaskStatus::Skipped, _, Some(why)) => format!("Skipped ({})", skip(why)),
             _ => match (&o.effect, &o.preview) {
                 // A dry run's command says how it would run.

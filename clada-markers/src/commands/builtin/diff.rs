@@ -457,7 +457,7 @@ mod tests {
         write(&top, "z", "1\n2");
         assert_eq!(run(diff, &top, &["--color", "x", "x"]), (0, String::new()));
         assert_eq!(
-            refused(diff, &top, &["--color=always", "x", "x"]).kind,
+            refused(diff, &top, &["--color=always", "x", "x"]).error_type(),
             ErrorType::CommandNotAllowed
         );
         let (status, text) = run(diff, &top, &["--color=never", "-u", "z", "x"]);
@@ -489,7 +489,7 @@ mod tests {
         assert_eq!(run(diff, &top, &["a.txt"]).0, 2);
         assert_eq!(run(diff, &top, &["a", "b", "c"]).0, 2);
         assert_eq!(
-            refused(diff, &top, &["-U", "x", "a.txt", "a.txt"]).kind,
+            refused(diff, &top, &["-U", "x", "a.txt", "a.txt"]).error_type(),
             ErrorType::CommandNotAllowed
         );
     }
@@ -623,7 +623,7 @@ mod tests {
             &["src/../../outside/secret.txt", "a.txt"],
         ] {
             assert_eq!(
-                refused(diff, &top, args).kind,
+                refused(diff, &top, args).error_type(),
                 ErrorType::PathEscape,
                 "{args:?}"
             );
@@ -633,7 +633,7 @@ mod tests {
             &["-r", "link/sub", "src"],
         ] {
             assert_eq!(
-                refused(diff, &top, args).kind,
+                refused(diff, &top, args).error_type(),
                 ErrorType::SymlinkNotAllowed,
                 "{args:?}"
             );
@@ -646,8 +646,8 @@ mod tests {
             ("-x", "`-x`"),
         ] {
             let e = refused(diff, &top, &[flag, "a.txt", "a.txt"]);
-            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{flag}");
-            assert!(e.message.contains(shown), "{flag}: {}", e.message);
+            assert_eq!(e.error_type(), ErrorType::CommandNotAllowed, "{flag}");
+            assert!(e.message().contains(shown), "{flag}: {}", e.message());
         }
     }
 }

@@ -2058,9 +2058,9 @@ mod tests {
             ("git stash list --all", "`--all`"),
         ] {
             let e = refused(root, Some(&repo), line);
-            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{line}");
-            let after = e.message.split_once("`:").map_or("", |(_, m)| m);
-            assert!(after.contains(flag), "{line}: {}", e.message);
+            assert_eq!(e.error_type(), ErrorType::CommandNotAllowed, "{line}");
+            let after = e.message().split_once("`:").map_or("", |(_, m)| m);
+            assert!(after.contains(flag), "{line}: {}", e.message());
         }
         for line in [
             "git branch new",
@@ -2070,11 +2070,11 @@ mod tests {
             "git commit -m x",
         ] {
             let e = refused(root, Some(&repo), line);
-            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{line}");
+            assert_eq!(e.error_type(), ErrorType::CommandNotAllowed, "{line}");
         }
         // Refused before anything else, also outside a repository.
         let e = refused(root, None, "git -C / status");
-        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+        assert_eq!(e.error_type(), ErrorType::CommandNotAllowed);
     }
 
     #[test]
@@ -2091,7 +2091,7 @@ mod tests {
             "git diff HEAD ../../etc/passwd",
         ] {
             let e = refused(dir.path(), Some(&repo), line);
-            assert_eq!(e.kind, ErrorType::PathEscape, "{line}");
+            assert_eq!(e.error_type(), ErrorType::PathEscape, "{line}");
         }
     }
 
@@ -2474,7 +2474,7 @@ mod tests {
         assert_eq!(ok(&root, repo, ".", "git diff --name-only"), "sub/e.txt\n");
         assert_eq!(ok(&root, repo, ".", "git ls-files"), "e.txt\n");
         let e = refused(&root, Some(repo), "git diff -- ../a.txt");
-        assert_eq!(e.kind, ErrorType::PathEscape);
+        assert_eq!(e.error_type(), ErrorType::PathEscape);
     }
 
     /// The attack of issue 8: a document writes a bare repository of its
@@ -2562,7 +2562,7 @@ mod tests {
             assert_eq!(result, Ok(0), "{line}: {text}");
         }
         let e = refused(root, Some(repo), "git diff --no-index a b");
-        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+        assert_eq!(e.error_type(), ErrorType::CommandNotAllowed);
         assert!(!canary.exists(), "a configured program ran");
     }
 }

@@ -261,7 +261,7 @@ impl Env<'_> {
 
     fn refusal(&self, e: FsError) -> TaskError {
         let mut e = TaskError::from(e);
-        e.message = format!("`{}`: {}", self.shown, e.message);
+        *e.message_mut() = format!("`{}`: {}", self.shown, e.message());
         e
     }
 

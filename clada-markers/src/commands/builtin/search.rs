@@ -949,7 +949,7 @@ pub(super) mod testing {
     /// Runs in the root; the tool must not refuse nor print the secret.
     pub(crate) fn run(tool: Tool, top: &tempfile::TempDir, args: &[&str]) -> (i32, String) {
         let (status, text) = run_in(tool, &top.path().join("root"), ".", args);
-        let status = status.unwrap_or_else(|e| panic!("{args:?} refused: {}", e.message));
+        let status = status.unwrap_or_else(|e| panic!("{args:?} refused: {}", e.message()));
         assert!(
             !text.contains(SECRET),
             "{args:?} printed the secret:\n{text}"
@@ -1076,7 +1076,7 @@ mod tests {
             (0, String::new())
         );
         let e = refused(grep, &top, &["a\\(", "a.txt"]);
-        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+        assert_eq!(e.error_type(), ErrorType::CommandNotAllowed);
         assert_eq!(basic_to_extended("a\\{2\\}x+\\.y"), "a{2}x\\+\\.y");
     }
 
@@ -1221,7 +1221,7 @@ mod tests {
             &["-r", "hello", "src/../../outside"],
         ] {
             assert_eq!(
-                refused(grep, &top, args).kind,
+                refused(grep, &top, args).error_type(),
                 ErrorType::PathEscape,
                 "{args:?}"
             );
@@ -1233,7 +1233,7 @@ mod tests {
             &["-r", "hello", "link/sub"],
         ] {
             assert_eq!(
-                refused(grep, &top, args).kind,
+                refused(grep, &top, args).error_type(),
                 ErrorType::SymlinkNotAllowed,
                 "{args:?}"
             );
@@ -1248,8 +1248,8 @@ mod tests {
             (&["--color=always", "x", "a.txt"], "`--color`"),
         ] {
             let e = refused(grep, &top, args);
-            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{args:?}");
-            assert!(e.message.contains(flag), "{args:?}: {}", e.message);
+            assert_eq!(e.error_type(), ErrorType::CommandNotAllowed, "{args:?}");
+            assert!(e.message().contains(flag), "{args:?}: {}", e.message());
         }
     }
 
@@ -1265,7 +1265,7 @@ mod tests {
         let (status, text) = run_in(grep, &root, "src", &["foo", "../a.txt"]);
         assert_eq!((status.unwrap(), text.as_str()), (0, "foo bar\n"));
         let (status, _) = run_in(grep, &root, "src", &["x", "../../outside/secret.txt"]);
-        assert_eq!(status.unwrap_err().kind, ErrorType::PathEscape);
+        assert_eq!(status.unwrap_err().error_type(), ErrorType::PathEscape);
     }
 
     #[test]
@@ -1376,28 +1376,31 @@ mod tests {
             "(",
         ] {
             let e = refused(find, &top, &[".", "-name", "a", flag, "x"]);
-            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{flag}");
+            assert_eq!(e.error_type(), ErrorType::CommandNotAllowed, "{flag}");
             assert!(
-                e.message.contains(&format!("`{flag}`")),
+                e.message().contains(&format!("`{flag}`")),
                 "{flag}: {}",
-                e.message
+                e.message()
             );
         }
         for flag in ["-L", "-H"] {
             let e = refused(find, &top, &[flag, "."]);
-            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{flag}");
+            assert_eq!(e.error_type(), ErrorType::CommandNotAllowed, "{flag}");
         }
         let e = refused(find, &top, &[".", "-type", "p"]);
-        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+        assert_eq!(e.error_type(), ErrorType::CommandNotAllowed);
         let e = refused(find, &top, &[".", "-name"]);
-        assert_eq!(e.kind, ErrorType::CommandNotAllowed);
+        assert_eq!(e.error_type(), ErrorType::CommandNotAllowed);
         assert_eq!(
-            refused(find, &top, &["../outside"]).kind,
+            refused(find, &top, &["../outside"]).error_type(),
             ErrorType::PathEscape
         );
-        assert_eq!(refused(find, &top, &["/"]).kind, ErrorType::PathEscape);
         assert_eq!(
-            refused(find, &top, &["link/sub"]).kind,
+            refused(find, &top, &["/"]).error_type(),
+            ErrorType::PathEscape
+        );
+        assert_eq!(
+            refused(find, &top, &["link/sub"]).error_type(),
             ErrorType::SymlinkNotAllowed
         );
     }
@@ -1462,12 +1465,15 @@ mod tests {
             ("-o", "`-o`"),
         ] {
             let e = refused(tree, &top, &[flag]);
-            assert_eq!(e.kind, ErrorType::CommandNotAllowed, "{flag}");
-            assert!(e.message.contains(shown), "{flag}: {}", e.message);
+            assert_eq!(e.error_type(), ErrorType::CommandNotAllowed, "{flag}");
+            assert!(e.message().contains(shown), "{flag}: {}", e.message());
         }
-        assert_eq!(refused(tree, &top, &[".."]).kind, ErrorType::PathEscape);
         assert_eq!(
-            refused(tree, &top, &["link/sub"]).kind,
+            refused(tree, &top, &[".."]).error_type(),
+            ErrorType::PathEscape
+        );
+        assert_eq!(
+            refused(tree, &top, &["link/sub"]).error_type(),
             ErrorType::SymlinkNotAllowed
         );
     }
@@ -1487,7 +1493,11 @@ mod tests {
             (diff, &["a.txt", "src/lib.rs"]),
         ] {
             let (status, _) = run_until(tool, &root, ".", args, past);
-            assert_eq!(status.unwrap_err().kind, ErrorType::ExecTimeout, "{args:?}");
+            assert_eq!(
+                status.unwrap_err().error_type(),
+                ErrorType::ExecTimeout,
+                "{args:?}"
+            );
         }
     }
 }
