@@ -4,7 +4,8 @@
 
 #![no_main]
 
-use clada_markers::{Span, decode, lex, parse, print, render};
+use clada_markers::syntax::lex;
+use clada_markers::{Span, decode, parse, print, render};
 use libfuzzer_sys::fuzz_target;
 
 fn in_bounds(src: &str, s: Span) {
