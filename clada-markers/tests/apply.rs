@@ -331,7 +331,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
             .changes
             .iter()
             .flatten()
-            .find(|c| &c.path == p)
+            .find(|c| &c.path == p && c.diff.is_some())
             .and_then(|c| c.diff.as_deref())
             .unwrap_or_default();
         assert!(

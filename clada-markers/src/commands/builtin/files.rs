@@ -1414,11 +1414,18 @@ fn copy_tree(
                 if t.no_clobber && env.tree.kind(&to).is_ok() {
                     continue;
                 }
-                let Some(data) = read_at(env, out, "cp", &from, &from.display())? else {
-                    status = 1;
-                    continue;
+                let copied = match env.tree.copy_file(&from, &to) {
+                    // The tree cannot copy by itself: read, then write.
+                    None => {
+                        let Some(data) = read_at(env, out, "cp", &from, &from.display())? else {
+                            status = 1;
+                            continue;
+                        };
+                        env.tree.write(&to, &data)
+                    }
+                    Some(copied) => copied,
                 };
-                match env.tree.write(&to, &data) {
+                match copied {
                     Ok(_) if t.verbose => {
                         say!(out, "'{}' -> '{}'", from.display(), to.display());
                     }

@@ -72,6 +72,11 @@ pub(crate) trait Tree {
     fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError>;
     /// Replaces or creates the file `at`, atomically.
     fn write(&self, at: &Location, data: &[u8]) -> Result<(), FsError>;
+    /// Copies the file `from` to `to` without reading it here, when the
+    /// tree can: `None` when it cannot (read and write it then).
+    fn copy_file(&self, _from: &Location, _to: &Location) -> Option<Result<(), FsError>> {
+        None
+    }
     fn remove(&self, at: &Location) -> Result<(), FsError>;
     fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError>;
     /// Sets the access and modification times of what is at `at` to now
@@ -160,6 +165,17 @@ impl Tree for Planned<'_, '_> {
         self.view
             .write(at, Content::from_bytes(data.to_vec()), self.by)
             .map(drop)
+    }
+
+    fn copy_file(&self, from: &Location, to: &Location) -> Option<Result<(), FsError>> {
+        // The copy shares the contents in memory: a plan of many copies
+        // costs no more than the files it read.
+        Some(
+            self.view
+                .contents(from)
+                .and_then(|data| self.view.write(to, data, self.by))
+                .map(drop),
+        )
     }
 
     fn remove(&self, at: &Location) -> Result<(), FsError> {
