@@ -100,17 +100,34 @@ impl<'a> Element<'a> {
 /// `part` as the slice of `source` it is (found by address: the reader
 /// lends slices of the document), or a copy when it is not one.
 fn within<'a>(source: &'a str, part: &str) -> Cow<'a, str> {
-    let (base, at) = (source.as_ptr() as usize, part.as_ptr() as usize);
-    at.checked_sub(base)
+    offset(source, part)
         .and_then(|start| source.get(start..start + part.len()))
         .map_or_else(|| Cow::Owned(part.to_owned()), Cow::Borrowed)
 }
 
+/// Where `part` starts in `source`, when it is a slice of it.
+fn offset(source: &str, part: &str) -> Option<usize> {
+    let (base, at) = (source.as_ptr() as usize, part.as_ptr() as usize);
+    at.checked_sub(base)
+        .filter(|start| start + part.len() <= source.len())
+}
+
+/// Whether the name is of an element whose own text is never read (only
+/// whether it has any): its text need not be kept.
+fn ignores_text(name: &str) -> bool {
+    matches!(name, "tasks" | "edit" | "move" | "remove")
+}
+
 /// Reads one element starting at `at`; on failure, the diagnostic.
 #[allow(clippy::result_large_err)] // one per malformed element, on the way out
-fn element(source: &str, at: usize) -> Result<Element<'_>, Diagnostic> {
+/// `stack` is scratch space, lent so that it is allocated once per document.
+fn element<'a>(
+    source: &'a str,
+    at: usize,
+    stack: &mut Vec<Element<'a>>,
+) -> Result<Element<'a>, Diagnostic> {
     let mut reader = Reader::from_str(&source[at..]);
-    let mut stack: Vec<Element<'_>> = Vec::new();
+    stack.clear();
     loop {
         let before = at + reader.buffer_position() as usize;
         let event = reader.read_event().map_err(|e| {
@@ -151,7 +168,9 @@ fn element(source: &str, at: usize) -> Result<Element<'_>, Diagnostic> {
                 if let Some(el) = stack.last_mut() {
                     el.has_text |= !t.trim().is_empty();
                     let raw = t.into_inner();
-                    if raw.contains('\r') {
+                    if ignores_text(el.name) {
+                        // Only whether there is text matters.
+                    } else if memchr::memchr(b'\r', raw.as_bytes()).is_some() {
                         el.push(Cow::Owned(raw.replace("\r\n", "\n")));
                     } else {
                         el.push(raw);
@@ -161,7 +180,9 @@ fn element(source: &str, at: usize) -> Result<Element<'_>, Diagnostic> {
             Event::CData(t) => {
                 if let Some(el) = stack.last_mut() {
                     let raw = t.into_inner();
-                    if raw.contains('\r') || raw.contains("]]&gt;") {
+                    if memchr::memchr2(b'\r', b'&', raw.as_bytes()).is_some()
+                        && (raw.contains('\r') || raw.contains("]]&gt;"))
+                    {
                         el.push(Cow::Owned(
                             raw.replace("]]&gt;", "]]>").replace("\r\n", "\n"),
                         ));
@@ -231,11 +252,16 @@ fn open<'a>(source: &'a str, e: &BytesStart<'_>, span: Span) -> Element<'a> {
                 Ok(Cow::Owned(v)) => Cow::Owned(v),
                 Err(_) => within(source, &a.value),
             };
-            // The value's place in the tag, for positions.
+            // The value's place in the document, for positions: by address
+            // (the reader lends slices of it), else found in the tag.
             let raw: &str = &a.value;
-            let at = tag
-                .find(&*key)
-                .and_then(|k| tag[k..].find(raw).map(|v| k + v))
+            let at = offset(source, raw)
+                .filter(|&v| span.start <= v && v + raw.len() <= span.end)
+                .map(|v| v - span.start)
+                .or_else(|| {
+                    tag.find(&*key)
+                        .and_then(|k| tag[k..].find(raw).map(|v| k + v))
+                })
                 .map_or(span, |v| {
                     Span::new(span.start + v, span.start + v + raw.len())
                 });
@@ -259,12 +285,13 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
     let mut units = Vec::new();
     let mut diagnostics = Vec::new();
     let mut at = 0;
+    let mut stack = Vec::new();
     while let Some(i) = memchr::memchr(b'<', &source.as_bytes()[at..]).map(|i| at + i) {
         let Some(name) = unit_at(source, i) else {
             at = i + 1;
             continue;
         };
-        match element(source, i) {
+        match element(source, i, &mut stack) {
             Ok(el) => {
                 at = el.span.end.max(i + 1);
                 if name == "tasks" {
@@ -595,6 +622,18 @@ mod tests {
             panic!("{ops:?}")
         };
         assert!(matches!(content, Cow::Owned(c) if c == "wv"), "{content:?}");
+    }
+
+    #[test]
+    fn an_attribute_span_is_where_its_value_is_written() {
+        let src = "<move from=\"to=x\" to=\"x\"/>";
+        let doc = read(src);
+        let spans: Vec<(&str, usize)> = doc
+            .tasks()
+            .flat_map(|t| &t.attributes)
+            .map(|a| (&src[a.span.range()], a.span.start))
+            .collect();
+        assert_eq!(spans, [("to=x", 12), ("x", 22)]);
     }
 
     #[test]
