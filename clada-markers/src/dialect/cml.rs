@@ -17,7 +17,9 @@
 //! `<move>`, `<remove>` or `<run>` that starts an element is read to its
 //! end by an XML reader; everything between elements is prose. Bodies are
 //! the element's text and CDATA sections as written, entities decoded and
-//! `]]&gt;` inside CDATA read as `]]>` (the CML escape), so they are owned.
+//! `]]&gt;` inside CDATA read as `]]>` (the CML escape): a body written as
+//! one piece (one CDATA section, or text with no entity or CR) is borrowed
+//! from the document, any other is owned.
 
 use std::borrow::Cow;
 
