@@ -17,7 +17,9 @@
 //! `<move>`, `<remove>` or `<run>` that starts an element is read to its
 //! end by an XML reader; everything between elements is prose. Bodies are
 //! the element's text and CDATA sections as written, entities decoded and
-//! `]]&gt;` inside CDATA read as `]]>` (the CML escape), so they are owned.
+//! `]]&gt;` inside CDATA read as `]]>` (the CML escape): a body written as
+//! one piece (one CDATA section, or text with no entity or CR) is borrowed
+//! from the document, any other is owned.
 
 use std::borrow::Cow;
 
@@ -65,13 +67,15 @@ pub(crate) fn has_elements(source: &str) -> bool {
 }
 
 /// An element as read: name, attributes (name, value, span of the value),
-/// children, text, and where it is.
+/// children, text, and where it is. Everything borrows from the document
+/// where it is one slice of it: a name, a value without entities, a text
+/// of one piece (one CDATA section, or text without entities).
 #[derive(Debug, Default)]
-struct Element {
-    name: String,
-    attrs: Vec<(String, String, Span)>,
-    children: Vec<Element>,
-    text: String,
+struct Element<'a> {
+    name: &'a str,
+    attrs: Vec<(Cow<'a, str>, Cow<'a, str>, Span)>,
+    children: Vec<Element<'a>>,
+    text: Cow<'a, str>,
     /// Whether any text or CDATA was inside (not counting children).
     has_text: bool,
     span: Span,
@@ -79,17 +83,53 @@ struct Element {
     tag: Span,
 }
 
-impl Element {
-    fn attr(&self, name: &str) -> Option<&(String, String, Span)> {
+impl<'a> Element<'a> {
+    fn attr(&self, name: &str) -> Option<&(Cow<'a, str>, Cow<'a, str>, Span)> {
         self.attrs.iter().find(|a| a.0 == name)
     }
+
+    /// Appends a piece of text: the first piece is kept as it is (borrowed
+    /// when it is a slice of the document), later ones are copied after it.
+    fn push(&mut self, piece: Cow<'a, str>) {
+        if self.text.is_empty() {
+            self.text = piece;
+        } else {
+            self.text.to_mut().push_str(&piece);
+        }
+    }
+}
+
+/// `part` as the slice of `source` it is (found by address: the reader
+/// lends slices of the document), or a copy when it is not one.
+fn within<'a>(source: &'a str, part: &str) -> Cow<'a, str> {
+    offset(source, part)
+        .and_then(|start| source.get(start..start + part.len()))
+        .map_or_else(|| Cow::Owned(part.to_owned()), Cow::Borrowed)
+}
+
+/// Where `part` starts in `source`, when it is a slice of it.
+fn offset(source: &str, part: &str) -> Option<usize> {
+    let (base, at) = (source.as_ptr() as usize, part.as_ptr() as usize);
+    at.checked_sub(base)
+        .filter(|start| start + part.len() <= source.len())
+}
+
+/// Whether the name is of an element whose own text is never read (only
+/// whether it has any): its text need not be kept.
+fn ignores_text(name: &str) -> bool {
+    matches!(name, "tasks" | "edit" | "move" | "remove")
 }
 
 /// Reads one element starting at `at`; on failure, the diagnostic.
 #[allow(clippy::result_large_err)] // one per malformed element, on the way out
-fn element(source: &str, at: usize) -> Result<Element, Diagnostic> {
+/// `stack` is scratch space, lent so that it is allocated once per document.
+fn element<'a>(
+    source: &'a str,
+    at: usize,
+    stack: &mut Vec<Element<'a>>,
+) -> Result<Element<'a>, Diagnostic> {
     let mut reader = Reader::from_str(&source[at..]);
-    let mut stack: Vec<Element> = Vec::new();
+    stack.clear();
     loop {
         let before = at + reader.buffer_position() as usize;
         let event = reader.read_event().map_err(|e| {
@@ -128,23 +168,28 @@ fn element(source: &str, at: usize) -> Result<Element, Diagnostic> {
             }
             Event::Text(t) => {
                 if let Some(el) = stack.last_mut() {
-                    let raw: &str = &t;
-                    if raw.contains('\r') {
-                        el.text.push_str(&raw.replace("\r\n", "\n"));
+                    el.has_text |= !t.trim().is_empty();
+                    let raw = t.into_inner();
+                    if ignores_text(el.name) {
+                        // Only whether there is text matters.
+                    } else if memchr::memchr(b'\r', raw.as_bytes()).is_some() {
+                        el.push(Cow::Owned(raw.replace("\r\n", "\n")));
                     } else {
-                        el.text.push_str(raw);
+                        el.push(raw);
                     }
-                    el.has_text |= !raw.trim().is_empty();
                 }
             }
             Event::CData(t) => {
                 if let Some(el) = stack.last_mut() {
-                    let raw: &str = &t;
-                    if raw.contains('\r') || raw.contains("]]&gt;") {
-                        el.text
-                            .push_str(&raw.replace("]]&gt;", "]]>").replace("\r\n", "\n"));
+                    let raw = t.into_inner();
+                    if memchr::memchr2(b'\r', b'&', raw.as_bytes()).is_some()
+                        && (raw.contains('\r') || raw.contains("]]&gt;"))
+                    {
+                        el.push(Cow::Owned(
+                            raw.replace("]]&gt;", "]]>").replace("\r\n", "\n"),
+                        ));
                     } else {
-                        el.text.push_str(raw);
+                        el.push(raw);
                     }
                     el.has_text = true;
                 }
@@ -161,7 +206,7 @@ fn element(source: &str, at: usize) -> Result<Element, Diagnostic> {
                         _ => r.resolve_char_ref().ok().flatten(),
                     };
                     match c {
-                        Some(c) => el.text.push(c),
+                        Some(c) => el.text.to_mut().push(c),
                         None => {
                             return Err(Diagnostic::new(
                                 K::MalformedMarker,
@@ -181,7 +226,7 @@ fn element(source: &str, at: usize) -> Result<Element, Diagnostic> {
                     open,
                     format!(
                         "`<{}>` is never closed",
-                        stack.last().map_or("?", |e| e.name.as_str())
+                        stack.last().map_or("?", |e| e.name)
                     ),
                 )
                 .with_help("close it with its end tag, or write it as an empty element `<…/>`"));
@@ -191,23 +236,34 @@ fn element(source: &str, at: usize) -> Result<Element, Diagnostic> {
     }
 }
 
-fn open(source: &str, e: &BytesStart<'_>, span: Span) -> Element {
-    let name = e.name().as_ref().to_owned();
+fn open<'a>(source: &'a str, e: &BytesStart<'_>, span: Span) -> Element<'a> {
     let tag = source.get(span.range()).unwrap_or_default();
+    // The tag is `<` and the name: borrow the name from the document.
+    let name_len = e.name().as_ref().len();
+    let name = tag
+        .get(1..1 + name_len)
+        .filter(|n| *n == e.name().as_ref())
+        .unwrap_or_default();
     let attrs = e
         .attributes()
         .flatten()
         .map(|a| {
-            let key = a.key.as_ref().to_owned();
-            let value = a
-                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .map(|v| v.into_owned())
-                .unwrap_or_else(|_| a.value.clone().into_owned());
-            // The value's place in the tag, for positions.
+            let key = within(source, a.key.as_ref());
+            let value = match a.normalized_value(quick_xml::XmlVersion::Implicit1_0) {
+                Ok(Cow::Borrowed(v)) => within(source, v),
+                Ok(Cow::Owned(v)) => Cow::Owned(v),
+                Err(_) => within(source, &a.value),
+            };
+            // The value's place in the document, for positions: by address
+            // (the reader lends slices of it), else found in the tag.
             let raw: &str = &a.value;
-            let at = tag
-                .find(key.as_str())
-                .and_then(|k| tag[k..].find(raw).map(|v| k + v))
+            let at = offset(source, raw)
+                .filter(|&v| span.start <= v && v + raw.len() <= span.end)
+                .map(|v| v - span.start)
+                .or_else(|| {
+                    tag.find(&*key)
+                        .and_then(|k| tag[k..].find(raw).map(|v| k + v))
+                })
                 .map_or(span, |v| {
                     Span::new(span.start + v, span.start + v + raw.len())
                 });
@@ -218,7 +274,7 @@ fn open(source: &str, e: &BytesStart<'_>, span: Span) -> Element {
         name,
         attrs,
         children: Vec::new(),
-        text: String::new(),
+        text: Cow::Borrowed(""),
         has_text: false,
         span,
         tag: span,
@@ -231,12 +287,13 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
     let mut units = Vec::new();
     let mut diagnostics = Vec::new();
     let mut at = 0;
+    let mut stack = Vec::new();
     while let Some(i) = memchr::memchr(b'<', &source.as_bytes()[at..]).map(|i| at + i) {
         let Some(name) = unit_at(source, i) else {
             at = i + 1;
             continue;
         };
-        match element(source, i) {
+        match element(source, i, &mut stack) {
             Ok(el) => {
                 at = el.span.end.max(i + 1);
                 if name == "tasks" {
@@ -266,7 +323,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
     }
 }
 
-fn block<'a>(cx: &Context<'a>, el: Element, out: &mut Vec<Diagnostic>) -> Unit<'a> {
+fn block<'a>(cx: &Context<'a>, el: Element<'a>, out: &mut Vec<Diagnostic>) -> Unit<'a> {
     let version = match el.attr("version") {
         None => None,
         Some((_, v, span)) => match Version::ALL.into_iter().find(|x| x.as_str() == v) {
@@ -287,7 +344,7 @@ fn block<'a>(cx: &Context<'a>, el: Element, out: &mut Vec<Diagnostic>) -> Unit<'
     let versioned = el.attr("version").is_some();
     let mut tasks = Vec::new();
     for child in el.children {
-        if UNITS[1..].contains(&child.name.as_str()) {
+        if UNITS[1..].contains(&child.name) {
             tasks.push(task(cx, child, Some(versioned), out));
         } else if versioned {
             out.push(Diagnostic::new(
@@ -333,10 +390,10 @@ fn block<'a>(cx: &Context<'a>, el: Element, out: &mut Vec<Diagnostic>) -> Unit<'
     })
 }
 
-fn attribute<'a>(name: &'static str, value: &str, span: Span) -> Attribute<'a> {
+fn attribute<'a>(name: &'static str, value: Cow<'a, str>, span: Span) -> Attribute<'a> {
     Attribute {
         name,
-        value: Cow::Owned(value.to_owned()),
+        value,
         quote: Quote::Double,
         span,
         name_span: span,
@@ -348,12 +405,12 @@ fn attribute<'a>(name: &'static str, value: &str, span: Span) -> Attribute<'a> {
 /// (`Some(true)`), an unversioned one, or none.
 fn task<'a>(
     cx: &Context<'a>,
-    mut el: Element,
+    mut el: Element<'a>,
     _in_block: Option<bool>,
     out: &mut Vec<Diagnostic>,
 ) -> Task<'a> {
     let before = out.iter().filter(|d| d.is_error()).count();
-    let (kind, names): (TaskKind, &[&'static str]) = match el.name.as_str() {
+    let (kind, names): (TaskKind, &[&'static str]) = match el.name {
         "write" => (TaskKind::Write, &["path"]),
         "edit" if el.children.iter().any(|c| c.name == "search-start") => {
             (TaskKind::SearchStart, &["path"])
@@ -365,7 +422,7 @@ fn task<'a>(
     };
     let mut attributes = Vec::new();
     for (key, _, span) in &el.attrs {
-        if !names.contains(&key.as_str()) {
+        if !names.contains(&&**key) {
             out.push(
                 Diagnostic::new(
                     K::UnknownAttribute,
@@ -383,7 +440,7 @@ fn task<'a>(
     for &name in names {
         match el.attr(name) {
             Some((_, value, span)) => {
-                let a = attribute(name, value, *span);
+                let a = attribute(name, value.clone(), *span);
                 crate::validate::check_path_attribute(cx, &a, out);
                 attributes.push(a);
             }
@@ -401,7 +458,7 @@ fn task<'a>(
     // Bodies are moved out of the element, never copied.
     let mut children = std::mem::take(&mut el.children);
     let text = std::mem::take(&mut el.text);
-    let value = |name: &str| el.attr(name).map(|a| Cow::Owned(a.1.clone()));
+    let value = |name: &str| el.attr(name).map(|a| a.1.clone());
     let mut child = |name: &str| {
         children
             .iter_mut()
@@ -412,7 +469,7 @@ fn task<'a>(
         TaskKind::Write => value("path").map(|path| Op::Write {
             path,
             append: false,
-            content: Cow::Owned(text),
+            content: text,
         }),
         TaskKind::Search | TaskKind::Edit => {
             let search = child("search").unwrap_or_default();
@@ -425,8 +482,8 @@ fn task<'a>(
             value("path").map(|path| Op::Edit {
                 path,
                 count: Count::default(),
-                search: Cow::Owned(search),
-                replace: Cow::Owned(child("replace").unwrap_or_default()),
+                search,
+                replace: child("replace").unwrap_or_default(),
             })
         }
         TaskKind::SearchStart => {
@@ -447,9 +504,9 @@ fn task<'a>(
             value("path").map(|path| Op::EditRange {
                 path,
                 count: Count::default(),
-                start: Cow::Owned(start),
-                end: Cow::Owned(end),
-                replace: Cow::Owned(child("replace").unwrap_or_default()),
+                start,
+                end,
+                replace: child("replace").unwrap_or_default(),
             })
         }
         TaskKind::Move => match (value("from"), value("to")) {
@@ -458,7 +515,10 @@ fn task<'a>(
         },
         TaskKind::Remove => value("path").map(|path| Op::Remove { path }),
         TaskKind::Run => {
-            let command = text.trim().to_owned();
+            let command = match text {
+                Cow::Borrowed(t) => Cow::Borrowed(t.trim()),
+                Cow::Owned(t) => Cow::Owned(t.trim().to_owned()),
+            };
             if command.is_empty() {
                 out.push(Diagnostic::new(
                     K::EmptyCommand,
@@ -468,7 +528,7 @@ fn task<'a>(
             }
             Some(Op::Run {
                 dir: value("dir"),
-                command: Cow::Owned(command),
+                command,
             })
         }
     };
@@ -537,6 +597,45 @@ mod tests {
 
     fn read(src: &str) -> Document<'_> {
         parse(src, ParseOptions::default())
+    }
+
+    #[test]
+    fn one_piece_bodies_are_borrowed_and_decoded_ones_owned() {
+        let src = "<edit path=\"a\">\n<search><![CDATA[x]]></search>\n<replace>y &amp; z</replace>\n</edit>\n<write path=\"b\"><![CDATA[w]]><![CDATA[v]]></write>\n";
+        let doc = read(src);
+        assert!(doc.diagnostics.is_empty(), "{:?}", doc.diagnostics);
+        let ops: Vec<_> = doc.tasks().filter_map(|t| t.op.as_ref()).collect();
+        let Op::Edit {
+            path,
+            search,
+            replace,
+            ..
+        } = ops[0]
+        else {
+            panic!("{ops:?}")
+        };
+        assert!(matches!(path, Cow::Borrowed("a")), "{path:?}");
+        assert!(matches!(search, Cow::Borrowed("x")), "{search:?}");
+        assert!(
+            matches!(replace, Cow::Owned(r) if r == "y & z"),
+            "{replace:?}"
+        );
+        let Op::Write { content, .. } = ops[1] else {
+            panic!("{ops:?}")
+        };
+        assert!(matches!(content, Cow::Owned(c) if c == "wv"), "{content:?}");
+    }
+
+    #[test]
+    fn an_attribute_span_is_where_its_value_is_written() {
+        let src = "<move from=\"to=x\" to=\"x\"/>";
+        let doc = read(src);
+        let spans: Vec<(&str, usize)> = doc
+            .tasks()
+            .flat_map(|t| &t.attributes)
+            .map(|a| (&src[a.span.range()], a.span.start))
+            .collect();
+        assert_eq!(spans, [("to=x", 12), ("x", 22)]);
     }
 
     #[test]

@@ -60,16 +60,34 @@ impl Line<'_> {
     }
 }
 
+/// The lines of `source`, split with `memchr` into a vector allocated once.
 fn lines(source: &str) -> Vec<Line<'_>> {
-    let mut out = Vec::new();
+    let bytes = source.as_bytes();
+    let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
     let mut at = 0;
-    for raw in source.split_inclusive('\n') {
-        let text = raw.strip_suffix('\n').unwrap_or(raw);
+    while at < source.len() {
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(source.len(), |i| at + i);
+        // `at` and `end` sit beside ASCII bytes (or at the ends): boundaries.
+        let text = source.get(at..end).unwrap_or_default();
         let text = text.strip_suffix('\r').unwrap_or(text);
         out.push(Line { start: at, text });
-        at += raw.len();
+        at = end + 1;
     }
     out
+}
+
+/// Where `part`, a slice of `line`'s text, starts in the document: found
+/// by address (a search could land on an earlier copy of the same text,
+/// as `A` in `*** Add File: A`), by search when it is not such a slice.
+fn place(line: Line<'_>, part: &str) -> usize {
+    let (base, at) = (line.text.as_ptr() as usize, part.as_ptr() as usize);
+    let within = at >= base && at + part.len() <= base + line.text.len();
+    let offset = if within && !part.is_empty() {
+        at - base
+    } else {
+        line.text.find(part).unwrap_or(0)
+    };
+    line.start + offset
 }
 
 /// Reads `source` as codex patches: each patch a TASKS block, everything
@@ -133,8 +151,14 @@ fn patch<'a>(
         }
         if let Some(path) = t.strip_prefix(ADD.trim_end()).map(str::trim) {
             let mut j = i + 1;
-            let mut content = String::new();
-            while let Some(l) = lines.get(j).filter(|l| l.text.starts_with('+')) {
+            let added = |l: &&Line<'_>| l.text.starts_with('+');
+            let size = lines[j..]
+                .iter()
+                .take_while(added)
+                .map(|l| l.text.len())
+                .sum();
+            let mut content = String::with_capacity(size);
+            while let Some(l) = lines.get(j).filter(added) {
                 content.push_str(&l.text[1..]);
                 content.push('\n');
                 j += 1;
@@ -234,16 +258,28 @@ fn update<'a>(
             anchor = (!rest.is_empty()).then(|| rest.to_owned());
             i += 1;
         }
-        // The hunk's size, so each text is allocated once.
-        let size: usize = lines[i..]
-            .iter()
-            .take_while(|l| {
-                let t = l.text.trim_start();
-                !t.starts_with("@@") && !t.starts_with("***")
-            })
-            .map(|l| l.text.len() + 1)
-            .sum();
-        let (mut old, mut new) = (String::with_capacity(size), String::with_capacity(size));
+        // The exact size of each text, so each is allocated once.
+        let (mut old_size, mut new_size) = (0, 0);
+        for l in &lines[i..] {
+            let t = l.text.trim_start();
+            if t.starts_with("@@") || t.starts_with("***") {
+                break;
+            }
+            let n = l.text.len().max(1);
+            match l.text.as_bytes().first() {
+                Some(b'+') => new_size += n,
+                Some(b'-') => old_size += n,
+                Some(b' ') | None => {
+                    old_size += n;
+                    new_size += n;
+                }
+                Some(_) => break,
+            }
+        }
+        let (mut old, mut new) = (
+            String::with_capacity(old_size),
+            String::with_capacity(new_size),
+        );
         let mut changed = false;
         while let Some(l) = lines.get(i) {
             let text = l.text;
@@ -337,7 +373,7 @@ fn update<'a>(
             to: Cow::Borrowed(to),
         };
         let mut t = task(cx, TaskKind::Move, line.span(), header, path, op, out);
-        let at = line.start + line.text.find(to).unwrap_or(0);
+        let at = place(line, to);
         let attr = path_attribute("to", to, Span::new(at, at + to.len()));
         crate::validate::check_path_attribute(cx, &attr, out);
         if out.iter().any(|d| d.is_error() && d.span == attr.span) {
@@ -382,7 +418,7 @@ fn task<'a>(
     op: Op<'a>,
     out: &mut Vec<Diagnostic>,
 ) -> Task<'a> {
-    let at = header.start + header.text.find(path).unwrap_or(0);
+    let at = place(header, path);
     let name = if kind == TaskKind::Move {
         "from"
     } else {
@@ -518,6 +554,20 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_path_span_points_at_the_path_not_an_earlier_copy() {
+        let src = "*** Begin Patch\n*** Add File: A\n+x\n*** Update File: d\n*** Move to: e\n@@\n-x\n+y\n*** End Patch\n";
+        let doc = parse(src, ParseOptions::default());
+        let spans: Vec<&str> = doc
+            .tasks()
+            .flat_map(|t| &t.attributes)
+            .map(|a| &src[a.span.range()])
+            .collect();
+        assert_eq!(spans, ["A", "d", "d", "e"]);
+        let at = src.find(": A").map(|i| i + 2);
+        assert_eq!(doc.tasks().next().map(|t| t.attributes[0].span.start), at);
     }
 
     #[test]
