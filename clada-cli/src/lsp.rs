@@ -281,6 +281,8 @@ impl Server {
                 .dirs(Dirs::from_env().ok())
                 .git(None)
                 .dry_run(true)
+                // A hover never waits on a hostile document's plan.
+                .total_timeout(Some(std::time::Duration::from_secs(2)))
                 .run(doc),
         )
     }

@@ -12,7 +12,7 @@ use crate::ast::Document;
 use crate::commands::RunOptions;
 use crate::commands::allowlist::Approvals;
 use crate::commands::approve::{Approver, NoPrompt};
-use crate::dirs::{Dirs, location_in};
+use crate::dirs::{Dirs, locations_in};
 use crate::engine::fs::Root;
 use crate::engine::{Atomic, Observer, Quiet};
 use crate::git::Author;
@@ -144,9 +144,12 @@ impl Apply {
         if let Some(dirs) = &dirs {
             self.root.protect(dirs.inside(&self.config.root_path));
         }
-        self.config.commands.approvals = dirs
-            .as_ref()
-            .and_then(|d| Approvals::new(d, &self.config.root_path).ok());
+        // Approvals given through `commands` stay.
+        if self.config.commands.approvals.is_none() {
+            self.config.commands.approvals = dirs
+                .as_ref()
+                .and_then(|d| Approvals::new(d, &self.config.root_path).ok());
+        }
         self.config.dirs = dirs;
         self
     }
@@ -156,9 +159,8 @@ impl Apply {
     /// current directory. A path outside the root needs no protection and
     /// is ignored.
     pub fn protect(mut self, place: impl AsRef<Path>) -> Self {
-        if let Some(at) = location_in(&self.config.root_path, place.as_ref()) {
-            self.root.protect([at]);
-        }
+        self.root
+            .protect(locations_in(&self.config.root_path, place.as_ref()));
         self
     }
 

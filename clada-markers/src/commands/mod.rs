@@ -156,8 +156,7 @@ impl<'r> CommandRunner<'r> {
         let shown = shell_words::join(argv);
         let cwd = match dir {
             Some(dir) => {
-                self.root
-                    .directory(dir)
+                tree.check_dir(dir)
                     .map_err(|e| (TaskError::from(e), RunOutput::default()))?;
                 dir.clone()
             }
@@ -303,7 +302,9 @@ impl Runner for CommandRunner<'_> {
         }
         let tree = builtin::Planned { view, by };
         let limit = self.options.timeout.min(BUILTIN_TIMEOUT);
-        let ran = self.run_builtin(task, command, &argv, dir, limit, &tree, observer);
+        // What it does stays, even when its unit is rolled back, as on disk.
+        let ran =
+            view.untracked(|| self.run_builtin(task, command, &argv, dir, limit, &tree, observer));
         Some(ran)
     }
 

@@ -95,23 +95,46 @@ impl Dirs {
     pub(crate) fn inside(&self, root: &Path) -> Vec<Location> {
         [&self.config, &self.state, &self.runtime]
             .into_iter()
-            .filter_map(|dir| location_in(root, dir))
+            .flat_map(|dir| locations_in(root, dir))
             .collect()
     }
 }
 
-/// Where `path` is below `root`, both with links resolved, if it is.
-pub(crate) fn location_in(root: &Path, path: &Path) -> Option<Location> {
-    let root = canonical(root);
-    let path = canonical(path);
-    let rel = path.strip_prefix(&root).ok()?;
-    let parts: Vec<&str> = rel
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(p) => p.to_str(),
-            _ => None,
-        })
-        .collect();
+/// Where `path` lies below `root`: as written and with links resolved,
+/// each of the two against the root as given and as resolved. A place
+/// reached through a link inside the root (`.config -> dotfiles/config`)
+/// is named both ways, so that neither the link nor what it leads to can
+/// be changed; one reached through a link out of the root is still named
+/// as written.
+pub(crate) fn locations_in(root: &Path, path: &Path) -> Vec<Location> {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let roots = [absolute(root), canonical(root)];
+    let paths = [absolute(path), canonical(path)];
+    let mut out: Vec<Location> = Vec::new();
+    for root in &roots {
+        for path in &paths {
+            if let Some(at) = below(root, path)
+                && !out.contains(&at)
+            {
+                out.push(at);
+            }
+        }
+    }
+    out
+}
+
+/// `path` as a location below `root`, compared as text, if it is below.
+fn below(root: &Path, path: &Path) -> Option<Location> {
+    let rel = path.strip_prefix(root).ok()?;
+    let mut parts: Vec<&str> = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(p) => parts.push(p.to_str()?),
+            Component::CurDir => {}
+            // `..` as written: resolved already in the canonical form.
+            _ => return None,
+        }
+    }
     Some(Location::below_root(&parts))
 }
 
@@ -142,6 +165,32 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn a_place_behind_a_link_is_named_as_written_and_as_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("dotfiles/config/clada")).unwrap();
+        std::os::unix::fs::symlink("dotfiles/config", root.join(".config")).unwrap();
+        std::fs::write(root.join("real.md"), "").unwrap();
+        std::os::unix::fs::symlink("real.md", root.join("feed.md")).unwrap();
+        let shown = |p: &Path| -> Vec<String> {
+            locations_in(root, p)
+                .iter()
+                .map(Location::display)
+                .collect()
+        };
+        assert_eq!(
+            shown(&root.join(".config/clada")),
+            [".config/clada", "dotfiles/config/clada"]
+        );
+        assert_eq!(shown(&root.join("feed.md")), ["feed.md", "real.md"]);
+        // A link out of the root: the place is still named as written.
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        assert_eq!(shown(&root.join("out/clada")), ["out/clada"]);
+        assert!(shown(outside.path()).is_empty());
+    }
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
         let pairs: Vec<(String, String)> = pairs

@@ -459,7 +459,9 @@ impl<'e, 'd> Engine<'e, '_, 'd> {
                 continue;
             }
             if matches!(t.effect, Some(plan::Effect::Ran { .. })) {
-                if !self.options.dry_run {
+                // A dry run carries out built-ins only (they have an exit
+                // code); the others it only previews.
+                if !self.options.dry_run || t.exit_code.is_some() {
                     left.commands_stay.push(t.number);
                 }
                 continue;

@@ -128,6 +128,9 @@ struct Tx {
     /// Steps pending when the transaction began.
     steps: usize,
     disk: Vec<Undo>,
+    /// While a command's changes are made ([`View::untracked`]): the
+    /// entries they touched.
+    untracked: Option<Vec<Location>>,
 }
 
 #[derive(Debug, Default)]
@@ -148,9 +151,10 @@ impl State {
     }
 
     fn save(&mut self, at: &Location) {
-        if let Some(tx) = &mut self.tx
-            && tx.saved.insert(at.clone())
-        {
+        let Some(tx) = &mut self.tx else { return };
+        if let Some(touched) = &mut tx.untracked {
+            touched.push(at.clone());
+        } else if tx.saved.insert(at.clone()) {
             tx.undo.push((at.clone(), self.nodes.get(at).cloned()));
         }
     }
@@ -692,6 +696,31 @@ impl<'r> View<'r> {
     }
 
     /// Opens a transaction (see the module's documentation).
+    /// Makes the changes of `f` as a command's own: a rollback of the open
+    /// transaction leaves them, as it leaves what a command did on disk
+    /// (PROTOCOL §7.4). A dry run carries out built-in commands so.
+    pub(crate) fn untracked<R>(&self, f: impl FnOnce() -> R) -> R {
+        if let Some(tx) = &mut self.state.borrow_mut().tx {
+            tx.untracked = Some(Vec::new());
+        }
+        let result = f();
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        if let Some(tx) = &mut st.tx
+            && let Some(touched) = tx.untracked.take()
+        {
+            // An entry the transaction had changed before is left as the
+            // command left it; the others were never saved, so a later
+            // change saves what the command left.
+            for at in touched {
+                if let Some(entry) = tx.undo.iter_mut().find(|(k, _)| *k == at) {
+                    entry.1 = st.nodes.get(&at).cloned();
+                }
+            }
+        }
+        result
+    }
+
     pub(crate) fn begin(&self) {
         let mut st = self.state.borrow_mut();
         let steps = st.steps.len();

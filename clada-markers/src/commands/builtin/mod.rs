@@ -82,6 +82,8 @@ pub(crate) trait Tree {
     /// Sets the access and modification times of what is at `at` to now
     /// (those asked for).
     fn touch(&self, at: &Location, access: bool, modify: bool) -> Result<(), FsError>;
+    /// That `at` is a directory a command may work in (no link on the way).
+    fn check_dir(&self, at: &Location) -> Result<(), FsError>;
     /// See [`Root::check_lands`].
     fn check_lands(&self, at: &Location) -> Result<(), FsError>;
     /// See [`Root::check_takes_away`].
@@ -121,6 +123,10 @@ impl Tree for Root {
         let meta = self.metadata(at)?;
         let keep = |t: (i64, i64), set: bool| if set { None } else { Some(t) };
         self.set_times(at, keep(meta.accessed, access), keep(meta.modified, modify))
+    }
+
+    fn check_dir(&self, at: &Location) -> Result<(), FsError> {
+        self.directory(at).map(drop)
     }
 
     fn check_lands(&self, at: &Location) -> Result<(), FsError> {
@@ -189,6 +195,15 @@ impl Tree for Planned<'_, '_> {
     fn touch(&self, at: &Location, _access: bool, _modify: bool) -> Result<(), FsError> {
         // Times are not part of the plan: only that something is there.
         Tree::kind(self, at).map(drop)
+    }
+
+    fn check_dir(&self, at: &Location) -> Result<(), FsError> {
+        // As the plan has it: made, moved or removed by earlier tasks.
+        match Tree::kind(self, at)? {
+            Kind::Dir => Ok(()),
+            Kind::Symlink => Err(FsError::Symlink { path: at.display() }),
+            _ => Err(FsError::NotDirectory { path: at.display() }),
+        }
     }
 
     fn check_lands(&self, at: &Location) -> Result<(), FsError> {
