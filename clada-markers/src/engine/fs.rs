@@ -236,6 +236,9 @@ impl std::fmt::Debug for Root {
     }
 }
 
+/// The most directories a root keeps open between accesses.
+const MAX_OPEN_DIRS: usize = 256;
+
 /// Directories held open, by anchor and components.
 type DirCache = HashMap<(Anchor, Vec<String>), Rc<OwnedFd>>;
 
@@ -367,6 +370,17 @@ impl Root {
         self.dirs.borrow_mut().clear();
     }
 
+    /// Keeps a directory open for the next path through it. At most
+    /// [`MAX_OPEN_DIRS`] are kept: a walk over a tree of thousands of
+    /// directories must not run out of file descriptors.
+    fn keep_dir(&self, key: (Anchor, Vec<String>), fd: &Rc<OwnedFd>) {
+        let mut dirs = self.dirs.borrow_mut();
+        if dirs.len() >= MAX_OPEN_DIRS {
+            dirs.clear();
+        }
+        dirs.insert(key, Rc::clone(fd));
+    }
+
     /// Opens the directory made of the anchor and the first `upto`
     /// components, creating missing ones when `create`.
     pub(super) fn dir(
@@ -403,7 +417,7 @@ impl Root {
                 }
                 .map_err(|e| os("open", e, 0))?;
                 let fd = Rc::new(fd);
-                self.dirs.borrow_mut().insert(key, Rc::clone(&fd));
+                self.keep_dir(key, &fd);
                 break fd;
             }
             from -= 1;
@@ -421,9 +435,7 @@ impl Root {
             cur = match opened {
                 Ok(fd) => {
                     let fd = Rc::new(fd);
-                    self.dirs
-                        .borrow_mut()
-                        .insert((at.anchor, at.parts[..n].to_vec()), Rc::clone(&fd));
+                    self.keep_dir((at.anchor, at.parts[..n].to_vec()), &fd);
                     fd
                 }
                 Err(Errno::NOENT) => return Err(FsError::NotFound { path: at.prefix(n) }),
@@ -925,4 +937,24 @@ pub(crate) fn is_temp_name(name: &str) -> bool {
 
 fn errno_of(e: &std::io::Error) -> Errno {
     Errno::from_io_error(e).unwrap_or(Errno::IO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_over_thousands_of_directories_keeps_few_open() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..1100 {
+            std::fs::create_dir_all(dir.path().join(format!("node_modules/p{i}/lib"))).unwrap();
+        }
+        let root = Root::open(dir.path()).unwrap();
+        let at = Location::below_root(&["node_modules"]);
+        root.check_takes_away(&at).unwrap();
+        assert!(root.dirs.borrow().len() <= MAX_OPEN_DIRS);
+        root.remove(&at).unwrap();
+        assert!(!dir.path().join("node_modules").exists());
+        assert!(root.dirs.borrow().len() <= MAX_OPEN_DIRS);
+    }
 }
