@@ -4,13 +4,13 @@ use std::time::Instant;
 
 use clada_markers::engine::RunOptions;
 
-use clada_markers::dialect::{Dialect, parse_dialect};
+use clada_markers::dialect::Dialect;
 use clada_markers::engine::{Approver, NoPrompt, Terminal};
 use clada_markers::engine::{Atomic, Observer, Quiet};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
 use clada_markers::report::{DiagnosticReport, GitReport};
-use clada_markers::{Apply, ApplyReport, Document, ParseOptions};
+use clada_markers::{Apply, ApplyReport, Document};
 
 use super::{ApplyArgs, AtomicArg, ErrorDetail, Format, OutputMode, Switch};
 use crate::output;
@@ -101,14 +101,7 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
             return 1;
         }
     };
-    let dialect = args.dialect.of(text);
-    let doc = parse_dialect(
-        text,
-        dialect,
-        ParseOptions {
-            allow_escape: args.allow_escape,
-        },
-    );
+    let (dialect, doc) = args.dialect.read(text, args.allow_escape);
     let detail = detail(&args);
     let exec = exec(&args);
     let mut printer = TextPrinter::new(
@@ -200,14 +193,7 @@ pub(crate) fn report_of(args: &ApplyArgs, text: &str) -> Result<ApplyReport, Str
         return Err(clada_markers::syntax::too_large().message);
     }
     let mut apply = applier(args)?;
-    let dialect = args.dialect.of(text);
-    let doc = parse_dialect(
-        text,
-        dialect,
-        ParseOptions {
-            allow_escape: args.allow_escape,
-        },
-    );
+    let (dialect, doc) = args.dialect.read(text, args.allow_escape);
     let mut report = apply.run(&doc);
     report.duration_ms = elapsed(started);
     report.dialect = dialect;

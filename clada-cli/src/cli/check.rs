@@ -1,8 +1,8 @@
 //! `clada check`: parse and validate, touch nothing.
 
-use clada_markers::dialect::{Dialect, parse_dialect};
+use clada_markers::CheckReport;
+use clada_markers::dialect::Dialect;
 use clada_markers::report::render_check_text;
-use clada_markers::{CheckReport, ParseOptions};
 
 use super::{CheckArgs, CheckFormat};
 use crate::output;
@@ -29,14 +29,7 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
             return 1;
         }
     };
-    let dialect = args.dialect.of(text);
-    let doc = parse_dialect(
-        text,
-        dialect,
-        ParseOptions {
-            allow_escape: args.allow_escape,
-        },
-    );
+    let (dialect, doc) = args.dialect.read(text, args.allow_escape);
     match args.format {
         CheckFormat::Json => {
             let mut report = CheckReport::new(&doc);

@@ -12,8 +12,7 @@
 
 use std::sync::Arc;
 
-use clada_markers::dialect::parse_dialect;
-use clada_markers::{CheckReport, ParseOptions};
+use clada_markers::CheckReport;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, Content, ErrorData, GetPromptRequestParams,
     GetPromptResult, Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
@@ -146,14 +145,7 @@ impl Server {
         }
         match name {
             "check" => {
-                let dialect = self.args.dialect.of(document);
-                let doc = parse_dialect(
-                    document,
-                    dialect,
-                    ParseOptions {
-                        allow_escape: self.args.allow_escape,
-                    },
-                );
+                let (dialect, doc) = self.args.dialect.read(document, self.args.allow_escape);
                 let mut report = CheckReport::new(&doc);
                 report.dialect = dialect;
                 serde_json::to_value(&report)

@@ -191,6 +191,20 @@ impl DialectArg {
             DialectArg::Cml => Dialect::Cml,
         }
     }
+
+    /// `text` read in its dialect ([`DialectArg::of`]), and that dialect.
+    pub(crate) fn read(
+        self,
+        text: &str,
+        allow_escape: bool,
+    ) -> (clada_markers::dialect::Dialect, clada_markers::Document<'_>) {
+        let dialect = self.of(text);
+        let options = clada_markers::ParseOptions { allow_escape };
+        (
+            dialect,
+            clada_markers::dialect::parse_dialect(text, dialect, options),
+        )
+    }
 }
 
 #[derive(Clone, Debug, Args)]

@@ -4,14 +4,12 @@
 
 #![no_main]
 
-use clada_markers::syntax::lex;
-use clada_markers::{Span, decode, parse, print, render};
-use libfuzzer_sys::fuzz_target;
+#[path = "common/mod.rs"]
+mod common;
 
-fn in_bounds(src: &str, s: Span) {
-    assert!(s.start <= s.end && s.end <= src.len(), "{s:?} out of bounds");
-    assert!(src.is_char_boundary(s.start) && src.is_char_boundary(s.end));
-}
+use clada_markers::syntax::lex;
+use clada_markers::{decode, parse, print, render};
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(src) = decode(data) else { return };
@@ -23,21 +21,9 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(at, src.len());
 
     let doc = parse(src);
-    for u in &doc.units {
-        in_bounds(src, u.span());
-        for t in u.tasks() {
-            in_bounds(src, t.span);
-            for a in &t.attributes {
-                in_bounds(src, a.span);
-            }
-            for s in &t.sections {
-                in_bounds(src, *s);
-            }
-        }
-    }
+    common::spans_in_bounds(src, &doc);
     for d in &doc.diagnostics {
         assert_ne!(d.kind, clada_markers::syntax::DiagnosticKind::Internal, "{d:?}");
-        in_bounds(src, d.span);
     }
     let _ = render(&doc.diagnostics, src, "fuzz", false);
 

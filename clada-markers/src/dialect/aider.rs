@@ -25,7 +25,7 @@
 use std::borrow::Cow;
 
 use crate::ast::{Count, Document, Op, Task, Unit};
-use crate::attributes::{Attribute, Quote};
+use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
 use crate::syntax::TaskKind;
@@ -185,14 +185,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
         let errors_before = diagnostics.len();
         match &name {
             Some((name, at)) => {
-                let attr = Attribute {
-                    name: "path",
-                    value: Cow::Owned(name.clone()),
-                    quote: Quote::Double,
-                    span: *at,
-                    name_span: *at,
-                    value_span: *at,
-                };
+                let attr = Attribute::implied("path", Cow::Owned(name.clone()), *at);
                 crate::validate::check_path_attribute(&cx, &attr, &mut diagnostics);
                 task.attributes.push(attr);
                 carried = Some((name.clone(), *at));

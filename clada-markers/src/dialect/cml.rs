@@ -27,7 +27,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 use crate::ast::{Block, Count, Document, Op, Task, Unit};
-use crate::attributes::{Attribute, Quote};
+use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
 use crate::syntax::{TaskKind, Version};
@@ -390,17 +390,6 @@ fn block<'a>(cx: &Context<'a>, el: Element<'a>, out: &mut Vec<Diagnostic>) -> Un
     })
 }
 
-fn attribute<'a>(name: &'static str, value: Cow<'a, str>, span: Span) -> Attribute<'a> {
-    Attribute {
-        name,
-        value,
-        quote: Quote::Double,
-        span,
-        name_span: span,
-        value_span: span,
-    }
-}
-
 /// A task element; `in_block` is whether it is in a versioned block
 /// (`Some(true)`), an unversioned one, or none.
 fn task<'a>(
@@ -440,7 +429,7 @@ fn task<'a>(
     for &name in names {
         match el.attr(name) {
             Some((_, value, span)) => {
-                let a = attribute(name, value.clone(), *span);
+                let a = Attribute::implied(name, value.clone(), *span);
                 crate::validate::check_path_attribute(cx, &a, out);
                 attributes.push(a);
             }

@@ -27,7 +27,7 @@
 use std::borrow::Cow;
 
 use crate::ast::{Block, Count, Document, Op, Task, Unit};
-use crate::attributes::{Attribute, Quote};
+use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
 use crate::syntax::TaskKind;
@@ -374,7 +374,7 @@ fn update<'a>(
         };
         let mut t = task(cx, TaskKind::Move, line.span(), header, path, op, out);
         let at = place(line, to);
-        let attr = path_attribute("to", to, Span::new(at, at + to.len()));
+        let attr = Attribute::implied("to", Cow::Borrowed(to), Span::new(at, at + to.len()));
         crate::validate::check_path_attribute(cx, &attr, out);
         if out.iter().any(|d| d.is_error() && d.span == attr.span) {
             t.op = None;
@@ -396,17 +396,6 @@ fn update<'a>(
     i
 }
 
-fn path_attribute<'a>(name: &'static str, value: &'a str, span: Span) -> Attribute<'a> {
-    Attribute {
-        name,
-        value: Cow::Borrowed(value),
-        quote: Quote::Double,
-        span,
-        name_span: span,
-        value_span: span,
-    }
-}
-
 /// A task acting on `path`, named on `header`; its operation is dropped
 /// when the path is refused.
 fn task<'a>(
@@ -424,7 +413,7 @@ fn task<'a>(
     } else {
         "path"
     };
-    let attr = path_attribute(name, path, Span::new(at, at + path.len()));
+    let attr = Attribute::implied(name, Cow::Borrowed(path), Span::new(at, at + path.len()));
     let before = out.len();
     crate::validate::check_path_attribute(cx, &attr, out);
     if path.is_empty() {

@@ -25,7 +25,7 @@
 //! out.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::rc::Rc;
 
@@ -124,7 +124,8 @@ enum Undo {
 struct Tx {
     /// Each key's entry before its first change in the transaction.
     undo: Vec<(Location, Option<Node>)>,
-    saved: HashSet<Location>,
+    /// Where each saved key's entry is in `undo`.
+    saved: HashMap<Location, usize>,
     /// Steps pending when the transaction began.
     steps: usize,
     disk: Vec<Undo>,
@@ -154,7 +155,8 @@ impl State {
         let Some(tx) = &mut self.tx else { return };
         if let Some(touched) = &mut tx.untracked {
             touched.push(at.clone());
-        } else if tx.saved.insert(at.clone()) {
+        } else if !tx.saved.contains_key(at) {
+            tx.saved.insert(at.clone(), tx.undo.len());
             tx.undo.push((at.clone(), self.nodes.get(at).cloned()));
         }
     }
@@ -713,7 +715,7 @@ impl<'r> View<'r> {
             // command left it; the others were never saved, so a later
             // change saves what the command left.
             for at in touched {
-                if let Some(entry) = tx.undo.iter_mut().find(|(k, _)| *k == at) {
+                if let Some(entry) = tx.saved.get(&at).and_then(|&i| tx.undo.get_mut(i)) {
                     entry.1 = st.nodes.get(&at).cloned();
                 }
             }

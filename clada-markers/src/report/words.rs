@@ -29,8 +29,7 @@ impl TaskReport {
             _ => match (&o.effect, &o.preview) {
                 // A dry run's command says how it would run.
                 (Some(Effect::Ran { .. }), Some(how)) if o.dry_run => how.clone(),
-                (Some(effect), _) if o.dry_run => describe_dry(effect),
-                (Some(effect), _) => describe(effect),
+                (Some(effect), _) => describe(effect, o.dry_run),
                 (None, _) => String::new(),
             },
         };
@@ -44,32 +43,28 @@ impl TaskReport {
     }
 }
 
-/// The reports of `units`, the outcomes of `doc`'s units in order.
+/// The reports of `units`, the outcomes of `doc`'s units in order, each
+/// with an outcome per task in order.
 pub(crate) fn blocks(doc: &Document<'_>, units: Vec<UnitOutcome>) -> Vec<BlockReport> {
-    units
-        .into_iter()
-        .map(|u| {
-            let unit = doc.units.iter().find(|d| d.number() == u.number);
-            block(unit, u)
-        })
+    doc.units
+        .iter()
+        .zip(units)
+        .map(|(unit, u)| block(unit, u))
         .collect()
 }
 
-fn block(unit: Option<&Unit<'_>>, u: UnitOutcome) -> BlockReport {
-    let tasks = unit.map(Unit::tasks).unwrap_or_default();
+fn block(unit: &Unit<'_>, u: UnitOutcome) -> BlockReport {
     BlockReport {
         number: u.number,
         kind: if u.block { "tasks" } else { "standalone" },
         status: u.status,
         start: None,
         end: None,
-        tasks: u
-            .tasks
+        tasks: unit
+            .tasks()
             .iter()
-            .filter_map(|o| {
-                let task = tasks.iter().find(|t| t.number == o.number)?;
-                Some(TaskReport::of_outcome(task, o))
-            })
+            .zip(&u.tasks)
+            .map(|(task, o)| TaskReport::of_outcome(task, o))
             .collect(),
         note: u.rollback.as_ref().map(note),
     }
@@ -101,38 +96,23 @@ fn note(left: &Rollback) -> String {
     notes.join("; ")
 }
 
-/// What a task would do, in a dry run.
-fn describe_dry(effect: &Effect) -> String {
+/// What a task did, or in a dry run would do.
+fn describe(effect: &Effect, dry: bool) -> String {
+    let verb = |done: &'static str, would: &'static str| if dry { would } else { done };
     match effect {
-        Effect::Created { path } => format!("Would create {path}"),
-        Effect::Replaced { path } => format!("Would write {path}"),
-        Effect::Appended { path } => format!("Would append to {path}"),
+        Effect::Created { path } => format!("{} {path}", verb("Created", "Would create")),
+        Effect::Replaced { path } => format!("{} {path}", verb("Wrote", "Would write")),
+        Effect::Appended { path } => format!("{} {path}", verb("Appended to", "Would append to")),
         Effect::Edited {
             path, replacements, ..
         } => {
             let s = if *replacements == 1 { "" } else { "s" };
-            format!("Would edit {path} ({replacements} replacement{s})")
+            let v = verb("Edited", "Would edit");
+            format!("{v} {path} ({replacements} replacement{s})")
         }
-        Effect::Moved { from, to } => format!("Would move {from} to {to}"),
-        Effect::Removed { path } => format!("Would remove {path}"),
-        Effect::Ran { command } => format!("Would run {command}"),
-    }
-}
-
-/// What a task did.
-fn describe(effect: &Effect) -> String {
-    match effect {
-        Effect::Created { path } => format!("Created {path}"),
-        Effect::Replaced { path } => format!("Wrote {path}"),
-        Effect::Appended { path } => format!("Appended to {path}"),
-        Effect::Edited {
-            path, replacements, ..
-        } => {
-            let s = if *replacements == 1 { "" } else { "s" };
-            format!("Edited {path} ({replacements} replacement{s})")
-        }
-        Effect::Moved { from, to } => format!("Moved {from} to {to}"),
-        Effect::Removed { path } => format!("Removed {path}"),
+        Effect::Moved { from, to } => format!("{} {from} to {to}", verb("Moved", "Would move")),
+        Effect::Removed { path } => format!("{} {path}", verb("Removed", "Would remove")),
+        Effect::Ran { command } if dry => format!("Would run {command}"),
         Effect::Ran { command } => {
             let first = command.lines().next().unwrap_or("");
             let more = if command.lines().nth(1).is_some() {

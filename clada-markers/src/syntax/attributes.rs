@@ -58,6 +58,22 @@ pub struct Attribute<'a> {
     pub value_span: Span,
 }
 
+impl<'a> Attribute<'a> {
+    /// An attribute another dialect implies without writing it (a file
+    /// name before a fence, a codex header, an XML attribute): all of it is
+    /// placed on the text that names its value (PROTOCOL §11).
+    pub(crate) fn implied(name: &'a str, value: Cow<'a, str>, span: Span) -> Self {
+        Attribute {
+            name,
+            value,
+            quote: Quote::Double,
+            span,
+            name_span: span,
+            value_span: span,
+        }
+    }
+}
+
 /// A piece of attribute text that is not an attribute.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum AttrSyntaxError {

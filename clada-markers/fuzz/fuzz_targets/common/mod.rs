@@ -1,0 +1,48 @@
+//! What every fuzz target checks of a document: spans in bounds and on
+//! character boundaries, and for another dialect, that what reads without
+//! errors converts to clada text that parses back to the same operations.
+
+#![allow(dead_code)] // each target uses part of it
+
+use clada_markers::dialect::{Dialect, convert, parse_dialect};
+use clada_markers::{Document, ParseOptions, Span, decode, parse};
+
+pub fn in_bounds(src: &str, s: Span) {
+    assert!(s.start <= s.end && s.end <= src.len(), "{s:?} out of bounds");
+    assert!(src.is_char_boundary(s.start) && src.is_char_boundary(s.end));
+}
+
+/// Every span of `doc`: units, tasks, attributes, sections, diagnostics.
+pub fn spans_in_bounds(src: &str, doc: &Document<'_>) {
+    for u in &doc.units {
+        in_bounds(src, u.span());
+        for t in u.tasks() {
+            in_bounds(src, t.span);
+            for a in &t.attributes {
+                in_bounds(src, a.span);
+            }
+            for s in &t.sections {
+                in_bounds(src, *s);
+            }
+        }
+    }
+    for d in &doc.diagnostics {
+        in_bounds(src, d.span);
+    }
+}
+
+/// The front end of `dialect` on any bytes.
+pub fn dialect(data: &[u8], dialect: Dialect) {
+    let Ok(src) = decode(data) else { return };
+    let doc = parse_dialect(src, dialect, ParseOptions::default());
+    spans_in_bounds(src, &doc);
+    if !doc.has_errors()
+        && let Ok(text) = convert(&doc, Dialect::Clada)
+    {
+        let again = parse(&text);
+        assert!(!again.has_errors(), "{text}");
+        let a: Vec<_> = doc.tasks().map(|t| &t.op).collect();
+        let b: Vec<_> = again.tasks().map(|t| &t.op).collect();
+        assert_eq!(a, b, "{text}");
+    }
+}
