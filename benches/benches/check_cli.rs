@@ -76,9 +76,9 @@ fn main() {
         cm as f64 / 1024.0,
         peak as f64 / 1024.0
     );
-    println!("time ratio clada/grep: {:.2}x (target <= 3x)", ct / gt);
+    println!("time ratio clada/grep: {:.2}x (target <= 1.5x)", ct / gt);
     println!(
-        "clada peak RSS / document size: {:.2}x (target < 2.5x)",
+        "clada peak RSS / document size: {:.2}x (target <= 1.2x)",
         peak as f64 / 1024.0 / size_mib
     );
 }
