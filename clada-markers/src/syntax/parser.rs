@@ -220,17 +220,23 @@ fn document<'t, 'a: 't>(
         other::<()>(cx),
     ))
     .repeated()
-    .collect::<Vec<_>>()
+    .collect::<UnitList<'a>>()
     .then_ignore(end())
-    .map(|items| {
-        items
-            .into_iter()
-            .filter_map(|i| match i {
-                Item::Unit(u) => Some(u),
-                _ => None,
-            })
-            .collect()
-    })
+    .map(|list| list.0)
+}
+
+/// The units of a document as they are parsed. Text and stray markers
+/// between units are dropped as they come instead of collected: a
+/// document of a million one-line tasks would hold a million of them.
+#[derive(Debug, Default)]
+struct UnitList<'a>(Vec<Unit<'a>>);
+
+impl<'a> chumsky::container::Container<Item<'a>> for UnitList<'a> {
+    fn push(&mut self, item: Item<'a>) {
+        if let Item::Unit(unit) = item {
+            self.0.push(unit);
+        }
+    }
 }
 
 /// A run of lines that are not marker lines outside any task: prose, where

@@ -6,6 +6,8 @@
 // Without the engine, locations are made by the parser's path checks only.
 #![cfg_attr(not(feature = "engine"), allow(dead_code))]
 
+use std::sync::Arc;
+
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::validate::Context;
@@ -43,7 +45,7 @@ impl PathProblem {
 /// The components of a relative path after `.` and `..` are resolved, or
 /// why it is not one. An empty result means the root itself.
 pub fn normalize(path: &str) -> Result<Vec<String>, PathProblem> {
-    resolve(path, false).map(|l| l.parts)
+    resolve(path, false).map(|l| l.parts.to_vec())
 }
 
 /// Whether the text of `path` is absolute on any common system.
@@ -66,10 +68,14 @@ pub(crate) fn is_protected(at: &Location) -> bool {
 }
 
 /// A path resolved as text: where it starts and its components.
+///
+/// The components are shared: the view keeps a location as a key, in its
+/// steps and in what a rollback restores, and a run of a million tasks
+/// would otherwise hold four copies of every path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct Location {
     pub(crate) anchor: Anchor,
-    pub(crate) parts: Vec<String>,
+    pub(crate) parts: Arc<[String]>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -117,18 +123,17 @@ impl Location {
 
     /// This location with `name` added.
     pub(crate) fn join(&self, name: &str) -> Location {
-        let mut parts = self.parts.clone();
-        parts.push(name.to_owned());
+        let parts = self.parts.iter().cloned();
         Location {
             anchor: self.anchor,
-            parts,
+            parts: parts.chain([name.to_owned()]).collect(),
         }
     }
 
     pub(crate) fn prefix(&self, n: usize) -> String {
         Location {
             anchor: self.anchor,
-            parts: self.parts[..n].to_vec(),
+            parts: self.parts[..n].into(),
         }
         .display()
     }
@@ -139,7 +144,7 @@ impl Location {
         let (_, rest) = self.parts.split_last()?;
         Some(Location {
             anchor: self.anchor,
-            parts: rest.to_vec(),
+            parts: rest.into(),
         })
     }
 
@@ -147,7 +152,7 @@ impl Location {
     pub(crate) fn truncated(&self, n: usize) -> Location {
         Location {
             anchor: self.anchor,
-            parts: self.parts[..n.min(self.parts.len())].to_vec(),
+            parts: self.parts[..n.min(self.parts.len())].into(),
         }
     }
 
@@ -200,7 +205,10 @@ pub(crate) fn resolve(path: &str, allow_escape: bool) -> Result<Location, PathPr
         (false, n) if allow_escape => Anchor::Up(n),
         _ => return Err(PathProblem::ParentEscape),
     };
-    Ok(Location { anchor, parts })
+    Ok(Location {
+        anchor,
+        parts: parts.into(),
+    })
 }
 
 /// Checks the path of a file another dialect names as if it were a `path`
