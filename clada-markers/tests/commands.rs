@@ -465,3 +465,43 @@ fn output_beyond_the_limit_is_dropped_once_marked() {
     assert_eq!(lines.iter().filter(|l| *l == TRUNCATED).count(), 1);
     assert_eq!(lines.last().map(String::as_str), Some(TRUNCATED));
 }
+
+#[test]
+fn a_dry_run_keeps_the_total_timeout() {
+    // What an editor's hover relies on: a dry run of a hostile plan stops
+    // starting tasks once the limit has passed, as a real run does.
+    let s = sandbox();
+    let root = s.path().join("root");
+    std::fs::create_dir_all(root.join("a")).unwrap();
+    let doc = parse_with(
+        "<<<<<<< RUN\ncp -r a b\n>>>>>>> END\n<<<<<<< WRITE path=\"w.txt\"\nx\n>>>>>>> END\n",
+        ParseOptions::default(),
+    );
+    let dry = |limit| {
+        Apply::new(&root)
+            .unwrap()
+            .git(None)
+            .dry_run(true)
+            .total_timeout(limit)
+            .run(&doc)
+    };
+    let statuses = |r: clada_markers::ApplyReport| -> Vec<(TaskStatus, String)> {
+        r.blocks
+            .into_iter()
+            .flat_map(|b| b.tasks)
+            .map(|t| (t.status, t.message))
+            .collect()
+    };
+    let stopped = statuses(dry(Some(Duration::ZERO)));
+    assert_eq!(stopped.len(), 2);
+    for (status, message) in &stopped {
+        assert_eq!(*status, TaskStatus::Skipped, "{message}");
+        assert!(message.contains("total timeout"), "{message}");
+    }
+    let free = statuses(dry(Some(Duration::from_secs(600))));
+    assert!(
+        free.iter().all(|(s, _)| *s == TaskStatus::Success),
+        "{free:?}"
+    );
+    assert!(!root.join("b").exists() && !root.join("w.txt").exists());
+}
