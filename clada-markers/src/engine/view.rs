@@ -41,16 +41,13 @@ pub(crate) struct By {
 
 #[derive(Clone, Debug)]
 enum Node {
-    File(FileNode),
+    /// Boxed: the view holds an entry for every path a run touched, and
+    /// most are not files with contents (a removal leaves `Absent`).
+    File(Box<FileNode>),
     /// A directory: the one on disk at `origin`, or a new one.
-    Dir {
-        origin: Option<Location>,
-    },
+    Dir { origin: Option<Location> },
     /// A link or a special file on disk: moved or removed as itself.
-    Other {
-        origin: Location,
-        kind: Kind,
-    },
+    Other { origin: Location, kind: Kind },
     /// Nothing is here (removed or moved away): on disk, nothing will be.
     Absent,
 }
@@ -293,13 +290,13 @@ impl<'r> View<'r> {
     fn node_on_disk(&self, on_disk: &Location) -> Result<Option<Node>, FsError> {
         Ok(match self.root.kind(on_disk)? {
             None => None,
-            Some(Kind::File) => Some(Node::File(FileNode {
+            Some(Kind::File) => Some(Node::File(Box::new(FileNode {
                 origin: Some(on_disk.clone()),
                 present: self.root.stamp(on_disk)?,
                 data: None,
                 dirty: false,
                 by: Vec::new(),
-            })),
+            }))),
             Some(Kind::Dir) => Some(Node::Dir {
                 origin: Some(on_disk.clone()),
             }),
@@ -404,13 +401,13 @@ impl<'r> View<'r> {
         };
         st.set(
             at.clone(),
-            Some(Node::File(FileNode {
+            Some(Node::File(Box::new(FileNode {
                 origin,
                 present,
                 data: Some(data),
                 dirty: true,
                 by: vec![by],
-            })),
+            }))),
         );
         Ok(written)
     }
@@ -422,12 +419,16 @@ impl<'r> View<'r> {
         drop(self.contents(at)?);
         let mut st = self.state.borrow_mut();
         match st.node_mut(at) {
-            Some(Node::File(FileNode {
-                data: Some(Content::Text(text)),
-                dirty,
-                by: list,
-                ..
-            })) => {
+            Some(Node::File(file)) if matches!(file.data, Some(Content::Text(_))) => {
+                let FileNode {
+                    data: Some(Content::Text(text)),
+                    dirty,
+                    by: list,
+                    ..
+                } = &mut **file
+                else {
+                    return Err(FsError::NotFound { path: at.display() });
+                };
                 let text = Rc::make_mut(text);
                 found.apply_text(&mut text.text);
                 text.cr |= found.adds_cr();
@@ -658,29 +659,25 @@ impl<'r> View<'r> {
                 let data = Content::from_bytes(bytes);
                 st.set(
                     at.clone(),
-                    Some(Node::File(FileNode {
+                    Some(Node::File(Box::new(FileNode {
                         origin: Some(on_disk),
                         present: Some(stamp),
                         data: Some(data.clone()),
                         dirty: false,
                         by: Vec::new(),
-                    })),
+                    }))),
                 );
                 return Ok(data);
             }
             Place::Nowhere => return Err(FsError::NotFound { path: display() }),
         }
         let unread = match st.nodes.get(at) {
-            Some(Node::File(FileNode {
-                data: Some(data), ..
-            })) => return Ok(data.clone()),
-            Some(Node::File(FileNode {
-                origin: Some(origin),
-                ..
-            })) => origin.clone(),
-            Some(Node::File(_)) | Some(Node::Absent) | None => {
-                return Err(FsError::NotFound { path: display() });
-            }
+            Some(Node::File(file)) => match (&file.data, &file.origin) {
+                (Some(data), _) => return Ok(data.clone()),
+                (None, Some(origin)) => origin.clone(),
+                (None, None) => return Err(FsError::NotFound { path: display() }),
+            },
+            Some(Node::Absent) | None => return Err(FsError::NotFound { path: display() }),
             Some(Node::Dir { .. }) => return Err(FsError::IsDirectory { path: display() }),
             Some(Node::Other {
                 kind: Kind::Symlink,
@@ -1009,11 +1006,12 @@ impl<'r> View<'r> {
                     out.push(Change::Dir { path: path.clone() });
                 }
             }
-            if let Node::File(FileNode {
-                dirty: true,
-                data: Some(data),
-                ..
-            }) = node
+            if let Node::File(file) = node
+                && let FileNode {
+                    dirty: true,
+                    data: Some(data),
+                    ..
+                } = &**file
             {
                 // Against what is at this path on disk now.
                 let old = match self.root.kind(at) {
