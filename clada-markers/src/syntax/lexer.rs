@@ -171,6 +171,64 @@ impl Lexer {
     }
 }
 
+/// Lexes a document a piece at a time, straight from its text, so that a
+/// parser can hold the tokens of a window instead of the whole document's.
+/// Together the pieces are exactly the tokens of [`lex`].
+#[derive(Debug)]
+pub(crate) struct Pieces<'a> {
+    src: &'a str,
+    /// Where the next piece starts: always at a line start.
+    at: usize,
+    run: Run,
+    done: bool,
+}
+
+impl<'a> Pieces<'a> {
+    pub(crate) fn new(src: &'a str) -> Self {
+        Pieces {
+            src,
+            at: 0,
+            run: None,
+            done: false,
+        }
+    }
+
+    /// Whether every token of the document has been handed out.
+    pub(crate) fn done(&self) -> bool {
+        self.done
+    }
+
+    /// Lexes the whole lines of at least the next `bytes` bytes (all that
+    /// is left, if less), pushing the tokens they complete onto `out`. A
+    /// run of text lines is pushed when it ends, as [`lex`] would: at the
+    /// next marker line, or at the end of the document.
+    pub(crate) fn more(&mut self, bytes: usize, out: &mut Vec<Token>) {
+        if self.done {
+            return;
+        }
+        let b = self.src.as_bytes();
+        let want = self.at.saturating_add(bytes.max(1)).min(b.len());
+        let end = if want == b.len() {
+            want
+        } else {
+            memchr::memchr(b'\n', &b[want - 1..]).map_or(b.len(), |i| want + i)
+        };
+        let complete = end == b.len();
+        let used = scan(
+            &self.src[self.at..end],
+            self.at,
+            complete,
+            &mut self.run,
+            out,
+        );
+        self.at += used;
+        if complete {
+            flush_text(&mut self.run, self.at, out);
+            self.done = true;
+        }
+    }
+}
+
 fn flush_text(run: &mut Run, end: usize, out: &mut Vec<Token>) {
     if let Some((start, crlf)) = run.take() {
         out.push(Token::new(TokenKind::Text, Span::new(start, end), crlf));

@@ -26,6 +26,8 @@
 // allocate for every alternative tried.
 #![allow(clippy::result_large_err)]
 
+use std::cell::RefCell;
+
 use chumsky::error::LabelError;
 use chumsky::input::{Checkpoint, InputRef};
 use chumsky::prelude::*;
@@ -115,6 +117,11 @@ pub fn parse(source: &str) -> Document<'_> {
 
 /// Parses and checks a document. Never fails: problems are diagnostics.
 pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
+    parse_in_pieces(source, options, PIECE)
+}
+
+/// [`parse_with`], lexing `piece` bytes at a time.
+fn parse_in_pieces(source: &str, options: ParseOptions, piece: usize) -> Document<'_> {
     if source.len() > crate::syntax::MAX_DOCUMENT_SIZE {
         return Document {
             source,
@@ -122,23 +129,16 @@ pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
             diagnostics: vec![crate::syntax::too_large()],
         };
     }
-    let tokens = lexer::lex(source);
-    let mut cx = Context::new(source, options);
-    cx.nesting = Nesting::of(&tokens);
-    let (units, errors) = document(&cx).parse(tokens.as_slice()).into_output_errors();
-    let mut diagnostics: Vec<Diagnostic> = errors
-        .into_iter()
-        .map(|mut d| {
-            if d.kind == K::Internal && d.message.is_empty() {
-                d.message = "clada could not parse this line; please report it".to_owned();
-            }
-            d
-        })
-        .collect();
-    let mut units: Vec<Unit<'_>> = units.unwrap_or_default();
+    let mut items = Items::new(source, options, piece);
+    let mut units: Vec<Unit<'_>> = Vec::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    while let Some(parsed) = items.next_item() {
+        units.extend(parsed.unit);
+        diagnostics.extend(parsed.diagnostics);
+    }
     number(&mut units, &mut diagnostics);
     if units.iter().all(|u| u.tasks().is_empty()) {
-        diagnostics.push(no_tasks(&cx));
+        diagnostics.push(no_tasks(&items.cx));
     }
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     Document {
@@ -148,95 +148,210 @@ pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
     }
 }
 
-/// How openers nest, found in one pass over the tokens, so that no opener
-/// is read to the end of the document more than once.
+/// A document's top-level items, parsed one at a time from a window of
+/// tokens that is lexed as the parse goes: the tokens of the whole
+/// document are never held at once.
+///
+/// An item is parsed from the window; if its parse read to the window's
+/// end (a task or block not closed within it, say) before the document's
+/// end, the window grows to at least twice its size and the item is
+/// parsed again, so what comes out is what a parse of all the tokens
+/// gives, and the work stays linear. What the parse needs to know about
+/// the whole document, how openers nest, is found first ([`Nesting`]).
+struct Items<'a> {
+    cx: Context<'a>,
+    pieces: lexer::Pieces<'a>,
+    /// The window: the tokens from `pos` on are not parsed yet.
+    tokens: Vec<Token>,
+    pos: usize,
+    /// How many bytes to lex at a time.
+    piece: usize,
+}
+
+/// Whether a diagnostic is one made for a failed alternative (see
+/// [`LabelError`] above): one reaching the user is a fault of the grammar.
+fn is_alternative(d: &Diagnostic) -> bool {
+    d.kind == K::Internal && d.message.is_empty()
+}
+
+/// One top-level item: a unit, or nothing (text, a stray marker, an
+/// unknown opener), with the diagnostics its parse emitted.
+struct Parsed<'a> {
+    unit: Option<Unit<'a>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Items<'a> {
+    fn new(source: &'a str, options: ParseOptions, piece: usize) -> Self {
+        let mut cx = Context::new(source, options);
+        cx.nesting = Nesting::of(source);
+        Items {
+            cx,
+            pieces: lexer::Pieces::new(source),
+            tokens: Vec::new(),
+            pos: 0,
+            piece,
+        }
+    }
+
+    fn next_item(&mut self) -> Option<Parsed<'a>> {
+        loop {
+            if self.pos == self.tokens.len() {
+                self.tokens.clear();
+                self.pos = 0;
+                if self.pieces.done() {
+                    return None;
+                }
+                self.pieces.more(self.piece, &mut self.tokens);
+                continue;
+            }
+            self.cx.take_reached_end();
+            let slot = RefCell::new(None);
+            let (_, errors) = item(&self.cx, &slot)
+                .parse(&self.tokens[self.pos..])
+                .into_output_errors();
+            let cut = self.cx.take_reached_end();
+            if cut && !self.pieces.done() {
+                // The item may go on past the window: grow it, parse again.
+                self.tokens.drain(..self.pos);
+                self.pos = 0;
+                let held = match (self.tokens.first(), self.tokens.last()) {
+                    (Some(a), Some(b)) => b.span().end - a.span().start,
+                    _ => 0,
+                };
+                self.pieces.more(held.max(self.piece), &mut self.tokens);
+                continue;
+            }
+            let parsed = slot.into_inner();
+            // The parse ends with a failure to find the end of the input
+            // right after the item: that failure, made without a message,
+            // is not the document's.
+            let diagnostics = errors
+                .into_iter()
+                .filter(|d| parsed.is_none() || !is_alternative(d))
+                .map(|mut d| {
+                    if is_alternative(&d) {
+                        d.message = "clada could not parse this line; please report it".to_owned();
+                    }
+                    d
+                })
+                .collect();
+            let (item, used) = parsed.unwrap_or((Item::Nothing, 1));
+            self.pos = (self.pos + used.max(1)).min(self.tokens.len());
+            let unit = match item {
+                Item::Unit(u) => Some(u),
+                Item::Stray(_) | Item::Nothing => None,
+            };
+            return Some(Parsed { unit, diagnostics });
+        }
+    }
+}
+
+/// How openers nest, found before parsing in passes over the document
+/// that keep no tokens, so that no opener is read to the end of the
+/// document more than once and a parse of one window of tokens knows what
+/// the whole document says.
 ///
 /// An opener's extent ends at the first closer of its fence length where
 /// as many openers of that length as closers lie between: bracket
 /// matching, one stack per fence length. `SEARCH-END` lines and
 /// separators do not count, as in [`scan_task`] and [`skip_extent`].
+/// Openers are named by the offset of their line.
 #[derive(Debug, Default)]
 pub(crate) struct Nesting {
-    /// By token index: the opener has no closer before the end.
-    unclosed: Vec<bool>,
-    /// By token index, for an unclosed task opener: the next opener of its
-    /// fence length, when that opens a unit. The task's reading stops
-    /// there: it would end there anyway (PROTOCOL §2.4).
-    stop: Vec<Option<usize>>,
+    /// The openers that have no closer before the end, in order.
+    unclosed: Vec<usize>,
+    /// For an unclosed task opener: the next opener of its fence length,
+    /// when that opens a unit. The task's reading stops there: it would
+    /// end there anyway (PROTOCOL §2.4).
+    stop: Vec<(usize, usize)>,
 }
 
+/// How much of the document is lexed at a time.
+const PIECE: usize = 256 * 1024;
+
 impl Nesting {
-    pub(crate) fn of(tokens: &[Token]) -> Nesting {
+    pub(crate) fn of(src: &str) -> Nesting {
         let counts = |m: &Marker| m.shape == Shape::Opener && m.keyword != Some(Keyword::SearchEnd);
-        let mut unclosed = vec![false; tokens.len()];
         let mut open: std::collections::HashMap<usize, Vec<usize>> = Default::default();
-        for (i, tok) in tokens.iter().enumerate() {
-            let Some(m) = tok.marker() else { continue };
+        each_marker(src, |at, m| {
             if counts(m) {
-                open.entry(m.fence()).or_default().push(i);
+                open.entry(m.fence()).or_default().push(at);
             } else if m.shape == Shape::Closer {
                 open.entry(m.fence()).or_default().pop();
             }
+        });
+        let mut unclosed: Vec<usize> = open.into_values().flatten().collect();
+        if unclosed.is_empty() {
+            return Nesting::default();
         }
-        for i in open.into_values().flatten() {
-            unclosed[i] = true;
-        }
-        let mut stop = vec![None; tokens.len()];
-        let mut next: std::collections::HashMap<usize, usize> = Default::default();
-        for (i, tok) in tokens.iter().enumerate().rev() {
-            let Some(m) = tok.marker() else { continue };
+        unclosed.sort_unstable();
+        // Each unclosed opener waits for the next counting opener of its
+        // fence length.
+        let mut stop = Vec::new();
+        let mut waiting: std::collections::HashMap<usize, usize> = Default::default();
+        each_marker(src, |at, m| {
             if !counts(m) {
-                continue;
+                return;
             }
-            if unclosed[i] {
-                stop[i] = next
-                    .get(&m.fence())
-                    .copied()
-                    .filter(|&k| tokens[k].marker().is_some_and(opens_unit));
+            if let Some(u) = waiting.remove(&m.fence())
+                && opens_unit(m)
+            {
+                stop.push((u, at));
             }
-            next.insert(m.fence(), i);
-        }
+            if unclosed.binary_search(&at).is_ok() {
+                waiting.insert(m.fence(), at);
+            }
+        });
+        stop.sort_unstable();
         Nesting { unclosed, stop }
     }
 
-    /// Whether the opener at token `i` is never closed.
-    fn unclosed(&self, i: usize) -> bool {
-        self.unclosed.get(i).copied().unwrap_or(false)
+    /// Whether the opener whose line starts at `at` is never closed.
+    fn unclosed(&self, at: usize) -> bool {
+        self.unclosed.binary_search(&at).is_ok()
     }
 
-    /// Where reading the unclosed task opened at token `i` may stop.
-    fn stop(&self, i: usize) -> Option<usize> {
-        self.stop.get(i).copied().flatten()
+    /// Where reading the unclosed task opened at `at` may stop: the offset
+    /// of the opener it would end at.
+    fn stop(&self, at: usize) -> Option<usize> {
+        let i = self.stop.binary_search_by_key(&at, |&(u, _)| u).ok()?;
+        Some(self.stop[i].1)
     }
 }
 
-fn document<'t, 'a: 't>(
+/// Calls `f` with the offset and the marker of every marker line, in order,
+/// holding a piece of the tokens at a time.
+fn each_marker(src: &str, mut f: impl FnMut(usize, &Marker)) {
+    let mut pieces = lexer::Pieces::new(src);
+    let mut tokens = Vec::new();
+    while !pieces.done() {
+        tokens.clear();
+        pieces.more(PIECE, &mut tokens);
+        for tok in &tokens {
+            if let Some(m) = tok.marker() {
+                f(tok.span().start, m);
+            }
+        }
+    }
+}
+
+/// One item at the top of the document, put in `slot` with how many
+/// tokens it took. The parse then fails where the input goes on: the
+/// rest of the window is never read.
+fn item<'t, 'a: 't>(
     cx: &'t Context<'a>,
-) -> impl Parser<'t, Tokens<'t>, Vec<Unit<'a>>, Extra<()>> + 't {
+    slot: &'t RefCell<Option<(Item<'a>, usize)>>,
+) -> impl Parser<'t, Tokens<'t>, (), Extra<()>> + 't {
     choice((
         text::<()>(cx).to(Item::Nothing),
         task::<()>(cx).map(Item::Unit),
         block(cx).map(Item::Unit),
         other::<()>(cx),
     ))
-    .repeated()
-    .collect::<UnitList<'a>>()
-    .then_ignore(end())
-    .map(|list| list.0)
-}
-
-/// The units of a document as they are parsed. Text and stray markers
-/// between units are dropped as they come instead of collected: a
-/// document of a million one-line tasks would hold a million of them.
-#[derive(Debug, Default)]
-struct UnitList<'a>(Vec<Unit<'a>>);
-
-impl<'a> chumsky::container::Container<Item<'a>> for UnitList<'a> {
-    fn push(&mut self, item: Item<'a>) {
-        if let Item::Unit(unit) = item {
-            self.0.push(unit);
-        }
-    }
+    .map_with(move |item, e| {
+        *slot.borrow_mut() = Some((item, e.span().end));
+    })
 }
 
 /// A run of lines that are not marker lines outside any task: prose, where
@@ -278,7 +393,7 @@ fn block<'t, 'a: 't>(cx: &'t Context<'a>) -> impl Parser<'t, Tokens<'t>, Unit<'a
     ))
     .repeated()
     .collect::<Vec<_>>();
-    opener.then_with_ctx(items.then(block_end())).validate(
+    opener.then_with_ctx(items.then(block_end(cx))).validate(
         move |(head, (items, end)), _, emitter| {
             finish_block(cx, head, items, end, &mut |d| emitter.emit(d))
         },
@@ -287,11 +402,14 @@ fn block<'t, 'a: 't>(cx: &'t Context<'a>) -> impl Parser<'t, Tokens<'t>, Unit<'a
 
 /// The end of a block: its closer, the next block's opener (not consumed),
 /// or the end of the document.
-fn block_end<'t, 'a: 't>() -> impl Parser<'t, Tokens<'t>, BlockEnd, Extra<BlockHead<'a>>> + Clone {
+fn block_end<'t, 'a: 't>(
+    cx: &'t Context<'a>,
+) -> impl Parser<'t, Tokens<'t>, BlockEnd, Extra<BlockHead<'a>>> + Clone + 't {
     custom(
-        |inp: &mut InputRef<'t, '_, Tokens<'t>, Extra<BlockHead<'a>>>| {
+        move |inp: &mut InputRef<'t, '_, Tokens<'t>, Extra<BlockHead<'a>>>| {
             let fence = inp.ctx().marker.fence();
             let Some(tok) = inp.peek() else {
+                cx.reached_end();
                 return Ok(BlockEnd::Eof);
             };
             match tok.marker() {
@@ -441,7 +559,7 @@ fn scan_task<'t, 'p, C: Scope>(
     let Some((opener, kind)) = task_opener(&tok) else {
         return Err(Diagnostic::new(K::Internal, tok.span(), String::new()));
     };
-    let stop = cx.nesting.stop(*inp.cursor().inner());
+    let stop = cx.nesting.stop(tok.span().start);
     inp.skip();
     let fence = opener.fence();
     let block_fence = inp.ctx().block().map(|(f, _)| f);
@@ -467,10 +585,19 @@ fn scan_task<'t, 'p, C: Scope>(
 
     loop {
         let before = inp.save();
-        // Past `stop`, the rest of the document cannot close the task:
-        // reading on would only come back to `first_nested`.
-        let past_stop = stop.is_some_and(|k| *inp.cursor().inner() > k);
-        let next = if past_stop { None } else { inp.next() };
+        let next = match inp.next() {
+            // Past `stop`, the rest of the document cannot close the task:
+            // reading on would only come back to `first_nested`.
+            Some(tok) if stop.is_some_and(|k| tok.span().start > k) => {
+                inp.rewind(before.clone());
+                None
+            }
+            Some(tok) => Some(tok),
+            None => {
+                cx.reached_end();
+                None
+            }
+        };
         let Some(tok) = next else {
             // The document ended inside the task. If a unit opener was
             // swallowed as nested content, the closer was most likely
@@ -623,13 +750,13 @@ fn other<'t, 'a: 't, C: Scope + 't>(
                 .with_help("a range edit is: `<<<<<<< SEARCH-START path=\"…\"`, start text, `<<<<<<< SEARCH-END`, end text, `=======`, replacement, `>>>>>>> REPLACE`"))))
             }
             Shape::Opener => {
-                let unclosed = cx.nesting.unclosed(*inp.cursor().inner());
+                let unclosed = cx.nesting.unclosed(tok.span().start);
                 inp.skip();
                 // Never closed: only the opener line is passed over.
                 let extent_end = if unclosed {
                     None
                 } else {
-                    skip_extent(inp, &m, block.map(|(f, _)| f))
+                    skip_extent(cx, inp, &m, block.map(|(f, _)| f))
                 };
                 Ok((Item::Nothing, Some(unknown_opener(cx, &m, block, extent_end))))
             }
@@ -662,6 +789,7 @@ fn other<'t, 'a: 't, C: Scope + 't>(
 /// its closer of the same fence length. Returns where the extent ends; when
 /// it never closes, only the opener line is passed over.
 fn skip_extent<'t, C>(
+    cx: &Context<'_>,
     inp: &mut InputRef<'t, '_, Tokens<'t>, Extra<C>>,
     opener: &Marker,
     block_fence: Option<usize>,
@@ -671,6 +799,7 @@ fn skip_extent<'t, C>(
     loop {
         let before = inp.save();
         let Some(tok) = inp.next() else {
+            cx.reached_end();
             inp.rewind(start);
             return None;
         };
@@ -805,5 +934,151 @@ fn no_tasks(cx: &Context<'_>) -> Diagnostic {
             n + 1
         )),
         None => d.with_help("a task starts with a marker line at column 0, such as `<<<<<<< WRITE path=\"notes.txt\"`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::{ProptestConfig, Strategy, any, prop, proptest};
+
+    use super::*;
+
+    /// The parse as it was before windows: every token lexed, the whole
+    /// document parsed in one go. The reference the windows must match.
+    fn parse_whole(source: &str, options: ParseOptions) -> Document<'_> {
+        let tokens = lexer::lex(source);
+        let mut cx = Context::new(source, options);
+        cx.nesting = Nesting::of(source);
+        let document = choice((
+            text::<()>(&cx).to(Item::Nothing),
+            task::<()>(&cx).map(Item::Unit),
+            block(&cx).map(Item::Unit),
+            other::<()>(&cx),
+        ))
+        .repeated()
+        .collect::<Vec<_>>();
+        let (items, errors) = document.parse(tokens.as_slice()).into_output_errors();
+        let mut units: Vec<Unit<'_>> = items
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::Unit(u) => Some(u),
+                _ => None,
+            })
+            .collect();
+        let mut diagnostics = errors;
+        number(&mut units, &mut diagnostics);
+        if units.iter().all(|u| u.tasks().is_empty()) {
+            diagnostics.push(no_tasks(&cx));
+        }
+        diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+        Document {
+            source,
+            units,
+            diagnostics,
+        }
+    }
+
+    fn windows_change_nothing(doc: &str) {
+        let options = ParseOptions::default();
+        let whole = parse_whole(doc, options);
+        let want = (
+            format!("{:?}", whole.units),
+            format!("{:?}", whole.diagnostics),
+        );
+        for piece in [1, 5, 40, PIECE] {
+            let got = parse_in_pieces(doc, options, piece);
+            assert_eq!(
+                (format!("{:?}", got.units), format!("{:?}", got.diagnostics)),
+                want,
+                "pieces of {piece} bytes: {doc:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn units_that_reach_past_a_window_are_read_whole() {
+        for doc in [
+            "",
+            "prose\n",
+            "<<<<<<< WRITE path=\"a\"\nx\n>>>>>>> END\n",
+            // Closed far away, after nested units.
+            "<<<<<<< WRITE path=\"a\"\n<<<<<<< WRITE path=\"b\"\ny\n>>>>>>> END\nz\n>>>>>>> END\n",
+            // Never closed: reads to the next unit opener of its length.
+            "<<<<<<< WRITE path=\"a\"\nx\n<<<<<<< WRITE path=\"b\"\ny\n>>>>>>> END\n",
+            // Never closed, with an unknown opener on the way.
+            "<<<<<<< WRITE path=\"a\"\n<<<<<<< FOO\nx\n<<<<<<< REMOVE path=\"b\"\n>>>>>>> END\n",
+            // A block ended by the next block, and one by the end.
+            "<<<<<<< TASKS\n<<<<<<< REMOVE path=\"a\"\n>>>>>>> END\n<<<<<<< TASKS\n<<<<<<< REMOVE path=\"b\"\n>>>>>>> END\n",
+            // An unknown opener whose extent is closed late.
+            "<<<<<<< FOO\na\nb\nc\n>>>>>>> FOO\n<<<<<<< REMOVE path=\"a\"\n>>>>>>> END\n",
+            "<<<<<<< SEARCH path=\"a\"\r\nx\r\n=======\r\ny\r\n>>>>>>> REPLACE",
+            "\u{feff}<<<<<<< REMOVE path=\"a\"\n>>>>>>> END\n",
+        ] {
+            windows_change_nothing(doc);
+        }
+    }
+
+    /// Lines that exercise every rule that reads ahead: openers, closers
+    /// and separators of two fence lengths, blocks, unknown keywords,
+    /// near misses and text, with either line break.
+    fn soup() -> impl Strategy<Value = String> {
+        const LINES: &[&str] = &[
+            "<<<<<<< WRITE path=\"a\"",
+            "<<<<<<< SEARCH path=\"a\"",
+            "<<<<<<< SEARCH-START path=\"a\"",
+            "<<<<<<< SEARCH-END",
+            "<<<<<<< RUN",
+            "<<<<<<< MOVE from=\"a\" to=\"b\"",
+            "<<<<<<< REMOVE path=\"a\"",
+            "<<<<<<< TASKS",
+            "<<<<<<< TASKS version=\"1\"",
+            "<<<<<<< FOO",
+            "<<<<<<<",
+            "=======",
+            "======= x",
+            ">>>>>>> END",
+            ">>>>>>> REPLACE",
+            ">>>>>>> TASKS",
+            ">>>>>>> FOO",
+            "<<<<<<<< WRITE path=\"b\"",
+            "<<<<<<<< TASKS",
+            "========",
+            ">>>>>>>> END",
+            ">>>>>>>> TASKS",
+            "  <<<<<<< REMOVE path=\"c\"",
+            "<<<<<< WRITE path=\"d\"",
+            "<<<<<<< HEAD",
+            "text",
+            "",
+        ];
+        (
+            prop::collection::vec((0..LINES.len(), any::<bool>()), 0..60),
+            any::<bool>(),
+        )
+            .prop_map(|(lines, last_break)| {
+                let mut doc = String::new();
+                let n = lines.len();
+                for (k, (i, crlf)) in lines.into_iter().enumerate() {
+                    doc.push_str(LINES[i]);
+                    if k + 1 < n || last_break {
+                        doc.push_str(if crlf { "\r\n" } else { "\n" });
+                    }
+                }
+                doc
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 1024,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn a_parse_in_windows_is_the_parse_of_the_whole(doc in soup()) {
+            windows_change_nothing(&doc);
+        }
     }
 }

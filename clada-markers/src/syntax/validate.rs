@@ -34,8 +34,12 @@ pub(crate) struct Context<'a> {
     pub(crate) src: &'a str,
     pub(crate) opts: ParseOptions,
     lines: OnceCell<LineIndex<'a>>,
-    /// Where each opener's extent ends, computed once from the tokens.
+    /// Where each opener's extent ends, computed once for the document.
     pub(crate) nesting: crate::parser::Nesting,
+    /// Set when a parser read to the end of the tokens it was given: when
+    /// those are a window of the document, its result may be wrong, and
+    /// the window must grow.
+    reached_end: std::cell::Cell<bool>,
 }
 
 impl<'a> Context<'a> {
@@ -45,7 +49,17 @@ impl<'a> Context<'a> {
             opts,
             lines: OnceCell::new(),
             nesting: crate::parser::Nesting::default(),
+            reached_end: std::cell::Cell::new(false),
         }
+    }
+
+    pub(crate) fn reached_end(&self) {
+        self.reached_end.set(true);
+    }
+
+    /// Whether a parser read to the end since the last call.
+    pub(crate) fn take_reached_end(&self) -> bool {
+        self.reached_end.replace(false)
     }
 
     pub(crate) fn line(&self, offset: usize) -> usize {
