@@ -1,8 +1,11 @@
 //! `clada check`: parse and validate, touch nothing.
 
-use clada_markers::CheckReport;
-use clada_markers::dialect::Dialect;
-use clada_markers::report::render_check_text;
+use std::io::Write as _;
+
+use clada_markers::dialect::{Dialect, parse_dialect};
+use clada_markers::report::{CheckBuilder, CheckText};
+use clada_markers::syntax::{self, Parsed};
+use clada_markers::{CheckReport, Diagnostic, ParseOptions};
 
 use super::{CheckArgs, CheckFormat};
 use crate::output;
@@ -29,19 +32,60 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
             return 1;
         }
     };
-    let (dialect, doc) = args.dialect.read(text, args.allow_escape);
-    match args.format {
+    let dialect = args.dialect.of(text);
+    let options = ParseOptions {
+        allow_escape: args.allow_escape,
+    };
+    // A clada document is read a unit at a time and each unit dropped once
+    // reported: memory is the document and the report, not the tree. The
+    // other dialects are lowered whole (PROTOCOL §11).
+    let parsed: Box<dyn Iterator<Item = Parsed<'_>>> = match dialect {
+        Dialect::Clada => Box::new(syntax::units(text, options)),
+        _ => Box::new(parse_dialect(text, dialect, options).into_parsed()),
+    };
+    let mut diagnostics = Vec::new();
+    let written = match args.format {
         CheckFormat::Json => {
-            let mut report = CheckReport::new(&doc);
+            let mut report = CheckBuilder::new(text);
+            for p in parsed {
+                if let Some(u) = &p.unit {
+                    report.unit(u, &p.diagnostics);
+                }
+                diagnostics.extend(p.diagnostics);
+            }
+            sort(&mut diagnostics);
+            let mut report = report.finish(&diagnostics);
             report.dialect = dialect;
-            output::print_json(&report)
+            output::print_json(&report);
+            Ok(())
         }
         CheckFormat::Text => {
+            let mut out = output::progress_writer();
             if dialect != Dialect::Clada {
-                output::print(&format!("Dialect: {dialect}\n"));
+                let _ = writeln!(out, "Dialect: {dialect}");
             }
-            output::print(&render_check_text(&doc, &input.name, color))
+            let mut report = CheckText::new(text, out);
+            for p in parsed {
+                if let Some(u) = &p.unit {
+                    report.unit(u, &p.diagnostics);
+                }
+                diagnostics.extend(p.diagnostics);
+            }
+            sort(&mut diagnostics);
+            report
+                .finish(&diagnostics, &input.name, color)
+                .and_then(|mut out| out.flush())
         }
+    };
+    if let Err(e) = written
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("clada: cannot write the report: {e}");
     }
-    u8::from(doc.has_errors())
+    u8::from(diagnostics.iter().any(Diagnostic::is_error))
+}
+
+/// Diagnostics in document order, as a whole parse gives them.
+fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
 }

@@ -56,14 +56,11 @@ pub struct CheckTask {
 
 impl CheckReport {
     pub fn new(doc: &Document<'_>) -> Self {
-        // Positions are only needed for diagnostics; a clean document of
-        // many megabytes should not pay for a line index.
-        let text = if doc.diagnostics.is_empty() {
-            ""
-        } else {
-            doc.source
-        };
-        Self::from_parts(doc, &doc.diagnostics, &LineIndex::new(text), true)
+        let mut report = CheckBuilder::new(doc.source);
+        for u in &doc.units {
+            report.unit(u, doc.diagnostics_of(u.number()));
+        }
+        report.finish(&doc.diagnostics)
     }
 
     /// A report for a document that could not be read at all. `prefix` is
@@ -84,67 +81,91 @@ impl CheckReport {
             diagnostics: vec![DiagnosticReport::unreadable(diagnostic, prefix)],
         }
     }
+}
 
-    /// `positions`: whether blocks and tasks get theirs (the JSON report);
-    /// the text report does not show them, and a clean document of many
-    /// megabytes should not pay a scan for them.
-    fn from_parts(
-        doc: &Document<'_>,
-        diagnostics: &[Diagnostic],
-        lines: &LineIndex<'_>,
-        positions: bool,
-    ) -> Self {
-        let mut at = Cursor::new(if positions { doc.source } else { "" });
-        let blocks: Vec<CheckBlock> = doc
-            .units
+/// Builds the JSON report of `clada check` a unit at a time, so that a
+/// caller reading [`crate::syntax::units`] can drop each unit once it is
+/// counted: the report keeps a line per unit and task, not the tree.
+#[derive(Debug)]
+pub struct CheckBuilder<'s> {
+    source: &'s str,
+    at: Cursor<'s>,
+    blocks: Vec<CheckBlock>,
+}
+
+impl<'s> CheckBuilder<'s> {
+    pub fn new(source: &'s str) -> Self {
+        CheckBuilder {
+            source,
+            at: Cursor::new(source),
+            blocks: Vec::new(),
+        }
+    }
+
+    /// Adds a unit, given diagnostics that include those filed under it
+    /// (the others are passed over).
+    pub fn unit<'d>(
+        &mut self,
+        u: &Unit<'_>,
+        diagnostics: impl IntoIterator<Item = &'d Diagnostic>,
+    ) {
+        let at = &mut self.at;
+        let extent = u.extent();
+        let start = at.position(extent.start);
+        let tasks = u
+            .tasks()
             .iter()
-            .map(|u| {
-                let valid = doc.is_runnable(u.number());
-                let extent = u.extent();
-                let start = at.position(extent.start);
-                let tasks = u
-                    .tasks()
-                    .iter()
-                    .map(|t| {
-                        let extent = t.extent();
-                        CheckTask {
-                            number: t.number,
-                            op: t.op_name(),
-                            path: t.display_path().map(str::to_owned),
-                            valid: t.op.is_some(),
-                            start: at.position(extent.start),
-                            end: at.position(extent.end),
-                        }
-                    })
-                    .collect();
-                CheckBlock {
-                    number: u.number(),
-                    kind: match u {
-                        Unit::Block(_) => "tasks",
-                        Unit::Task(_) => "standalone",
-                    },
-                    valid,
-                    start,
+            .map(|t| {
+                let extent = t.extent();
+                CheckTask {
+                    number: t.number,
+                    op: t.op_name(),
+                    path: t.display_path().map(str::to_owned),
+                    valid: t.op.is_some(),
+                    start: at.position(extent.start),
                     end: at.position(extent.end),
-                    tasks,
                 }
             })
             .collect();
+        self.blocks.push(CheckBlock {
+            number: u.number(),
+            kind: match u {
+                Unit::Block(_) => "tasks",
+                Unit::Task(_) => "standalone",
+            },
+            valid: !diagnostics
+                .into_iter()
+                .any(|d| d.block == Some(u.number()) && d.is_error()),
+            start,
+            end: at.position(extent.end),
+            tasks,
+        });
+    }
+
+    /// The report, given every diagnostic of the document, in order.
+    pub fn finish(self, diagnostics: &[Diagnostic]) -> CheckReport {
+        // Positions are only needed for diagnostics; a clean document of
+        // many megabytes should not pay for a line index.
+        let lines = LineIndex::new(if diagnostics.is_empty() {
+            ""
+        } else {
+            self.source
+        });
         let errors = diagnostics.iter().filter(|d| d.is_error()).count();
         CheckReport {
             version: 1,
             dialect: Dialect::Clada,
             ok: errors == 0,
             summary: CheckSummary {
-                blocks: blocks.len(),
-                tasks: blocks.iter().map(|b| b.tasks.len()).sum(),
+                blocks: self.blocks.len(),
+                tasks: self.blocks.iter().map(|b| b.tasks.len()).sum(),
                 errors,
                 warnings: diagnostics.len() - errors,
             },
-            blocks,
+            blocks: self.blocks,
             diagnostics: diagnostics
                 .iter()
-                .map(|d| DiagnosticReport::new(d, lines))
+                .map(|d| DiagnosticReport::new(d, &lines))
                 .collect(),
         }
     }
@@ -156,34 +177,85 @@ impl CheckReport {
 /// in the same state share a line, and a problem repeated over many units is
 /// rendered once, then counted (PROTOCOL §9.1).
 pub fn render_check_text(doc: &Document<'_>, name: &str, color: bool) -> String {
-    use std::fmt::Write as _;
-    let report = CheckReport::from_parts(doc, &doc.diagnostics, &LineIndex::new(""), false);
-    let mut out = String::new();
-    // Malformed units waiting to be printed as one line: their numbers, and
-    // their kind and state.
-    let mut run: Option<(Vec<usize>, (&str, String))> = None;
-    let flush = |out: &mut String, run: &mut Option<(Vec<usize>, (&str, String))>| {
-        if let Some((ns, (kind, state))) = run.take() {
-            let _ = match ns.as_slice() {
-                [n] => writeln!(out, "Block {n} ({kind}): {state}"),
-                _ => writeln!(
-                    out,
-                    "Blocks {} ({kind}s): {}",
+    let mut text = CheckText::new(doc.source, Vec::new());
+    for u in &doc.units {
+        text.unit(u, doc.diagnostics_of(u.number()));
+    }
+    let out = text
+        .finish(&doc.diagnostics, name, color)
+        .unwrap_or_default();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes the text of `clada check` (see [`render_check_text`]) a unit at
+/// a time: the lines about units go out as the units come, the rendered
+/// diagnostics and the summary at the end.
+#[derive(Debug)]
+pub struct CheckText<'s, W: std::io::Write> {
+    source: &'s str,
+    out: W,
+    /// Malformed units waiting to be printed as one line: their numbers,
+    /// and their kind and state.
+    run: Option<(Vec<usize>, (&'static str, String))>,
+    blocks: usize,
+    tasks: usize,
+    wrote: bool,
+    /// The first error in writing: the rest is not written.
+    failed: Option<std::io::Error>,
+}
+
+impl<'s, W: std::io::Write> CheckText<'s, W> {
+    pub fn new(source: &'s str, out: W) -> Self {
+        CheckText {
+            source,
+            out,
+            run: None,
+            blocks: 0,
+            tasks: 0,
+            wrote: false,
+            failed: None,
+        }
+    }
+
+    fn write(&mut self, args: std::fmt::Arguments<'_>) {
+        if self.failed.is_none() {
+            self.wrote = true;
+            if let Err(e) = self.out.write_fmt(args) {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    fn flush_run(&mut self) {
+        if let Some((ns, (kind, state))) = self.run.take() {
+            match ns.as_slice() {
+                [n] => self.write(format_args!("Block {n} ({kind}): {state}\n")),
+                _ => self.write(format_args!(
+                    "Blocks {} ({kind}s): {}\n",
                     numbers(&ns),
                     state.replacen(", ", " each, ", 1)
-                ),
-            };
+                )),
+            }
         }
-    };
-    for b in &report.blocks {
-        let kind = if b.kind == "tasks" {
+    }
+
+    /// Adds a unit, given diagnostics that include those filed under it
+    /// (the others are passed over).
+    pub fn unit<'d>(
+        &mut self,
+        u: &Unit<'_>,
+        diagnostics: impl IntoIterator<Item = &'d Diagnostic>,
+    ) {
+        self.blocks += 1;
+        self.tasks += u.tasks().len();
+        let kind = if u.is_block() {
             "TASKS block"
         } else {
             "standalone task"
         };
-        let errors = doc
-            .diagnostics_of(b.number)
-            .filter(|d| d.is_error())
+        let errors = diagnostics
+            .into_iter()
+            .filter(|d| d.block == Some(u.number()) && d.is_error())
             .count();
         if errors > 0 {
             let state = match errors {
@@ -191,58 +263,63 @@ pub fn render_check_text(doc: &Document<'_>, name: &str, color: bool) -> String 
                 n => format!("{n} errors, will not run"),
             };
             let key = (kind, state);
-            match &mut run {
-                Some((ns, same)) if *same == key => ns.push(b.number),
+            match &mut self.run {
+                Some((ns, same)) if *same == key => ns.push(u.number()),
                 _ => {
-                    flush(&mut out, &mut run);
-                    run = Some((vec![b.number], key));
+                    self.flush_run();
+                    self.run = Some((vec![u.number()], key));
                 }
             }
-            continue;
+            return;
         }
-        flush(&mut out, &mut run);
-        let _ = writeln!(out, "Block {} ({kind}): ok", b.number);
-        for t in doc
-            .units
-            .get(b.number - 1)
-            .map(Unit::tasks)
-            .unwrap_or_default()
-        {
-            let _ = writeln!(
-                out,
-                "  [task-{}] {}",
-                t.number,
-                // Paths and commands are the document's: PROTOCOL §9.1.
-                crate::escape::escape_controls(&describe(t, doc.source))
-            );
+        self.flush_run();
+        self.write(format_args!("Block {} ({kind}): ok\n", u.number()));
+        for t in u.tasks() {
+            // Paths and commands are the document's: PROTOCOL §9.1.
+            let described = describe(t, self.source);
+            let line = crate::escape::escape_controls(&described);
+            self.write(format_args!("  [task-{}] {line}\n", t.number));
         }
     }
-    flush(&mut out, &mut run);
-    if !doc.diagnostics.is_empty() {
-        if !out.is_empty() {
-            out.push('\n');
+
+    /// Writes the diagnostics, given all of them in order, and the summary
+    /// line; gives the writer back.
+    pub fn finish(
+        mut self,
+        diagnostics: &[Diagnostic],
+        name: &str,
+        color: bool,
+    ) -> std::io::Result<W> {
+        self.flush_run();
+        if !diagnostics.is_empty() {
+            if self.wrote {
+                self.write(format_args!("\n"));
+            }
+            let mut repeats = Repeats::default();
+            let shown = repeats.first_seen(diagnostics, &mut Cursor::new(self.source));
+            let rendered = crate::diagnostics::render(&shown, self.source, name, color);
+            self.write(format_args!("{rendered}"));
+            let repeated = repeats.summary();
+            if !repeated.is_empty() {
+                self.write(format_args!("\nRepeated problems:\n{repeated}"));
+            }
         }
-        let mut repeats = Repeats::default();
-        let shown = repeats.first_seen(&doc.diagnostics, &mut Cursor::new(doc.source));
-        out.push_str(&crate::diagnostics::render(&shown, doc.source, name, color));
-        let repeated = repeats.summary();
-        if !repeated.is_empty() {
-            out.push_str("\nRepeated problems:\n");
-            out.push_str(&repeated);
+        let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let summary = format!(
+            "{}: {}, {}, {}, {}\n",
+            if errors == 0 { "OK" } else { "FAILED" },
+            plural(self.blocks, "block"),
+            plural(self.tasks, "task"),
+            plural(errors, "error"),
+            plural(diagnostics.len() - errors, "warning"),
+        );
+        self.write(format_args!("{summary}"));
+        match self.failed {
+            Some(e) => Err(e),
+            None => Ok(self.out),
         }
     }
-    let s = &report.summary;
-    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
-    let _ = writeln!(
-        out,
-        "{}: {}, {}, {}, {}",
-        if report.ok { "OK" } else { "FAILED" },
-        plural(s.blocks, "block"),
-        plural(s.tasks, "task"),
-        plural(s.errors, "error"),
-        plural(s.warnings, "warning"),
-    );
-    out
 }
 
 /// One line about a task for people: its operation and what it acts on.
@@ -273,6 +350,69 @@ pub fn describe(task: &Task<'_>, source: &str) -> String {
                 Some(dir) => format!("run `{line}`{more} in {dir}"),
                 None => format!("run `{line}`{more}"),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use proptest::prelude::{ProptestConfig, proptest};
+
+    use super::*;
+    use crate::syntax::parser::tests::soup;
+    use crate::{ParseOptions, parse};
+
+    /// What `clada check` prints reading the document a unit at a time,
+    /// as JSON and as text.
+    fn streamed(doc: &str) -> (String, String) {
+        let mut json = CheckBuilder::new(doc);
+        let mut text = CheckText::new(doc, Vec::new());
+        let mut all = Vec::new();
+        for p in crate::syntax::units(doc, ParseOptions::default()) {
+            if let Some(u) = &p.unit {
+                json.unit(u, &p.diagnostics);
+                text.unit(u, &p.diagnostics);
+            }
+            all.extend(p.diagnostics);
+        }
+        all.sort_by_key(|d| (d.span.start, d.span.end));
+        let json = serde_json::to_string(&json.finish(&all)).unwrap_or_default();
+        let text = String::from_utf8(text.finish(&all, "doc", false).unwrap_or_default());
+        (json, text.unwrap_or_default())
+    }
+
+    fn whole(doc: &str) -> (String, String) {
+        let parsed = parse(doc);
+        (
+            serde_json::to_string(&CheckReport::new(&parsed)).unwrap_or_default(),
+            render_check_text(&parsed, "doc", false),
+        )
+    }
+
+    #[test]
+    fn a_streamed_check_reports_what_a_whole_one_does() {
+        for doc in [
+            "",
+            "<<<<<<< REMOVE path=\"a\"\n>>>>>>> END\n",
+            "<<<<<<< TASKS\n<<<<<<< REMOVE path=\"\"\n>>>>>>> END\n>>>>>>> TASKS\n<<<<<<< REMOVE path=\"/x\"\n>>>>>>> END\n<<<<<<< WRITE\n",
+        ] {
+            let (json, text) = streamed(doc);
+            assert!(json.contains("\"summary\""), "{json}");
+            assert!(text.contains(": "), "{text}");
+            assert_eq!((json, text), whole(doc), "{doc:?}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 512,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn any_document_is_reported_the_same_streamed(doc in soup()) {
+            assert_eq!(streamed(&doc), whole(&doc), "{doc:?}");
         }
     }
 }

@@ -50,7 +50,7 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 pub use crate::outcome::{BlockStatus, Closest, TaskStatus};
-pub use check::{CheckReport, describe, render_check_text};
+pub use check::{CheckBuilder, CheckReport, CheckText, describe, render_check_text};
 
 use crate::ast::{Count, Document, OpName, Task};
 use crate::diagnostics::{Diagnostic, Severity};

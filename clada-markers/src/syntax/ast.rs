@@ -61,6 +61,32 @@ impl<'a> Document<'a> {
             .filter(move |d| d.block == Some(block))
     }
 
+    /// The document as [`crate::syntax::units`] hands it out: each unit with
+    /// the diagnostics filed under it, then those filed under none.
+    pub fn into_parsed(self) -> impl Iterator<Item = crate::syntax::Parsed<'a>> {
+        let mut by_unit: Vec<Vec<Diagnostic>> = vec![Vec::new(); self.units.len()];
+        let mut rest = Vec::new();
+        for d in self.diagnostics {
+            match d.block.and_then(|b| by_unit.get_mut(b.wrapping_sub(1))) {
+                Some(list) => list.push(d),
+                None => rest.push(d),
+            }
+        }
+        let units =
+            self.units
+                .into_iter()
+                .zip(by_unit)
+                .map(|(u, diagnostics)| crate::syntax::Parsed {
+                    unit: Some(u),
+                    diagnostics,
+                });
+        let rest = (!rest.is_empty()).then_some(crate::syntax::Parsed {
+            unit: None,
+            diagnostics: rest,
+        });
+        units.chain(rest)
+    }
+
     /// Whether the unit numbered `block` may run: it has no error.
     pub fn is_runnable(&self, block: usize) -> bool {
         !self.diagnostics_of(block).any(Diagnostic::is_error)

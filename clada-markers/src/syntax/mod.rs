@@ -37,6 +37,7 @@ pub use diagnostics::{DiagnosticKind, Label, Renderer};
 pub use input::{MAX_DOCUMENT_SIZE, read_limited, too_large, valid_prefix};
 pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
 pub use markers::{Keyword, MIN_FENCE, Shape, TaskKind, Version};
+pub use parser::{Parsed, Units, units};
 pub use path::{PathProblem, normalize as normalize_path};
 pub use printer::PrintError;
 pub use span::{Cursor, LineIndex};

@@ -122,29 +122,90 @@ pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
 
 /// [`parse_with`], lexing `piece` bytes at a time.
 fn parse_in_pieces(source: &str, options: ParseOptions, piece: usize) -> Document<'_> {
-    if source.len() > crate::syntax::MAX_DOCUMENT_SIZE {
-        return Document {
-            source,
-            units: Vec::new(),
-            diagnostics: vec![crate::syntax::too_large()],
-        };
-    }
-    let mut items = Items::new(source, options, piece);
     let mut units: Vec<Unit<'_>> = Vec::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    while let Some(parsed) = items.next_item() {
+    for parsed in Units::new(source, options, piece) {
         units.extend(parsed.unit);
         diagnostics.extend(parsed.diagnostics);
-    }
-    number(&mut units, &mut diagnostics);
-    if units.iter().all(|u| u.tasks().is_empty()) {
-        diagnostics.push(no_tasks(&items.cx));
     }
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     Document {
         source,
         units,
         diagnostics,
+    }
+}
+
+/// Parses a document one unit at a time: what [`parse_with`] finds, handed
+/// out as it is found, so that a caller that is done with a unit can drop
+/// it. Memory is then the document and the unit at hand, not the whole
+/// tree: `clada check` reads a document of half a million tasks this way.
+pub fn units(source: &str, options: ParseOptions) -> Units<'_> {
+    Units::new(source, options, PIECE)
+}
+
+/// A unit, or what lies between units (text, stray markers, openers passed
+/// over), with the diagnostics that belong to it, sorted by position. Units
+/// and tasks are numbered, and diagnostics filed under them, as in
+/// [`parse_with`]'s [`Document`].
+#[derive(Clone, Debug)]
+pub struct Parsed<'a> {
+    pub unit: Option<Unit<'a>>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The iterator of [`units`].
+#[derive(Debug)]
+pub struct Units<'a> {
+    items: Option<Items<'a>>,
+    /// A document that cannot be parsed at all, said once.
+    refused: Option<Diagnostic>,
+    blocks: usize,
+    tasks: usize,
+    any_task: bool,
+}
+
+impl<'a> Units<'a> {
+    fn new(source: &'a str, options: ParseOptions, piece: usize) -> Self {
+        let too_large = source.len() > crate::syntax::MAX_DOCUMENT_SIZE;
+        Units {
+            items: (!too_large).then(|| Items::new(source, options, piece)),
+            refused: too_large.then(crate::syntax::too_large),
+            blocks: 0,
+            tasks: 0,
+            any_task: false,
+        }
+    }
+}
+
+impl<'a> Iterator for Units<'a> {
+    type Item = Parsed<'a>;
+
+    fn next(&mut self) -> Option<Parsed<'a>> {
+        if let Some(d) = self.refused.take() {
+            return Some(Parsed {
+                unit: None,
+                diagnostics: vec![d],
+            });
+        }
+        let items = self.items.as_mut()?;
+        let Some(mut parsed) = items.next_item() else {
+            // At the end: a document without a task says so.
+            let cx = self.items.take()?.cx;
+            return (!self.any_task).then(|| Parsed {
+                unit: None,
+                diagnostics: vec![no_tasks(&cx)],
+            });
+        };
+        if let Some(unit) = &mut parsed.unit {
+            self.blocks += 1;
+            number(unit, self.blocks, &mut self.tasks, &mut parsed.diagnostics);
+            self.any_task |= !unit.tasks().is_empty();
+        }
+        parsed
+            .diagnostics
+            .sort_by_key(|d| (d.span.start, d.span.end));
+        Some(parsed)
     }
 }
 
@@ -158,6 +219,7 @@ fn parse_in_pieces(source: &str, options: ParseOptions, piece: usize) -> Documen
 /// parsed again, so what comes out is what a parse of all the tokens
 /// gives, and the work stays linear. What the parse needs to know about
 /// the whole document, how openers nest, is found first ([`Nesting`]).
+#[derive(Debug)]
 struct Items<'a> {
     cx: Context<'a>,
     pieces: lexer::Pieces<'a>,
@@ -172,13 +234,6 @@ struct Items<'a> {
 /// [`LabelError`] above): one reaching the user is a fault of the grammar.
 fn is_alternative(d: &Diagnostic) -> bool {
     d.kind == K::Internal && d.message.is_empty()
-}
-
-/// One top-level item: a unit, or nothing (text, a stray marker, an
-/// unknown opener), with the diagnostics its parse emitted.
-struct Parsed<'a> {
-    unit: Option<Unit<'a>>,
-    diagnostics: Vec<Diagnostic>,
 }
 
 impl<'a> Items<'a> {
@@ -884,35 +939,31 @@ fn unknown_opener(
     passed_over(d)
 }
 
-/// Numbers units and tasks in document order, and files each diagnostic
-/// under the unit and task it lies in.
-fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
-    let mut task_no = 0;
-    for (i, unit) in units.iter_mut().enumerate() {
-        let block_no = i + 1;
-        match unit {
-            Unit::Block(b) => {
-                b.number = block_no;
-                for t in &mut b.tasks {
-                    task_no += 1;
-                    t.number = task_no;
-                    t.block = block_no;
-                }
-            }
-            Unit::Task(t) => {
-                task_no += 1;
-                t.number = task_no;
-                t.block = block_no;
+/// Numbers a unit `block` and its tasks on from `tasks`, and files the
+/// diagnostics of its parse that lie in it under it and their task.
+fn number(unit: &mut Unit<'_>, block: usize, tasks: &mut usize, diagnostics: &mut [Diagnostic]) {
+    match unit {
+        Unit::Block(b) => {
+            b.number = block;
+            for t in &mut b.tasks {
+                *tasks += 1;
+                t.number = *tasks;
+                t.block = block;
             }
         }
+        Unit::Task(t) => {
+            *tasks += 1;
+            t.number = *tasks;
+            t.block = block;
+        }
     }
+    let span = unit.span();
     for d in diagnostics.iter_mut() {
         let at = d.span.start;
-        let i = units.partition_point(|u| u.span().end <= at);
-        let Some(unit) = units.get(i).filter(|u| u.span().start <= at) else {
+        if !(span.start <= at && at < span.end) {
             continue;
-        };
-        d.block = Some(unit.number());
+        }
+        d.block = Some(block);
         let tasks = unit.tasks();
         let j = tasks.partition_point(|t| t.span.end <= at);
         d.task = tasks
@@ -938,7 +989,7 @@ fn no_tasks(cx: &Context<'_>) -> Diagnostic {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use proptest::prelude::{ProptestConfig, Strategy, any, prop, proptest};
 
     use super::*;
@@ -967,7 +1018,7 @@ mod tests {
             })
             .collect();
         let mut diagnostics = errors;
-        number(&mut units, &mut diagnostics);
+        number_all(&mut units, &mut diagnostics);
         if units.iter().all(|u| u.tasks().is_empty()) {
             diagnostics.push(no_tasks(&cx));
         }
@@ -976,6 +1027,44 @@ mod tests {
             source,
             units,
             diagnostics,
+        }
+    }
+
+    /// Numbering as it was: every unit, then every diagnostic filed under
+    /// the unit it lies in, whichever parsed it.
+    fn number_all(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
+        let mut task_no = 0;
+        for (i, unit) in units.iter_mut().enumerate() {
+            let block_no = i + 1;
+            match unit {
+                Unit::Block(b) => {
+                    b.number = block_no;
+                    for t in &mut b.tasks {
+                        task_no += 1;
+                        t.number = task_no;
+                        t.block = block_no;
+                    }
+                }
+                Unit::Task(t) => {
+                    task_no += 1;
+                    t.number = task_no;
+                    t.block = block_no;
+                }
+            }
+        }
+        for d in diagnostics.iter_mut() {
+            let at = d.span.start;
+            let i = units.partition_point(|u| u.span().end <= at);
+            let Some(unit) = units.get(i).filter(|u| u.span().start <= at) else {
+                continue;
+            };
+            d.block = Some(unit.number());
+            let tasks = unit.tasks();
+            let j = tasks.partition_point(|t| t.span.end <= at);
+            d.task = tasks
+                .get(j)
+                .filter(|t| t.span.start <= at)
+                .map(|t| t.number);
         }
     }
 
@@ -1022,7 +1111,7 @@ mod tests {
     /// Lines that exercise every rule that reads ahead: openers, closers
     /// and separators of two fence lengths, blocks, unknown keywords,
     /// near misses and text, with either line break.
-    fn soup() -> impl Strategy<Value = String> {
+    pub(crate) fn soup() -> impl Strategy<Value = String> {
         const LINES: &[&str] = &[
             "<<<<<<< WRITE path=\"a\"",
             "<<<<<<< SEARCH path=\"a\"",
