@@ -16,6 +16,13 @@
 //! closer apply. Counting instead of recursing means a deeply nested body
 //! costs no stack.
 //!
+//! The tokens of the whole document are never held at once: [`units`]
+//! lexes a window of them at a time and parses the top-level items in it one
+//! by one, growing the window when an item reads to its end. What an item
+//! needs to know about the rest of the document, where each opener's
+//! extent ends, is found first by bracket matching over the marker lines
+//! ([`Nesting`]), keyed by line offset.
+//!
 //! The grammar is total: every token sequence parses, and every problem
 //! becomes a [`Diagnostic`] emitted through chumsky's error channel, so a
 //! single pass reports everything. The parser never touches the file
@@ -261,6 +268,7 @@ impl<'a> Items<'a> {
                 continue;
             }
             self.cx.take_reached_end();
+            self.cx.set_last_window(self.pieces.done());
             let slot = RefCell::new(None);
             let (_, errors) = item(&self.cx, &slot)
                 .parse(&self.tokens[self.pos..])
@@ -271,7 +279,7 @@ impl<'a> Items<'a> {
                 self.tokens.drain(..self.pos);
                 self.pos = 0;
                 let held = match (self.tokens.first(), self.tokens.last()) {
-                    (Some(a), Some(b)) => b.span().end - a.span().start,
+                    (Some(a), Some(b)) => b.span().end.saturating_sub(a.span().start),
                     _ => 0,
                 };
                 self.pieces.more(held.max(self.piece), &mut self.tokens);
@@ -650,6 +658,12 @@ fn scan_task<'t, 'p, C: Scope>(
             Some(tok) => Some(tok),
             None => {
                 cx.reached_end();
+                if !cx.in_last_window() {
+                    // The task goes on past the window: it will be read
+                    // again in a larger one, so it is not checked now
+                    // (which could mean reporting it unclosed).
+                    return Err(Diagnostic::new(K::Internal, tok.span(), String::new()));
+                }
                 None
             }
         };

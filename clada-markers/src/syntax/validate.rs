@@ -40,6 +40,8 @@ pub(crate) struct Context<'a> {
     /// those are a window of the document, its result may be wrong, and
     /// the window must grow.
     reached_end: std::cell::Cell<bool>,
+    /// Whether the tokens given reach the end of the document.
+    last_window: std::cell::Cell<bool>,
 }
 
 impl<'a> Context<'a> {
@@ -50,7 +52,21 @@ impl<'a> Context<'a> {
             lines: OnceCell::new(),
             nesting: crate::parser::Nesting::default(),
             reached_end: std::cell::Cell::new(false),
+            last_window: std::cell::Cell::new(true),
         }
+    }
+
+    /// Says whether the tokens the parsers are given reach the end of the
+    /// document.
+    pub(crate) fn set_last_window(&self, last: bool) {
+        self.last_window.set(last);
+    }
+
+    /// Whether reading to the end of the tokens means the end of the
+    /// document: if not, what is read will be read again in a larger
+    /// window, and need not be checked now.
+    pub(crate) fn in_last_window(&self) -> bool {
+        self.last_window.get()
     }
 
     pub(crate) fn reached_end(&self) {
