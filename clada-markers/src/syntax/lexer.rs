@@ -193,6 +193,13 @@ impl<'a> Pieces<'a> {
         }
     }
 
+    /// Hands out nothing more: the caller has the document's tokens.
+    pub(crate) fn skip_all(&mut self) {
+        self.at = self.src.len();
+        self.run = None;
+        self.done = true;
+    }
+
     /// Whether every token of the document has been handed out.
     pub(crate) fn done(&self) -> bool {
         self.done

@@ -246,11 +246,19 @@ fn is_alternative(d: &Diagnostic) -> bool {
 impl<'a> Items<'a> {
     fn new(source: &'a str, options: ParseOptions, piece: usize) -> Self {
         let mut cx = Context::new(source, options);
-        cx.nesting = Nesting::of(source);
+        // Tokens worth at most a tenth of the document are kept from the
+        // first pass and parsed as one window.
+        let budget = if piece >= PIECE { source.len() / 10 } else { 0 };
+        let (nesting, tokens) = Nesting::with_tokens(source, budget);
+        cx.nesting = nesting;
+        let mut pieces = lexer::Pieces::new(source);
+        if tokens.is_some() {
+            pieces.skip_all();
+        }
         Items {
             cx,
-            pieces: lexer::Pieces::new(source),
-            tokens: Vec::new(),
+            pieces,
+            tokens: tokens.unwrap_or_default(),
             pos: 0,
             piece,
         }
@@ -334,19 +342,43 @@ pub(crate) struct Nesting {
 const PIECE: usize = 256 * 1024;
 
 impl Nesting {
+    #[cfg(test)]
     pub(crate) fn of(src: &str) -> Nesting {
+        Nesting::with_tokens(src, 0).0
+    }
+
+    /// How openers nest in `src`, and its tokens when they take at most
+    /// `budget` bytes: a document with few marker lines is then lexed once,
+    /// not again window by window.
+    fn with_tokens(src: &str, budget: usize) -> (Nesting, Option<Vec<Token>>) {
         let counts = |m: &Marker| m.shape == Shape::Opener && m.keyword != Some(Keyword::SearchEnd);
         let mut open: std::collections::HashMap<usize, Vec<usize>> = Default::default();
-        each_marker(src, |at, m| {
-            if counts(m) {
-                open.entry(m.fence()).or_default().push(at);
-            } else if m.shape == Shape::Closer {
-                open.entry(m.fence()).or_default().pop();
+        let mut kept = Some(Vec::new());
+        let mut pieces = lexer::Pieces::new(src);
+        let mut tokens = Vec::new();
+        while !pieces.done() {
+            tokens.clear();
+            pieces.more(PIECE, &mut tokens);
+            for tok in &tokens {
+                let Some(m) = tok.marker() else { continue };
+                let at = tok.span().start;
+                if counts(m) {
+                    open.entry(m.fence()).or_default().push(at);
+                } else if m.shape == Shape::Closer {
+                    open.entry(m.fence()).or_default().pop();
+                }
             }
-        });
+            if let Some(all) = &mut kept {
+                if (all.len() + tokens.len()) * std::mem::size_of::<Token>() <= budget {
+                    all.extend_from_slice(&tokens);
+                } else {
+                    kept = None;
+                }
+            }
+        }
         let mut unclosed: Vec<usize> = open.into_values().flatten().collect();
         if unclosed.is_empty() {
-            return Nesting::default();
+            return (Nesting::default(), kept);
         }
         unclosed.sort_unstable();
         // Each unclosed opener waits for the next counting opener of its
@@ -367,7 +399,7 @@ impl Nesting {
             }
         });
         stop.sort_unstable();
-        Nesting { unclosed, stop }
+        (Nesting { unclosed, stop }, kept)
     }
 
     /// Whether the opener whose line starts at `at` is never closed.
