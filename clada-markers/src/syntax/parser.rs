@@ -264,6 +264,24 @@ impl<'a> Items<'a> {
         }
     }
 
+    /// Whether the item that starts with `tok` reads on to the end of the
+    /// document, or to a place the nesting pass does not know: a block
+    /// never closed (it ends at the next block's opener, or at the end),
+    /// or a task never closed with no opener to stop at.
+    fn reads_to_the_end(&self, tok: &Token) -> bool {
+        let Some(m) = tok.marker() else {
+            return false;
+        };
+        let at = tok.span().start;
+        m.shape == Shape::Opener
+            && self.cx.nesting.unclosed(at)
+            && match m.keyword {
+                Some(Keyword::Tasks) => true,
+                Some(k) => k.task().is_some() && self.cx.nesting.stop(at).is_none(),
+                None => false,
+            }
+    }
+
     fn next_item(&mut self) -> Option<Parsed<'a>> {
         loop {
             if self.pos == self.tokens.len() {
@@ -274,6 +292,11 @@ impl<'a> Items<'a> {
                 }
                 self.pieces.more(self.piece, &mut self.tokens);
                 continue;
+            }
+            if !self.pieces.done() && self.reads_to_the_end(&self.tokens[self.pos]) {
+                // Windows would only be grown and parsed again, the whole
+                // item each time: lex the rest at once.
+                self.pieces.more(usize::MAX, &mut self.tokens);
             }
             self.cx.take_reached_end();
             self.cx.set_last_window(self.pieces.done());
