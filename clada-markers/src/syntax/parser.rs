@@ -377,14 +377,8 @@ impl Nesting {
         let counts = |m: &Marker| m.shape == Shape::Opener && m.keyword != Some(Keyword::SearchEnd);
         let mut open: std::collections::HashMap<usize, Vec<usize>> = Default::default();
         let mut kept = Some(Vec::new());
-        let mut pieces = lexer::Pieces::new(src);
-        let mut tokens = Vec::new();
-        while !pieces.done() {
-            tokens.clear();
-            pieces.more(PIECE, &mut tokens);
-            for tok in &tokens {
-                let Some(m) = tok.marker() else { continue };
-                let at = tok.span().start;
+        each_piece(src, |tokens| {
+            for (at, m) in markers(tokens) {
                 if counts(m) {
                     open.entry(m.fence()).or_default().push(at);
                 } else if m.shape == Shape::Closer {
@@ -393,12 +387,12 @@ impl Nesting {
             }
             if let Some(all) = &mut kept {
                 if (all.len() + tokens.len()) * std::mem::size_of::<Token>() <= budget {
-                    all.extend_from_slice(&tokens);
+                    all.extend_from_slice(tokens);
                 } else {
                     kept = None;
                 }
             }
-        }
+        });
         let mut unclosed: Vec<usize> = open.into_values().flatten().collect();
         if unclosed.is_empty() {
             return (Nesting::default(), kept);
@@ -408,17 +402,16 @@ impl Nesting {
         // fence length.
         let mut stop = Vec::new();
         let mut waiting: std::collections::HashMap<usize, usize> = Default::default();
-        each_marker(src, |at, m| {
-            if !counts(m) {
-                return;
-            }
-            if let Some(u) = waiting.remove(&m.fence())
-                && opens_unit(m)
-            {
-                stop.push((u, at));
-            }
-            if unclosed.binary_search(&at).is_ok() {
-                waiting.insert(m.fence(), at);
+        each_piece(src, |tokens| {
+            for (at, m) in markers(tokens).filter(|(_, m)| counts(m)) {
+                if let Some(u) = waiting.remove(&m.fence())
+                    && opens_unit(m)
+                {
+                    stop.push((u, at));
+                }
+                if unclosed.binary_search(&at).is_ok() {
+                    waiting.insert(m.fence(), at);
+                }
             }
         });
         stop.sort_unstable();
@@ -438,20 +431,22 @@ impl Nesting {
     }
 }
 
-/// Calls `f` with the offset and the marker of every marker line, in order,
-/// holding a piece of the tokens at a time.
-fn each_marker(src: &str, mut f: impl FnMut(usize, &Marker)) {
+/// Calls `f` with the tokens of `src`, a piece at a time, in order.
+fn each_piece(src: &str, mut f: impl FnMut(&[Token])) {
     let mut pieces = lexer::Pieces::new(src);
     let mut tokens = Vec::new();
     while !pieces.done() {
         tokens.clear();
         pieces.more(PIECE, &mut tokens);
-        for tok in &tokens {
-            if let Some(m) = tok.marker() {
-                f(tok.span().start, m);
-            }
-        }
+        f(&tokens);
     }
+}
+
+/// The marker lines among `tokens`, with their offsets.
+fn markers(tokens: &[Token]) -> impl Iterator<Item = (usize, &Marker)> {
+    tokens
+        .iter()
+        .filter_map(|t| t.marker().map(|m| (t.span().start, m)))
 }
 
 /// One item at the top of the document, put in `slot` with how many
