@@ -1202,6 +1202,13 @@ pub(crate) mod tests {
             "  <<<<<<< REMOVE path=\"c\"",
             "<<<<<< WRITE path=\"d\"",
             "<<<<<<< HEAD",
+            "\u{feff}<<<<<<< REMOVE path=\"a\"",
+            "<<<<<<<<<<<<<<<< WRITE path=\"x\"",
+            ">>>>>>>>>>>>>>>> END",
+            "<<<<<<< SEARCH-START path=\"a\" count=\"2\"",
+            "<<<<<<< WRITE path=\"a\" bad",
+            "<<<<<<<WRITE",
+            "=======\r",
             "text",
             "",
         ];
