@@ -110,26 +110,23 @@ fn main() {
             });
         }
     }
-    cases.push(Case {
-        name: "apply 1M REMOVE tasks, json, --no-git".into(),
-        doc: small.clone(),
-        args: strings(&["apply", "--no-git", "--format", "json"]),
-        tree: Tree::Small(SMALL),
-        against: size(&small),
-        runs: 1,
-        target: Some(4.0),
-        code: 0,
-    });
-    cases.push(Case {
-        name: "apply 1M REMOVE tasks, --stream jsonl".into(),
-        doc: small.clone(),
-        args: strings(&["apply", "--no-git", "--stream", "--format", "jsonl"]),
-        tree: Tree::Small(SMALL),
-        against: size(&small),
-        runs: 1,
-        target: Some(4.0),
-        code: 0,
-    });
+    for (how, flags) in [
+        ("json, --no-git", &["--format", "json"][..]),
+        ("--stream jsonl", &["--stream", "--format", "jsonl"][..]),
+    ] {
+        let mut args = strings(&["apply", "--no-git"]);
+        args.extend(strings(flags));
+        cases.push(Case {
+            name: format!("apply 1M REMOVE tasks, {how}"),
+            doc: small.clone(),
+            args,
+            tree: Tree::Small(SMALL),
+            against: size(&small),
+            runs: 1,
+            target: Some(4.0),
+            code: 0,
+        });
+    }
     cases.push(Case {
         name: "apply count=all 2M matches, json (file)".into(),
         doc: count_all.clone(),

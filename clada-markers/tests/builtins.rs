@@ -15,12 +15,7 @@ fn run_in(root: &Path, dir: Option<&str>, command: &str) -> TaskReport {
     assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
     // As a run does, with the repository found from the root, if any.
     let report = Apply::new(root).unwrap().git(None).run(&doc);
-    report
-        .blocks
-        .into_iter()
-        .flat_map(|b| b.tasks)
-        .next()
-        .unwrap()
+    crate::common::tasks(report).remove(0)
 }
 
 fn run(root: &Path, command: &str) -> TaskReport {

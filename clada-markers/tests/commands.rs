@@ -54,10 +54,7 @@ fn run_with(
         .commands(options)
         .approver(approver)
         .run_observed(&doc, &mut heard);
-    (
-        report.blocks.into_iter().flat_map(|b| b.tasks).collect(),
-        heard,
-    )
+    (crate::common::tasks(report), heard)
 }
 
 fn run(root: &Path, doc: &str) -> Vec<TaskReport> {
@@ -486,9 +483,8 @@ fn a_dry_run_keeps_the_total_timeout() {
             .run(&doc)
     };
     let statuses = |r: clada_markers::ApplyReport| -> Vec<(TaskStatus, String)> {
-        r.blocks
+        crate::common::tasks(r)
             .into_iter()
-            .flat_map(|b| b.tasks)
             .map(|t| (t.status, t.message))
             .collect()
     };

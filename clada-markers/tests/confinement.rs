@@ -16,12 +16,7 @@ fn run(root: &Path, command: &str, options: RunOptions) -> TaskReport {
         .git(None)
         .commands(options)
         .run(&doc);
-    report
-        .blocks
-        .into_iter()
-        .flat_map(|b| b.tasks)
-        .next()
-        .unwrap()
+    crate::common::tasks(report).remove(0)
 }
 
 /// Confined, with `temp` as the only temporary directory it may write.

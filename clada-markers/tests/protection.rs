@@ -9,7 +9,7 @@ use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
 fn apply_with(apply: Apply, doc: &str) -> Vec<TaskReport> {
     let doc = parse_with(doc, ParseOptions::default());
     let report = apply.git(None).run(&doc);
-    report.blocks.into_iter().flat_map(|b| b.tasks).collect()
+    crate::common::tasks(report)
 }
 
 fn apply(dir: &Path, doc: &str) -> Vec<TaskReport> {

@@ -43,17 +43,11 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
         Dialect::Clada => Box::new(syntax::units(text, options)),
         _ => Box::new(parse_dialect(text, dialect, options).into_parsed()),
     };
-    let mut diagnostics = Vec::new();
+    let diagnostics;
     let written = match args.format {
         CheckFormat::Json => {
             let mut report = CheckBuilder::new(text);
-            for p in parsed {
-                if let Some(u) = &p.unit {
-                    report.unit(u, &p.diagnostics);
-                }
-                diagnostics.extend(p.diagnostics);
-            }
-            sort(&mut diagnostics);
+            diagnostics = syntax::each_unit(parsed, |u, ds| report.unit(u, ds));
             let mut report = report.finish(&diagnostics);
             report.dialect = dialect;
             output::print_json(&report);
@@ -65,13 +59,7 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
                 let _ = writeln!(out, "Dialect: {dialect}");
             }
             let mut report = CheckText::new(text, out);
-            for p in parsed {
-                if let Some(u) = &p.unit {
-                    report.unit(u, &p.diagnostics);
-                }
-                diagnostics.extend(p.diagnostics);
-            }
-            sort(&mut diagnostics);
+            diagnostics = syntax::each_unit(parsed, |u, ds| report.unit(u, ds));
             report
                 .finish(&diagnostics, &input.name, color)
                 .and_then(|mut out| out.flush())
@@ -83,9 +71,4 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
         eprintln!("clada: cannot write the report: {e}");
     }
     u8::from(diagnostics.iter().any(Diagnostic::is_error))
-}
-
-/// Diagnostics in document order, as a whole parse gives them.
-fn sort(diagnostics: &mut [Diagnostic]) {
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
 }

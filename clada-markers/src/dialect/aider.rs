@@ -254,7 +254,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 .with_help("an aider block is a file name line, then `<<<<<<< SEARCH`, the text to find, `=======`, the replacement, `>>>>>>> REPLACE`"),
         );
     }
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    crate::diagnostics::sort_in_document_order(&mut diagnostics);
     Document {
         source,
         units,

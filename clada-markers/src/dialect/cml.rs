@@ -315,7 +315,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 .with_help("CML elements are `<tasks>`, `<write path=…>`, `<edit path=…>`, `<move from=… to=…/>`, `<remove path=…/>` and `<run>`"),
         );
     }
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    crate::diagnostics::sort_in_document_order(&mut diagnostics);
     Document {
         source,
         units,

@@ -118,7 +118,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             .with_help("a patch starts with `*** Begin Patch` and ends with `*** End Patch`"),
         );
     }
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    crate::diagnostics::sort_in_document_order(&mut diagnostics);
     Document {
         source,
         units,

@@ -367,15 +367,11 @@ mod stream_tests {
     fn streamed(doc: &str) -> (String, String) {
         let mut json = CheckBuilder::new(doc);
         let mut text = CheckText::new(doc, Vec::new());
-        let mut all = Vec::new();
-        for p in crate::syntax::units(doc, ParseOptions::default()) {
-            if let Some(u) = &p.unit {
-                json.unit(u, &p.diagnostics);
-                text.unit(u, &p.diagnostics);
-            }
-            all.extend(p.diagnostics);
-        }
-        all.sort_by_key(|d| (d.span.start, d.span.end));
+        let units = crate::syntax::units(doc, ParseOptions::default());
+        let all = crate::syntax::each_unit(units, |u, ds| {
+            json.unit(u, ds);
+            text.unit(u, ds);
+        });
         let json = serde_json::to_string(&json.finish(&all)).unwrap_or_default();
         let text = String::from_utf8(text.finish(&all, "doc", false).unwrap_or_default());
         (json, text.unwrap_or_default())

@@ -154,6 +154,12 @@ pub struct Diagnostic {
     pub task: Option<usize>,
 }
 
+/// Puts diagnostics in document order, by where they start and then end:
+/// the order of every list of them clada gives out.
+pub fn sort_in_document_order(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+}
+
 impl Diagnostic {
     pub fn new(kind: DiagnosticKind, span: Span, message: impl Into<String>) -> Self {
         Diagnostic {

@@ -33,11 +33,11 @@ pub(crate) mod values;
 
 pub use ast::OpName;
 pub use attributes::{Attribute, Quote};
-pub use diagnostics::{DiagnosticKind, Label, Renderer};
+pub use diagnostics::{DiagnosticKind, Label, Renderer, sort_in_document_order};
 pub use input::{MAX_DOCUMENT_SIZE, read_limited, too_large, valid_prefix};
 pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
 pub use markers::{Keyword, MIN_FENCE, Shape, TaskKind, Version};
-pub use parser::{Parsed, Units, units};
+pub use parser::{Parsed, Units, each_unit, units};
 pub use path::{PathProblem, normalize as normalize_path};
 pub use printer::PrintError;
 pub use span::{Cursor, LineIndex};

@@ -152,22 +152,18 @@ fn keyword_meant(shape: Shape, word: &str) -> Option<Keyword> {
     if word.is_empty() {
         return None;
     }
-    let known: &[Keyword] = match shape {
-        Shape::Opener => &[
-            Keyword::Tasks,
-            Keyword::Write,
-            Keyword::Search,
-            Keyword::Edit,
-            Keyword::SearchStart,
-            Keyword::SearchEnd,
-            Keyword::Run,
-            Keyword::Move,
-            Keyword::Remove,
-        ],
-        Shape::Closer => &[Keyword::End, Keyword::Replace, Keyword::Tasks],
-        Shape::Separator => &[],
+    let names: Vec<&str> = match shape {
+        // Every keyword but the closers' own.
+        Shape::Opener => Keyword::ALL
+            .into_iter()
+            .filter(|k| !matches!(k, Keyword::End | Keyword::Replace))
+            .map(Keyword::as_str)
+            .collect(),
+        Shape::Closer => [Keyword::End, Keyword::Replace, Keyword::Tasks]
+            .map(Keyword::as_str)
+            .to_vec(),
+        Shape::Separator => Vec::new(),
     };
-    let names: Vec<&str> = known.iter().map(|k| k.as_str()).collect();
     let name = crate::validate::nearest(word, &names)?;
     Keyword::from_word(name)
 }

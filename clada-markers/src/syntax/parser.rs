@@ -124,18 +124,19 @@ pub fn parse(source: &str) -> Document<'_> {
 
 /// Parses and checks a document. Never fails: problems are diagnostics.
 pub fn parse_with(source: &str, options: ParseOptions) -> Document<'_> {
-    parse_in_pieces(source, options, PIECE)
+    parse_in_pieces(source, options, None)
 }
 
-/// [`parse_with`], lexing `piece` bytes at a time.
-fn parse_in_pieces(source: &str, options: ParseOptions, piece: usize) -> Document<'_> {
+/// [`parse_with`]; with `Some(piece)`, always in windows, lexing `piece`
+/// bytes at a time (as the tests do, to exercise the windows).
+fn parse_in_pieces(source: &str, options: ParseOptions, piece: Option<usize>) -> Document<'_> {
     let mut units: Vec<Unit<'_>> = Vec::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     for parsed in Units::new(source, options, piece) {
         units.extend(parsed.unit);
         diagnostics.extend(parsed.diagnostics);
     }
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    crate::diagnostics::sort_in_document_order(&mut diagnostics);
     Document {
         source,
         units,
@@ -148,7 +149,7 @@ fn parse_in_pieces(source: &str, options: ParseOptions, piece: usize) -> Documen
 /// it. Memory is then the document and the unit at hand, not the whole
 /// tree: `clada check` reads a document of half a million tasks this way.
 pub fn units(source: &str, options: ParseOptions) -> Units<'_> {
-    Units::new(source, options, PIECE)
+    Units::new(source, options, None)
 }
 
 /// A unit, or what lies between units (text, stray markers, openers passed
@@ -159,6 +160,24 @@ pub fn units(source: &str, options: ParseOptions) -> Units<'_> {
 pub struct Parsed<'a> {
     pub unit: Option<Unit<'a>>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Hands each unit of `parsed` to `unit` with the diagnostics of its
+/// parse, dropping it after; returns every diagnostic, in document order.
+/// How a report is made from [`units`] without holding the tree.
+pub fn each_unit<'a>(
+    parsed: impl IntoIterator<Item = Parsed<'a>>,
+    mut unit: impl FnMut(&Unit<'a>, &[Diagnostic]),
+) -> Vec<Diagnostic> {
+    let mut all = Vec::new();
+    for p in parsed {
+        if let Some(u) = &p.unit {
+            unit(u, &p.diagnostics);
+        }
+        all.extend(p.diagnostics);
+    }
+    crate::diagnostics::sort_in_document_order(&mut all);
+    all
 }
 
 /// The iterator of [`units`].
@@ -173,7 +192,7 @@ pub struct Units<'a> {
 }
 
 impl<'a> Units<'a> {
-    fn new(source: &'a str, options: ParseOptions, piece: usize) -> Self {
+    fn new(source: &'a str, options: ParseOptions, piece: Option<usize>) -> Self {
         let too_large = source.len() > crate::syntax::MAX_DOCUMENT_SIZE;
         Units {
             items: (!too_large).then(|| Items::new(source, options, piece)),
@@ -209,9 +228,7 @@ impl<'a> Iterator for Units<'a> {
             number(unit, self.blocks, &mut self.tasks, &mut parsed.diagnostics);
             self.any_task |= !unit.tasks().is_empty();
         }
-        parsed
-            .diagnostics
-            .sort_by_key(|d| (d.span.start, d.span.end));
+        crate::diagnostics::sort_in_document_order(&mut parsed.diagnostics);
         Some(parsed)
     }
 }
@@ -244,11 +261,16 @@ fn is_alternative(d: &Diagnostic) -> bool {
 }
 
 impl<'a> Items<'a> {
-    fn new(source: &'a str, options: ParseOptions, piece: usize) -> Self {
+    /// Windows of `piece` bytes if given; else of [`PIECE`] bytes, and a
+    /// document whose tokens are worth at most a tenth of it keeps them
+    /// from the first pass and is parsed as one window.
+    fn new(source: &'a str, options: ParseOptions, piece: Option<usize>) -> Self {
         let mut cx = Context::new(source, options);
-        // Tokens worth at most a tenth of the document are kept from the
-        // first pass and parsed as one window.
-        let budget = if piece >= PIECE { source.len() / 10 } else { 0 };
+        let budget = if piece.is_none() {
+            source.len() / 10
+        } else {
+            0
+        };
         let (nesting, tokens) = Nesting::with_tokens(source, budget);
         cx.nesting = nesting;
         let mut pieces = lexer::Pieces::new(source);
@@ -260,7 +282,7 @@ impl<'a> Items<'a> {
             pieces,
             tokens: tokens.unwrap_or_default(),
             pos: 0,
-            piece,
+            piece: piece.unwrap_or(PIECE),
         }
     }
 
@@ -769,39 +791,44 @@ fn scan_task<'t, 'p, C: Scope>(
             section_start = tok.span().end;
             crlf = false;
         };
-        match m.shape {
-            Shape::Opener if m.keyword == Some(Keyword::SearchEnd) => {
-                // A section marker, never a nesting opener.
-                if depth > 0 {
-                    continue;
-                }
-                if markers.get(raw.sections.len()) == Some(&SectionMarker::SearchEnd) {
-                    end_section(&mut raw.sections);
-                    if !m.rest().is_empty() {
-                        raw.problems.push(Problem::TextAfterMarker(m));
-                    }
-                } else {
-                    raw.problems.push(Problem::MisplacedSearchEnd(m));
-                }
+        // A section marker (`SEARCH-END` is never a nesting opener): what
+        // it ends the section with, whether text follows it on its line,
+        // and the problem it is where the task expects no such marker.
+        let section = match m.shape {
+            Shape::Opener if m.keyword == Some(Keyword::SearchEnd) => Some((
+                SectionMarker::SearchEnd,
+                !m.rest().is_empty(),
+                Problem::MisplacedSearchEnd(m),
+            )),
+            Shape::Separator => Some((
+                SectionMarker::Separator,
+                !m.word().is_empty(),
+                Problem::UnexpectedSeparator(m),
+            )),
+            _ => None,
+        };
+        if let Some((marker, text_after, misplaced)) = section {
+            if depth > 0 {
+                continue;
             }
+            if markers.get(raw.sections.len()) == Some(&marker) {
+                end_section(&mut raw.sections);
+                if text_after {
+                    raw.problems.push(Problem::TextAfterMarker(m));
+                }
+            } else {
+                raw.problems.push(misplaced);
+            }
+            continue;
+        }
+        match m.shape {
+            // Section markers were dealt with above.
+            Shape::Separator => {}
             Shape::Opener => {
                 if depth == 0 && first_nested.is_none() && opens_unit(&m) {
                     first_nested = Some((before, m));
                 }
                 depth += 1;
-            }
-            Shape::Separator => {
-                if depth > 0 {
-                    continue;
-                }
-                if markers.get(raw.sections.len()) == Some(&SectionMarker::Separator) {
-                    end_section(&mut raw.sections);
-                    if !m.word().is_empty() {
-                        raw.problems.push(Problem::TextAfterMarker(m));
-                    }
-                } else {
-                    raw.problems.push(Problem::UnexpectedSeparator(m));
-                }
             }
             Shape::Closer if depth > 0 => {
                 depth -= 1;
@@ -1086,7 +1113,7 @@ pub(crate) mod tests {
         if units.iter().all(|u| u.tasks().is_empty()) {
             diagnostics.push(no_tasks(&cx));
         }
-        diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+        crate::diagnostics::sort_in_document_order(&mut diagnostics);
         Document {
             source,
             units,
@@ -1139,12 +1166,12 @@ pub(crate) mod tests {
             format!("{:?}", whole.units),
             format!("{:?}", whole.diagnostics),
         );
-        for piece in [1, 5, 40, PIECE] {
+        for piece in [Some(1), Some(5), Some(40), Some(PIECE), None] {
             let got = parse_in_pieces(doc, options, piece);
             assert_eq!(
                 (format!("{:?}", got.units), format!("{:?}", got.diagnostics)),
                 want,
-                "pieces of {piece} bytes: {doc:?}"
+                "pieces of {piece:?} bytes: {doc:?}"
             );
         }
     }

@@ -5,8 +5,14 @@
 
 use std::fmt::Write as _;
 
+use clada_markers::report::TaskReport;
 use clada_markers::syntax::{DiagnosticKind, LineIndex, TokenKind, lex};
-use clada_markers::{Diagnostic, Document, Op, Span, Task, Unit};
+use clada_markers::{ApplyReport, Diagnostic, Document, Op, Span, Task, Unit};
+
+/// The reports of a run's tasks, in order.
+pub(crate) fn tasks(report: ApplyReport) -> Vec<TaskReport> {
+    report.blocks.into_iter().flat_map(|b| b.tasks).collect()
+}
 
 /// Checks what must hold for any input: tokens tile it, every span is in
 /// bounds and on character boundaries, units are ordered and numbered, and
