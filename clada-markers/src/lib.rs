@@ -95,7 +95,7 @@ use syntax::{
 };
 
 #[cfg(feature = "engine")]
-pub use apply::Apply;
+pub use apply::{Apply, Listener};
 pub use dialect::Dialect;
 pub use error_type::{Category, ErrorType};
 pub use report::{ApplyReport, CheckReport};

@@ -11,3 +11,4 @@ mod filesystem;
 mod hostile;
 mod properties;
 mod protection;
+mod streaming;

@@ -4,13 +4,14 @@ use std::time::Instant;
 
 use clada_markers::engine::RunOptions;
 
-use clada_markers::dialect::Dialect;
+use clada_markers::dialect::{Dialect, parse_dialect};
 use clada_markers::engine::{Approver, NoPrompt, Terminal};
-use clada_markers::engine::{Atomic, Observer, Quiet};
+use clada_markers::engine::{Atomic, Observer};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
-use clada_markers::report::{DiagnosticReport, GitReport};
-use clada_markers::{Apply, ApplyReport, Document};
+use clada_markers::report::{BlockReport, DiagnosticReport, GitReport, JsonReport};
+use clada_markers::syntax::{self, Parsed};
+use clada_markers::{Apply, ApplyReport, Document, Listener, ParseOptions};
 
 use super::{ApplyArgs, AtomicArg, ErrorDetail, Format, OutputMode, Switch};
 use crate::output;
@@ -101,34 +102,71 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
             return 1;
         }
     };
-    let (dialect, doc) = args.dialect.read(text, args.allow_escape);
-    let detail = detail(&args);
-    let exec = exec(&args);
-    let mut printer = TextPrinter::new(
-        output::progress_writer(),
-        &doc,
-        &input.name,
-        detail,
-        exec,
-        color,
-    );
-    if args.format == Format::Text && dialect != Dialect::Clada {
-        output::print(&format!("Dialect: {dialect}\n\n"));
-    }
-    let mut quiet = Quiet;
-    let observer: &mut dyn Observer = match args.format {
-        Format::Text => &mut printer,
-        Format::Json | Format::Xml | Format::Jsonl => &mut quiet,
+    let dialect = args.dialect.of(text);
+    let options = ParseOptions {
+        allow_escape: args.allow_escape,
     };
-    let mut report = apply.run_observed(&doc, observer);
-    report.duration_ms = elapsed(started);
-    report.dialect = dialect;
+    // A clada document is read a window at a time and each unit dropped
+    // once reported: a run holds a batch of units, not the tree. The other
+    // dialects are lowered whole (PROTOCOL §11).
+    let parsed: Box<dyn Iterator<Item = Parsed<'_>>> = match dialect {
+        Dialect::Clada => Box::new(syntax::units(text, options)),
+        _ => Box::new(parse_dialect(text, dialect, options).into_parsed()),
+    };
+    let finish = |report: &mut ApplyReport| {
+        report.duration_ms = elapsed(started);
+        report.dialect = dialect;
+    };
     match args.format {
-        Format::Text => printer.finish(&report),
-        Format::Json | Format::Jsonl => output::print_json(&report),
-        Format::Xml => output::print(&render_xml(&report)),
+        Format::Text => {
+            let mut printer = TextPrinter::new(
+                output::progress_writer(),
+                text,
+                &input.name,
+                detail(&args),
+                exec(&args),
+                color,
+            );
+            if dialect != Dialect::Clada {
+                output::print(&format!("Dialect: {dialect}\n\n"));
+            }
+            let mut report = apply.run_units(text, parsed, &mut printer);
+            finish(&mut report);
+            printer.finish(&report);
+            report.exit_code()
+        }
+        Format::Json | Format::Jsonl => {
+            let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            let mut json = JsonReport::new(out, dialect);
+            let mut report = apply.run_units(text, parsed, &mut json);
+            finish(&mut report);
+            if let Err(e) = json.finish(&report)
+                && e.kind() != std::io::ErrorKind::BrokenPipe
+            {
+                eprintln!("clada: cannot write the report: {e}");
+            }
+            report.exit_code()
+        }
+        Format::Xml => {
+            let mut blocks = Blocks(Vec::new());
+            let mut report = apply.run_units(text, parsed, &mut blocks);
+            finish(&mut report);
+            report.blocks = blocks.0;
+            output::print(&render_xml(&report));
+            report.exit_code()
+        }
     }
-    report.exit_code()
+}
+
+/// Keeps every unit's report, for a report printed at the end.
+struct Blocks(Vec<BlockReport>);
+
+impl Observer for Blocks {}
+
+impl Listener for Blocks {
+    fn block(&mut self, report: BlockReport) {
+        self.0.push(report);
+    }
 }
 
 /// The run, set up from the flags: the same for every unit of a stream.

@@ -121,7 +121,7 @@ pub(crate) fn unit(
     }
     let mut printer = TextPrinter::new(
         output::progress_writer(),
-        &doc,
+        doc.source,
         "<stream>",
         super::apply::detail(args),
         super::apply::exec(args),

@@ -8,16 +8,18 @@ mod run;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::ast::Document;
+use crate::ast::{Document, Task, Unit};
 use crate::commands::RunOptions;
 use crate::commands::allowlist::Approvals;
 use crate::commands::approve::{Approver, NoPrompt};
+use crate::diagnostics::Diagnostic;
 use crate::dirs::{Dirs, locations_in};
 use crate::engine::fs::Root;
-use crate::engine::{Atomic, Observer, Quiet};
+use crate::engine::{Atomic, Observer, Quiet, TaskOutcome};
 use crate::git::Author;
-use crate::report::ApplyReport;
-use run::RunConfig;
+use crate::report::{ApplyReport, BlockReport};
+use crate::syntax::Parsed;
+use run::{Fed, RunConfig};
 
 /// Applies documents to one directory, the root, given once.
 ///
@@ -184,12 +186,62 @@ impl Apply {
     /// Applies `doc`, telling `observer` of each unit, task and line of
     /// command output as it happens.
     pub fn run_observed(&mut self, doc: &Document<'_>, observer: &mut dyn Observer) -> ApplyReport {
-        run::run(
-            doc,
+        let mut collect = Collect {
+            observer,
+            blocks: Vec::new(),
+        };
+        let mut report = run::run(
+            doc.source,
+            run::feed(doc),
+            doc.has_errors(),
             &self.root,
             &self.config,
             Box::new(&mut *self.approver),
-            observer,
+            &mut collect,
+        );
+        report.blocks = collect.blocks;
+        report
+    }
+
+    /// Applies the units of `source` as [`crate::syntax::units`] reads
+    /// them, a window at a time: each unit's report goes to `listener`
+    /// once it is final (its changes are on disk), and the report returned
+    /// has the totals but no blocks. A run holds a few thousand units at a
+    /// time, not the document's; with `--atomic=document` it reads the
+    /// whole document first, since an error anywhere stops every unit.
+    pub fn run_units<'d>(
+        &mut self,
+        source: &'d str,
+        units: impl IntoIterator<Item = Parsed<'d>>,
+        listener: &mut dyn Listener,
+    ) -> ApplyReport {
+        let approver = Box::new(&mut *self.approver);
+        if self.config.atomic == Some(Atomic::Document) {
+            let all: Vec<Parsed<'d>> = units.into_iter().collect();
+            let errors = all
+                .iter()
+                .flat_map(|p| &p.diagnostics)
+                .any(Diagnostic::is_error);
+            let feed = all.into_iter().map(Fed::from);
+            return run::run(
+                source,
+                feed,
+                errors,
+                &self.root,
+                &self.config,
+                approver,
+                listener,
+            );
+        }
+        let feed = units.into_iter().map(Fed::from);
+        run::run(
+            source,
+            feed,
+            false,
+            &self.root,
+            &self.config,
+            approver,
+            listener,
         )
     }
 
@@ -198,5 +250,43 @@ impl Apply {
     /// outside the tree (PROTOCOL §6).
     pub fn has_legacy_approvals(&self) -> bool {
         crate::commands::allowlist::legacy_file(&self.root)
+    }
+}
+
+/// Hears a run as it goes ([`Observer`]) and each unit's report once it
+/// is final ([`Apply::run_units`]).
+pub trait Listener: Observer {
+    /// The report of the next unit, in document order: its tasks are
+    /// done and their changes on disk (or, in a dry run, planned).
+    fn block(&mut self, report: BlockReport);
+}
+
+/// Keeps every unit's report, for a report of the whole run.
+struct Collect<'o> {
+    observer: &'o mut dyn Observer,
+    blocks: Vec<BlockReport>,
+}
+
+impl Observer for Collect<'_> {
+    fn block_started(&mut self, unit: &Unit<'_>, diagnostics: &[Diagnostic], runnable: bool) {
+        self.observer.block_started(unit, diagnostics, runnable);
+    }
+
+    fn loose_diagnostics(&mut self, diagnostics: &[Diagnostic]) {
+        self.observer.loose_diagnostics(diagnostics);
+    }
+
+    fn task_finished(&mut self, task: &Task<'_>, outcome: &TaskOutcome) {
+        self.observer.task_finished(task, outcome);
+    }
+
+    fn output_line(&mut self, task: usize, line: &str) {
+        self.observer.output_line(task, line);
+    }
+}
+
+impl Listener for Collect<'_> {
+    fn block(&mut self, report: BlockReport) {
+        self.blocks.push(report);
     }
 }

@@ -1,25 +1,30 @@
 //! A whole run (PROTOCOL §7): the lock, the commit before, the tasks, the
 //! commit after, and the report.
 //!
-//! The document has been read and parsed already (step 1). Then: take the
-//! lock when asked (waiting up to its timeout; else `lock_timeout` and
-//! nothing runs); commit every change when the root is in a git work tree
-//! and the document has a task (a failure here runs nothing); run the units;
-//! commit what the tasks changed; report.
+//! The document is read (step 1) and parsed a window at a time as the
+//! units run, or was parsed whole. Before the first task: take the lock
+//! when asked (waiting up to its timeout; else `lock_timeout` and nothing
+//! runs); commit every change when the root is in a git work tree (a
+//! failure here runs nothing). Then run the units, reporting each once it
+//! is final; commit what the tasks changed; report the totals.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::ast::Document;
-use crate::commands::approve::Approver;
+use super::Listener;
+use crate::ast::{Document, Unit};
+use crate::commands::approve::{Approver, NoPrompt};
 use crate::commands::{CommandRunner, RunOptions};
+use crate::diagnostics::Diagnostic;
 use crate::dirs::Dirs;
 use crate::engine::fs::Root;
-use crate::engine::{self, ApplyOptions, Atomic, Observer};
+use crate::engine::{self, ApplyOptions, Atomic, Engine};
 use crate::error_type::ErrorType;
 use crate::git::{Author, WorkTree};
 use crate::journal::Journal;
-use crate::report::{ApplyReport, ErrorReport, FileChange, GitReport};
+use crate::report::{ApplyBuilder, ApplyReport, ErrorReport, FileChange, GitReport};
+use crate::syntax::Parsed;
 
 /// Everything a run needs beyond the document.
 #[derive(Clone, Debug)]
@@ -45,112 +50,154 @@ pub(crate) struct RunConfig {
     pub(crate) atomic: Option<Atomic>,
 }
 
-/// Runs `doc` under `root`, telling `observer` as it goes.
-pub(crate) fn run(
-    doc: &Document<'_>,
+/// A unit as a run reads it, with the diagnostics filed under it; or,
+/// without a unit, diagnostics that lie between units.
+pub(crate) struct Fed<'h, 'd> {
+    pub(crate) unit: Option<Cow<'h, Unit<'d>>>,
+    pub(crate) diagnostics: Cow<'h, [Diagnostic]>,
+}
+
+impl<'d> From<Parsed<'d>> for Fed<'_, 'd> {
+    fn from(p: Parsed<'d>) -> Self {
+        Fed {
+            unit: p.unit.map(Cow::Owned),
+            diagnostics: Cow::Owned(p.diagnostics),
+        }
+    }
+}
+
+/// The units of a whole document as a run reads them: each with its
+/// diagnostics, and those filed under no unit where they lie.
+pub(crate) fn feed<'h, 'd>(doc: &'h Document<'d>) -> impl Iterator<Item = Fed<'h, 'd>> {
+    let all = &doc.diagnostics;
+    let mut next = 0;
+    doc.units
+        .iter()
+        .map(Some)
+        .chain(std::iter::once(None))
+        .flat_map(move |unit| {
+            let until = unit.map_or(usize::MAX, |u| u.span().start);
+            let mut loose = Vec::new();
+            while let Some(d) = all.get(next).filter(|d| d.span.start < until) {
+                if d.block.is_none() {
+                    loose.push(d.clone());
+                }
+                next += 1;
+            }
+            let loose = (!loose.is_empty()).then_some(Fed {
+                unit: None,
+                diagnostics: Cow::Owned(loose),
+            });
+            let unit = unit.map(|u| Fed {
+                unit: Some(Cow::Borrowed(u)),
+                diagnostics: Cow::Owned(doc.diagnostics_of(u.number()).cloned().collect()),
+            });
+            loose.into_iter().chain(unit)
+        })
+}
+
+/// Runs the units of `feed`, read from `source`, under `root`, telling
+/// `listener` as it goes and handing it each unit's report once final.
+/// `errors`: whether the document has an error (`--atomic=document`
+/// runs nothing then; the caller knows it only if it read the whole
+/// document). The report returned has no blocks: the listener had them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run<'h, 'd: 'h>(
+    source: &'d str,
+    feed: impl Iterator<Item = Fed<'h, 'd>>,
+    errors: bool,
     root: &Root,
     config: &RunConfig,
     approver: Box<dyn Approver + '_>,
-    observer: &mut dyn Observer,
+    listener: &mut dyn Listener,
 ) -> ApplyReport {
     let started = Instant::now();
-    let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let refuse = |kind, message: String, git: GitReport| {
-        let blocks = crate::report::blocks(doc, engine::not_run(doc, &message));
-        let mut report = ApplyReport::new(doc, blocks, git, elapsed());
-        report.ok = false;
-        report.error = Some(ErrorReport::new(kind, message));
-        report
-    };
-
-    // The run's one repository (PROTOCOL §6): found before any task, used
-    // by the lock, the commits and the built-in git alike.
-    let work_tree = match doc.tasks().next() {
-        Some(_) => WorkTree::discover(&config.root_path),
-        None => None,
-    };
-
-    // The lock, and the journal of temporary files beside it (PROTOCOL §7).
-    // A dry run writes nothing, not even a lock file: it reads the tree
-    // as it is.
-    let mut _lock = None;
-    let mut journal_done = None;
-    if doc.tasks().next().is_some() && !config.dry_run {
-        let path = match &config.lock_file {
-            Some(path) => Some(path.clone()),
-            None => match default_lock(work_tree.as_ref(), config.dirs.as_ref(), &config.root_path)
-            {
-                Ok(path) => path,
-                Err(e) => {
-                    return refuse(e.error_type(), e.to_string(), GitReport::default());
-                }
-            },
-        };
-        if let Some(path) = path {
-            match Lock::acquire(&path, config.lock_timeout) {
-                Ok(lock) => _lock = Some(lock),
-                Err(e) => {
-                    return refuse(e.error_type(), e.to_string(), GitReport::default());
-                }
-            }
-            let journal = Journal::beside(&path, &config.root_path);
-            // What killed runs left is removed before anything else.
-            let _ = journal.sweep(root);
-            if let Ok(writer) = journal.writer() {
-                root.keep_journal(writer);
-            }
-            journal_done = Some(journal);
-        }
-    }
-
-    let mut git = GitReport::default();
-    let commits = match (&config.git, doc.tasks().next(), &work_tree) {
-        (None, _, _) | (Some(_), None, _) => None,
-        (Some(_), Some(_), _) if config.dry_run => {
-            git.note = Some("dry run: nothing committed".to_owned());
-            None
-        }
-        (Some(_), Some(_), None) => {
-            git.note = Some("not in a git work tree: nothing committed".to_owned());
-            None
-        }
-        (Some(author), Some(_), Some(tree)) => {
-            let message = format!("clada: before apply {}", now());
-            match tree.commit_all(&message, author) {
-                Ok(id) => git.before = id,
-                Err(e) => {
-                    let message = format!("the commit before the tasks failed, so none ran: {e}");
-                    git.error = Some(message.clone());
-                    return refuse(ErrorType::GitOperationFailed, message, git);
-                }
-            }
-            Some((tree, author))
-        }
-    };
-
     let options = ApplyOptions {
         allow_escape: config.allow_escape,
         total_timeout: config.total_timeout,
         dry_run: config.dry_run,
         atomic: config.atomic,
+        settle_after: None,
     };
-    let mut runner = CommandRunner::new(
-        root,
-        config.root_path.clone(),
-        config.commands.clone(),
-        approver,
-    )
-    .with_repository(work_tree.as_ref().map(WorkTree::repository));
-    let outcome = engine::apply_with(doc, root, &options, &mut runner, observer);
-    let blocks = crate::report::blocks(doc, outcome.units);
+    let mut builder = ApplyBuilder::new(source);
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut git = GitReport::default();
+    // Set up at the first task: the run's one repository (PROTOCOL §6),
+    // found before any task and used by the lock, the commits and the
+    // built-in git alike; the lock and its journal; the commit before.
+    let tree_slot: std::cell::OnceCell<Option<WorkTree>> = std::cell::OnceCell::new();
+    let mut held: Option<Held> = None;
+    let mut approver = Some(approver);
+    let mut engine: Option<Engine<'_, '_, 'h, 'd>> = None;
+    let mut refused: Option<(ErrorType, String)> = None;
+    let mut commit_after = false;
 
-    if let Some((tree, author)) = commits {
-        let tasks: usize = blocks.iter().map(|b| b.tasks.len()).sum();
-        let ok = blocks
+    for fed in feed {
+        let Some(unit) = fed.unit else {
+            if !fed.diagnostics.is_empty() {
+                listener.loose_diagnostics(&fed.diagnostics);
+            }
+            diagnostics.extend(fed.diagnostics.into_owned());
+            continue;
+        };
+        let runnable = !fed
+            .diagnostics
             .iter()
-            .flat_map(|b| &b.tasks)
-            .filter(|t| t.status == crate::report::TaskStatus::Success)
-            .count();
+            .any(|d| d.block == Some(unit.number()) && d.is_error());
+        if engine.is_none() && refused.is_none() && !unit.tasks().is_empty() {
+            let tree = tree_slot
+                .get_or_init(|| WorkTree::discover(&config.root_path))
+                .as_ref();
+            match begin(root, config, tree, &mut git) {
+                Ok((kept, commits)) => {
+                    held = Some(kept);
+                    commit_after = commits;
+                    let runner = CommandRunner::new(
+                        root,
+                        config.root_path.clone(),
+                        config.commands.clone(),
+                        approver.take().unwrap_or_else(|| Box::new(NoPrompt)),
+                    )
+                    .with_repository(tree.map(WorkTree::repository));
+                    engine = Some(Engine::new(root, &options, errors, Box::new(runner)));
+                }
+                Err(refusal) => refused = Some(refusal),
+            }
+        }
+        match (&mut engine, &refused) {
+            (_, Some((_, why))) => {
+                // Nothing runs: said once, at the end.
+                let b = builder.block(&unit, engine::not_run(&unit, runnable, why));
+                listener.block(b);
+            }
+            (Some(e), None) => {
+                e.unit(unit, &fed.diagnostics, listener);
+                for (u, o) in e.settled(false, listener) {
+                    let b = builder.block(&u, o);
+                    listener.block(b);
+                }
+            }
+            (None, None) => {
+                // A unit without tasks before any with one.
+                listener.block_started(&unit, &fed.diagnostics, runnable);
+                let b = builder.block(&unit, engine::empty_unit(&unit, runnable));
+                listener.block(b);
+            }
+        }
+        diagnostics.extend(fed.diagnostics.into_owned());
+    }
+    let mut changes = Vec::new();
+    if let Some(e) = engine {
+        let (rest, planned) = e.finish(listener);
+        for (u, o) in rest {
+            let b = builder.block(&u, o);
+            listener.block(b);
+        }
+        changes = planned;
+    }
+
+    if commit_after && let (Some(Some(tree)), Some(author)) = (tree_slot.get(), &config.git) {
+        let (tasks, ok) = builder.counts();
         let message = format!(
             "clada: after apply {} ({ok}/{tasks} tasks succeeded)",
             now()
@@ -161,16 +208,96 @@ pub(crate) fn run(
         }
     }
     // Every temporary file of this run is renamed or removed by now.
-    if let Some(journal) = journal_done {
+    if let Some(Held {
+        journal: Some(journal),
+        ..
+    }) = &held
+    {
         let _ = journal.sweep(root);
     }
-    let mut report = ApplyReport::new(doc, blocks, git, elapsed());
+    drop(held);
+    crate::diagnostics::sort_in_document_order(&mut diagnostics);
+    let mut report = builder.finish(Vec::new(), &diagnostics, git);
+    if let Some((kind, message)) = refused {
+        report.ok = false;
+        report.error = Some(ErrorReport::new(kind, message));
+    }
     if config.dry_run {
         report.dry_run = true;
         report.resend = None;
-        report.changes = Some(outcome.changes.into_iter().map(FileChange::of).collect());
+        report.changes = Some(changes.into_iter().map(FileChange::of).collect());
     }
+    report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     report
+}
+
+/// What a run holds while it lasts: its lock, and the journal of its
+/// temporary files beside it.
+struct Held {
+    _lock: Option<Lock>,
+    journal: Option<Journal>,
+}
+
+/// Before the first task (PROTOCOL §7): takes the lock when asked
+/// (waiting up to its timeout; else `lock_timeout` and nothing runs), and
+/// commits every change when the root is in a git work tree (a failure
+/// here runs nothing). Returns what the run holds and whether to commit
+/// after the tasks; or why nothing runs.
+fn begin(
+    root: &Root,
+    config: &RunConfig,
+    tree: Option<&WorkTree>,
+    git: &mut GitReport,
+) -> Result<(Held, bool), (ErrorType, String)> {
+    let mut held = Held {
+        _lock: None,
+        journal: None,
+    };
+    // A dry run writes nothing, not even a lock file: it reads the tree
+    // as it is.
+    if !config.dry_run {
+        let path = match &config.lock_file {
+            Some(path) => Some(path.clone()),
+            None => default_lock(tree, config.dirs.as_ref(), &config.root_path)
+                .map_err(|e| (e.error_type(), e.to_string()))?,
+        };
+        if let Some(path) = path {
+            let lock = Lock::acquire(&path, config.lock_timeout)
+                .map_err(|e| (e.error_type(), e.to_string()))?;
+            held._lock = Some(lock);
+            let journal = Journal::beside(&path, &config.root_path);
+            // What killed runs left is removed before anything else.
+            let _ = journal.sweep(root);
+            if let Ok(writer) = journal.writer() {
+                root.keep_journal(writer);
+            }
+            held.journal = Some(journal);
+        }
+    }
+    let commits = match (&config.git, tree) {
+        (None, _) => false,
+        (Some(_), _) if config.dry_run => {
+            git.note = Some("dry run: nothing committed".to_owned());
+            false
+        }
+        (Some(_), None) => {
+            git.note = Some("not in a git work tree: nothing committed".to_owned());
+            false
+        }
+        (Some(author), Some(tree)) => {
+            let message = format!("clada: before apply {}", now());
+            match tree.commit_all(&message, author) {
+                Ok(id) => git.before = id,
+                Err(e) => {
+                    let message = format!("the commit before the tasks failed, so none ran: {e}");
+                    git.error = Some(message.clone());
+                    return Err((ErrorType::GitOperationFailed, message));
+                }
+            }
+            true
+        }
+    };
+    Ok((held, commits))
 }
 
 /// Where the lock on a root is without `--lock-file`: `clada.lock` in the

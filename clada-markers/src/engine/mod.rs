@@ -35,9 +35,13 @@ pub use matching::{Edited, Mismatch, edit, edit_range};
 #[cfg(test)]
 mod model;
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use crate::ast::{Document, Op, Task, Unit};
+#[cfg(test)]
+use crate::ast::Document;
+use crate::ast::{Op, Task, Unit};
+use crate::diagnostics::Diagnostic;
 use crate::error_type::ErrorType;
 use crate::outcome::{BlockStatus, TaskStatus};
 use fs::{FsError, Location, Root};
@@ -57,6 +61,9 @@ pub(crate) struct ApplyOptions {
     pub(crate) dry_run: bool,
     /// `--atomic`: what a failure rolls back.
     pub(crate) atomic: Option<Atomic>,
+    /// How many tasks' outcomes wait before they are settled (default:
+    /// [`SETTLE_AFTER`]); tests settle after every unit with 1.
+    pub(crate) settle_after: Option<usize>,
 }
 
 /// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
@@ -236,8 +243,12 @@ impl Runner for NoCommands {
 
 /// Hears what happens while a document is applied.
 pub trait Observer {
-    /// A unit is about to run (or be reported, if it is malformed).
-    fn block_started(&mut self, _unit: &Unit<'_>, _runnable: bool) {}
+    /// A unit is about to run (or be reported, if it is malformed), with
+    /// the diagnostics filed under it.
+    fn block_started(&mut self, _unit: &Unit<'_>, _diagnostics: &[Diagnostic], _runnable: bool) {}
+    /// Diagnostics that belong to no unit, in document order, as the run
+    /// reaches them.
+    fn loose_diagnostics(&mut self, _diagnostics: &[Diagnostic]) {}
     /// A task is decided (again, when a later write or a rollback changes
     /// it): `task` as written, and what became of it.
     fn task_finished(&mut self, _task: &Task<'_>, _outcome: &TaskOutcome) {}
@@ -252,6 +263,7 @@ pub struct Quiet;
 impl Observer for Quiet {}
 
 /// What applying a document did.
+#[cfg(test)]
 #[derive(Debug)]
 pub(crate) struct Outcome {
     pub(crate) units: Vec<UnitOutcome>,
@@ -261,144 +273,199 @@ pub(crate) struct Outcome {
 
 /// Applies every unit of `doc` under `root`, with what a dry run would
 /// change.
+#[cfg(test)]
 pub(crate) fn apply_with(
     doc: &Document<'_>,
     root: &Root,
     options: &ApplyOptions,
-    runner: &mut dyn Runner,
+    runner: Box<dyn Runner + '_>,
     observer: &mut dyn Observer,
 ) -> Outcome {
-    let mut engine = Engine {
-        view: View::new(root),
-        options,
-        deadline: options.total_timeout.map(|t| Instant::now() + t),
-        blocks: Vec::with_capacity(doc.units.len()),
-        tasks: doc.tasks().collect(),
-        runner,
-        observer,
-        note: None,
-    };
-    engine.document(doc);
-    let changes = if options.dry_run {
-        engine.view.changes()
-    } else {
-        Vec::new()
-    };
-    let mut units = engine.blocks;
-    for b in &mut units {
-        b.status = if b.status == BlockStatus::Malformed {
-            BlockStatus::Malformed
-        } else if b.tasks.iter().all(|t| t.status == TaskStatus::Success) {
-            BlockStatus::Success
-        } else {
-            BlockStatus::Failed
-        };
+    let mut engine = Engine::new(root, options, doc.has_errors(), runner);
+    let mut units = Vec::new();
+    for unit in &doc.units {
+        let diagnostics: Vec<Diagnostic> = doc.diagnostics_of(unit.number()).cloned().collect();
+        engine.unit(Cow::Borrowed(unit), &diagnostics, observer);
+        units.extend(engine.settled(false, observer).into_iter().map(|(_, u)| u));
     }
+    let (rest, changes) = engine.finish(observer);
+    units.extend(rest.into_iter().map(|(_, u)| u));
     Outcome { units, changes }
 }
 
-struct Engine<'e, 'r, 'd> {
+/// A unit run and its outcome: the unit is borrowed from a whole
+/// document, or owned when the document is read a window at a time.
+pub(crate) type Ran<'h, 'd> = (Cow<'h, Unit<'d>>, UnitOutcome);
+
+/// How many tasks' outcomes wait, at most, before the view is written
+/// and they are handed out ([`Engine::settled`]): a run holds that many,
+/// not the document's, and a file changed by many of them is written
+/// once.
+const SETTLE_AFTER: usize = 8192;
+
+/// Runs units one after the other, on one view of the tree.
+///
+/// A unit's outcome is final only once its changes are on disk (a write
+/// that fails marks the tasks whose change it was as failed): units are
+/// held until [`Engine::settled`] writes the view and hands them out, and
+/// [`Engine::finish`] hands out the rest. With `--atomic=document`
+/// nothing is final before the end.
+pub(crate) struct Engine<'e, 'r, 'h, 'd> {
     view: View<'r>,
     options: &'e ApplyOptions,
     deadline: Option<Instant>,
-    blocks: Vec<UnitOutcome>,
-    /// The document's tasks by number (1-based), for the observer.
-    tasks: Vec<&'e Task<'d>>,
-    runner: &'e mut dyn Runner,
-    observer: &'e mut dyn Observer,
+    /// Units run whose outcomes are not final yet, in order.
+    held: Vec<Ran<'h, 'd>>,
+    /// Their tasks.
+    held_tasks: usize,
+    /// With `--atomic=document`: why the units left do not run.
+    stop: Option<Skip>,
+    runner: Box<dyn Runner + 'e>,
     /// What the unit just run must say about its rollback.
     note: Option<Rollback>,
 }
 
-impl<'e, 'd> Engine<'e, '_, 'd> {
-    /// Tells the observer what became of a task.
-    fn tell(&mut self, outcome: &TaskOutcome) {
-        if let Some(task) = outcome
-            .number
-            .checked_sub(1)
-            .and_then(|i| self.tasks.get(i))
-        {
-            self.observer.task_finished(task, outcome);
+/// Tells `observer` what became of a task of `unit`.
+fn tell(observer: &mut dyn Observer, unit: &Unit<'_>, outcome: &TaskOutcome) {
+    let tasks = unit.tasks();
+    if let Ok(i) = tasks.binary_search_by_key(&outcome.number, |t| t.number) {
+        observer.task_finished(&tasks[i], outcome);
+    }
+}
+
+impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
+    /// An engine for a run under `root`. `errors`: whether the document
+    /// has an error, which with `--atomic=document` stops every unit.
+    pub(crate) fn new(
+        root: &'r Root,
+        options: &'e ApplyOptions,
+        errors: bool,
+        runner: Box<dyn Runner + 'e>,
+    ) -> Self {
+        let mut engine = Engine {
+            view: View::new(root),
+            options,
+            deadline: options.total_timeout.map(|t| Instant::now() + t),
+            held: Vec::new(),
+            held_tasks: 0,
+            stop: None,
+            runner,
+            note: None,
+        };
+        if engine.whole() {
+            if errors {
+                engine.stop = Some(Skip::DocumentHasErrors);
+            }
+            engine.view.begin();
         }
+        engine
     }
 
-    fn document(&mut self, doc: &'e Document<'d>) {
-        let whole = self.options.atomic == Some(Atomic::Document);
-        let mut stop = None;
-        if whole {
-            if doc.diagnostics.iter().any(|d| d.is_error()) {
-                stop = Some(Skip::DocumentHasErrors);
+    fn whole(&self) -> bool {
+        self.options.atomic == Some(Atomic::Document)
+    }
+
+    /// Runs `unit`, or reports it malformed if `diagnostics` (those filed
+    /// under it, at least) hold an error.
+    pub(crate) fn unit(
+        &mut self,
+        unit: Cow<'h, Unit<'d>>,
+        diagnostics: &[Diagnostic],
+        observer: &mut dyn Observer,
+    ) {
+        let number = unit.number();
+        let first_error = diagnostics
+            .iter()
+            .find(|d| d.block == Some(number) && d.is_error());
+        let runnable = first_error.is_none();
+        observer.block_started(&unit, diagnostics, runnable);
+        let tasks = if !runnable {
+            let tasks = malformed_unit(&unit, first_error);
+            tasks.iter().for_each(|t| tell(observer, &unit, t));
+            tasks
+        } else if let Some(why) = self.stop.clone() {
+            skip_all(&unit, &why, observer)
+        } else {
+            let tasks = self.run(&unit, observer);
+            if self.whole() && tasks.iter().any(|t| t.status == TaskStatus::Failed) {
+                self.stop = Some(Skip::UnitFailed { unit: number });
             }
-            self.view.begin();
-        }
-        for unit in &doc.units {
-            let runnable = doc.is_runnable(unit.number());
-            self.observer.block_started(unit, runnable);
-            let tasks = if !runnable {
-                let tasks = malformed_unit(doc, unit);
-                tasks.iter().for_each(|t| self.tell(t));
-                tasks
-            } else if let Some(why) = &stop {
-                self.skip_all(unit, why.clone())
+            tasks
+        };
+        self.held_tasks += tasks.len();
+        let outcome = UnitOutcome {
+            number,
+            block: unit.is_block(),
+            status: if runnable {
+                BlockStatus::Success
             } else {
-                let tasks = self.unit(unit);
-                if whole && tasks.iter().any(|t| t.status == TaskStatus::Failed) {
-                    stop = Some(Skip::UnitFailed {
-                        unit: unit.number(),
-                    });
-                }
-                tasks
-            };
-            self.blocks.push(UnitOutcome {
-                number: unit.number(),
-                block: unit.is_block(),
-                status: if runnable {
-                    BlockStatus::Success
-                } else {
-                    BlockStatus::Malformed
-                },
-                tasks,
-                rollback: self.note.take(),
-            });
+                BlockStatus::Malformed
+            },
+            tasks,
+            rollback: self.note.take(),
+        };
+        self.held.push((unit, outcome));
+    }
+
+    /// The units whose outcomes are final, in order, once enough tasks
+    /// wait (or `now`): the view is written first. Nothing with
+    /// `--atomic=document` before [`Engine::finish`].
+    pub(crate) fn settled(&mut self, now: bool, observer: &mut dyn Observer) -> Vec<Ran<'h, 'd>> {
+        let after = self.options.settle_after.unwrap_or(SETTLE_AFTER);
+        if self.whole() || (!now && self.held_tasks < after) {
+            return Vec::new();
         }
         if !self.options.dry_run {
             let failures = self.view.flush();
-            self.patch(failures, None);
+            self.patch(failures, None, observer);
         }
-        if whole {
-            let failed = self
-                .blocks
-                .iter()
-                .flat_map(|b| &b.tasks)
-                .any(|t| t.status == TaskStatus::Failed);
-            if failed || stop.is_some() {
-                let problems = self.view.rollback();
-                let mut blocks = std::mem::take(&mut self.blocks);
-                for (i, b) in blocks.iter_mut().enumerate() {
-                    // What could not be undone is said once.
-                    b.rollback =
-                        self.rolled_back(&mut b.tasks, if i == 0 { &problems } else { &[] });
-                }
-                self.blocks = blocks;
-            } else {
-                self.view.commit();
-            }
-        }
+        self.held_tasks = 0;
+        let mut out = std::mem::take(&mut self.held);
+        out.iter_mut().for_each(|(_, u)| decide(u));
+        out
     }
 
-    fn skip_all(&mut self, unit: &Unit<'_>, why: Skip) -> Vec<TaskOutcome> {
-        unit.tasks()
+    /// Ends the run: writes the view (or with `--atomic=document`, rolls
+    /// everything back if anything failed). Returns the units not handed
+    /// out yet, and in a dry run what the run would change.
+    pub(crate) fn finish(mut self, observer: &mut dyn Observer) -> (Vec<Ran<'h, 'd>>, Vec<Change>) {
+        if !self.whole() {
+            let rest = self.settled(true, observer);
+            return (rest, self.changes());
+        }
+        if !self.options.dry_run {
+            let failures = self.view.flush();
+            self.patch(failures, None, observer);
+        }
+        let mut held = std::mem::take(&mut self.held);
+        let failed = held
             .iter()
-            .map(|t| {
-                let r = TaskOutcome::skipped(t.number, why.clone());
-                self.tell(&r);
-                r
-            })
-            .collect()
+            .flat_map(|(_, u)| &u.tasks)
+            .any(|t| t.status == TaskStatus::Failed);
+        if failed || self.stop.is_some() {
+            let problems = self.view.rollback();
+            for (i, (unit, u)) in held.iter_mut().enumerate() {
+                // What could not be undone is said once.
+                let problems: &[String] = if i == 0 { &problems } else { &[] };
+                u.rollback = self.rolled_back(unit, &mut u.tasks, problems, observer);
+            }
+        } else {
+            self.view.commit();
+        }
+        held.iter_mut().for_each(|(_, u)| decide(u));
+        (held, self.changes())
+    }
+
+    fn changes(&self) -> Vec<Change> {
+        if self.options.dry_run {
+            self.view.changes()
+        } else {
+            Vec::new()
+        }
     }
 
     /// Runs a unit that has no error.
-    fn unit(&mut self, unit: &Unit<'_>) -> Vec<TaskOutcome> {
+    fn run(&mut self, unit: &Unit<'_>, observer: &mut dyn Observer) -> Vec<TaskOutcome> {
         let own = self.options.atomic == Some(Atomic::Unit);
         if own {
             // Whatever earlier units left is written by now: the
@@ -415,41 +482,47 @@ impl<'e, 'd> Engine<'e, '_, 'd> {
                 && self.view.pending()
             {
                 let failures = self.view.flush();
-                stopped_at = self.patch(failures, Some((unit.number(), &mut out)));
+                stopped_at = self.patch(failures, Some((unit, &mut out)), observer);
             }
             let report = if let Some(at) = stopped_at {
                 TaskOutcome::skipped(task.number, Skip::BlockStopped { at })
             } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 TaskOutcome::skipped(task.number, Skip::TotalTimeout)
             } else {
-                let r = self.task(unit.number(), task);
+                let r = self.task(unit.number(), task, observer);
                 if r.status == TaskStatus::Failed {
                     stopped_at = Some(task.number);
                 }
                 r
             };
-            self.tell(&report);
+            tell(observer, unit, &report);
             out.push(report);
         }
         if own {
             let ok = |out: &[TaskOutcome]| out.iter().all(|t| t.status != TaskStatus::Failed);
             if ok(&out) && !self.options.dry_run {
                 let failures = self.view.flush();
-                self.patch(failures, Some((unit.number(), &mut out)));
+                self.patch(failures, Some((unit, &mut out)), observer);
             }
             if ok(&out) {
                 self.view.commit();
             } else {
                 let problems = self.view.rollback();
-                self.note = self.rolled_back(&mut out, &problems);
+                self.note = self.rolled_back(unit, &mut out, &problems, observer);
             }
         }
         out
     }
 
-    /// Marks what a rollback undid among `tasks`; what it left, if
-    /// anything.
-    fn rolled_back(&mut self, tasks: &mut [TaskOutcome], problems: &[String]) -> Option<Rollback> {
+    /// Marks what a rollback undid among `tasks`, those of `unit`; what it
+    /// left, if anything.
+    fn rolled_back(
+        &mut self,
+        unit: &Unit<'_>,
+        tasks: &mut [TaskOutcome],
+        problems: &[String],
+        observer: &mut dyn Observer,
+    ) -> Option<Rollback> {
         let mut left = Rollback {
             commands_stay: Vec::new(),
             problems: problems.to_vec(),
@@ -467,45 +540,47 @@ impl<'e, 'd> Engine<'e, '_, 'd> {
                 continue;
             }
             t.rolled_back = true;
-            self.tell(t);
+            tell(observer, unit, t);
         }
         (left != Rollback::default()).then_some(left)
     }
 
     /// Marks the tasks whose changes could not be written as failed.
-    /// `current` is the unit being run, whose reports are not in `blocks`
-    /// yet. Returns the first failed task of the current unit.
+    /// `current` is the unit being run, whose outcomes are not held yet.
+    /// Returns the first failed task of the current unit.
     fn patch(
         &mut self,
         failures: Vec<Failed>,
-        mut current: Option<(usize, &mut Vec<TaskOutcome>)>,
+        mut current: Option<(&Unit<'_>, &mut Vec<TaskOutcome>)>,
+        observer: &mut dyn Observer,
     ) -> Option<usize> {
         let mut first: Option<usize> = None;
         for Failed { by, error } in failures {
             for By { unit, task } in by {
-                let report = match &mut current {
-                    Some((n, reports)) if *n == unit => {
+                let (at, outcomes) = match &mut current {
+                    Some((u, outcomes)) if u.number() == unit => {
                         first = Some(first.map_or(task, |f| f.min(task)));
-                        reports.iter_mut().find(|r| r.number == task)
+                        (&**u, &mut **outcomes)
                     }
-                    _ => self
-                        .blocks
-                        .binary_search_by_key(&unit, |b| b.number)
-                        .ok()
-                        .and_then(|i| self.blocks[i].tasks.iter_mut().find(|r| r.number == task)),
+                    _ => match self.held.binary_search_by_key(&unit, |(u, _)| u.number()) {
+                        Ok(i) => {
+                            let (u, o) = &mut self.held[i];
+                            (&**u, &mut o.tasks)
+                        }
+                        Err(_) => continue,
+                    },
                 };
-                if let Some(r) = report {
+                if let Some(r) = outcomes.iter_mut().find(|r| r.number == task) {
                     r.status = TaskStatus::Failed;
                     r.error = Some(TaskError::from(error.clone()));
-                    let r = r.clone();
-                    self.tell(&r);
+                    tell(observer, at, r);
                 }
             }
         }
         first
     }
 
-    fn task(&mut self, unit: usize, task: &Task<'_>) -> TaskOutcome {
+    fn task(&mut self, unit: usize, task: &Task<'_>, observer: &mut dyn Observer) -> TaskOutcome {
         let started = Instant::now();
         let mut report = TaskOutcome::new(task.number, self.options.dry_run);
         let Some(op) = &task.op else {
@@ -556,7 +631,7 @@ impl<'e, 'd> Engine<'e, '_, 'd> {
                             dir.as_ref(),
                             &self.view,
                             by,
-                            self.observer,
+                            observer,
                         );
                         let Some(ran) = simulated else {
                             report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
@@ -570,7 +645,7 @@ impl<'e, 'd> Engine<'e, '_, 'd> {
                             &command,
                             dir.as_ref(),
                             self.deadline,
-                            self.observer,
+                            observer,
                         );
                         // The command may have changed any directory.
                         self.view.root().forget_dirs();
@@ -608,43 +683,78 @@ impl<'e, 'd> Engine<'e, '_, 'd> {
     }
 }
 
-/// A document none of whose tasks ran, for `why`.
-pub(crate) fn not_run(doc: &Document<'_>, why: &str) -> Vec<UnitOutcome> {
-    doc.units
+/// A unit none of whose tasks ran, for `why`: the lock or the commit
+/// before the tasks failed.
+pub(crate) fn not_run(unit: &Unit<'_>, runnable: bool, why: &str) -> UnitOutcome {
+    UnitOutcome {
+        number: unit.number(),
+        block: unit.is_block(),
+        status: if runnable {
+            BlockStatus::Failed
+        } else {
+            BlockStatus::Malformed
+        },
+        tasks: unit
+            .tasks()
+            .iter()
+            .map(|t| {
+                TaskOutcome::skipped(
+                    t.number,
+                    Skip::NotRun {
+                        why: why.to_owned(),
+                    },
+                )
+            })
+            .collect(),
+        rollback: None,
+    }
+}
+
+/// Every task of `unit` skipped, for `why`.
+fn skip_all(unit: &Unit<'_>, why: &Skip, observer: &mut dyn Observer) -> Vec<TaskOutcome> {
+    unit.tasks()
         .iter()
-        .map(|unit| UnitOutcome {
-            number: unit.number(),
-            block: unit.is_block(),
-            status: if doc.is_runnable(unit.number()) {
-                BlockStatus::Failed
-            } else {
-                BlockStatus::Malformed
-            },
-            tasks: unit
-                .tasks()
-                .iter()
-                .map(|t| {
-                    TaskOutcome::skipped(
-                        t.number,
-                        Skip::NotRun {
-                            why: why.to_owned(),
-                        },
-                    )
-                })
-                .collect(),
-            rollback: None,
+        .map(|t| {
+            let r = TaskOutcome::skipped(t.number, why.clone());
+            tell(observer, unit, &r);
+            r
         })
         .collect()
 }
 
-/// A unit with a validation error: a standalone task fails with its first
-/// error; the tasks of a block are skipped.
-fn malformed_unit(doc: &Document<'_>, unit: &Unit<'_>) -> Vec<TaskOutcome> {
+/// A unit without tasks, reported before any task ran.
+pub(crate) fn empty_unit(unit: &Unit<'_>, runnable: bool) -> UnitOutcome {
+    UnitOutcome {
+        number: unit.number(),
+        block: unit.is_block(),
+        status: if runnable {
+            BlockStatus::Success
+        } else {
+            BlockStatus::Malformed
+        },
+        tasks: Vec::new(),
+        rollback: None,
+    }
+}
+
+/// A unit's status once its tasks are final.
+fn decide(u: &mut UnitOutcome) {
+    if u.status != BlockStatus::Malformed {
+        u.status = if u.tasks.iter().all(|t| t.status == TaskStatus::Success) {
+            BlockStatus::Success
+        } else {
+            BlockStatus::Failed
+        };
+    }
+}
+
+/// A unit with a validation error (`first`, its first): a standalone
+/// task fails with it; the tasks of a block are skipped.
+fn malformed_unit(unit: &Unit<'_>, first: Option<&Diagnostic>) -> Vec<TaskOutcome> {
     unit.tasks()
         .iter()
         .map(|task| match unit {
             Unit::Task(_) => {
-                let first = doc.diagnostics_of(unit.number()).find(|d| d.is_error());
                 let error = first.map_or_else(
                     || TaskError::new(ErrorType::MalformedStructure, "the task is malformed"),
                     |d| TaskError::new(d.error_type(), d.message.clone()),

@@ -310,7 +310,7 @@ fn engine_run(units: &[UnitSpec], options: &ApplyOptions) -> (Vec<TaskStatus>, M
     let doc = parse_with(&text, ParseOptions::default());
     assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
     let root = Root::open(dir.path()).unwrap();
-    let outcome = engine::apply_with(&doc, &root, options, &mut NoCommands, &mut Quiet);
+    let outcome = engine::apply_with(&doc, &root, options, Box::new(NoCommands), &mut Quiet);
     let statuses = outcome
         .units
         .iter()
@@ -337,7 +337,13 @@ proptest! {
         let want = model.run(&units);
         let (got, tree, _) = engine_run(&units, &ApplyOptions::default());
         prop_assert_eq!(&got, &want, "statuses differ for\n{}", text);
-        prop_assert_eq!(tree, model, "trees differ for\n{}", text);
+        prop_assert_eq!(&tree, &model, "trees differ for\n{}", text);
+        // Writing the view and settling after every unit, as a long
+        // document does every few thousand tasks, changes nothing.
+        let each = ApplyOptions { settle_after: Some(1), ..ApplyOptions::default() };
+        let (got, tree, _) = engine_run(&units, &each);
+        prop_assert_eq!(&got, &want, "statuses differ when settled unit by unit for\n{}", text);
+        prop_assert_eq!(tree, model, "trees differ when settled unit by unit for\n{}", text);
     }
 
     #[test]

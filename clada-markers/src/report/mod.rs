@@ -37,11 +37,15 @@ pub fn check_schema() -> schemars::Schema {
     schemars::schema_for!(CheckReport)
 }
 #[cfg(feature = "engine")]
+mod build;
+#[cfg(feature = "engine")]
+pub(crate) use build::ApplyBuilder;
+#[cfg(feature = "engine")]
+pub use build::JsonReport;
+#[cfg(feature = "engine")]
 pub mod text;
 #[cfg(feature = "engine")]
 mod words;
-#[cfg(feature = "engine")]
-pub(crate) use words::blocks;
 pub mod xml;
 
 use schemars::JsonSchema;
@@ -62,15 +66,17 @@ use crate::engine::matching::Mismatch;
 use crate::error_type::{Category, ErrorType};
 use crate::span::{Cursor, LineIndex, Position};
 
-/// The JSON object of `clada apply`.
+/// The JSON object of `clada apply`. The blocks come before the totals:
+/// the report is written as the run goes, each block once it is final
+/// (PROTOCOL §9.2).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ApplyReport {
     pub version: u32,
-    pub ok: bool,
     /// The edit format the document was read in (PROTOCOL §11).
     pub dialect: Dialect,
-    pub summary: ApplySummary,
     pub blocks: Vec<BlockReport>,
+    pub ok: bool,
+    pub summary: ApplySummary,
     pub diagnostics: Vec<DiagnosticReport>,
     pub git: GitReport,
     /// What stopped the whole run before any task (a lock not acquired, a
@@ -106,15 +112,20 @@ impl Resend {
         let mut r = Resend::default();
         for b in blocks {
             for t in &b.tasks {
-                let list = match (b.status, t.status) {
-                    (BlockStatus::Malformed, _) | (_, TaskStatus::Failed) => &mut r.failed,
-                    (_, TaskStatus::Success) if !t.rolled_back => &mut r.applied,
-                    _ => &mut r.skipped,
-                };
-                list.push(t.number);
+                r.add(b.status, t);
             }
         }
         r
+    }
+
+    /// Files task `t` of a block in state `block`.
+    pub fn add(&mut self, block: BlockStatus, t: &TaskReport) {
+        let list = match (block, t.status) {
+            (BlockStatus::Malformed, _) | (_, TaskStatus::Failed) => &mut self.failed,
+            (_, TaskStatus::Success) if !t.rolled_back => &mut self.applied,
+            _ => &mut self.skipped,
+        };
+        list.push(t.number);
     }
 
     /// Whether every task is in effect.
@@ -472,6 +483,7 @@ pub struct GitReport {
 }
 
 impl ApplyReport {
+    /// The report of `doc`'s run, given its blocks in order.
     pub fn new(
         doc: &Document<'_>,
         mut blocks: Vec<BlockReport>,
@@ -485,24 +497,14 @@ impl ApplyReport {
             doc.source
         };
         let lines = LineIndex::new(text);
-        let mut summary = ApplySummary {
-            blocks: blocks.len(),
-            ..ApplySummary::default()
-        };
-        for t in blocks.iter().flat_map(|b| &b.tasks) {
-            summary.tasks += 1;
-            match t.status {
-                TaskStatus::Success => summary.succeeded += 1,
-                TaskStatus::Failed => summary.failed += 1,
-                TaskStatus::Skipped => summary.skipped += 1,
-            }
-            summary.rolled_back += usize::from(t.rolled_back);
+        let mut summary = ApplySummary::default();
+        let mut resend = Resend::default();
+        for b in &blocks {
+            tally(&mut summary, &mut resend, b);
         }
         let ok = summary.succeeded == summary.tasks && !doc.has_errors() && git.error.is_none();
-        let mut report = ApplyReport {
-            version: 1,
+        ApplyReport {
             ok,
-            dialect: Dialect::Clada,
             summary,
             blocks,
             diagnostics: doc
@@ -511,14 +513,28 @@ impl ApplyReport {
                 .map(|d| DiagnosticReport::new(d, &lines))
                 .collect(),
             git,
-            error: None,
             duration_ms,
+            resend: Some(resend),
+            ..ApplyReport::empty(Dialect::Clada)
+        }
+    }
+
+    /// A report of nothing, read in `dialect`.
+    pub fn empty(dialect: Dialect) -> Self {
+        ApplyReport {
+            version: 1,
+            dialect,
+            blocks: Vec::new(),
+            ok: true,
+            summary: ApplySummary::default(),
+            diagnostics: Vec::new(),
+            git: GitReport::default(),
+            error: None,
+            duration_ms: 0,
             dry_run: false,
             changes: None,
             resend: None,
-        };
-        report.resend = Some(Resend::of(&report.blocks));
-        report
+        }
     }
 
     /// 0 when everything succeeded, 1 otherwise (PROTOCOL §7).
@@ -527,25 +543,44 @@ impl ApplyReport {
     }
 }
 
+/// Counts `b` into the summary, and its tasks into what to send again.
+fn tally(summary: &mut ApplySummary, resend: &mut Resend, b: &BlockReport) {
+    summary.blocks += 1;
+    for t in &b.tasks {
+        summary.tasks += 1;
+        match t.status {
+            TaskStatus::Success => summary.succeeded += 1,
+            TaskStatus::Failed => summary.failed += 1,
+            TaskStatus::Skipped => summary.skipped += 1,
+        }
+        summary.rolled_back += usize::from(t.rolled_back);
+        resend.add(b.status, t);
+    }
+}
+
 /// Gives every block and task report the positions of its unit and task
 /// in the document, in one pass.
 fn place(doc: &Document<'_>, blocks: &mut [BlockReport]) {
     let mut at = Cursor::new(doc.source);
     for b in blocks {
-        let Some(unit) = b.number.checked_sub(1).and_then(|i| doc.units.get(i)) else {
-            continue;
-        };
-        let extent = unit.extent();
-        b.start = Some(at.position(extent.start));
-        for (report, task) in b.tasks.iter_mut().zip(unit.tasks()) {
-            if report.number == task.number {
-                let extent = task.extent();
-                report.start = Some(at.position(extent.start));
-                report.end = Some(at.position(extent.end));
-            }
+        if let Some(unit) = b.number.checked_sub(1).and_then(|i| doc.units.get(i)) {
+            place_block(&mut at, unit, b);
         }
-        b.end = Some(at.position(extent.end));
     }
+}
+
+/// Gives `b` the positions of `unit` and its tasks; `at` moves on.
+fn place_block(at: &mut Cursor<'_>, unit: &crate::ast::Unit<'_>, b: &mut BlockReport) {
+    let extent = unit.extent();
+    b.start = Some(at.position(extent.start));
+    for (report, task) in b.tasks.iter_mut().zip(unit.tasks()) {
+        if report.number == task.number {
+            let extent = task.extent();
+            report.start = Some(at.position(extent.start));
+            report.end = Some(at.position(extent.end));
+        }
+    }
+    b.end = Some(at.position(extent.end));
 }
 
 /// A diagnostic for programs.

@@ -8,14 +8,14 @@
 
 use std::io::Write;
 
-use crate::ast::{Document, Task, Unit};
+use crate::ast::{Task, Unit};
 use crate::diagnostics::{Diagnostic, Renderer};
 #[cfg(feature = "engine")]
 use crate::engine::{Observer, TaskOutcome};
 use crate::escape::escape_controls as esc;
 use crate::report::group::{Repeats, numbers};
 use crate::report::{
-    ApplyReport, BlockStatus, FileChange, GitReport, Resend, TaskReport, TaskStatus,
+    ApplyReport, BlockReport, BlockStatus, FileChange, GitReport, Resend, TaskReport, TaskStatus,
 };
 use crate::span::{Cursor, LineIndex};
 
@@ -49,8 +49,7 @@ pub enum ExecOutput {
 /// Prints the text report while a document is applied.
 pub struct TextPrinter<'d, W: Write> {
     out: W,
-    doc: &'d Document<'d>,
-    tasks: Vec<&'d Task<'d>>,
+    source: &'d str,
     detail: Detail,
     exec: ExecOutput,
     color: bool,
@@ -63,6 +62,11 @@ pub struct TextPrinter<'d, W: Write> {
     /// Whether the block being reported is malformed: its tasks are not
     /// listed one by one after its diagnostics.
     malformed: bool,
+    /// The summary's lines so far: consecutive blocks with the same line
+    /// are joined (`Blocks 2-700`).
+    lines: Vec<(Vec<usize>, String, Option<String>)>,
+    /// Whether a TASKS block has both applied and unapplied tasks.
+    split: bool,
 }
 
 impl<W: Write> std::fmt::Debug for TextPrinter<'_, W> {
@@ -78,7 +82,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
     /// colours (the caller decides: a terminal, and no `NO_COLOR`).
     pub fn new(
         out: W,
-        doc: &'d Document<'d>,
+        source: &'d str,
         name: &str,
         detail: Detail,
         exec: ExecOutput,
@@ -86,16 +90,17 @@ impl<'d, W: Write> TextPrinter<'d, W> {
     ) -> Self {
         TextPrinter {
             out,
-            doc,
-            tasks: doc.tasks().collect(),
+            source,
             detail,
             exec,
             color,
             blocks_seen: 0,
-            renderer: Renderer::new(doc.source, name, color),
+            renderer: Renderer::new(source, name, color),
             repeats: Repeats::default(),
-            at: Cursor::new(doc.source),
+            at: Cursor::new(source),
             malformed: false,
+            lines: Vec::new(),
+            split: false,
         }
     }
 
@@ -115,27 +120,39 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         let _ = self.out.write_all(text.as_bytes());
     }
 
-    /// Prints diagnostics that belong to no unit, once, before the first
-    /// block (or at the end when there is no block).
-    fn document_diagnostics(&mut self) {
-        let loose: Vec<Diagnostic> = self
-            .doc
-            .diagnostics
+    /// Adds `b`'s line to the summary: every block's report comes here,
+    /// in order, as the run hands it out ([`Listener::block`]) or, for a
+    /// report of the whole run, from [`TextPrinter::finish`].
+    fn record(&mut self, b: &BlockReport) {
+        let ok = b
+            .tasks
             .iter()
-            .filter(|d| d.block.is_none())
-            .cloned()
-            .collect();
-        if !loose.is_empty() {
-            let _ = writeln!(self.out, "{}", self.paint("1", "=== Document ==="));
-            self.diagnostics(&loose);
-            let _ = writeln!(self.out);
+            .filter(|t| t.status == TaskStatus::Success)
+            .count();
+        let mark = match b.status {
+            BlockStatus::Success => self.paint("32", "✓"),
+            BlockStatus::Failed => self.paint("31", "✗"),
+            BlockStatus::Malformed => format!("{} (malformed, not run)", self.paint("31", "✗")),
+        };
+        let line = format!("{ok}/{} tasks succeeded {mark}", b.tasks.len());
+        match self.lines.last_mut() {
+            Some((numbers, same, None)) if *same == line && b.note.is_none() => {
+                numbers.push(b.number);
+            }
+            _ => self.lines.push((vec![b.number], line, b.note.clone())),
         }
+        // A TASKS block with applied and unapplied tasks must not be sent
+        // whole again.
+        let applied = |t: &&TaskReport| {
+            b.status != BlockStatus::Malformed && t.status == TaskStatus::Success && !t.rolled_back
+        };
+        self.split |= b.tasks.iter().any(|t| applied(&t)) && !b.tasks.iter().all(|t| applied(&t));
     }
 
     /// Prints the summary; call once, after the run.
     pub fn finish(&mut self, report: &ApplyReport) {
-        if self.blocks_seen == 0 {
-            self.document_diagnostics();
+        for b in &report.blocks {
+            self.record(b);
         }
         if let Some(e) = &report.error {
             let _ = writeln!(
@@ -171,40 +188,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             "Overall: {}/{} tasks{would} succeeded{rolled}",
             s.succeeded, s.tasks
         );
-        // Consecutive blocks with the same line are joined: `Blocks 2-700`.
-        let mut run: Option<(Vec<usize>, String)> = None;
-        for b in &report.blocks {
-            let ok = b
-                .tasks
-                .iter()
-                .filter(|t| t.status == TaskStatus::Success)
-                .count();
-            let mark = match b.status {
-                BlockStatus::Success => self.paint("32", "✓"),
-                BlockStatus::Failed => self.paint("31", "✗"),
-                BlockStatus::Malformed => format!("{} (malformed, not run)", self.paint("31", "✗")),
-            };
-            let line = format!("{ok}/{} tasks succeeded {mark}", b.tasks.len());
-            match &mut run {
-                Some((numbers, same)) if *same == line && b.note.is_none() => {
-                    numbers.push(b.number);
-                    continue;
-                }
-                _ => {}
-            }
-            if let Some((numbers, line)) = run.take() {
-                self.summary_line(&numbers, &line);
-            }
-            match &b.note {
-                Some(note) => {
-                    self.summary_line(&[b.number], &line);
-                    let _ = writeln!(self.out, "  note: {}", esc(note));
-                }
-                None => run = Some((vec![b.number], line)),
-            }
-        }
-        if let Some((numbers, line)) = run.take() {
+        for (numbers, line, note) in std::mem::take(&mut self.lines) {
             self.summary_line(&numbers, &line);
+            if let Some(note) = note {
+                let _ = writeln!(self.out, "  note: {}", esc(&note));
+            }
         }
         let g = &report.git;
         if let Some(line) = git_words(g) {
@@ -224,13 +212,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             let _ = writeln!(self.out, "Git: {}", esc(n));
         }
         if let Some(r) = &report.resend {
-            // A TASKS block with applied and unapplied tasks must not be
-            // sent whole again.
-            let split = report.blocks.iter().any(|b| {
-                b.tasks.iter().any(|t| r.applied.contains(&t.number))
-                    && b.tasks.iter().any(|t| !r.applied.contains(&t.number))
-            });
-            self.resend(r, split);
+            self.resend(r, self.split);
         }
         let _ = self.out.flush();
     }
@@ -301,18 +283,33 @@ impl<'d, W: Write> TextPrinter<'d, W> {
 }
 
 #[cfg(feature = "engine")]
+impl<W: Write> crate::apply::Listener for TextPrinter<'_, W> {
+    fn block(&mut self, report: BlockReport) {
+        self.record(&report);
+    }
+}
+
+#[cfg(feature = "engine")]
 impl<W: Write> Observer for TextPrinter<'_, W> {
-    fn block_started(&mut self, unit: &Unit<'_>, runnable: bool) {
-        if self.blocks_seen == 0 {
-            self.document_diagnostics();
+    fn loose_diagnostics(&mut self, diagnostics: &[Diagnostic]) {
+        if self.blocks_seen > 0 {
+            let _ = writeln!(self.out);
         }
+        let _ = writeln!(self.out, "{}", self.paint("1", "=== Document ==="));
+        self.diagnostics(diagnostics);
+        if self.blocks_seen == 0 {
+            let _ = writeln!(self.out);
+        }
+        let _ = self.out.flush();
+    }
+
+    fn block_started(&mut self, unit: &Unit<'_>, diagnostics: &[Diagnostic], runnable: bool) {
         self.blocks_seen += 1;
         self.malformed = !runnable;
-        let all: Vec<Diagnostic> = self.doc.diagnostics_of(unit.number()).cloned().collect();
-        let ds = self.repeats.first_seen(&all, &mut self.at);
+        let ds = self.repeats.first_seen(diagnostics, &mut self.at);
         // A malformed block whose every problem was shown before is only
         // counted (PROTOCOL §9.1).
-        if !runnable && ds.is_empty() && !all.is_empty() {
+        if !runnable && ds.is_empty() && !diagnostics.is_empty() {
             return;
         }
         if self.blocks_seen > 1 {
@@ -370,7 +367,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     esc(&r.message)
                 );
             }
-            TaskStatus::Failed => self.failure(r),
+            TaskStatus::Failed => self.failure(task, r),
         }
         if self.detail == Detail::Debug
             && let Some(ms) = r.duration_ms
@@ -381,7 +378,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
 }
 
 impl<W: Write> TextPrinter<'_, W> {
-    fn failure(&mut self, r: &TaskReport) {
+    fn failure(&mut self, task: &Task<'_>, r: &TaskReport) {
         let n = r.number;
         let cross = self.paint("31", "✗");
         let Some(e) = &r.error else {
@@ -412,13 +409,10 @@ impl<W: Write> TextPrinter<'_, W> {
             }
             return;
         }
-        let task = self.tasks.get(n.wrapping_sub(1)).copied();
-        if let Some(t) = task {
-            let source = self.doc.source.get(t.span.range()).unwrap_or_default();
-            let _ = writeln!(self.out, "  task source:");
-            for l in esc(source).lines() {
-                let _ = writeln!(self.out, "  | {l}");
-            }
+        let source = self.source.get(task.span.range()).unwrap_or_default();
+        let _ = writeln!(self.out, "  task source:");
+        for l in esc(source).lines() {
+            let _ = writeln!(self.out, "  | {l}");
         }
         if let Some(c) = &e.closest {
             let place = if c.start_line == c.end_line {
@@ -436,15 +430,14 @@ impl<W: Write> TextPrinter<'_, W> {
             }
         }
         if self.detail == Detail::Debug {
-            if let Some(t) = task {
-                let idx = LineIndex::new(self.doc.source);
-                let (a, b) = (idx.position(t.span.start), idx.position(t.span.end));
-                let _ = writeln!(
-                    self.out,
-                    "  span: bytes {}..{} (line {} column {} to line {} column {})",
-                    t.span.start, t.span.end, a.line, a.column, b.line, b.column
-                );
-            }
+            let idx = LineIndex::new(self.source);
+            let t = task;
+            let (a, b) = (idx.position(t.span.start), idx.position(t.span.end));
+            let _ = writeln!(
+                self.out,
+                "  span: bytes {}..{} (line {} column {} to line {} column {})",
+                t.span.start, t.span.end, a.line, a.column, b.line, b.column
+            );
             if let Some(os) = &e.os_error {
                 let _ = writeln!(self.out, "  os error: {}", esc(os));
             }

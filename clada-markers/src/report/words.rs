@@ -3,7 +3,7 @@
 //! report says about a task is written here.
 
 use super::{BlockReport, ErrorReport, TaskReport};
-use crate::ast::{Document, Task, Unit};
+use crate::ast::{Task, Unit};
 use crate::engine::TaskOutcome;
 use crate::engine::outcome::{Rollback, Skip, UnitOutcome};
 use crate::engine::plan::Effect;
@@ -43,17 +43,7 @@ impl TaskReport {
     }
 }
 
-/// The reports of `units`, the outcomes of `doc`'s units in order, each
-/// with an outcome per task in order.
-pub(crate) fn blocks(doc: &Document<'_>, units: Vec<UnitOutcome>) -> Vec<BlockReport> {
-    doc.units
-        .iter()
-        .zip(units)
-        .map(|(unit, u)| block(unit, u))
-        .collect()
-}
-
-fn block(unit: &Unit<'_>, u: UnitOutcome) -> BlockReport {
+pub(super) fn block(unit: &Unit<'_>, u: UnitOutcome) -> BlockReport {
     BlockReport {
         number: u.number,
         kind: if u.block { "tasks" } else { "standalone" },

@@ -1,0 +1,196 @@
+//! A run fed a window of units at a time (`Apply::run_units`) against the
+//! same run of the whole document: the same report, to the byte of its
+//! JSON, and every unit reported only once its changes are on disk.
+
+use std::path::{Path, PathBuf};
+
+use clada_markers::dialect::Dialect;
+use clada_markers::engine::{Atomic, Observer};
+use clada_markers::report::{BlockReport, JsonReport, TaskStatus};
+use clada_markers::syntax::{OpName, units};
+use clada_markers::{Apply, Listener, ParseOptions, parse};
+
+/// A document of `n` units of every kind: writes, edits that succeed and
+/// fail, removals of missing files, a block that stops half way, a
+/// malformed block, a command nobody approved, and stray text and
+/// markers between units.
+fn mixed(n: usize) -> String {
+    let mut doc = String::new();
+    for i in 0..n {
+        let unit = match i % 9 {
+            0 => format!("<<<<<<< WRITE path=\"w/{i}.txt\"\nfile {i}\n>>>>>>> END\n"),
+            1 => format!(
+                "<<<<<<< SEARCH path=\"w/{}.txt\"\nfile {}\n=======\nedited {}\n>>>>>>> REPLACE\n",
+                i - 1,
+                i - 1,
+                i - 1
+            ),
+            2 => format!(
+                "<<<<<<< SEARCH path=\"w/{}.txt\"\nnot there\n=======\nx\n>>>>>>> REPLACE\n",
+                i - 2
+            ),
+            3 => format!("<<<<<<< REMOVE path=\"gone/{i}.txt\"\n>>>>>>> END\n"),
+            4 => format!(
+                "<<<<<<< TASKS\n<<<<<<< WRITE path=\"b/{i}.txt\"\nb\n>>>>>>> END\n<<<<<<< REMOVE path=\"gone/{i}\"\n>>>>>>> END\n<<<<<<< WRITE path=\"b/{i}-never.txt\"\nc\n>>>>>>> END\n>>>>>>> TASKS\n"
+            ),
+            5 => "<<<<<<< TASKS\n<<<<<<< WRITE\nno path\n>>>>>>> END\n>>>>>>> TASKS\n".to_owned(),
+            6 => "some prose between units\n>>>>>>> END\n".to_owned(),
+            7 => format!("<<<<<<< RUN\necho {i}\n>>>>>>> END\n"),
+            _ => format!(
+                "<<<<<<< WRITE path=\"w/{}.txt\"\nagain {i}\n>>>>>>> END\n",
+                i - 8
+            ),
+        };
+        doc.push_str(&unit);
+    }
+    doc
+}
+
+/// A run's JSON with every duration made 0: what differs between two
+/// runs of the same document.
+fn without_durations(json: &str) -> String {
+    let key = "\"duration_ms\": ";
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json;
+    while let Some(at) = rest.find(key) {
+        out.push_str(&rest[..at + key.len()]);
+        rest = rest[at + key.len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+        out.push('0');
+    }
+    out.push_str(rest);
+    out
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("scratch directory")
+}
+
+/// Every file below `dir`, with its contents.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let data = std::fs::read(&p).expect("read");
+                out.push((p.strip_prefix(dir).expect("below").to_path_buf(), data));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn streamed(doc: &str, root: &Path, atomic: Option<Atomic>, dry_run: bool) -> String {
+    let mut apply = Apply::new(root)
+        .expect("root")
+        .git(None)
+        .atomic(atomic)
+        .dry_run(dry_run);
+    let mut json = JsonReport::new(Vec::new(), Dialect::Clada);
+    let units = units(doc, ParseOptions::default());
+    let report = apply.run_units(doc, units, &mut json);
+    let bytes = json.finish(&report).expect("written to memory");
+    String::from_utf8(bytes).expect("JSON is UTF-8")
+}
+
+fn whole(doc: &str, root: &Path, atomic: Option<Atomic>, dry_run: bool) -> String {
+    let mut apply = Apply::new(root)
+        .expect("root")
+        .git(None)
+        .atomic(atomic)
+        .dry_run(dry_run);
+    let report = apply.run(&parse(doc));
+    serde_json::to_string_pretty(&report).expect("serialised") + "\n"
+}
+
+#[test]
+fn a_streamed_run_reports_what_a_whole_run_does() {
+    // 20,000 units hold 22,000 tasks: more than one batch is held and
+    // written on the way.
+    for (n, atomic, dry_run) in [
+        (0, None, false),
+        (9, None, false),
+        (2_000, None, false),
+        (2_000, None, true),
+        (200, Some(Atomic::Unit), false),
+        (200, Some(Atomic::Document), false),
+        (20_000, None, false),
+    ] {
+        let doc = mixed(n);
+        let (a, b) = (scratch(), scratch());
+        let one = streamed(&doc, a.path(), atomic, dry_run);
+        let other = whole(&doc, b.path(), atomic, dry_run);
+        assert_eq!(
+            without_durations(&one),
+            without_durations(&other),
+            "{n} units, {atomic:?}, dry run {dry_run}"
+        );
+        assert_eq!(tree(a.path()), tree(b.path()), "{n} units, {atomic:?}");
+        let v: serde_json::Value = serde_json::from_str(&one).expect("the report is JSON");
+        let tasks = v["summary"]["tasks"].as_u64().unwrap_or(0);
+        let listed: usize = v["blocks"]
+            .as_array()
+            .map(|b| {
+                b.iter()
+                    .map(|b| b["tasks"].as_array().map_or(0, Vec::len))
+                    .sum()
+            })
+            .unwrap_or(0);
+        assert_eq!(tasks as usize, listed, "{n} units");
+        if n >= 20_000 {
+            assert!(tasks > 8_192, "{n} units make more than one batch: {tasks}");
+        }
+    }
+}
+
+/// Checks, as each unit's report comes, that what it says was written is
+/// on disk.
+struct OnDisk<'a> {
+    root: &'a Path,
+    blocks: usize,
+    checked: usize,
+}
+
+impl Observer for OnDisk<'_> {}
+
+impl Listener for OnDisk<'_> {
+    fn block(&mut self, report: BlockReport) {
+        self.blocks += 1;
+        assert_eq!(report.number, self.blocks, "blocks come in order");
+        for t in &report.tasks {
+            let (TaskStatus::Success, OpName::Write, Some(path)) = (t.status, t.op, &t.path) else {
+                continue;
+            };
+            assert!(
+                self.root.join(path).is_file(),
+                "task {} is reported written before {path} is on disk",
+                t.number
+            );
+            self.checked += 1;
+        }
+    }
+}
+
+#[test]
+fn a_unit_is_reported_once_its_changes_are_on_disk() {
+    let doc = mixed(20_000);
+    let dir = scratch();
+    let mut apply = Apply::new(dir.path()).expect("root").git(None);
+    let mut listener = OnDisk {
+        root: dir.path(),
+        blocks: 0,
+        checked: 0,
+    };
+    let report = apply.run_units(&doc, units(&doc, ParseOptions::default()), &mut listener);
+    assert_eq!(listener.blocks, report.summary.blocks);
+    assert!(
+        listener.checked > 4_000,
+        "{} writes checked",
+        listener.checked
+    );
+    assert!(report.blocks.is_empty(), "the listener had the blocks");
+}
