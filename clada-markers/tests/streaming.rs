@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use clada_markers::dialect::Dialect;
-use clada_markers::engine::{Atomic, Observer};
+use clada_markers::engine::{Atomic, Observer, TaskOutcome};
+use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::{BlockReport, JsonReport, TaskStatus};
 use clada_markers::syntax::{OpName, units};
 use clada_markers::{Apply, Listener, ParseOptions, parse};
@@ -193,4 +194,142 @@ fn a_unit_is_reported_once_its_changes_are_on_disk() {
         listener.checked
     );
     assert!(report.blocks.is_empty(), "the listener had the blocks");
+}
+
+/// Keeps the reports a run hands out.
+#[derive(Default)]
+struct Kept {
+    blocks: Vec<BlockReport>,
+    /// The statuses each task was told, in order.
+    told: Vec<(usize, TaskStatus)>,
+    /// Called when a task is first told to have succeeded.
+    on_success: Option<Box<dyn FnMut(usize)>>,
+}
+
+impl Observer for Kept {
+    fn task_finished(&mut self, task: &clada_markers::Task<'_>, outcome: &TaskOutcome) {
+        self.told.push((task.number, outcome.status()));
+        if outcome.status() == TaskStatus::Success
+            && let Some(f) = &mut self.on_success
+        {
+            f(task.number);
+        }
+    }
+}
+
+impl Listener for Kept {
+    fn block(&mut self, report: BlockReport) {
+        self.blocks.push(report);
+    }
+}
+
+#[test]
+fn a_write_that_fails_when_a_batch_is_written_fails_its_task_before_it_is_reported() {
+    // Task 1 edits `hot.txt` in the view; another writer changes the file
+    // on disk right after; 9,000 more tasks make the run write its first
+    // batch, where the change of task 1 must not overwrite theirs.
+    let dir = scratch();
+    let hot = dir.path().join("hot.txt");
+    std::fs::write(&hot, "old\n").expect("hot.txt");
+    let mut doc =
+        "<<<<<<< SEARCH path=\"hot.txt\"\nold\n=======\nours\n>>>>>>> REPLACE\n".to_owned();
+    for i in 0..9_000 {
+        doc.push_str(&format!("<<<<<<< WRITE path=\"f/{i}\"\n{i}\n>>>>>>> END\n"));
+    }
+    let other = hot.clone();
+    let mut kept = Kept {
+        on_success: Some(Box::new(move |task| {
+            if task == 1 {
+                std::fs::write(&other, "theirs, longer\n").expect("the other writer");
+            }
+        })),
+        ..Kept::default()
+    };
+    let mut apply = Apply::new(dir.path()).expect("root").git(None);
+    let report = apply.run_units(&doc, units(&doc, ParseOptions::default()), &mut kept);
+    assert_eq!(
+        std::fs::read_to_string(&hot).expect("hot.txt"),
+        "theirs, longer\n",
+        "the other writer's change is kept"
+    );
+    let first = &kept.blocks[0].tasks[0];
+    assert_eq!(first.status, TaskStatus::Failed, "{first:?}");
+    let kind = first.error.as_ref().map(|e| e.kind.to_string());
+    assert_eq!(kind.as_deref(), Some("file_changed"));
+    // Told succeeded when planned, then failed when written: the last word
+    // is the report's.
+    let told: Vec<TaskStatus> = kept.told.iter().filter(|t| t.0 == 1).map(|t| t.1).collect();
+    assert_eq!(told, [TaskStatus::Success, TaskStatus::Failed]);
+    assert_eq!(report.summary.failed, 1);
+    assert_eq!(report.summary.succeeded, 9_000);
+    assert!(!report.ok);
+}
+
+#[test]
+fn a_refused_run_reports_units_without_tasks_alike_wherever_they_are() {
+    let dir = scratch();
+    let lock = dir.path().join("held.lock");
+    let file = std::fs::File::create(&lock).expect("lock file");
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).expect("locked");
+    let doc = "<<<<<<< TASKS\n>>>>>>> TASKS\n<<<<<<< WRITE path=\"a.txt\"\na\n>>>>>>> END\n<<<<<<< TASKS\n>>>>>>> TASKS\n";
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("root");
+    let apply = || {
+        Apply::new(&root)
+            .expect("root")
+            .git(None)
+            .lock(Some(lock.clone()), std::time::Duration::ZERO)
+    };
+    let mut kept = Kept::default();
+    let streamed = apply().run_units(doc, units(doc, ParseOptions::default()), &mut kept);
+    let whole = apply().run(&parse(doc));
+    for report in [&streamed, &whole] {
+        let error = report.error.as_ref().map(|e| e.kind.to_string());
+        assert_eq!(error.as_deref(), Some("lock_timeout"));
+        assert!(!report.ok);
+    }
+    let statuses = |blocks: &[BlockReport]| -> Vec<String> {
+        blocks.iter().map(|b| format!("{:?}", b.status)).collect()
+    };
+    assert_eq!(statuses(&kept.blocks), ["Success", "Failed", "Success"]);
+    assert_eq!(statuses(&kept.blocks), statuses(&whole.blocks));
+    assert_eq!(kept.blocks[1].tasks[0].status, TaskStatus::Skipped);
+    assert!(
+        kept.told.is_empty(),
+        "no task was run or told: {:?}",
+        kept.told
+    );
+    assert!(!root.join("a.txt").exists());
+}
+
+#[test]
+fn the_text_report_is_the_same_streamed_or_whole() {
+    for atomic in [None, Some(Atomic::Unit)] {
+        let doc = mixed(300);
+        let (a, b) = (scratch(), scratch());
+        let text = |streamed: bool, root: &Path| -> String {
+            let mut apply = Apply::new(root).expect("root").git(None).atomic(atomic);
+            let mut printer = TextPrinter::new(
+                Vec::new(),
+                &doc,
+                "doc.md",
+                Detail::Full,
+                ExecOutput::Buffer,
+                false,
+            );
+            let report = if streamed {
+                apply.run_units(&doc, units(&doc, ParseOptions::default()), &mut printer)
+            } else {
+                let parsed = parse(&doc);
+                apply.run_observed(&parsed, &mut printer)
+            };
+            printer.finish(&report);
+            String::from_utf8(printer.into_inner()).expect("text")
+        };
+        let one = text(true, a.path());
+        let other = text(false, b.path());
+        assert_eq!(one, other, "{atomic:?}");
+        assert!(one.contains("=== Document ==="), "{one}");
+        assert!(one.contains("Resend:"), "{one}");
+    }
 }

@@ -79,7 +79,10 @@ pub(crate) fn feed<'h, 'd>(doc: &'h Document<'d>) -> impl Iterator<Item = Fed<'h
             let until = unit.map_or(usize::MAX, |u| u.span().start);
             let mut loose = Vec::new();
             while let Some(d) = all.get(next).filter(|d| d.span.start < until) {
-                if d.block.is_none() {
+                // What no unit claims (a document made by hand may file a
+                // diagnostic under a unit it does not lie in) is said
+                // where it lies.
+                if !claimed(doc, d) {
                     loose.push(d.clone());
                 }
                 next += 1;
@@ -94,6 +97,19 @@ pub(crate) fn feed<'h, 'd>(doc: &'h Document<'d>) -> impl Iterator<Item = Fed<'h
             });
             loose.into_iter().chain(unit)
         })
+}
+
+/// Whether `d` is filed under a unit it lies in, as
+/// [`Document::diagnostics_of`] finds it.
+fn claimed(doc: &Document<'_>, d: &Diagnostic) -> bool {
+    let unit = d
+        .block
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| doc.units.get(i));
+    unit.is_some_and(|u| {
+        let span = u.span();
+        (span.start..=span.end).contains(&d.span.start)
+    })
 }
 
 /// Runs the units of `feed`, read from `source`, under `root`, telling

@@ -316,7 +316,7 @@ pub(crate) struct Engine<'e, 'r, 'h, 'd> {
     deadline: Option<Instant>,
     /// Units run whose outcomes are not final yet, in order.
     held: Vec<Ran<'h, 'd>>,
-    /// Their tasks.
+    /// Their tasks, a unit without tasks counted as one.
     held_tasks: usize,
     /// With `--atomic=document`: why the units left do not run.
     stop: Option<Skip>,
@@ -392,7 +392,9 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             }
             tasks
         };
-        self.held_tasks += tasks.len();
+        // An empty block weighs as much as a task: a run of them is
+        // handed out too.
+        self.held_tasks += tasks.len().max(1);
         let outcome = UnitOutcome {
             number,
             block: unit.is_block(),
@@ -570,7 +572,8 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                         Err(_) => continue,
                     },
                 };
-                if let Some(r) = outcomes.iter_mut().find(|r| r.number == task) {
+                let i = outcomes.binary_search_by_key(&task, |r| r.number);
+                if let Some(r) = i.ok().and_then(|i| outcomes.get_mut(i)) {
                     r.status = TaskStatus::Failed;
                     r.error = Some(TaskError::from(error.clone()));
                     tell(observer, at, r);
@@ -684,8 +687,11 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
 }
 
 /// A unit none of whose tasks ran, for `why`: the lock or the commit
-/// before the tasks failed.
+/// before the tasks failed. A unit without tasks has nothing that failed.
 pub(crate) fn not_run(unit: &Unit<'_>, runnable: bool, why: &str) -> UnitOutcome {
+    if unit.tasks().is_empty() {
+        return empty_unit(unit, runnable);
+    }
     UnitOutcome {
         number: unit.number(),
         block: unit.is_block(),

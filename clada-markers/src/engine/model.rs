@@ -349,13 +349,18 @@ proptest! {
     #[test]
     fn atomic_units_leave_no_trace_of_a_failure(units in units()) {
         let text = document(&units);
-        for atomic in [Atomic::Unit, Atomic::Document] {
+        for (atomic, settle_after) in [
+            (Atomic::Unit, None),
+            (Atomic::Unit, Some(1)),
+            (Atomic::Document, None),
+            (Atomic::Document, Some(1)),
+        ] {
             let mut model = start();
             let want = model.run_atomic(&units, Some(atomic));
-            let options = ApplyOptions { atomic: Some(atomic), ..ApplyOptions::default() };
+            let options = ApplyOptions { atomic: Some(atomic), settle_after, ..ApplyOptions::default() };
             let (got, tree, _) = engine_run(&units, &options);
-            prop_assert_eq!(&got, &want, "statuses differ with {:?} for\n{}", atomic, text);
-            prop_assert_eq!(tree, model, "trees differ with {:?} for\n{}", atomic, text);
+            prop_assert_eq!(&got, &want, "statuses differ with {:?}, {:?} for\n{}", atomic, settle_after, text);
+            prop_assert_eq!(tree, model, "trees differ with {:?}, {:?} for\n{}", atomic, settle_after, text);
         }
     }
 

@@ -128,6 +128,11 @@ impl<W: Write> JsonReport<W> {
         if self.blocks > 0 && !report.blocks.is_empty() {
             return Err(io::Error::other("a report's blocks were given twice"));
         }
+        if self.blocks > 0 && report.dialect != self.dialect {
+            return Err(io::Error::other(
+                "the report's dialect is not the one its blocks were written under",
+            ));
+        }
         let whole = serde_json::to_string_pretty(report).map_err(io::Error::from)?;
         match whole.find(BLOCKS) {
             Some(at) if self.blocks > 0 => {
@@ -173,8 +178,12 @@ impl<W: Write> Listener for JsonReport<W> {
         self.blocks += 1;
         // A JSON string holds no raw newline: each one is a line break
         // of the pretty printer, indented two levels further here.
-        let Ok(text) = serde_json::to_string_pretty(&report) else {
-            return;
+        let text = match serde_json::to_string_pretty(&report) {
+            Ok(text) => text,
+            Err(e) => {
+                self.error.get_or_insert(e.into());
+                return;
+            }
         };
         self.write(b"\n    ");
         for (i, line) in text.split('\n').enumerate() {

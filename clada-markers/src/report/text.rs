@@ -62,9 +62,12 @@ pub struct TextPrinter<'d, W: Write> {
     /// Whether the block being reported is malformed: its tasks are not
     /// listed one by one after its diagnostics.
     malformed: bool,
-    /// The summary's lines so far: consecutive blocks with the same line
-    /// are joined (`Blocks 2-700`).
-    lines: Vec<(Vec<usize>, String, Option<String>)>,
+    /// The summary's lines so far: the first and last of consecutive
+    /// blocks with the same line (`Blocks 2-700`), the line, and a block's
+    /// note.
+    lines: Vec<(usize, usize, String, Option<String>)>,
+    /// The document's line index, for `--error-detail debug`: built once.
+    index: Option<LineIndex<'d>>,
     /// Whether a TASKS block has both applied and unapplied tasks.
     split: bool,
 }
@@ -100,8 +103,14 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             at: Cursor::new(source),
             malformed: false,
             lines: Vec::new(),
+            index: None,
             split: false,
         }
+    }
+
+    /// The writer, once the report is printed.
+    pub fn into_inner(self) -> W {
+        self.out
     }
 
     fn paint(&self, code: &str, text: &str) -> String {
@@ -136,10 +145,8 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         };
         let line = format!("{ok}/{} tasks succeeded {mark}", b.tasks.len());
         match self.lines.last_mut() {
-            Some((numbers, same, None)) if *same == line && b.note.is_none() => {
-                numbers.push(b.number);
-            }
-            _ => self.lines.push((vec![b.number], line, b.note.clone())),
+            Some((_, last, same, None)) if *same == line && b.note.is_none() => *last = b.number,
+            _ => self.lines.push((b.number, b.number, line, b.note.clone())),
         }
         // A TASKS block with applied and unapplied tasks must not be sent
         // whole again.
@@ -188,8 +195,13 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             "Overall: {}/{} tasks{would} succeeded{rolled}",
             s.succeeded, s.tasks
         );
-        for (numbers, line, note) in std::mem::take(&mut self.lines) {
-            self.summary_line(&numbers, &line);
+        for (first, last, line, note) in std::mem::take(&mut self.lines) {
+            let name = if first == last {
+                format!("Block {first}")
+            } else {
+                format!("Blocks {first}-{last}")
+            };
+            let _ = writeln!(self.out, "{name}: {line}");
             if let Some(note) = note {
                 let _ = writeln!(self.out, "  note: {}", esc(&note));
             }
@@ -215,11 +227,6 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             self.resend(r, self.split);
         }
         let _ = self.out.flush();
-    }
-
-    fn summary_line(&mut self, blocks: &[usize], line: &str) {
-        let name = if blocks.len() == 1 { "Block" } else { "Blocks" };
-        let _ = writeln!(self.out, "{name} {}: {line}", numbers(blocks));
     }
 
     /// What to send again (PROTOCOL §9.1): the end of the summary.
@@ -430,7 +437,8 @@ impl<W: Write> TextPrinter<'_, W> {
             }
         }
         if self.detail == Detail::Debug {
-            let idx = LineIndex::new(self.source);
+            let source = self.source;
+            let idx = self.index.get_or_insert_with(|| LineIndex::new(source));
             let t = task;
             let (a, b) = (idx.position(t.span.start), idx.position(t.span.end));
             let _ = writeln!(
