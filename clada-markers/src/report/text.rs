@@ -299,11 +299,16 @@ impl<W: Write> crate::apply::Listener for TextPrinter<'_, W> {
 #[cfg(feature = "engine")]
 impl<W: Write> Observer for TextPrinter<'_, W> {
     fn loose_diagnostics(&mut self, diagnostics: &[Diagnostic]) {
+        // A problem shown before is only counted, as in a block.
+        let diagnostics = self.repeats.first_seen(diagnostics, &mut self.at);
+        if diagnostics.is_empty() {
+            return;
+        }
         if self.blocks_seen > 0 {
             let _ = writeln!(self.out);
         }
         let _ = writeln!(self.out, "{}", self.paint("1", "=== Document ==="));
-        self.diagnostics(diagnostics);
+        self.diagnostics(&diagnostics);
         if self.blocks_seen == 0 {
             let _ = writeln!(self.out);
         }
