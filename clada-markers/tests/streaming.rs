@@ -85,12 +85,16 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-fn streamed(doc: &str, root: &Path, atomic: Option<Atomic>, dry_run: bool) -> String {
-    let mut apply = Apply::new(root)
+fn applier(root: &Path, atomic: Option<Atomic>, dry_run: bool) -> Apply {
+    Apply::new(root)
         .expect("root")
         .git(None)
         .atomic(atomic)
-        .dry_run(dry_run);
+        .dry_run(dry_run)
+}
+
+fn streamed(doc: &str, root: &Path, atomic: Option<Atomic>, dry_run: bool) -> String {
+    let mut apply = applier(root, atomic, dry_run);
     let mut json = JsonReport::new(Vec::new(), Dialect::Clada);
     let units = units(doc, ParseOptions::default());
     let report = apply.run_units(doc, units, &mut json);
@@ -99,12 +103,7 @@ fn streamed(doc: &str, root: &Path, atomic: Option<Atomic>, dry_run: bool) -> St
 }
 
 fn whole(doc: &str, root: &Path, atomic: Option<Atomic>, dry_run: bool) -> String {
-    let mut apply = Apply::new(root)
-        .expect("root")
-        .git(None)
-        .atomic(atomic)
-        .dry_run(dry_run);
-    let report = apply.run(&parse(doc));
+    let report = applier(root, atomic, dry_run).run(&parse(doc));
     serde_json::to_string_pretty(&report).expect("serialised") + "\n"
 }
 

@@ -4,13 +4,12 @@ use std::time::Instant;
 
 use clada_markers::engine::RunOptions;
 
-use clada_markers::dialect::{Dialect, parse_dialect};
+use clada_markers::dialect::{Dialect, parse_units};
 use clada_markers::engine::{Approver, NoPrompt, Terminal};
 use clada_markers::engine::{Atomic, Observer};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
 use clada_markers::report::{BlockReport, DiagnosticReport, GitReport, JsonReport};
-use clada_markers::syntax::{self, Parsed};
 use clada_markers::{Apply, ApplyReport, Document, Listener, ParseOptions};
 
 use super::{ApplyArgs, AtomicArg, ErrorDetail, Format, OutputMode, Switch};
@@ -106,13 +105,9 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
     let options = ParseOptions {
         allow_escape: args.allow_escape,
     };
-    // A clada document is read a window at a time and each unit dropped
-    // once reported: a run holds a batch of units, not the tree. The other
-    // dialects are lowered whole (PROTOCOL §11).
-    let parsed: Box<dyn Iterator<Item = Parsed<'_>>> = match dialect {
-        Dialect::Clada => Box::new(syntax::units(text, options)),
-        _ => Box::new(parse_dialect(text, dialect, options).into_parsed()),
-    };
+    // Each unit is dropped once reported: a run holds a batch of units,
+    // not the tree.
+    let parsed = parse_units(text, dialect, options);
     let finish = |report: &mut ApplyReport| {
         report.duration_ms = elapsed(started);
         report.dialect = dialect;

@@ -2,9 +2,9 @@
 
 use std::io::Write as _;
 
-use clada_markers::dialect::{Dialect, parse_dialect};
+use clada_markers::dialect::{Dialect, parse_units};
 use clada_markers::report::{CheckBuilder, CheckText};
-use clada_markers::syntax::{self, Parsed};
+use clada_markers::syntax;
 use clada_markers::{CheckReport, Diagnostic, ParseOptions};
 
 use super::{CheckArgs, CheckFormat};
@@ -36,13 +36,9 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
     let options = ParseOptions {
         allow_escape: args.allow_escape,
     };
-    // A clada document is read a unit at a time and each unit dropped once
-    // reported: memory is the document and the report, not the tree. The
-    // other dialects are lowered whole (PROTOCOL §11).
-    let parsed: Box<dyn Iterator<Item = Parsed<'_>>> = match dialect {
-        Dialect::Clada => Box::new(syntax::units(text, options)),
-        _ => Box::new(parse_dialect(text, dialect, options).into_parsed()),
-    };
+    // Each unit is dropped once reported: memory is the document and the
+    // report, not the tree.
+    let parsed = parse_units(text, dialect, options);
     let diagnostics;
     let written = match args.format {
         CheckFormat::Json => {

@@ -84,6 +84,21 @@ pub fn detect(source: &str) -> Dialect {
     }
 }
 
+/// The units of `source` read as `dialect`, each with its diagnostics:
+/// a clada document a window at a time ([`crate::syntax::units`]), so that
+/// a caller that drops each unit once used never holds the tree; the other
+/// dialects are lowered whole first (PROTOCOL §11).
+pub fn parse_units(
+    source: &str,
+    dialect: Dialect,
+    options: ParseOptions,
+) -> Box<dyn Iterator<Item = crate::syntax::Parsed<'_>> + '_> {
+    match dialect {
+        Dialect::Clada => Box::new(crate::syntax::units(source, options)),
+        _ => Box::new(parse_dialect(source, dialect, options).into_parsed()),
+    }
+}
+
 /// Parses `source` as `dialect` (after [`detect`] for `auto`).
 pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> Document<'_> {
     match dialect {
