@@ -699,3 +699,47 @@ fn below_the_top_of_a_work_tree_git_shows_only_the_root() {
     let show = git_ok(&root, "git show --stat");
     assert!(!show.contains("private"), "{show}");
 }
+
+#[test]
+fn built_in_cp_stops_once_a_run_has_copied_its_allowance() {
+    // `cp -r d e` then `mv e d/x` doubles `d`: twelve lines of document
+    // would ask for 4 GiB of copies of a 1 MiB file. A run copies at most
+    // 1 GiB (and 100,000 entries) with built-in cp; a dry run counts the
+    // same, so that planning stays bounded too.
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    std::fs::create_dir(root.join("d")).unwrap();
+    std::fs::write(root.join("d/big"), vec![b'x'; 1 << 20]).unwrap();
+    let mut doc = String::new();
+    for i in 0..12 {
+        doc.push_str(&format!(
+            "<<<<<<< RUN\ncp -r d e{i}\n>>>>>>> END\n<<<<<<< RUN\nmv e{i} d/x{i}\n>>>>>>> END\n"
+        ));
+    }
+    let doc = parse_with(&doc, ParseOptions::default());
+    let report = Apply::new(root).unwrap().git(None).dry_run(true).run(&doc);
+    let tasks = crate::common::tasks(report);
+    let stopped = tasks
+        .iter()
+        .position(|t| t.status == TaskStatus::Failed)
+        .expect("a copy is stopped");
+    // 1 + 2 + … + 512 MiB were copied by the first ten doublings; the
+    // eleventh reaches the allowance.
+    let seen: Vec<_> = tasks.iter().map(|t| (t.number, t.status)).collect();
+    assert_eq!(stopped, 20, "{seen:?}");
+    let output = tasks[stopped].output.clone().unwrap_or_default();
+    assert!(
+        output.contains(
+            "built-in cp copies at most 100000 files and directories and 1024 MiB in a run"
+        ),
+        "{output}"
+    );
+    assert_eq!(tasks[stopped].exit_code, Some(1));
+    // Every later copy is refused at once.
+    for t in tasks.iter().skip(stopped + 2).step_by(2) {
+        assert_eq!(t.status, TaskStatus::Failed, "{t:#?}");
+    }
+    // A dry run: the tree is as it was.
+    let names: Vec<_> = std::fs::read_dir(root.join("d")).unwrap().collect();
+    assert_eq!(names.len(), 1);
+}

@@ -83,6 +83,8 @@ pub(crate) struct CommandRunner<'r> {
     approver: Box<dyn Approver + 'r>,
     /// The run's repository, for the built-in git (PROTOCOL §6).
     repo: Option<&'r git2::Repository>,
+    /// What built-in `cp` has copied in this run.
+    copied: builtin::Copied,
 }
 
 impl std::fmt::Debug for CommandRunner<'_> {
@@ -109,6 +111,7 @@ impl<'r> CommandRunner<'r> {
             options,
             approver,
             repo: None,
+            copied: builtin::Copied::default(),
         }
     }
 
@@ -171,6 +174,7 @@ impl<'r> CommandRunner<'r> {
             deadline: Instant::now() + timeout,
             repo: self.repo,
             shown: &shown,
+            copied: &self.copied,
         };
         let mut out = builtin::Out::new(task, observer, self.options.max_output);
         let result = builtin::run(argv, &env, &mut out);

@@ -1374,6 +1374,18 @@ fn copy_tree(
     let mut pending = vec![(from, to)];
     while let Some((from, to)) = pending.pop() {
         env.in_time()?;
+        if !env.copied.allows_more() {
+            out.error(
+                "cp",
+                format!(
+                    "stopped before '{}': built-in cp copies at most {} files and directories and {} MiB in a run; approve the command to run the system's cp",
+                    from.display(),
+                    super::MAX_COPIED_ENTRIES,
+                    super::MAX_COPIED_BYTES >> 20
+                ),
+            );
+            return Ok(1);
+        }
         env.check_lands(&to)?;
         let kind = match env.tree.kind(&from) {
             Ok(kind) => kind,
@@ -1391,7 +1403,7 @@ fn copy_tree(
                 } else {
                     env.tree.create_dir(&to)
                 } {
-                    Ok(_) => {}
+                    Ok(_) => env.copied.add(0),
                     Err(e) => {
                         env.failed(out, "cp", e)?;
                         status = 1;
@@ -1421,10 +1433,13 @@ fn copy_tree(
                             status = 1;
                             continue;
                         };
-                        env.tree.write(&to, &data)
+                        env.tree.write(&to, &data).map(|()| data.len() as u64)
                     }
                     Some(copied) => copied,
                 };
+                if let Ok(bytes) = copied {
+                    env.copied.add(bytes);
+                }
                 match copied {
                     Ok(_) if t.verbose => {
                         say!(out, "'{}' -> '{}'", from.display(), to.display());

@@ -1886,6 +1886,7 @@ mod tests {
             deadline: Instant::now() + Duration::from_secs(60),
             repo,
             shown: line,
+            copied: &crate::commands::builtin::Copied::default(),
         };
         let mut quiet = Quiet;
         let mut out = Out::new(0, &mut quiet, 1 << 20);

@@ -73,8 +73,9 @@ pub(crate) trait Tree {
     /// Replaces or creates the file `at`, atomically.
     fn write(&self, at: &Location, data: &[u8]) -> Result<(), FsError>;
     /// Copies the file `from` to `to` without reading it here, when the
-    /// tree can: `None` when it cannot (read and write it then).
-    fn copy_file(&self, _from: &Location, _to: &Location) -> Option<Result<(), FsError>> {
+    /// tree can, and says how many bytes it copied: `None` when it cannot
+    /// (read and write it then).
+    fn copy_file(&self, _from: &Location, _to: &Location) -> Option<Result<u64, FsError>> {
         None
     }
     fn remove(&self, at: &Location) -> Result<(), FsError>;
@@ -173,15 +174,13 @@ impl Tree for Planned<'_, '_> {
             .map(drop)
     }
 
-    fn copy_file(&self, from: &Location, to: &Location) -> Option<Result<(), FsError>> {
+    fn copy_file(&self, from: &Location, to: &Location) -> Option<Result<u64, FsError>> {
         // The copy shares the contents in memory: a plan of many copies
         // costs no more than the files it read.
-        Some(
-            self.view
-                .contents(from)
-                .and_then(|data| self.view.write(to, data, self.by))
-                .map(drop),
-        )
+        Some(self.view.contents(from).and_then(|data| {
+            let bytes = data.as_bytes().len() as u64;
+            self.view.write(to, data, self.by).map(|_| bytes)
+        }))
     }
 
     fn remove(&self, at: &Location) -> Result<(), FsError> {
@@ -220,6 +219,34 @@ impl Tree for Planned<'_, '_> {
 pub(crate) const CHANGING: &[&str] = &["mkdir", "touch", "rm", "mv", "cp"];
 
 /// Where a built-in command runs and what it may touch.
+/// What built-in `cp` may copy in one run (PROTOCOL §6), files and
+/// directories: a document of a few lines cannot make a run copy without
+/// end (`cp -r d e` then `mv e d/x`, repeated, doubles `d` each time).
+pub(crate) const MAX_COPIED_ENTRIES: u64 = 100_000;
+
+/// What built-in `cp` may copy in one run, in bytes.
+pub(crate) const MAX_COPIED_BYTES: u64 = 1 << 30;
+
+/// What built-in `cp` has copied so far in a run.
+#[derive(Debug, Default)]
+pub(crate) struct Copied {
+    entries: std::cell::Cell<u64>,
+    bytes: std::cell::Cell<u64>,
+}
+
+impl Copied {
+    /// Whether the run may copy one more entry.
+    pub(crate) fn allows_more(&self) -> bool {
+        self.entries.get() < MAX_COPIED_ENTRIES && self.bytes.get() < MAX_COPIED_BYTES
+    }
+
+    /// Counts an entry of `bytes` copied.
+    pub(crate) fn add(&self, bytes: u64) {
+        self.entries.set(self.entries.get().saturating_add(1));
+        self.bytes.set(self.bytes.get().saturating_add(bytes));
+    }
+}
+
 pub(crate) struct Env<'a> {
     pub(crate) root: &'a Root,
     /// What the tools that change the tree change: `root`, or a dry run's
@@ -237,6 +264,8 @@ pub(crate) struct Env<'a> {
     pub(crate) repo: Option<&'a git2::Repository>,
     /// The command line as written, for messages.
     pub(crate) shown: &'a str,
+    /// What built-in `cp` has copied in this run so far.
+    pub(crate) copied: &'a Copied,
 }
 
 impl std::fmt::Debug for Env<'_> {

@@ -928,6 +928,7 @@ pub(super) mod testing {
             deadline,
             repo: None,
             shown: &shown,
+            copied: &crate::commands::builtin::Copied::default(),
         };
         let mut quiet = Quiet;
         let mut out = Out::new(1, &mut quiet, 1 << 20);
