@@ -160,21 +160,6 @@ pub(crate) fn print(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
-/// Prints `value` as pretty JSON, straight to stdout: a report of a
-/// million tasks is never held as one string.
-pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = serde_json::to_writer_pretty(&mut out, value)
-        .map_err(std::io::Error::from)
-        .and_then(|()| out.write_all(b"\n"))
-        .and_then(|()| out.flush());
-    if let Err(e) = written
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("clada: cannot write the report: {e}");
-    }
-}
-
 pub(crate) fn json<T: serde::Serialize>(value: &T) -> String {
     match serde_json::to_string_pretty(value) {
         Ok(mut s) => {

@@ -9,7 +9,7 @@ use clada_markers::engine::{Atomic, Observer, TaskOutcome};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::{BlockReport, JsonReport, TaskStatus};
 use clada_markers::syntax::{OpName, units};
-use clada_markers::{Apply, Listener, ParseOptions, parse};
+use clada_markers::{Apply, ApplyReport, Listener, ParseOptions, parse};
 
 /// A document of `n` units of every kind: writes, edits that succeed and
 /// fail, removals of missing files, a block that stops half way, a
@@ -95,7 +95,7 @@ fn applier(root: &Path, atomic: Option<Atomic>, dry_run: bool) -> Apply {
 
 fn streamed(doc: &str, root: &Path, atomic: Option<Atomic>, dry_run: bool) -> String {
     let mut apply = applier(root, atomic, dry_run);
-    let mut json = JsonReport::new(Vec::new(), Dialect::Clada);
+    let mut json = JsonReport::new(Vec::new(), &ApplyReport::empty(Dialect::Clada));
     let units = units(doc, ParseOptions::default());
     let report = apply.run_units(doc, units, &mut json);
     let bytes = json.finish(&report).expect("written to memory");

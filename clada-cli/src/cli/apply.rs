@@ -132,7 +132,7 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
         }
         Format::Json | Format::Jsonl => {
             let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            let mut json = JsonReport::new(out, dialect);
+            let mut json = JsonReport::new(out, &ApplyReport::empty(dialect));
             let mut report = apply.run_units(text, parsed, &mut json);
             finish(&mut report);
             if let Err(e) = json.finish(&report)

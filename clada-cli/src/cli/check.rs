@@ -3,7 +3,7 @@
 use std::io::Write as _;
 
 use clada_markers::dialect::{Dialect, parse_units};
-use clada_markers::report::{CheckBuilder, CheckText};
+use clada_markers::report::{CheckBuilder, CheckText, JsonReport};
 use clada_markers::syntax;
 use clada_markers::{CheckReport, Diagnostic, ParseOptions};
 
@@ -42,12 +42,14 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
     let diagnostics;
     let written = match args.format {
         CheckFormat::Json => {
+            // Each block is written as its unit is read; the totals after.
+            let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            let mut json = JsonReport::new(out, &CheckReport::empty(dialect));
             let mut report = CheckBuilder::new(text);
-            diagnostics = syntax::each_unit(parsed, |u, ds| report.unit(u, ds));
-            let mut report = report.finish(&diagnostics);
+            diagnostics = syntax::each_unit(parsed, |u, ds| json.write_block(&report.unit(u, ds)));
+            let mut report = report.finish(Vec::new(), &diagnostics);
             report.dialect = dialect;
-            output::print_json(&report);
-            Ok(())
+            json.finish(&report).map(drop)
         }
         CheckFormat::Text => {
             let mut out = output::progress_writer();

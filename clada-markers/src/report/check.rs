@@ -12,15 +12,16 @@ use crate::dialect::Dialect;
 use crate::span::{Cursor, LineIndex, Position};
 use crate::syntax::TaskKind;
 
-/// The JSON object of `clada check`.
+/// The JSON object of `clada check`. As in `apply`'s, the blocks come
+/// before the totals: the report is written as the units are read.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CheckReport {
     pub version: u32,
-    pub ok: bool,
     /// The edit format the document was read in (PROTOCOL §11).
     pub dialect: Dialect,
-    pub summary: CheckSummary,
     pub blocks: Vec<CheckBlock>,
+    pub ok: bool,
+    pub summary: CheckSummary,
     pub diagnostics: Vec<DiagnosticReport>,
 }
 
@@ -57,40 +58,52 @@ pub struct CheckTask {
 impl CheckReport {
     pub fn new(doc: &Document<'_>) -> Self {
         let mut report = CheckBuilder::new(doc.source);
-        for u in &doc.units {
-            report.unit(u, doc.diagnostics_of(u.number()));
+        let blocks = doc
+            .units
+            .iter()
+            .map(|u| report.unit(u, doc.diagnostics_of(u.number())))
+            .collect();
+        report.finish(blocks, &doc.diagnostics)
+    }
+
+    /// A report of nothing, read in `dialect`.
+    pub fn empty(dialect: Dialect) -> Self {
+        CheckReport {
+            version: 1,
+            dialect,
+            blocks: Vec::new(),
+            ok: true,
+            summary: CheckSummary {
+                blocks: 0,
+                tasks: 0,
+                errors: 0,
+                warnings: 0,
+            },
+            diagnostics: Vec::new(),
         }
-        report.finish(&doc.diagnostics)
     }
 
     /// A report for a document that could not be read at all. `prefix` is
     /// the part of it that is valid UTF-8 ([`crate::syntax::valid_prefix`]), where
     /// positions are counted.
     pub fn unreadable(diagnostic: &Diagnostic, prefix: &str) -> Self {
-        CheckReport {
-            version: 1,
-            dialect: Dialect::Clada,
-            ok: false,
-            summary: CheckSummary {
-                blocks: 0,
-                tasks: 0,
-                errors: 1,
-                warnings: 0,
-            },
-            blocks: Vec::new(),
-            diagnostics: vec![DiagnosticReport::unreadable(diagnostic, prefix)],
-        }
+        let mut report = CheckReport::empty(Dialect::Clada);
+        report.ok = false;
+        report.summary.errors = 1;
+        report.diagnostics = vec![DiagnosticReport::unreadable(diagnostic, prefix)];
+        report
     }
 }
 
 /// Builds the JSON report of `clada check` a unit at a time, so that a
 /// caller reading [`crate::syntax::units`] can drop each unit once it is
-/// counted: the report keeps a line per unit and task, not the tree.
+/// counted, and write its block ([`super::JsonReport`]) or keep it.
 #[derive(Debug)]
 pub struct CheckBuilder<'s> {
     source: &'s str,
     at: Cursor<'s>,
-    blocks: Vec<CheckBlock>,
+    blocks: usize,
+    tasks: usize,
 }
 
 impl<'s> CheckBuilder<'s> {
@@ -98,17 +111,18 @@ impl<'s> CheckBuilder<'s> {
         CheckBuilder {
             source,
             at: Cursor::new(source),
-            blocks: Vec::new(),
+            blocks: 0,
+            tasks: 0,
         }
     }
 
-    /// Adds a unit, given diagnostics that include those filed under it
-    /// (the others are passed over).
+    /// The block of a unit, counted, given diagnostics that include
+    /// those filed under it (the others are passed over).
     pub fn unit<'d>(
         &mut self,
         u: &Unit<'_>,
         diagnostics: impl IntoIterator<Item = &'d Diagnostic>,
-    ) {
+    ) -> CheckBlock {
         let at = &mut self.at;
         let extent = u.extent();
         let start = at.position(extent.start);
@@ -127,7 +141,9 @@ impl<'s> CheckBuilder<'s> {
                 }
             })
             .collect();
-        self.blocks.push(CheckBlock {
+        self.blocks += 1;
+        self.tasks += u.tasks().len();
+        CheckBlock {
             number: u.number(),
             kind: match u {
                 Unit::Block(_) => "tasks",
@@ -139,11 +155,12 @@ impl<'s> CheckBuilder<'s> {
             start,
             end: at.position(extent.end),
             tasks,
-        });
+        }
     }
 
-    /// The report, given every diagnostic of the document, in order.
-    pub fn finish(self, diagnostics: &[Diagnostic]) -> CheckReport {
+    /// The report, given the blocks kept (none when they were written as
+    /// they came) and every diagnostic of the document, in order.
+    pub fn finish(self, blocks: Vec<CheckBlock>, diagnostics: &[Diagnostic]) -> CheckReport {
         // Positions are only needed for diagnostics; a clean document of
         // many megabytes should not pay for a line index.
         let lines = LineIndex::new(if diagnostics.is_empty() {
@@ -155,14 +172,14 @@ impl<'s> CheckBuilder<'s> {
         CheckReport {
             version: 1,
             dialect: Dialect::Clada,
+            blocks,
             ok: errors == 0,
             summary: CheckSummary {
-                blocks: self.blocks.len(),
-                tasks: self.blocks.iter().map(|b| b.tasks.len()).sum(),
+                blocks: self.blocks,
+                tasks: self.tasks,
                 errors,
                 warnings: diagnostics.len() - errors,
             },
-            blocks: self.blocks,
             diagnostics: diagnostics
                 .iter()
                 .map(|d| DiagnosticReport::new(d, &lines))
@@ -365,22 +382,29 @@ mod stream_tests {
     /// What `clada check` prints reading the document a unit at a time,
     /// as JSON and as text.
     fn streamed(doc: &str) -> (String, String) {
-        let mut json = CheckBuilder::new(doc);
+        let mut report = CheckBuilder::new(doc);
+        let mut json =
+            super::super::JsonReport::new(Vec::new(), &CheckReport::empty(Dialect::Clada));
         let mut text = CheckText::new(doc, Vec::new());
         let units = crate::syntax::units(doc, ParseOptions::default());
         let all = crate::syntax::each_unit(units, |u, ds| {
-            json.unit(u, ds);
+            json.write_block(&report.unit(u, ds));
             text.unit(u, ds);
         });
-        let json = serde_json::to_string(&json.finish(&all)).unwrap_or_default();
+        let json = json
+            .finish(&report.finish(Vec::new(), &all))
+            .unwrap_or_default();
         let text = String::from_utf8(text.finish(&all, "doc", false).unwrap_or_default());
-        (json, text.unwrap_or_default())
+        (
+            String::from_utf8(json).unwrap_or_default(),
+            text.unwrap_or_default(),
+        )
     }
 
     fn whole(doc: &str) -> (String, String) {
         let parsed = parse(doc);
         (
-            serde_json::to_string(&CheckReport::new(&parsed)).unwrap_or_default(),
+            serde_json::to_string_pretty(&CheckReport::new(&parsed)).unwrap_or_default() + "\n",
             render_check_text(&parsed, "doc", false),
         )
     }

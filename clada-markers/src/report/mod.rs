@@ -9,6 +9,9 @@
 
 mod check;
 mod group;
+mod json;
+
+pub use json::JsonReport;
 
 /// The reports with a published JSON Schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,8 +43,6 @@ pub fn check_schema() -> schemars::Schema {
 mod build;
 #[cfg(feature = "engine")]
 pub(crate) use build::ApplyBuilder;
-#[cfg(feature = "engine")]
-pub use build::JsonReport;
 #[cfg(feature = "engine")]
 pub mod text;
 #[cfg(feature = "engine")]
