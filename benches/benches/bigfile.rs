@@ -2,6 +2,11 @@
 //! 200,000 lines, in one TASKS block and as 5,000 standalone units, against
 //! `git apply` of the same diff. Median of 5, each on a fresh copy.
 //!
+//! Then how the cost grows: standalone units with the file doubled, the
+//! edits doubled, and both, side by side in rotating order. One pass over
+//! the file plus the edits doubles at most when both do; a search of the
+//! whole file per edit would double with either and quadruple with both.
+//!
 //! ```sh
 //! cargo build --release -p clada-cli
 //! cargo bench -p clada-benches --bench bigfile
@@ -87,9 +92,10 @@ fn main() {
             s.push(times[2]);
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     let (g, b, s) = (median(g), median(b), median(s));
-    println!("5000 edits in one file of 200000 lines, median of {RUNS}");
+    scaling(&clada, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("\n5000 edits in one file of 200000 lines, median of {RUNS}");
     println!("git apply                  {g:9.1} ms");
     println!(
         "clada, one TASKS block     {b:9.1} ms   {:.2}x git apply (target <= 1.5x)",
@@ -99,4 +105,62 @@ fn main() {
         "clada, 5000 standalone     {s:9.1} ms   {:.2}x git apply (target <= 1.5x)",
         s / g
     );
+}
+
+/// Standalone units at four sizes, each doubling the file or the edits.
+fn scaling(clada: &Path, dir: &Path) {
+    let sizes = [
+        (200_000, 5_000),
+        (400_000, 5_000),
+        (200_000, 10_000),
+        (400_000, 10_000),
+    ];
+    let cases: Vec<_> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &(lines, edits))| {
+            let fx = big_file_fixture(lines, edits);
+            let doc = dir.join(format!("scale{i}.md"));
+            std::fs::write(&doc, standalone(&fx.document)).expect("write");
+            (fx, doc)
+        })
+        .collect();
+    let mut times = vec![Vec::new(); cases.len()];
+    for round in 0..=RUNS {
+        for k in 0..cases.len() {
+            let i = (round + k) % cases.len();
+            let (fx, doc) = &cases[i];
+            let (path, text) = &fx.files[0];
+            let d = dir.join(format!("scale-tree{i}"));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(d.join("src")).expect("tree");
+            std::fs::write(d.join(path), text).expect("tree");
+            let start = Instant::now();
+            let ok = Command::new(clada)
+                .args(["apply", "--no-git", "-C"])
+                .arg(&d)
+                .arg(doc)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("run");
+            let ms = start.elapsed().as_secs_f64() * 1000.0;
+            assert!(ok.success(), "clada failed");
+            assert!(
+                std::fs::read_to_string(d.join(path)).unwrap_or_default() == fx.changed[0].1,
+                "clada left the file wrong"
+            );
+            if round > 0 {
+                times[i].push(ms);
+            }
+        }
+    }
+    let m: Vec<f64> = times.into_iter().map(median).collect();
+    println!("standalone units, median of {RUNS}: how the cost grows");
+    for (&(lines, edits), t) in sizes.iter().zip(&m) {
+        println!(
+            "{lines:7} lines, {edits:6} edits  {t:9.1} ms   {:.2}x the first",
+            t / m[0]
+        );
+    }
 }

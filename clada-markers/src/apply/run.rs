@@ -9,6 +9,7 @@
 //! is final; commit what the tasks changed; report the totals.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -112,6 +113,9 @@ fn claimed(doc: &Document<'_>, d: &Diagnostic) -> bool {
     })
 }
 
+/// How many tasks' units a run reads ahead of the one it runs.
+const READ_AHEAD: usize = 8192;
+
 /// Runs the units of `feed`, read from `source`, under `root`, telling
 /// `listener` as it goes and handing it each unit's report once final.
 /// `errors`: whether the document has an error (`--atomic=document`
@@ -148,7 +152,22 @@ pub(crate) fn run<'h, 'd: 'h>(
     let mut refused: Option<(ErrorType, String)> = None;
     let mut commit_after = false;
 
-    for fed in feed {
+    // Units are read a batch ahead, so that the engine knows the edits to
+    // come: a file many of them change is searched once for all of them.
+    let mut feed = feed;
+    let mut ahead: VecDeque<Fed<'h, 'd>> = VecDeque::new();
+    let mut told = false;
+    loop {
+        if ahead.is_empty() {
+            let mut tasks = 0;
+            while tasks < READ_AHEAD {
+                let Some(fed) = feed.next() else { break };
+                tasks += fed.unit.as_ref().map_or(0, |u| u.tasks().len());
+                ahead.push_back(fed);
+            }
+            told = false;
+        }
+        let Some(fed) = ahead.pop_front() else { break };
         let Some(unit) = fed.unit else {
             if !fed.diagnostics.is_empty() {
                 listener.loose_diagnostics(&fed.diagnostics);
@@ -187,6 +206,11 @@ pub(crate) fn run<'h, 'd: 'h>(
                 listener.block(b);
             }
             (Some(e), None) => {
+                if !told {
+                    let batch = ahead.iter().filter_map(|f| f.unit.as_deref());
+                    e.expect(std::iter::once(&*unit).chain(batch));
+                    told = true;
+                }
                 e.unit(unit, &fed.diagnostics, listener);
                 for (u, o) in e.settled(false, listener) {
                     let b = builder.block(&u, o);

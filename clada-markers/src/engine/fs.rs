@@ -137,6 +137,16 @@ pub(crate) trait Files {
     fn contents(&self, at: &Location) -> Result<Content, FsError> {
         self.read(at).map(Content::from_bytes)
     }
+    /// Where an edit of the file at `at` replaces (PROTOCOL §3 SEARCH and
+    /// SEARCH-START), or why it cannot.
+    fn find(
+        &self,
+        at: &Location,
+        search: crate::engine::matching::Search<'_>,
+    ) -> Result<crate::engine::editing::Splice, crate::engine::TaskError> {
+        let contents = self.contents(at)?;
+        crate::engine::plan::find_in(&contents, at, search)
+    }
     /// See [`Root::check_lands`].
     fn check_lands(&self, at: &Location) -> Result<(), FsError>;
     /// See [`Root::check_takes_away`].

@@ -125,6 +125,22 @@ impl Found {
         }
     }
 
+    /// The byte ranges of the file it replaces (sorted, disjoint).
+    pub(crate) fn ranges(&self) -> &[(usize, usize)] {
+        &self.ranges
+    }
+
+    /// The replacement, in the file's line break style.
+    pub(crate) fn replacement(&self) -> &str {
+        &self.replacement
+    }
+
+    /// Whether the last range takes the final line of a file that lacks a
+    /// final line feed (matched as if it had one).
+    pub(crate) fn trims_final(&self) -> bool {
+        self.trim_final
+    }
+
     /// Whether the replacement brings a CR into the file.
     pub(crate) fn adds_cr(&self) -> bool {
         self.replacement.contains('\r')
@@ -280,6 +296,52 @@ impl<'a> View<'a> {
                 line
             })
             .collect()
+    }
+}
+
+/// What an edit searches for (SEARCH or SEARCH-START) and what replaces
+/// it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Search<'a> {
+    Text {
+        search: &'a str,
+        replace: &'a str,
+        count: Count,
+    },
+    Range {
+        start: &'a str,
+        end: &'a str,
+        replace: &'a str,
+        count: Count,
+    },
+}
+
+impl Search<'_> {
+    /// Finds where the edit would replace in `file` ([`find`],
+    /// [`find_range`]).
+    pub(crate) fn find_in(&self, file: &str, cr: Option<bool>) -> Result<Found, Box<Mismatch>> {
+        match *self {
+            Search::Text {
+                search,
+                replace,
+                count,
+            } => find(file, search, replace, count, cr),
+            Search::Range {
+                start,
+                end,
+                replace,
+                count,
+            } => find_range(file, start, end, replace, count, cr),
+        }
+    }
+
+    /// The texts searched for.
+    pub(crate) fn texts(&self) -> impl Iterator<Item = &str> {
+        let (a, b) = match *self {
+            Search::Text { search, .. } => (search, None),
+            Search::Range { start, end, .. } => (start, Some(end)),
+        };
+        std::iter::once(a).chain(b)
     }
 }
 

@@ -15,6 +15,7 @@
 //! put both into words; the engine never depends on them.
 
 pub(crate) mod dirs;
+pub(crate) mod editing;
 pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod journal;
@@ -282,6 +283,7 @@ pub(crate) fn apply_with(
     observer: &mut dyn Observer,
 ) -> Outcome {
     let mut engine = Engine::new(root, options, doc.has_errors(), runner);
+    engine.expect(doc.units.iter());
     let mut units = Vec::new();
     for unit in &doc.units {
         let diagnostics: Vec<Diagnostic> = doc.diagnostics_of(unit.number()).cloned().collect();
@@ -359,6 +361,23 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             engine.view.begin();
         }
         engine
+    }
+
+    /// Tells the view the edits of `units`, the next ones to run, so that
+    /// a file many of them edit is searched once for all of them.
+    pub(crate) fn expect<'u, 'x: 'u>(&self, units: impl Iterator<Item = &'u Unit<'x>>) {
+        let allow_escape = self.options.allow_escape;
+        let edits = units
+            .flat_map(|u| u.tasks())
+            .filter_map(|t| match &t.op {
+                Some(Op::Edit { path, search, .. }) => Some((path, [Some(&**search), None])),
+                Some(Op::EditRange {
+                    path, start, end, ..
+                }) => Some((path, [Some(&**start), Some(&**end)])),
+                _ => None,
+            })
+            .filter_map(|(path, texts)| Some((fs::locate(path, allow_escape).ok()?, texts)));
+        self.view.expect(edits);
     }
 
     fn whole(&self) -> bool {
@@ -613,8 +632,8 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                         (e, _) => e,
                     })
                 }
-                Action::Edit { at, found } => {
-                    self.view.splice(&at, &found, by)?;
+                Action::Edit { at, splice } => {
+                    self.view.splice(&at, &splice, by)?;
                     Ok(effect)
                 }
                 Action::Move { from, to } => {

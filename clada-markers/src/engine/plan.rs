@@ -7,8 +7,9 @@
 
 use crate::ast::Op;
 use crate::engine::TaskError;
+use crate::engine::editing::Splice;
 use crate::engine::fs::{Content, Files, FsError, Kind, Location, locate};
-use crate::engine::matching::{self, Found, Mismatch};
+use crate::engine::matching::{Mismatch, Search};
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
 
@@ -23,7 +24,7 @@ pub(crate) enum Action {
     /// Change these bytes of the file (read by the plan).
     Edit {
         at: Location,
-        found: Found,
+        splice: Splice,
     },
     Move {
         from: Location,
@@ -134,11 +135,13 @@ pub(crate) fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result
             replace,
         } => {
             let loc = at(path)?;
-            let contents = files.contents(&loc)?;
-            let (text, cr) = as_text(&contents, &loc)?;
-            let found = matching::find(text, search, replace, *count, Some(cr))
-                .map_err(|m| mismatch(&loc, m))?;
-            Ok(edit_plan(loc, found))
+            let search = Search::Text {
+                search,
+                replace,
+                count: *count,
+            };
+            let splice = files.find(&loc, search)?;
+            Ok(edit_plan(loc, splice))
         }
         Op::EditRange {
             path,
@@ -148,11 +151,14 @@ pub(crate) fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result
             replace,
         } => {
             let loc = at(path)?;
-            let contents = files.contents(&loc)?;
-            let (text, cr) = as_text(&contents, &loc)?;
-            let found = matching::find_range(text, start, end, replace, *count, Some(cr))
-                .map_err(|m| mismatch(&loc, m))?;
-            Ok(edit_plan(loc, found))
+            let search = Search::Range {
+                start,
+                end,
+                replace,
+                count: *count,
+            };
+            let splice = files.find(&loc, search)?;
+            Ok(edit_plan(loc, splice))
         }
         Op::Move { from, to } => {
             let from_loc = at(from)?;
@@ -247,21 +253,38 @@ pub(crate) fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result
     }
 }
 
-fn edit_plan(loc: Location, found: Found) -> Plan {
+fn edit_plan(loc: Location, splice: Splice) -> Plan {
     let effect = Effect::Edited {
         path: loc.display(),
-        replacements: found.replacements,
-        lines: found.lines.clone(),
+        replacements: splice.replacements(),
+        lines: splice.lines().to_vec(),
     };
     Plan {
-        action: Action::Edit { at: loc, found },
+        action: Action::Edit { at: loc, splice },
         effect,
     }
 }
 
+/// Finds where `search` replaces in `contents`, the file at `loc`, by
+/// searching its whole text.
+pub(crate) fn find_in(
+    contents: &Content,
+    loc: &Location,
+    search: Search<'_>,
+) -> Result<Splice, TaskError> {
+    let (text, cr) = as_text(contents, loc)?;
+    search
+        .find_in(text, Some(cr))
+        .map(Splice::Plain)
+        .map_err(|m| mismatch(loc, m))
+}
+
 /// A file's contents as the text an edit works on, and whether it holds
 /// a CR.
-fn as_text<'c>(contents: &'c Content, loc: &Location) -> Result<(&'c str, bool), TaskError> {
+pub(crate) fn as_text<'c>(
+    contents: &'c Content,
+    loc: &Location,
+) -> Result<(&'c str, bool), TaskError> {
     match contents {
         Content::Text(t) => Ok((&t.text, t.cr)),
         Content::Bytes(bytes) => {
@@ -279,7 +302,7 @@ fn as_text<'c>(contents: &'c Content, loc: &Location) -> Result<(&'c str, bool),
     }
 }
 
-fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
+pub(crate) fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
     let what = |n: usize| if n == 1 { "match" } else { "matches" };
     let (kind, message) = if m.already_applied {
         (
@@ -392,7 +415,10 @@ mod tests {
 
     fn edited(t: &Tree, p: Plan) -> String {
         match p.action {
-            Action::Edit { at, found } => {
+            Action::Edit {
+                at,
+                splice: Splice::Plain(found),
+            } => {
                 let mut bytes = t.read(&at).unwrap();
                 found.apply(&mut bytes);
                 String::from_utf8(bytes).unwrap()

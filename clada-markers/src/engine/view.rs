@@ -29,8 +29,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::rc::Rc;
 
+use crate::engine::TaskError;
+use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root, Stamp, Written};
-use crate::engine::matching::Found;
+use crate::engine::matching::Search;
+use crate::engine::plan;
 
 /// The task that made a change: unit and task numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,8 +63,12 @@ struct FileNode {
     /// written: that file's stamp, or nothing. The write happens only if
     /// the disk still says so.
     present: Option<Stamp>,
-    /// The contents; `None` until read.
+    /// The contents; `None` until read, or while `edits` holds them.
     data: Option<Content>,
+    /// The contents while edits are made on them in chunks, with an index
+    /// of the coming edits' search texts ([`editing`]); `data` is then
+    /// `None` or the same text.
+    edits: Option<Box<Editing>>,
     /// Changed in the view: to be written.
     dirty: bool,
     /// The tasks whose changes the contents carry.
@@ -74,6 +81,32 @@ impl FileNode {
     fn on_disk(&self) -> bool {
         self.present.is_some()
     }
+
+    /// The contents as one text, made from the edits if need be.
+    fn contents(&self) -> Option<Content> {
+        match (&self.data, &self.edits) {
+            (Some(data), _) => Some(data.clone()),
+            (None, Some(edits)) => Some(Content::text(edits.text())),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The search texts of the edits to come (a batch of units read ahead),
+/// by the file they edit: the index of a file's [`Editing`] is built for
+/// them, in one pass over the file.
+#[derive(Debug, Default)]
+struct Expected {
+    /// Which batch this is.
+    generation: u64,
+    by_file: HashMap<Location, Coming>,
+}
+
+/// The edits to come of one file.
+#[derive(Debug, Default)]
+struct Coming {
+    edits: usize,
+    keys: HashSet<Box<[u8]>>,
 }
 
 /// A change of the tree's shape, carried out on disk in order.
@@ -262,6 +295,7 @@ pub(crate) enum Change {
 pub(crate) struct View<'r> {
     root: &'r Root,
     state: RefCell<State>,
+    expected: RefCell<Expected>,
 }
 
 impl<'r> View<'r> {
@@ -269,6 +303,7 @@ impl<'r> View<'r> {
         View {
             root,
             state: RefCell::new(State::default()),
+            expected: RefCell::new(Expected::default()),
         }
     }
 
@@ -294,6 +329,7 @@ impl<'r> View<'r> {
                 origin: Some(on_disk.clone()),
                 present: self.root.stamp(on_disk)?,
                 data: None,
+                edits: None,
                 dirty: false,
                 by: Vec::new(),
             }))),
@@ -367,6 +403,7 @@ impl<'r> View<'r> {
             match st.node_mut(at) {
                 Some(Node::File(f)) => {
                     f.data = Some(data);
+                    f.edits = None;
                     f.dirty = true;
                     add(&mut f.by, by);
                     return Ok(Written::Replaced);
@@ -405,6 +442,7 @@ impl<'r> View<'r> {
                 origin,
                 present,
                 data: Some(data),
+                edits: None,
                 dirty: true,
                 by: vec![by],
             }))),
@@ -412,31 +450,127 @@ impl<'r> View<'r> {
         Ok(written)
     }
 
-    /// Makes the edit `found` in the file `at`, read before by the plan
-    /// that found it.
-    pub(crate) fn splice(&self, at: &Location, found: &Found, by: By) -> Result<(), FsError> {
-        // Loaded, if it was not (it always is after planning).
-        drop(self.contents(at)?);
+    /// Makes the edit `splice` in the file `at`, found by the plan just
+    /// before ([`View::find`]).
+    pub(crate) fn splice(&self, at: &Location, splice: &Splice, by: By) -> Result<(), FsError> {
         let mut st = self.state.borrow_mut();
-        match st.node_mut(at) {
-            Some(Node::File(file)) if matches!(file.data, Some(Content::Text(_))) => {
-                let FileNode {
-                    data: Some(Content::Text(text)),
-                    dirty,
-                    by: list,
-                    ..
-                } = &mut **file
-                else {
+        let Some(Node::File(file)) = st.node_mut(at) else {
+            return Err(FsError::NotFound { path: at.display() });
+        };
+        let f = &mut **file;
+        match splice {
+            Splice::Indexed(planned) => {
+                let Some(edits) = &mut f.edits else {
+                    return Err(FsError::NotFound { path: at.display() });
+                };
+                edits.apply(planned);
+                f.data = None;
+            }
+            Splice::Plain(found) => {
+                let Some(Content::Text(text)) = &mut f.data else {
                     return Err(FsError::NotFound { path: at.display() });
                 };
                 let text = Rc::make_mut(text);
                 found.apply_text(&mut text.text);
                 text.cr |= found.adds_cr();
-                *dirty = true;
-                add(list, by);
-                Ok(())
+                f.edits = None;
             }
-            _ => Err(FsError::NotFound { path: at.display() }),
+        }
+        f.dirty = true;
+        add(&mut f.by, by);
+        Ok(())
+    }
+
+    /// Tells the view the edits to come: each file's search texts, for
+    /// the index of its [`Editing`] (replacing what it was told before).
+    pub(crate) fn expect<'k>(&self, edits: impl Iterator<Item = (Location, [Option<&'k str>; 2])>) {
+        let mut expected = self.expected.borrow_mut();
+        expected.generation += 1;
+        expected.by_file.clear();
+        for (at, texts) in edits {
+            let coming = expected.by_file.entry(at).or_default();
+            coming.edits += 1;
+            let keys = texts.into_iter().flatten().map(|t| editing::key(t).into());
+            coming.keys.extend(keys);
+        }
+    }
+
+    /// Where `search` replaces in the file `at` (see [`Files::find`]).
+    /// A file that more than one edit to come will change is edited in
+    /// chunks ([`Editing`]), its coming search texts indexed in one pass;
+    /// otherwise, and where the index cannot answer, the whole text is
+    /// searched.
+    fn find_edit(&self, at: &Location, search: Search<'_>) -> Result<Splice, TaskError> {
+        let loaded = {
+            let st = self.state.borrow();
+            matches!(st.nodes.get(at), Some(Node::File(f)) if f.edits.is_some())
+        };
+        if !loaded {
+            let contents = self.contents(at)?;
+            let expected = self.expected.borrow();
+            let many = expected.by_file.get(at).is_some_and(|c| c.edits > 1);
+            let editing = match &contents {
+                Content::Text(t) if many => Editing::new(&t.text),
+                _ => None,
+            };
+            let Some(editing) = editing else {
+                return plan::find_in(&contents, at, search);
+            };
+            let mut st = self.state.borrow_mut();
+            if let Some(Node::File(f)) = st.node_mut(at) {
+                f.edits = Some(Box::new(editing));
+            }
+        }
+        let mut st = self.state.borrow_mut();
+        let Some(Node::File(f)) = st.nodes.get_mut(at) else {
+            return Err(FsError::NotFound { path: at.display() }.into());
+        };
+        let Some(edits) = &mut f.edits else {
+            return Err(FsError::NotFound { path: at.display() }.into());
+        };
+        // The index is built once per batch of edits to come, when one of
+        // them is the first to need it.
+        let expected = self.expected.borrow();
+        if edits.generation() != Some(expected.generation)
+            && let Some(coming) = expected.by_file.get(at)
+            && search
+                .texts()
+                .any(|t| !edits.knows(t) && coming.keys.contains(editing::key(t)))
+        {
+            edits.index(coming.keys.iter().map(|k| &**k), expected.generation);
+        }
+        let answer = match search {
+            Search::Text {
+                search,
+                replace,
+                count,
+            } => edits.find(search, replace, count),
+            Search::Range {
+                start,
+                end,
+                replace,
+                count,
+            } => edits.find_range(start, end, replace, count),
+        };
+        match answer {
+            Some(Answer::Found(planned)) => Ok(Splice::Indexed(planned)),
+            Some(Answer::Mismatch | Answer::Unknown) => {
+                // The whole text answers: the error with its hints, or an
+                // edit the index does not know.
+                let text = edits.text();
+                match search.find_in(&text, None) {
+                    Ok(found) => Ok(Splice::Indexed(edits.planned_from(&found))),
+                    Err(m) => Err(plan::mismatch(at, m)),
+                }
+            }
+            None => {
+                // A CR in the search or the replacement: edited on the
+                // whole text from now on.
+                let contents = Content::text(edits.text());
+                f.edits = None;
+                f.data = Some(contents.clone());
+                plan::find_in(&contents, at, search)
+            }
         }
     }
 
@@ -663,6 +797,7 @@ impl<'r> View<'r> {
                         origin: Some(on_disk),
                         present: Some(stamp),
                         data: Some(data.clone()),
+                        edits: None,
                         dirty: false,
                         by: Vec::new(),
                     }))),
@@ -671,11 +806,18 @@ impl<'r> View<'r> {
             }
             Place::Nowhere => return Err(FsError::NotFound { path: display() }),
         }
-        let unread = match st.nodes.get(at) {
-            Some(Node::File(file)) => match (&file.data, &file.origin) {
-                (Some(data), _) => return Ok(data.clone()),
-                (None, Some(origin)) => origin.clone(),
-                (None, None) => return Err(FsError::NotFound { path: display() }),
+        let unread = match st.nodes.get_mut(at) {
+            Some(Node::File(file)) => match (&file.data, &file.edits, &file.origin) {
+                (Some(data), _, _) => return Ok(data.clone()),
+                // Kept until the next edit (the same contents: nothing to
+                // save for a rollback).
+                (None, Some(edits), _) => {
+                    let data = Content::text(edits.text());
+                    file.data = Some(data.clone());
+                    return Ok(data);
+                }
+                (None, None, Some(origin)) => origin.clone(),
+                (None, None, None) => return Err(FsError::NotFound { path: display() }),
             },
             Some(Node::Absent) | None => return Err(FsError::NotFound { path: display() }),
             Some(Node::Dir { .. }) => return Err(FsError::IsDirectory { path: display() }),
@@ -848,7 +990,7 @@ impl<'r> View<'r> {
         }
         for (at, node) in nodes {
             let Node::File(f) = node else { continue };
-            let (true, Some(data)) = (f.dirty, f.data) else {
+            let (true, Some(data)) = (f.dirty, f.contents()) else {
                 continue;
             };
             if let Err(error) = self.write_on_disk(&at, data.as_bytes(), f.present, keep, &mut disk)
@@ -1007,11 +1149,8 @@ impl<'r> View<'r> {
                 }
             }
             if let Node::File(file) = node
-                && let FileNode {
-                    dirty: true,
-                    data: Some(data),
-                    ..
-                } = &**file
+                && file.dirty
+                && let Some(data) = file.contents()
             {
                 // Against what is at this path on disk now.
                 let old = match self.root.kind(at) {
@@ -1057,6 +1196,10 @@ impl Files for View<'_> {
 
     fn contents(&self, at: &Location) -> Result<Content, FsError> {
         View::contents(self, at)
+    }
+
+    fn find(&self, at: &Location, search: Search<'_>) -> Result<Splice, TaskError> {
+        self.find_edit(at, search)
     }
 
     fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {

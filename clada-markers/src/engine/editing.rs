@@ -1,0 +1,1229 @@
+//! A file's text while a run edits it: many edits of one file cost one
+//! pass over the file plus the edits (PROTOCOL §3 SEARCH and SEARCH-START,
+//! §7).
+//!
+//! The text is kept in chunks of about 16 KiB, so a splice moves the bytes
+//! of one chunk, never the whole file's, and where a chunk starts (in bytes
+//! and lines) is kept in a Fenwick tree. Where the search texts of the
+//! edits still to come occur is found once, by one Aho-Corasick pass over
+//! the file ([`Editing::index`]), and kept true under splices: a splice
+//! forgets the occurrences that touch what it replaced and searches again
+//! only around what it wrote. An edit then takes its occurrences from the
+//! index instead of searching the file.
+//!
+//! Searching stays exact and sequential in meaning: each edit sees the
+//! text the edits before it left, occurrences are counted without overlap,
+//! leftmost first, and a range runs from a start to the nearest end after
+//! it, as [`super::matching`] does on the whole text (the tests hold the
+//! two against each other). Whatever the index cannot answer (a search text
+//! it does not hold, a wrong count whose error needs the closest region)
+//! is answered by [`super::matching`] on the whole text.
+//!
+//! Matching here is on the file's own bytes with the search written in the
+//! file's line break style. That is exact only when the file's line breaks
+//! are all LF or all CRLF and nothing else holds a CR: [`Editing::new`]
+//! refuses any other file, and [`Editing::find`] any search or replacement
+//! holding a CR, and those are edited on the whole text as before.
+
+use std::collections::HashMap;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use crate::ast::Count;
+use crate::engine::matching::{Found, MAX_LISTED_LINES};
+use crate::syntax::BOM;
+
+/// A chunk is cut to about this many bytes, and cut again once edits have
+/// grown it past four times as many.
+const CHUNK: usize = 16 * 1024;
+/// An index key is the first (at most) this many bytes of a search text;
+/// a longer text is checked in full where its key occurs. So a splice
+/// searches again at most this far on either side of what it wrote.
+pub(crate) const KEY_MAX: usize = 1024;
+/// The index holds at most a quarter of the file's size plus this many
+/// occurrences: keys that occur nearly everywhere are not worth keeping,
+/// and the plain search serves them.
+const SPARE_OCCURRENCES: usize = 1 << 16;
+
+/// The key that stands for `search` in an index: its first bytes.
+pub(crate) fn key(search: &str) -> &[u8] {
+    let b = search.as_bytes();
+    &b[..b.len().min(KEY_MAX)]
+}
+
+/// Where an edit found its occurrences in an [`Editing`]: what it will
+/// replace and with what, in the editing's bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Planned {
+    /// Byte ranges of the text (sorted, disjoint).
+    ranges: Vec<(usize, usize)>,
+    /// The replacement, in the file's line break style.
+    replacement: Vec<u8>,
+    pub(crate) replacements: usize,
+    /// The 1-based line of each replaced occurrence (of the first
+    /// `MAX_LISTED_LINES`).
+    pub(crate) lines: Vec<usize>,
+}
+
+/// An edit found and ready to be made: on the whole text of the file, or
+/// on its [`Editing`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Splice {
+    Plain(Found),
+    Indexed(Planned),
+}
+
+impl Splice {
+    /// How many occurrences it replaces.
+    pub(crate) fn replacements(&self) -> usize {
+        match self {
+            Splice::Plain(f) => f.replacements,
+            Splice::Indexed(p) => p.replacements,
+        }
+    }
+
+    /// The 1-based line of each replaced occurrence (of the first 100).
+    pub(crate) fn lines(&self) -> &[usize] {
+        match self {
+            Splice::Plain(f) => &f.lines,
+            Splice::Indexed(p) => &p.lines,
+        }
+    }
+}
+
+/// What an index says of an edit.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// As many occurrences as `count` asks.
+    Found(Planned),
+    /// Another number: the error is worked out on the whole text.
+    Mismatch,
+    /// The index does not hold the search text.
+    Unknown,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Chunk {
+    bytes: Vec<u8>,
+    /// Occurrences of index keys that start in this chunk: offset and key,
+    /// sorted.
+    occ: Vec<(usize, u32)>,
+}
+
+/// The sums of the chunks' bytes and line feeds by rank, as a Fenwick
+/// tree: where a chunk starts is found in log time while chunks change
+/// size. Entries wrap: only the sums they add up to are meaningful.
+#[derive(Clone, Debug, Default)]
+struct Sums(Vec<[usize; 2]>);
+
+impl Sums {
+    fn build(values: impl Iterator<Item = [usize; 2]>) -> Sums {
+        let mut t: Vec<[usize; 2]> = values.collect();
+        for i in 0..t.len() {
+            let j = i | (i + 1);
+            if j < t.len() {
+                let v = t[i];
+                t[j][0] = t[j][0].wrapping_add(v[0]);
+                t[j][1] = t[j][1].wrapping_add(v[1]);
+            }
+        }
+        Sums(t)
+    }
+
+    /// Adds `d` (wrapping: a negative change is its two's complement) to
+    /// rank `i`.
+    fn add(&mut self, mut i: usize, d: [usize; 2]) {
+        while i < self.0.len() {
+            self.0[i][0] = self.0[i][0].wrapping_add(d[0]);
+            self.0[i][1] = self.0[i][1].wrapping_add(d[1]);
+            i |= i + 1;
+        }
+    }
+
+    /// Bytes and line feeds of the ranks before `i`.
+    fn before(&self, mut i: usize) -> [usize; 2] {
+        let mut s = [0usize; 2];
+        while i > 0 {
+            let v = self.0[i - 1];
+            s[0] = s[0].wrapping_add(v[0]);
+            s[1] = s[1].wrapping_add(v[1]);
+            i &= i - 1;
+        }
+        s
+    }
+
+    /// How many leading ranks hold at most `pos` bytes together, and how
+    /// many bytes that is: for `pos` inside the text, the rank of the
+    /// chunk holding byte `pos` and where that chunk starts.
+    fn seek(&self, pos: usize) -> (usize, usize) {
+        let n = self.0.len();
+        let mut idx = 0;
+        let mut rest = pos;
+        let mut step = n.next_power_of_two();
+        while step > 0 {
+            let next = idx + step;
+            if next <= n && self.0[next - 1][0] <= rest {
+                idx = next;
+                rest -= self.0[next - 1][0];
+            }
+            step >>= 1;
+        }
+        (idx, pos - rest)
+    }
+}
+
+/// Where the keys of the edits to come occur.
+#[derive(Clone, Debug)]
+struct Index {
+    keys: Vec<Vec<u8>>,
+    ids: HashMap<Vec<u8>, u32>,
+    searcher: AhoCorasick,
+    longest: usize,
+    /// For each key, the chunks (by id) holding occurrences of it, and
+    /// how many.
+    chunks_of: Vec<HashMap<usize, u32>>,
+    held: usize,
+    budget: usize,
+}
+
+/// A file's text in chunks, with an index of where the coming edits'
+/// search texts occur (see the module's documentation).
+#[derive(Clone, Debug)]
+pub(crate) struct Editing {
+    bom: bool,
+    /// Every line break is CRLF (else every one is LF).
+    crlf: bool,
+    /// The text ends with a line break the file lacks (a file without a
+    /// final line feed is matched as if it had one).
+    virtual_final: bool,
+    /// By id; a chunk keeps its id while it lives.
+    chunks: Vec<Chunk>,
+    /// Chunk ids in text order.
+    order: Vec<usize>,
+    /// The rank of each chunk id in `order`.
+    rank: Vec<usize>,
+    sums: Sums,
+    len: usize,
+    index: Option<Index>,
+    /// The set of expected keys the index was last built for.
+    generation: Option<u64>,
+    /// The size chunks are cut to ([`CHUNK`]; tests cut smaller ones).
+    chunk: usize,
+    /// The longest key ([`KEY_MAX`]; tests use shorter ones).
+    key_max: usize,
+}
+
+impl Editing {
+    /// The editing of `text`, or `None` when its line breaks are mixed or
+    /// it holds a CR outside a CRLF: such a file is edited on its whole
+    /// text.
+    pub(crate) fn new(text: &str) -> Option<Editing> {
+        Editing::with_sizes(text, CHUNK, KEY_MAX)
+    }
+
+    fn with_sizes(text: &str, chunk: usize, key_max: usize) -> Option<Editing> {
+        let (bom, body) = match text.strip_prefix(BOM) {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let b = body.as_bytes();
+        let crs = memchr::memchr_iter(b'\r', b).count();
+        let crlf = if crs == 0 {
+            false
+        } else {
+            let pairs = memchr::memmem::find_iter(b, b"\r\n").count();
+            let lfs = memchr::memchr_iter(b'\n', b).count();
+            if pairs != crs || pairs != lfs {
+                return None;
+            }
+            true
+        };
+        let virtual_final = !b.is_empty() && !b.ends_with(b"\n");
+        let brk: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+        let total = b.len() + if virtual_final { brk.len() } else { 0 };
+        let mut chunks = Vec::with_capacity(total / chunk + 1);
+        let mut at = 0;
+        while at < b.len() {
+            let end = cut(body, at, chunk);
+            chunks.push(Chunk {
+                bytes: b[at..end].to_vec(),
+                occ: Vec::new(),
+            });
+            at = end;
+        }
+        if chunks.is_empty() {
+            chunks.push(Chunk::default());
+        }
+        if virtual_final && let Some(last) = chunks.last_mut() {
+            last.bytes.extend_from_slice(brk);
+        }
+        let order: Vec<usize> = (0..chunks.len()).collect();
+        let mut editing = Editing {
+            bom,
+            crlf,
+            virtual_final,
+            rank: order.clone(),
+            order,
+            sums: Sums::default(),
+            chunks,
+            len: total,
+            index: None,
+            generation: None,
+            chunk,
+            key_max,
+        };
+        editing.reorder();
+        Some(editing)
+    }
+
+    /// The file's text as the edits left it.
+    pub(crate) fn text(&self) -> String {
+        let mut out = Vec::with_capacity(self.len + BOM.len());
+        if self.bom {
+            out.extend_from_slice(BOM.as_bytes());
+        }
+        for &id in &self.order {
+            out.extend_from_slice(&self.chunks[id].bytes);
+        }
+        if self.virtual_final {
+            out.truncate(out.len() - self.brk().len());
+        }
+        // Splices are made at character boundaries with text: the result
+        // is text.
+        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+    }
+
+    /// The set of expected keys the index was built for.
+    pub(crate) fn generation(&self) -> Option<u64> {
+        self.generation
+    }
+
+    /// Whether the index holds the key of `search`.
+    pub(crate) fn knows(&self, search: &str) -> bool {
+        let raw = self.raw(search);
+        self.index
+            .as_ref()
+            .is_some_and(|i| i.ids.contains_key(self.key_of(&raw)))
+    }
+
+    /// Builds the index anew for `keys` (in the LF form of the
+    /// documents), in one pass over the text. With no key, or where the
+    /// keys occur too often, there is no index.
+    pub(crate) fn index<'k>(&mut self, keys: impl Iterator<Item = &'k [u8]>, generation: u64) {
+        self.generation = Some(generation);
+        self.index = None;
+        for c in &mut self.chunks {
+            c.occ.clear();
+        }
+        let mut raw: Vec<Vec<u8>> = keys
+            .filter(|k| !k.is_empty() && !k.contains(&b'\r'))
+            .map(|k| {
+                let mut r = if self.crlf { crlf_of(k) } else { k.to_vec() };
+                r.truncate(self.key_max);
+                r
+            })
+            .collect();
+        raw.sort_unstable();
+        raw.dedup();
+        if raw.is_empty() {
+            return;
+        }
+        let Ok(searcher) = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&raw)
+        else {
+            return;
+        };
+        let flat = self.bytes_in(0, self.len);
+        let budget = self.len / 4 + SPARE_OCCURRENCES;
+        let mut found: Vec<(usize, u32)> = Vec::new();
+        for m in searcher.find_overlapping_iter(&flat) {
+            if found.len() >= budget {
+                return;
+            }
+            found.push((m.start(), m.pattern().as_u32()));
+        }
+        found.sort_unstable();
+        let mut chunks_of = vec![HashMap::new(); raw.len()];
+        let mut r = 0;
+        let mut start = 0;
+        for &(a, k) in &found {
+            while r + 1 < self.order.len() && a >= start + self.chunks[self.order[r]].bytes.len() {
+                start += self.chunks[self.order[r]].bytes.len();
+                r += 1;
+            }
+            let id = self.order[r];
+            self.chunks[id].occ.push((a - start, k));
+            *chunks_of[k as usize].entry(id).or_insert(0) += 1;
+        }
+        let longest = raw.iter().map(Vec::len).max().unwrap_or(0);
+        let ids = raw
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.clone(), u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        self.index = Some(Index {
+            keys: raw,
+            ids,
+            searcher,
+            longest,
+            chunks_of,
+            held: found.len(),
+            budget,
+        });
+    }
+
+    /// Where a SEARCH of `search` replaced by `replace` would replace, if
+    /// the index can say; `None` when it cannot be done on this editing
+    /// at all (a CR in either text).
+    pub(crate) fn find(&self, search: &str, replace: &str, count: Count) -> Option<Answer> {
+        if search.contains('\r') || replace.contains('\r') {
+            return None;
+        }
+        let raw = self.raw(search);
+        let Some(starts) = self.occurrences(&raw) else {
+            return Some(Answer::Unknown);
+        };
+        let mut ranges = Vec::new();
+        let mut end = 0;
+        for a in starts {
+            if a >= end {
+                end = a + raw.len();
+                ranges.push((a, end));
+            }
+        }
+        Some(self.settle(ranges, replace, count))
+    }
+
+    /// Where a SEARCH-START range edit would replace, if the index can
+    /// say (as [`Editing::find`]).
+    pub(crate) fn find_range(
+        &self,
+        start: &str,
+        end: &str,
+        replace: &str,
+        count: Count,
+    ) -> Option<Answer> {
+        if [start, end, replace].iter().any(|t| t.contains('\r')) {
+            return None;
+        }
+        let (start_raw, end_raw) = (self.raw(start), self.raw(end));
+        let (Some(starts), Some(ends)) = (self.occurrences(&start_raw), self.occurrences(&end_raw))
+        else {
+            return Some(Answer::Unknown);
+        };
+        if start_raw.is_empty() || end_raw.is_empty() {
+            return Some(Answer::Mismatch);
+        }
+        let mut ranges = Vec::new();
+        let mut pos = 0;
+        let mut s_at = 0;
+        loop {
+            let i = s_at + starts[s_at..].partition_point(|&a| a < pos);
+            let Some(&s) = starts.get(i) else { break };
+            let after = s + start_raw.len();
+            let j = ends.partition_point(|&b| b < after);
+            let Some(&e) = ends.get(j) else {
+                // A start with no end after it ends the search.
+                break;
+            };
+            ranges.push((s, e + end_raw.len()));
+            pos = e + end_raw.len();
+            s_at = i;
+            if pos >= self.len {
+                break;
+            }
+        }
+        Some(self.settle(ranges, replace, count))
+    }
+
+    /// The edit found in `found` by the search of the whole text (its
+    /// ranges in the file's bytes), as a splice of this editing.
+    pub(crate) fn planned_from(&self, found: &Found) -> Planned {
+        let offset = if self.bom { BOM.len() } else { 0 };
+        let mut ranges: Vec<(usize, usize)> = found
+            .ranges()
+            .iter()
+            .map(|&(s, e)| (s.saturating_sub(offset), e.saturating_sub(offset)))
+            .collect();
+        if found.trims_final()
+            && self.virtual_final
+            && let Some(last) = ranges.last_mut()
+        {
+            last.1 = self.len;
+        }
+        Planned {
+            ranges,
+            replacement: found.replacement().as_bytes().to_vec(),
+            replacements: found.replacements,
+            lines: found.lines.clone(),
+        }
+    }
+
+    /// Makes the edit.
+    pub(crate) fn apply(&mut self, planned: &Planned) {
+        let Some(&(_, last_end)) = planned.ranges.last() else {
+            return;
+        };
+        let reaches_end = last_end == self.len;
+        self.splice(&planned.ranges, &planned.replacement);
+        self.settle_final(reaches_end);
+        // A file's style is that of its first line break: with none left,
+        // the next edit writes LF. The keys were in CRLF: the index goes.
+        let breaks = self.sums.before(self.order.len())[1];
+        if self.crlf && breaks == usize::from(self.virtual_final) {
+            self.drop_index();
+            self.generation = None;
+            if self.virtual_final {
+                self.splice(&[(self.len - 2, self.len)], b"\n");
+            }
+            self.crlf = false;
+        }
+    }
+
+    /// Keeps the text what a search of the whole file would see: the file
+    /// as written, plus a line break where it lacks a final one (so that
+    /// a final line without one is matched as if it had it).
+    fn settle_final(&mut self, reaches_end: bool) {
+        let brk = self.brk();
+        let n = brk.len();
+        // Where the file as written ends: a line break the file lacked is
+        // not part of it, and neither is one an edit put in its place
+        // (the file keeps lacking it).
+        let ends_in_break = |e: &Editing, at: usize| at >= n && e.bytes_in(at - n, at) == brk;
+        let mut real = self.len;
+        if self.virtual_final && (!reaches_end || ends_in_break(self, self.len)) {
+            real -= n;
+        }
+        if real == 0 || ends_in_break(self, real) {
+            if real < self.len {
+                self.splice(&[(real, self.len)], b"");
+            }
+            self.virtual_final = false;
+        } else {
+            if real == self.len {
+                self.splice(&[(self.len, self.len)], brk);
+            }
+            self.virtual_final = true;
+        }
+    }
+
+    /// The key of a search text already in the file's style.
+    fn key_of<'t>(&self, raw: &'t [u8]) -> &'t [u8] {
+        &raw[..raw.len().min(self.key_max)]
+    }
+
+    fn brk(&self) -> &'static [u8] {
+        if self.crlf { b"\r\n" } else { b"\n" }
+    }
+
+    /// `text` (LF line breaks) in the file's style.
+    fn raw(&self, text: &str) -> Vec<u8> {
+        if self.crlf {
+            crlf_of(text.as_bytes())
+        } else {
+            text.as_bytes().to_vec()
+        }
+    }
+
+    /// The ranges as an answer: found when `count` is right.
+    fn settle(&self, ranges: Vec<(usize, usize)>, replace: &str, count: Count) -> Answer {
+        let ok = match count {
+            Count::Exactly(n) => ranges.len() == n.get(),
+            Count::All => !ranges.is_empty(),
+        };
+        if !ok {
+            return Answer::Mismatch;
+        }
+        let lines = self.lines_of(ranges.iter().take(MAX_LISTED_LINES).map(|r| r.0));
+        Answer::Found(Planned {
+            replacements: ranges.len(),
+            ranges,
+            replacement: self.raw(replace),
+            lines,
+        })
+    }
+
+    /// Every occurrence of `raw` (overlapping ones included), in order;
+    /// `None` when the index does not hold its key.
+    fn occurrences(&self, raw: &[u8]) -> Option<Vec<usize>> {
+        let index = self.index.as_ref()?;
+        let &k = index.ids.get(self.key_of(raw))?;
+        let mut ids: Vec<usize> = index.chunks_of[k as usize].keys().copied().collect();
+        ids.sort_unstable_by_key(|&id| self.rank[id]);
+        let mut out = Vec::new();
+        for id in ids {
+            let start = self.sums.before(self.rank[id])[0];
+            out.extend(
+                self.chunks[id]
+                    .occ
+                    .iter()
+                    .filter(|o| o.1 == k)
+                    .map(|o| start + o.0),
+            );
+        }
+        if raw.len() > self.key_max {
+            out.retain(|&a| self.holds_at(a, raw));
+        }
+        Some(out)
+    }
+
+    /// Whether the text holds `raw` at `at`.
+    fn holds_at(&self, at: usize, raw: &[u8]) -> bool {
+        at + raw.len() <= self.len && self.bytes_in(at, at + raw.len()) == raw
+    }
+
+    /// The rank of the chunk holding byte `pos` and where it starts (for
+    /// the end of the text, the last chunk).
+    fn locate(&self, pos: usize) -> (usize, usize) {
+        if pos >= self.len {
+            let last = self.order.len() - 1;
+            return (last, self.sums.before(last)[0]);
+        }
+        self.sums.seek(pos)
+    }
+
+    /// A copy of the bytes from `from` to `to`.
+    fn bytes_in(&self, from: usize, to: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(to.saturating_sub(from));
+        if from >= to {
+            return out;
+        }
+        let (mut r, mut start) = self.locate(from);
+        while r < self.order.len() && start < to {
+            let b = &self.chunks[self.order[r]].bytes;
+            let lo = from.max(start) - start;
+            let hi = to.min(start + b.len()) - start;
+            if lo < hi {
+                out.extend_from_slice(&b[lo..hi]);
+            }
+            start += b.len();
+            r += 1;
+        }
+        out
+    }
+
+    /// The 1-based line of each position (sorted).
+    fn lines_of(&self, positions: impl Iterator<Item = usize>) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut at: Option<(usize, usize, usize)> = None; // rank, offset, line
+        for p in positions {
+            let (r, start) = self.locate(p);
+            let b = &self.chunks[self.order[r]].bytes;
+            let off = (p - start).min(b.len());
+            let line = match at {
+                Some((ar, aoff, aline)) if ar == r && aoff <= off => {
+                    aline + memchr::memchr_iter(b'\n', &b[aoff..off]).count()
+                }
+                _ => 1 + self.sums.before(r)[1] + memchr::memchr_iter(b'\n', &b[..off]).count(),
+            };
+            at = Some((r, off, line));
+            out.push(line);
+        }
+        out
+    }
+
+    /// Replaces `ranges` (sorted, disjoint; empty ones insert) with
+    /// `repl`, keeping the index true.
+    fn splice(&mut self, ranges: &[(usize, usize)], repl: &[u8]) {
+        if ranges.is_empty() {
+            return;
+        }
+        let longest = self.index.as_ref().map_or(0, |i| i.longest);
+        if longest > 0 {
+            self.forget_touching(ranges, longest);
+        }
+        let touched = self.rewrite(ranges, repl);
+        if longest > 0 {
+            let mut shift = 0isize;
+            let new: Vec<(usize, usize)> = ranges
+                .iter()
+                .map(|&(s, e)| {
+                    let at = s.wrapping_add_signed(shift);
+                    shift += repl.len() as isize - (e - s) as isize;
+                    (at, at + repl.len())
+                })
+                .collect();
+            self.find_touching(&new, longest);
+        }
+        self.rebalance(&touched);
+    }
+
+    /// Forgets the occurrences that touch a range (overlap it, or, for an
+    /// empty range, straddle it).
+    fn forget_touching(&mut self, ranges: &[(usize, usize)], longest: usize) {
+        let mut ranks: Vec<usize> = Vec::new();
+        for &(s, e) in ranges {
+            let from = s.saturating_sub(longest - 1);
+            let to = e.max(s + 1).min(self.len);
+            if from >= to {
+                continue;
+            }
+            let (r0, _) = self.locate(from);
+            let (r1, _) = self.locate(to - 1);
+            let first = ranks.last().map_or(r0, |&l| r0.max(l + 1));
+            ranks.extend(first..=r1);
+        }
+        let Some(index) = &mut self.index else { return };
+        for r in ranks {
+            let id = self.order[r];
+            let start = self.sums.before(r)[0];
+            let chunk = &mut self.chunks[id];
+            chunk.occ.retain(|&(off, k)| {
+                let a = start + off;
+                let touches = touches(ranges, a, index.keys[k as usize].len());
+                if touches {
+                    forget(index, k, id);
+                }
+                !touches
+            });
+        }
+    }
+
+    /// Finds the occurrences that touch a new range (as it stands after
+    /// the splice), searching only around it.
+    fn find_touching(&mut self, ranges: &[(usize, usize)], longest: usize) {
+        let mut i = 0;
+        while i < ranges.len() {
+            // Ranges whose surroundings overlap are searched together.
+            let from = ranges[i].0.saturating_sub(longest - 1);
+            let mut to = (ranges[i].1 + longest - 1).min(self.len);
+            let mut j = i + 1;
+            while j < ranges.len() && ranges[j].0.saturating_sub(longest - 1) < to {
+                to = (ranges[j].1 + longest - 1).min(self.len);
+                j += 1;
+            }
+            let group = &ranges[i..j];
+            let bytes = self.bytes_in(from, to);
+            let Some(index) = &self.index else { return };
+            let found: Vec<(usize, u32)> = index
+                .searcher
+                .find_overlapping_iter(&bytes)
+                .map(|m| (from + m.start(), m.pattern().as_u32()))
+                .filter(|&(a, k)| touches(group, a, index.keys[k as usize].len()))
+                .collect();
+            for (a, k) in found {
+                if !self.remember(a, k) {
+                    return;
+                }
+            }
+            i = j;
+        }
+    }
+
+    /// Notes an occurrence of key `k` at `a`. Past the index's budget the
+    /// index is dropped (`false`): the plain search serves from then on.
+    fn remember(&mut self, a: usize, k: u32) -> bool {
+        let (r, start) = self.locate(a);
+        let id = self.order[r];
+        let Some(index) = &mut self.index else {
+            return false;
+        };
+        if index.held >= index.budget {
+            self.drop_index();
+            return false;
+        }
+        index.held += 1;
+        *index.chunks_of[k as usize].entry(id).or_insert(0) += 1;
+        let occ = &mut self.chunks[id].occ;
+        let entry = (a - start, k);
+        let at = occ.partition_point(|&o| o < entry);
+        occ.insert(at, entry);
+        true
+    }
+
+    fn drop_index(&mut self) {
+        self.index = None;
+        for c in &mut self.chunks {
+            c.occ.clear();
+        }
+    }
+
+    /// Rewrites the chunks the ranges lie in: the bytes between ranges
+    /// kept, each range's bytes replaced by `repl` (in the chunk holding
+    /// the range's start), the occurrences left moved with their bytes.
+    /// Returns the ranks rewritten.
+    fn rewrite(&mut self, ranges: &[(usize, usize)], repl: &[u8]) -> Vec<usize> {
+        // The ranks each range lies in (a range at the very end lies in
+        // the last chunk), and where they start, before anything changes.
+        let mut ranks: Vec<usize> = Vec::new();
+        for &(s, e) in ranges {
+            let (r0, _) = self.locate(s);
+            let r1 = if e > s { self.locate(e - 1).0 } else { r0 };
+            let first = ranks.last().map_or(r0, |&l| r0.max(l + 1));
+            ranks.extend(first..=r1);
+        }
+        let starts: Vec<usize> = ranks.iter().map(|&r| self.sums.before(r)[0]).collect();
+        let (last_rank, old_len) = (self.order.len() - 1, self.len);
+        let mut delta: isize = 0;
+        for (&r, &start) in ranks.iter().zip(&starts) {
+            let id = self.order[r];
+            let old = std::mem::take(&mut self.chunks[id].bytes);
+            let end = start + old.len();
+            let holds = |s: usize| (start <= s && s < end) || (s == old_len && r == last_rank);
+            // Kept pieces: old offset, new offset, length.
+            let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
+            let mut out = Vec::with_capacity(old.len() + repl.len());
+            let mut pos = start;
+            let mut k = ranges.partition_point(|&(s, e)| e < start || (e == start && s < start));
+            while let Some(&(s, e)) = ranges.get(k) {
+                if s >= end && !holds(s) {
+                    break;
+                }
+                let a = s.max(start);
+                if a > pos {
+                    pieces.push((pos - start, out.len(), a - pos));
+                    out.extend_from_slice(&old[pos - start..a - start]);
+                }
+                if holds(s) {
+                    out.extend_from_slice(repl);
+                }
+                pos = pos.max(e.min(end));
+                if e > end {
+                    break;
+                }
+                k += 1;
+            }
+            if pos < end {
+                pieces.push((pos - start, out.len(), end - pos));
+                out.extend_from_slice(&old[pos - start..]);
+            }
+            // The occurrences left lie in kept pieces.
+            let chunk = &mut self.chunks[id];
+            let mut p = 0;
+            for o in &mut chunk.occ {
+                while p + 1 < pieces.len() && o.0 >= pieces[p].0 + pieces[p].2 {
+                    p += 1;
+                }
+                if let Some(&(old_at, new_at, _)) = pieces.get(p) {
+                    o.0 = o.0 - old_at + new_at;
+                }
+            }
+            let lines = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as isize;
+            let d_bytes = out.len() as isize - old.len() as isize;
+            let d_lines = lines(&out) - lines(&old);
+            chunk.bytes = out;
+            self.sums.add(r, [d_bytes as usize, d_lines as usize]);
+            delta += d_bytes;
+        }
+        self.len = self.len.wrapping_add_signed(delta);
+        ranks
+    }
+
+    /// Cuts the rewritten chunks that grew too big and drops emptied ones.
+    fn rebalance(&mut self, ranks: &[usize]) {
+        let big: Vec<usize> = ranks
+            .iter()
+            .map(|&r| self.order[r])
+            .filter(|&id| self.chunks[id].bytes.len() > 4 * self.chunk)
+            .collect();
+        let empty = ranks
+            .iter()
+            .any(|&r| self.chunks[self.order[r]].bytes.is_empty());
+        if big.is_empty() && !(empty && self.order.len() > 1) {
+            return;
+        }
+        let mut order = Vec::with_capacity(self.order.len() + big.len() * 4);
+        for i in 0..self.order.len() {
+            let id = self.order[i];
+            let len = self.chunks[id].bytes.len();
+            if len == 0 && self.order.len() > 1 {
+                continue;
+            }
+            if len <= 4 * self.chunk {
+                order.push(id);
+                continue;
+            }
+            let bytes = std::mem::take(&mut self.chunks[id].bytes);
+            let occ = std::mem::take(&mut self.chunks[id].occ);
+            let text = String::from_utf8_lossy(&bytes);
+            let mut at = 0;
+            let mut o = 0;
+            let mut first = true;
+            while at < bytes.len() {
+                let end = if text.len() == bytes.len() {
+                    cut(&text, at, self.chunk)
+                } else {
+                    (at + self.chunk).min(bytes.len())
+                };
+                let new_id = if first {
+                    id
+                } else {
+                    self.chunks.push(Chunk::default());
+                    self.rank.push(usize::MAX);
+                    self.chunks.len() - 1
+                };
+                first = false;
+                let mut piece_occ = Vec::new();
+                while o < occ.len() && occ[o].0 < end {
+                    let (off, k) = occ[o];
+                    piece_occ.push((off - at, k));
+                    if new_id != id
+                        && let Some(index) = &mut self.index
+                    {
+                        uncount(index, k, id);
+                        *index.chunks_of[k as usize].entry(new_id).or_insert(0) += 1;
+                    }
+                    o += 1;
+                }
+                self.chunks[new_id] = Chunk {
+                    bytes: bytes[at..end].to_vec(),
+                    occ: piece_occ,
+                };
+                order.push(new_id);
+                at = end;
+            }
+        }
+        if order.is_empty() {
+            order.push(self.order[0]);
+        }
+        self.order = order;
+        self.reorder();
+    }
+
+    /// Makes the ranks and sums anew from `order`.
+    fn reorder(&mut self) {
+        self.rank.resize(self.chunks.len(), usize::MAX);
+        for (r, &id) in self.order.iter().enumerate() {
+            self.rank[id] = r;
+        }
+        let chunks = &self.chunks;
+        self.sums = Sums::build(self.order.iter().map(|&id| {
+            let b = &chunks[id].bytes;
+            [b.len(), memchr::memchr_iter(b'\n', b).count()]
+        }));
+    }
+}
+
+/// Forgets one occurrence of key `k` in chunk `id`.
+fn forget(index: &mut Index, k: u32, id: usize) {
+    index.held = index.held.saturating_sub(1);
+    uncount(index, k, id);
+}
+
+/// Counts one occurrence of key `k` fewer in chunk `id`.
+fn uncount(index: &mut Index, k: u32, id: usize) {
+    let map = &mut index.chunks_of[k as usize];
+    if let Some(n) = map.get_mut(&id) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(&id);
+        }
+    }
+}
+
+/// Whether an occurrence at `a` of `len` bytes touches one of `ranges`
+/// (sorted, disjoint): overlaps it, or straddles an empty one.
+fn touches(ranges: &[(usize, usize)], a: usize, len: usize) -> bool {
+    let i = ranges.partition_point(|r| r.1 <= a);
+    ranges
+        .get(i)
+        .is_some_and(|&(s, e)| a < e.max(s + 1) && a + len > s && (s < e || a < s))
+}
+
+/// `text` with every LF written CRLF.
+fn crlf_of(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16);
+    for &b in text {
+        if b == b'\n' {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// Where a chunk starting at `at` ends: about `size` bytes on, at a
+/// character boundary.
+fn cut(text: &str, at: usize, size: usize) -> usize {
+    let mut end = (at + size).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroUsize;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::engine::matching::Search;
+
+    fn n(k: usize) -> Count {
+        Count::Exactly(NonZeroUsize::new(k).unwrap())
+    }
+
+    /// An edit as the tests write it.
+    #[derive(Clone, Debug)]
+    enum Edit {
+        Text(String, String, Count),
+        Range(String, String, String, Count),
+    }
+
+    impl Edit {
+        fn search(&self) -> Search<'_> {
+            match self {
+                Edit::Text(search, replace, count) => Search::Text {
+                    search,
+                    replace,
+                    count: *count,
+                },
+                Edit::Range(start, end, replace, count) => Search::Range {
+                    start,
+                    end,
+                    replace,
+                    count: *count,
+                },
+            }
+        }
+    }
+
+    /// Makes an edit as the view does: from the index where it answers,
+    /// else from the whole text. Checks that what the index answers is
+    /// what the whole text says.
+    fn step(e: &mut Editing, edit: &Edit) -> Result<(usize, Vec<usize>), ()> {
+        let search = edit.search();
+        let answer = match &search {
+            Search::Text {
+                search,
+                replace,
+                count,
+            } => e.find(search, replace, *count),
+            Search::Range {
+                start,
+                end,
+                replace,
+                count,
+            } => e.find_range(start, end, replace, *count),
+        };
+        let whole = search.find_in(&e.text(), None);
+        let planned = match (answer, whole) {
+            (Some(Answer::Found(p)), Ok(f)) => {
+                assert_eq!((p.replacements, &p.lines), (f.replacements, &f.lines));
+                assert_eq!(p, e.planned_from(&f), "index and whole text disagree");
+                p
+            }
+            (Some(Answer::Found(_)), Err(m)) => {
+                panic!("the index found what the text does not: {m:?}")
+            }
+            (Some(Answer::Mismatch), Ok(f)) => panic!("the index missed what the text has: {f:?}"),
+            (Some(Answer::Mismatch) | Some(Answer::Unknown), Err(_)) => return Err(()),
+            (Some(Answer::Unknown), Ok(f)) => e.planned_from(&f),
+            (None, _) => panic!("no CR in these tests"),
+        };
+        e.apply(&planned);
+        Ok((planned.replacements, planned.lines))
+    }
+
+    /// What the same edit does to the whole text.
+    fn plain(text: &mut String, edit: &Edit) -> Result<(usize, Vec<usize>), ()> {
+        let edited = match edit {
+            Edit::Text(s, r, c) => crate::engine::matching::edit(text, s, r, *c),
+            Edit::Range(s, en, r, c) => crate::engine::matching::edit_range(text, s, en, r, *c),
+        }
+        .map_err(|_| ())?;
+        *text = edited.text;
+        Ok((edited.replacements, edited.lines))
+    }
+
+    /// Every occurrence the index holds, by position and key.
+    fn held(e: &Editing) -> Vec<(usize, Vec<u8>)> {
+        let Some(index) = &e.index else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (r, &id) in e.order.iter().enumerate() {
+            let start = e.sums.before(r)[0];
+            for &(off, k) in &e.chunks[id].occ {
+                out.push((start + off, index.keys[k as usize].clone()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The structure is what it says: sums, ranks, counts of the index,
+    /// and the index holds exactly the occurrences a fresh pass finds.
+    fn check(e: &Editing, keys: &[Vec<u8>]) {
+        let mut start = 0;
+        let mut lines = 0;
+        for (r, &id) in e.order.iter().enumerate() {
+            assert_eq!(e.rank[id], r);
+            assert_eq!(e.sums.before(r), [start, lines], "sums before rank {r}");
+            let b = &e.chunks[id].bytes;
+            start += b.len();
+            lines += memchr::memchr_iter(b'\n', b).count();
+            assert!(e.chunks[id].occ.is_sorted());
+        }
+        assert_eq!(start, e.len);
+        let Some(index) = &e.index else { return };
+        for (k, map) in index.chunks_of.iter().enumerate() {
+            for (&id, &count) in map {
+                let here = e.chunks[id]
+                    .occ
+                    .iter()
+                    .filter(|o| o.1 as usize == k)
+                    .count();
+                assert_eq!(here, count as usize, "count of key {k} in chunk {id}");
+            }
+        }
+        let mut fresh = Editing::with_sizes(&e.text(), e.chunk, e.key_max).unwrap();
+        fresh.index(keys.iter().map(|k| &k[..]), 0);
+        assert_eq!(
+            held(e),
+            held(&fresh),
+            "the index is not what a fresh pass finds"
+        );
+        assert_eq!(index.held, held(e).len());
+    }
+
+    fn piece() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["a", "b", "ab", "\n", "é", "a\n", "\n\n"])
+    }
+
+    fn text_of(max: usize) -> impl Strategy<Value = String> {
+        prop::collection::vec(piece(), 0..max).prop_map(|v| v.concat())
+    }
+
+    fn some_text(max: usize) -> impl Strategy<Value = String> {
+        prop::collection::vec(piece(), 1..max).prop_map(|v| v.concat())
+    }
+
+    fn count() -> impl Strategy<Value = Count> {
+        prop_oneof![Just(n(1)), Just(n(2)), Just(Count::All)]
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            3 => (some_text(5), text_of(5), count()).prop_map(|(s, r, c)| Edit::Text(s, r, c)),
+            1 => (some_text(3), some_text(3), text_of(4), count())
+                .prop_map(|(s, e, r, c)| Edit::Range(s, e, r, c)),
+        ]
+    }
+
+    /// The keys of `edits`, as the view is told them (LF line breaks).
+    fn keys_of(edits: &[Edit]) -> Vec<Vec<u8>> {
+        edits
+            .iter()
+            .flat_map(|e| {
+                e.search()
+                    .texts()
+                    .map(|t| key(t).to_vec())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Edits through the index do what edits of the whole text do,
+        /// whatever the chunks and keys, and the index stays exactly
+        /// what a fresh pass over the text finds.
+        #[test]
+        fn indexed_edits_do_what_whole_text_edits_do(
+            body in text_of(40),
+            crlf in any::<bool>(),
+            bom in any::<bool>(),
+            edits in prop::collection::vec(edit(), 1..10),
+            chunk in 1usize..12,
+            key_max in 1usize..8,
+            unindexed in prop::collection::vec(any::<bool>(), 10),
+        ) {
+            let body = if crlf { body.replace('\n', "\r\n") } else { body };
+            let mut text = if bom { format!("{BOM}{body}") } else { body };
+            let mut e = Editing::with_sizes(&text, chunk, key_max).unwrap();
+            // Some edits' texts are not in the index: they are searched
+            // plainly, and the index is kept true all the same.
+            let known: Vec<Edit> = edits
+                .iter()
+                .zip(&unindexed)
+                .filter(|(_, u)| !**u)
+                .map(|(e, _)| e.clone())
+                .collect();
+            let keys = keys_of(&known);
+            e.index(keys.iter().map(|k| &k[..]), 1);
+            check(&e, &keys);
+            for edit in &edits {
+                let want = plain(&mut text, edit);
+                let got = step(&mut e, edit);
+                prop_assert_eq!(&got, &want, "{:?}", edit);
+                prop_assert_eq!(&e.text(), &text, "after {:?}", edit);
+                check(&e, &keys);
+            }
+        }
+    }
+
+    #[test]
+    fn mixed_line_breaks_are_edited_on_the_whole_text() {
+        assert!(Editing::new("a\r\nb\n").is_none());
+        assert!(Editing::new("a\rb\n").is_none());
+        assert!(Editing::new("a\r\nb\r\n").is_some());
+        assert!(Editing::new("a\nb").is_some());
+    }
+
+    #[test]
+    fn a_cr_in_the_search_or_replacement_is_left_to_the_whole_text() {
+        let e = Editing::new("a\nb\n").unwrap();
+        assert!(e.find("a\r", "x", n(1)).is_none());
+        assert!(e.find("a\n", "x\r", n(1)).is_none());
+        assert!(e.find_range("a", "b\r", "x", n(1)).is_none());
+    }
+
+    #[test]
+    fn an_edit_of_the_last_line_keeps_the_file_without_a_final_line_feed() {
+        for (text, search, replace, want) in [
+            ("a\nb", "b\n", "c\n", "a\nc"),
+            ("a\nb", "b\n", "c", "a\nc"),
+            ("a\nb", "b\n", "", "a"),
+            ("a", "a\n", "\n", ""),
+            ("a", "a\n", "x\n\n", "x\n"),
+            ("a\r\nb", "b\n", "c\n", "a\r\nc"),
+            ("a\nb\n", "b\n", "b", "a\nb"),
+        ] {
+            let mut e = Editing::with_sizes(text, 1, 4).unwrap();
+            e.index([key(search)].into_iter(), 1);
+            let Some(Answer::Found(p)) = e.find(search, replace, n(1)) else {
+                panic!("{text:?}: {search:?} not found");
+            };
+            e.apply(&p);
+            assert_eq!(e.text(), want, "{text:?}: {search:?} -> {replace:?}");
+            let mut plain = text.to_owned();
+            super::tests::plain(&mut plain, &Edit::Text(search.into(), replace.into(), n(1)))
+                .unwrap();
+            assert_eq!(plain, want, "the whole-text edit agrees");
+        }
+    }
+
+    #[test]
+    fn a_long_search_is_found_by_its_key_and_checked_in_full() {
+        let file: String = (0..200).map(|i| format!("line {}\n", i % 7)).collect();
+        let search: String = (0..30).map(|i| format!("line {}\n", (i + 3) % 7)).collect();
+        let mut e = Editing::with_sizes(&file, 64, 8).unwrap();
+        e.index([key(&search)].into_iter(), 1);
+        let whole = crate::engine::matching::edit(&file, &search, "x\n", Count::All).unwrap();
+        let Some(Answer::Found(p)) = e.find(&search, "x\n", Count::All) else {
+            panic!("not found");
+        };
+        assert_eq!(p.replacements, whole.replacements);
+        e.apply(&p);
+        assert_eq!(e.text(), whole.text);
+    }
+
+    #[test]
+    fn chunks_grown_by_edits_are_cut_again() {
+        let mut e = Editing::with_sizes("a\nb\nc\n", 2, 4).unwrap();
+        e.index([&b"b\n"[..]].into_iter(), 1);
+        let big = "y\n".repeat(50);
+        let Some(Answer::Found(p)) = e.find("b\n", &big, n(1)) else {
+            panic!("not found");
+        };
+        e.apply(&p);
+        assert!(e.chunks.iter().all(|c| c.bytes.len() <= 4 * 2 + 2));
+        assert_eq!(e.text(), format!("a\n{big}c\n"));
+        check(&e, &[b"b\n".to_vec()]);
+    }
+}
