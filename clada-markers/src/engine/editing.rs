@@ -999,7 +999,8 @@ mod tests {
                 count,
             } => e.find_range(start, end, replace, *count),
         };
-        let whole = search.find_in(&e.text(), None);
+        let hints = crate::engine::matching::HintBudget::new(usize::MAX);
+        let whole = search.find_in(&e.text(), None, &hints);
         let planned = match (answer, whole) {
             (Some(Answer::Found(p)), Ok(f)) => {
                 assert_eq!((p.replacements, &p.lines), (f.replacements, &f.lines));

@@ -145,7 +145,8 @@ pub(crate) trait Files {
         search: crate::engine::matching::Search<'_>,
     ) -> Result<crate::engine::editing::Splice, crate::engine::TaskError> {
         let contents = self.contents(at)?;
-        crate::engine::plan::find_in(&contents, at, search)
+        let hints = crate::engine::matching::HintBudget::new(usize::MAX);
+        crate::engine::plan::find_in(&contents, at, search, &hints)
     }
     /// See [`Root::check_lands`].
     fn check_lands(&self, at: &Location) -> Result<(), FsError>;

@@ -15,6 +15,7 @@
 //! already there. These are hints only; nothing is ever applied by a fuzzy
 //! match.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -33,6 +34,30 @@ pub(crate) const MIN_SIMILARITY: f64 = 0.5;
 
 /// A report lists the lines of at most this many replaced occurrences.
 pub(crate) const MAX_LISTED_LINES: usize = 100;
+
+/// How much file text the closest-region hints of one run may read, in
+/// bytes: looking for the closest region reads the whole file, so a
+/// document of many failing edits of one big file would cost the file's
+/// size times the failures. Past it a failure says no closest region was
+/// looked for; the first failure always looks.
+pub(crate) const HINT_BUDGET: usize = 128 * 1024 * 1024;
+
+/// What is left of a run's [`HINT_BUDGET`].
+#[derive(Debug)]
+pub(crate) struct HintBudget(Cell<usize>);
+
+impl HintBudget {
+    pub(crate) fn new(bytes: usize) -> Self {
+        HintBudget(Cell::new(bytes))
+    }
+
+    /// Whether a hint may read `len` more bytes, taking them if so.
+    fn take(&self, len: usize) -> bool {
+        let left = self.0.get();
+        self.0.set(left.saturating_sub(len));
+        left > 0
+    }
+}
 
 /// A successful edit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,6 +218,10 @@ pub struct Mismatch {
     /// on their own.
     pub start_lines: Vec<usize>,
     pub end_lines: Vec<usize>,
+    /// No closest region was looked for: the run's earlier failures used
+    /// up what hints may read ([`HINT_BUDGET`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub closest_skipped: bool,
 }
 
 pub(crate) use crate::outcome::Closest;
@@ -319,19 +348,24 @@ pub(crate) enum Search<'a> {
 impl Search<'_> {
     /// Finds where the edit would replace in `file` ([`find`],
     /// [`find_range`]).
-    pub(crate) fn find_in(&self, file: &str, cr: Option<bool>) -> Result<Found, Box<Mismatch>> {
+    pub(crate) fn find_in(
+        &self,
+        file: &str,
+        cr: Option<bool>,
+        hints: &HintBudget,
+    ) -> Result<Found, Box<Mismatch>> {
         match *self {
             Search::Text {
                 search,
                 replace,
                 count,
-            } => find(file, search, replace, count, cr),
+            } => find(file, search, replace, count, cr, hints),
             Search::Range {
                 start,
                 end,
                 replace,
                 count,
-            } => find_range(file, start, end, replace, count, cr),
+            } => find_range(file, start, end, replace, count, cr, hints),
         }
     }
 
@@ -360,7 +394,8 @@ pub fn edit(
     replace: &str,
     count: Count,
 ) -> Result<Edited, Box<Mismatch>> {
-    find(file, search, replace, count, None).map(|f| f.edited(file))
+    let hints = HintBudget::new(usize::MAX);
+    find(file, search, replace, count, None, &hints).map(|f| f.edited(file))
 }
 
 /// Finds where [`edit`] would replace, without changing anything. `cr`
@@ -371,6 +406,7 @@ pub(crate) fn find(
     replace: &str,
     count: Count,
     cr: Option<bool>,
+    hints: &HintBudget,
 ) -> Result<Found, Box<Mismatch>> {
     let view = View::new(file, cr);
     let ranges: Vec<(usize, usize)> = if search.is_empty() {
@@ -381,7 +417,11 @@ pub(crate) fn find(
             .collect()
     };
     settle(&view, ranges, replace, count, |m| {
-        m.closest = closest(&view.norm, search);
+        if hints.take(view.norm.len()) {
+            m.closest = closest(&view.norm, search);
+        } else {
+            m.closest_skipped = true;
+        }
     })
 }
 
@@ -416,6 +456,7 @@ fn settle(
         dangling_starts: Vec::new(),
         start_lines: Vec::new(),
         end_lines: Vec::new(),
+        closest_skipped: false,
     };
     if ranges.is_empty() {
         explain(&mut m);
@@ -439,7 +480,8 @@ pub fn edit_range(
     replace: &str,
     count: Count,
 ) -> Result<Edited, Box<Mismatch>> {
-    find_range(file, start, end, replace, count, None).map(|f| f.edited(file))
+    let hints = HintBudget::new(usize::MAX);
+    find_range(file, start, end, replace, count, None, &hints).map(|f| f.edited(file))
 }
 
 /// Finds where [`edit_range`] would replace, without changing anything.
@@ -450,6 +492,7 @@ pub(crate) fn find_range(
     replace: &str,
     count: Count,
     cr: Option<bool>,
+    hints: &HintBudget,
 ) -> Result<Found, Box<Mismatch>> {
     let view = View::new(file, cr);
     let hay = view.norm.as_bytes();
@@ -488,7 +531,11 @@ pub(crate) fn find_range(
         };
         m.start_lines = all(&start_finder, start.len());
         m.end_lines = all(&end_finder, end.len());
-        m.closest = closest(&view.norm, start);
+        if hints.take(view.norm.len()) {
+            m.closest = closest(&view.norm, start);
+        } else {
+            m.closest_skipped = true;
+        }
     })
     .map_err(|mut m| {
         m.dangling_starts = dangling_starts;
@@ -816,6 +863,20 @@ mod tests {
 
     fn one(file: &str, search: &str, replace: &str) -> String {
         edit(file, search, replace, n(1)).unwrap().text
+    }
+
+    #[test]
+    fn hints_stop_looking_once_the_budget_is_spent() {
+        let file = "fn main() {\n    println!(\"hello\");\n}\n";
+        let hints = HintBudget::new(10);
+        let miss = |hints: &HintBudget| {
+            find(file, "    println!(\"helo\");\n", "x\n", n(1), None, hints).unwrap_err()
+        };
+        let first = miss(&hints);
+        assert!(first.closest.is_some() && !first.closest_skipped);
+        let second = miss(&hints);
+        assert!(second.closest.is_none() && second.closest_skipped);
+        assert_eq!((second.expected, second.found), (n(1), 0));
     }
 
     #[test]

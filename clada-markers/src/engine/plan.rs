@@ -9,7 +9,7 @@ use crate::ast::Op;
 use crate::engine::TaskError;
 use crate::engine::editing::Splice;
 use crate::engine::fs::{Content, Files, FsError, Kind, Location, locate};
-use crate::engine::matching::{Mismatch, Search};
+use crate::engine::matching::{HintBudget, Mismatch, Search};
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
 
@@ -271,10 +271,11 @@ pub(crate) fn find_in(
     contents: &Content,
     loc: &Location,
     search: Search<'_>,
+    hints: &HintBudget,
 ) -> Result<Splice, TaskError> {
     let (text, cr) = as_text(contents, loc)?;
     search
-        .find_in(text, Some(cr))
+        .find_in(text, Some(cr), hints)
         .map(Splice::Plain)
         .map_err(|m| mismatch(loc, m))
 }

@@ -32,7 +32,7 @@ use std::rc::Rc;
 use crate::engine::TaskError;
 use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root, Stamp, Written};
-use crate::engine::matching::Search;
+use crate::engine::matching::{HINT_BUDGET, HintBudget, Search};
 use crate::engine::plan;
 
 /// The task that made a change: unit and task numbers.
@@ -296,6 +296,8 @@ pub(crate) struct View<'r> {
     root: &'r Root,
     state: RefCell<State>,
     expected: RefCell<Expected>,
+    /// What the closest-region hints of failed edits may still read.
+    hints: HintBudget,
 }
 
 impl<'r> View<'r> {
@@ -304,6 +306,7 @@ impl<'r> View<'r> {
             root,
             state: RefCell::new(State::default()),
             expected: RefCell::new(Expected::default()),
+            hints: HintBudget::new(HINT_BUDGET),
         }
     }
 
@@ -514,7 +517,7 @@ impl<'r> View<'r> {
                 _ => None,
             };
             let Some(editing) = editing else {
-                return plan::find_in(&contents, at, search);
+                return plan::find_in(&contents, at, search, &self.hints);
             };
             let mut st = self.state.borrow_mut();
             if let Some(Node::File(f)) = st.node_mut(at) {
@@ -558,7 +561,7 @@ impl<'r> View<'r> {
                 // The whole text answers: the error with its hints, or an
                 // edit the index does not know.
                 let text = edits.text();
-                match search.find_in(&text, None) {
+                match search.find_in(&text, None, &self.hints) {
                     Ok(found) => Ok(Splice::Indexed(edits.planned_from(&found))),
                     Err(m) => Err(plan::mismatch(at, m)),
                 }
@@ -569,7 +572,7 @@ impl<'r> View<'r> {
                 let contents = Content::text(edits.text());
                 f.edits = None;
                 f.data = Some(contents.clone());
-                plan::find_in(&contents, at, search)
+                plan::find_in(&contents, at, search, &self.hints)
             }
         }
     }

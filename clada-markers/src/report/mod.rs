@@ -374,6 +374,7 @@ impl ErrorReport {
                     dangling_starts,
                     start_lines,
                     end_lines,
+                    closest_skipped: _,
                 } = *mismatch;
                 r.expected = Some(expected);
                 r.found = Some(found);
@@ -467,7 +468,10 @@ fn mismatch_hint(m: &Mismatch) -> String {
             c.similarity * 100.0
         ));
     }
-    if parts.is_empty() {
+    if m.closest_skipped {
+        parts.push("the closest text was not looked for (earlier failed edits in this run took the time for it)".to_owned());
+    }
+    if parts.is_empty() || m.closest_skipped {
         parts.push("the search text does not occur in the file; read the file again and copy the text exactly".to_owned());
     }
     parts.join("; ")
