@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use crate::ast::Count;
-use crate::engine::matching::{Found, MAX_LISTED_LINES};
+use crate::engine::matching::{Found, MAX_LISTED_LINES, MAX_REPORTED_LINES, Mismatch, Search};
 use crate::syntax::BOM;
 
 /// A chunk is cut to about this many bytes, and cut again once edits have
@@ -384,15 +384,7 @@ impl Editing {
         let Some(starts) = self.occurrences(&raw) else {
             return Some(Answer::Unknown);
         };
-        let mut ranges = Vec::new();
-        let mut end = 0;
-        for a in starts {
-            if a >= end {
-                end = a + raw.len();
-                ranges.push((a, end));
-            }
-        }
-        Some(self.settle(ranges, replace, count))
+        Some(self.settle(apart(&starts, raw.len()), replace, count))
     }
 
     /// Where a SEARCH-START range edit would replace, if the index can
@@ -407,14 +399,21 @@ impl Editing {
         if [start, end, replace].iter().any(|t| t.contains('\r')) {
             return None;
         }
-        let (start_raw, end_raw) = (self.raw(start), self.raw(end));
-        let (Some(starts), Some(ends)) = (self.occurrences(&start_raw), self.occurrences(&end_raw))
-        else {
-            return Some(Answer::Unknown);
-        };
-        if start_raw.is_empty() || end_raw.is_empty() {
-            return Some(Answer::Mismatch);
+        match self.ranges(start, end) {
+            Some((ranges, _)) => Some(self.settle(ranges, replace, count)),
+            None => Some(Answer::Unknown),
         }
+    }
+
+    /// The ranges from an occurrence of `start` to the nearest occurrence
+    /// of `end` after it, without overlap, and the start with no end after
+    /// it that ended the search, if one did; `None` when the index does
+    /// not hold both.
+    #[allow(clippy::type_complexity)]
+    fn ranges(&self, start: &str, end: &str) -> Option<(Vec<(usize, usize)>, Option<usize>)> {
+        let (start_raw, end_raw) = (self.raw(start), self.raw(end));
+        let starts = self.occurrences(&start_raw)?;
+        let ends = self.occurrences(&end_raw)?;
         let mut ranges = Vec::new();
         let mut pos = 0;
         let mut s_at = 0;
@@ -425,7 +424,7 @@ impl Editing {
             let j = ends.partition_point(|&b| b < after);
             let Some(&e) = ends.get(j) else {
                 // A start with no end after it ends the search.
-                break;
+                return Some((ranges, Some(s)));
             };
             ranges.push((s, e + end_raw.len()));
             pos = e + end_raw.len();
@@ -434,7 +433,73 @@ impl Editing {
                 break;
             }
         }
-        Some(self.settle(ranges, replace, count))
+        Some((ranges, None))
+    }
+
+    /// The error of an edit the index found the wrong number of times,
+    /// made from the index alone, without a closest region (for when the
+    /// run's hints are spent: [`crate::engine::matching::HINT_BUDGET`]);
+    /// `None` when the index does not hold its texts and replacement.
+    pub(crate) fn mismatch(&self, search: Search<'_>) -> Option<Box<Mismatch>> {
+        let (ranges, dangling, replace, count, starts_ends) = match search {
+            Search::Text {
+                search,
+                replace,
+                count,
+            } => {
+                let raw = self.raw(search);
+                let ranges = apart(&self.occurrences(&raw)?, raw.len());
+                (ranges, None, replace, count, None)
+            }
+            Search::Range {
+                start,
+                end,
+                replace,
+                count,
+            } => {
+                let (ranges, dangling) = self.ranges(start, end)?;
+                (ranges, dangling, replace, count, Some((start, end)))
+            }
+        };
+        let lines = self.lines_of(ranges.iter().take(MAX_REPORTED_LINES).map(|r| r.0));
+        let bounds = self.lines_of(
+            ranges
+                .iter()
+                .take(MAX_REPORTED_LINES)
+                .flat_map(|&(s, e)| [s, e.saturating_sub(1).max(s)]),
+        );
+        let mut m = Mismatch {
+            expected: count,
+            found: ranges.len(),
+            lines,
+            ranges: bounds.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
+            closest: None,
+            replacement_present: None,
+            already_applied: false,
+            dangling_starts: self.lines_of(dangling.into_iter()),
+            start_lines: Vec::new(),
+            end_lines: Vec::new(),
+            closest_skipped: false,
+        };
+        if ranges.is_empty() {
+            m.closest_skipped = true;
+            if let Some((start, end)) = starts_ends {
+                let lines = |t: &str| {
+                    let raw = self.raw(t);
+                    let apart = apart(&self.occurrences(&raw)?, raw.len());
+                    Some(self.lines_of(apart.iter().take(MAX_REPORTED_LINES).map(|r| r.0)))
+                };
+                m.start_lines = lines(start)?;
+                m.end_lines = lines(end)?;
+            }
+            if !replace.is_empty() {
+                let raw = self.raw(replace);
+                let n = apart(&self.occurrences(&raw)?, raw.len()).len();
+                m.replacement_present = Some(n > 0);
+                m.already_applied = n > 0 && count_ok(count, n);
+            }
+        }
+        Some(Box::new(m))
     }
 
     /// The edit found in `found` by the search of the whole text (its
@@ -528,11 +593,7 @@ impl Editing {
 
     /// The ranges as an answer: found when `count` is right.
     fn settle(&self, ranges: Vec<(usize, usize)>, replace: &str, count: Count) -> Answer {
-        let ok = match count {
-            Count::Exactly(n) => ranges.len() == n.get(),
-            Count::All => !ranges.is_empty(),
-        };
-        if !ok {
+        if !count_ok(count, ranges.len()) {
             return Answer::Mismatch;
         }
         let lines = self.lines_of(ranges.iter().take(MAX_LISTED_LINES).map(|r| r.0));
@@ -895,6 +956,27 @@ impl Editing {
     }
 }
 
+/// Occurrences (sorted, overlapping ones included) of a text `len` bytes
+/// long, counted without overlap, leftmost first: the ranges they take.
+fn apart(starts: &[usize], len: usize) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::new();
+    let mut end = 0;
+    for &a in starts {
+        if a >= end {
+            end = a + len;
+            ranges.push((a, end));
+        }
+    }
+    ranges
+}
+
+fn count_ok(count: Count, found: usize) -> bool {
+    match count {
+        Count::Exactly(n) => found == n.get(),
+        Count::All => found >= 1,
+    }
+}
+
 /// Forgets one occurrence of key `k` in chunk `id`.
 fn forget(index: &mut Index, k: u32, id: usize) {
     index.held = index.held.saturating_sub(1);
@@ -1011,7 +1093,17 @@ mod tests {
                 panic!("the index found what the text does not: {m:?}")
             }
             (Some(Answer::Mismatch), Ok(f)) => panic!("the index missed what the text has: {f:?}"),
-            (Some(Answer::Mismatch) | Some(Answer::Unknown), Err(_)) => return Err(()),
+            (Some(Answer::Mismatch), Err(mut whole)) => {
+                // Made from the index alone, the error is the whole
+                // text's but for the closest region.
+                if let Some(m) = e.mismatch(search) {
+                    whole.closest = None;
+                    whole.closest_skipped = whole.found == 0;
+                    assert_eq!(m, whole, "the index's error differs");
+                }
+                return Err(());
+            }
+            (Some(Answer::Unknown), Err(_)) => return Err(()),
             (Some(Answer::Unknown), Ok(f)) => e.planned_from(&f),
             (None, _) => panic!("no CR in these tests"),
         };
@@ -1105,15 +1197,18 @@ mod tests {
         ]
     }
 
-    /// The keys of `edits`, as the view is told them (LF line breaks).
+    /// The keys of `edits`, as the view is told them (LF line breaks):
+    /// search texts and replacements.
     fn keys_of(edits: &[Edit]) -> Vec<Vec<u8>> {
+        let replacement = |e: &Edit| match e {
+            Edit::Text(_, r, _) | Edit::Range(_, _, r, _) => key(r).to_vec(),
+        };
         edits
             .iter()
             .flat_map(|e| {
-                e.search()
-                    .texts()
-                    .map(|t| key(t).to_vec())
-                    .collect::<Vec<_>>()
+                let mut keys: Vec<Vec<u8>> = e.search().texts().map(|t| key(t).to_vec()).collect();
+                keys.push(replacement(e));
+                keys
             })
             .collect()
     }

@@ -51,6 +51,11 @@ impl HintBudget {
         HintBudget(Cell::new(bytes))
     }
 
+    /// Whether nothing is left.
+    pub(crate) fn spent(&self) -> bool {
+        self.0.get() == 0
+    }
+
     /// Whether a hint may read `len` more bytes, taking them if so.
     fn take(&self, len: usize) -> bool {
         let left = self.0.get();

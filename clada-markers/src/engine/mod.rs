@@ -370,10 +370,21 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         let edits = units
             .flat_map(|u| u.tasks())
             .filter_map(|t| match &t.op {
-                Some(Op::Edit { path, search, .. }) => Some((path, [Some(&**search), None])),
+                // The replacement too: a failed edit is told whether it is
+                // in the file already.
+                Some(Op::Edit {
+                    path,
+                    search,
+                    replace,
+                    ..
+                }) => Some((path, [Some(&**search), Some(&**replace), None])),
                 Some(Op::EditRange {
-                    path, start, end, ..
-                }) => Some((path, [Some(&**start), Some(&**end)])),
+                    path,
+                    start,
+                    end,
+                    replace,
+                    ..
+                }) => Some((path, [Some(&**start), Some(&**end), Some(&**replace)])),
                 _ => None,
             })
             .filter_map(|(path, texts)| Some((fs::locate(path, allow_escape).ok()?, texts)));

@@ -484,9 +484,10 @@ impl<'r> View<'r> {
         Ok(())
     }
 
-    /// Tells the view the edits to come: each file's search texts, for
-    /// the index of its [`Editing`] (replacing what it was told before).
-    pub(crate) fn expect<'k>(&self, edits: impl Iterator<Item = (Location, [Option<&'k str>; 2])>) {
+    /// Tells the view the edits to come: each file's search texts and
+    /// replacements, for the index of its [`Editing`] (replacing what it
+    /// was told before).
+    pub(crate) fn expect<'k>(&self, edits: impl Iterator<Item = (Location, [Option<&'k str>; 3])>) {
         let mut expected = self.expected.borrow_mut();
         expected.generation += 1;
         expected.by_file.clear();
@@ -557,6 +558,13 @@ impl<'r> View<'r> {
         };
         match answer {
             Some(Answer::Found(planned)) => Ok(Splice::Indexed(planned)),
+            Some(Answer::Mismatch)
+                if self.hints.spent()
+                    && let Some(m) = edits.mismatch(search) =>
+            {
+                // No closest region to look for: the index has the rest.
+                Err(plan::mismatch(at, m))
+            }
             Some(Answer::Mismatch | Answer::Unknown) => {
                 // The whole text answers: the error with its hints, or an
                 // edit the index does not know.
