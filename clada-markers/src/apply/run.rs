@@ -138,6 +138,7 @@ pub(crate) fn run<'h, 'd: 'h>(
         dry_run: config.dry_run,
         atomic: config.atomic,
         settle_after: None,
+        index_from: None,
     };
     let mut builder = ApplyBuilder::new(source);
     let mut diagnostics: Vec<Diagnostic> = Vec::new();

@@ -65,6 +65,9 @@ pub(crate) struct ApplyOptions {
     /// How many tasks' outcomes wait before they are settled (default:
     /// [`SETTLE_AFTER`]); tests settle after every unit with 1.
     pub(crate) settle_after: Option<usize>,
+    /// From how many coming edits a file is edited with an index
+    /// (default: [`editing::INDEX_FROM`]); tests index from 1.
+    pub(crate) index_from: Option<usize>,
 }
 
 /// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
@@ -345,7 +348,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         runner: Box<dyn Runner + 'e>,
     ) -> Self {
         let mut engine = Engine {
-            view: View::new(root),
+            view: View::new(root, options.index_from.unwrap_or(editing::INDEX_FROM)),
             options,
             deadline: options.total_timeout.map(|t| Instant::now() + t),
             held: Vec::new(),

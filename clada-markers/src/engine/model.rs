@@ -343,21 +343,29 @@ proptest! {
         let each = ApplyOptions { settle_after: Some(1), ..ApplyOptions::default() };
         let (got, tree, _) = engine_run(&units, &each);
         prop_assert_eq!(&got, &want, "statuses differ when settled unit by unit for\n{}", text);
-        prop_assert_eq!(tree, model, "trees differ when settled unit by unit for\n{}", text);
+        prop_assert_eq!(&tree, &model, "trees differ when settled unit by unit for\n{}", text);
+        // Editing every file with an index of the coming edits (done for
+        // files many edits change) changes nothing either.
+        let indexed = ApplyOptions { index_from: Some(1), ..ApplyOptions::default() };
+        let (got, tree, _) = engine_run(&units, &indexed);
+        prop_assert_eq!(&got, &want, "statuses differ with an index for\n{}", text);
+        prop_assert_eq!(tree, model, "trees differ with an index for\n{}", text);
     }
 
     #[test]
     fn atomic_units_leave_no_trace_of_a_failure(units in units()) {
         let text = document(&units);
-        for (atomic, settle_after) in [
-            (Atomic::Unit, None),
-            (Atomic::Unit, Some(1)),
-            (Atomic::Document, None),
-            (Atomic::Document, Some(1)),
+        for (atomic, settle_after, index_from) in [
+            (Atomic::Unit, None, None),
+            (Atomic::Unit, Some(1), None),
+            (Atomic::Unit, None, Some(1)),
+            (Atomic::Document, None, None),
+            (Atomic::Document, Some(1), None),
+            (Atomic::Document, None, Some(1)),
         ] {
             let mut model = start();
             let want = model.run_atomic(&units, Some(atomic));
-            let options = ApplyOptions { atomic: Some(atomic), settle_after, ..ApplyOptions::default() };
+            let options = ApplyOptions { atomic: Some(atomic), settle_after, index_from, ..ApplyOptions::default() };
             let (got, tree, _) = engine_run(&units, &options);
             prop_assert_eq!(&got, &want, "statuses differ with {:?}, {:?} for\n{}", atomic, settle_after, text);
             prop_assert_eq!(tree, model, "trees differ with {:?}, {:?} for\n{}", atomic, settle_after, text);
@@ -365,12 +373,14 @@ proptest! {
     }
 
     #[test]
-    fn a_dry_run_predicts_the_real_run(units in units()) {
+    fn a_dry_run_predicts_the_real_run(units in units(), index in any::<bool>()) {
         let text = document(&units);
-        let dry = ApplyOptions { dry_run: true, ..ApplyOptions::default() };
+        // With an index of the coming edits or without.
+        let index_from = index.then_some(1);
+        let dry = ApplyOptions { dry_run: true, index_from, ..ApplyOptions::default() };
         let (predicted, untouched, changes) = engine_run(&units, &dry);
         prop_assert_eq!(untouched, start(), "a dry run changed the tree for\n{}", text);
-        let (got, after, _) = engine_run(&units, &ApplyOptions::default());
+        let (got, after, _) = engine_run(&units, &ApplyOptions { index_from, ..ApplyOptions::default() });
         prop_assert_eq!(&predicted, &got, "statuses differ for\n{}", text);
         let before = start();
         // Every file written is as the dry run said; what it said is gone

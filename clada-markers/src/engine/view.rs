@@ -298,15 +298,18 @@ pub(crate) struct View<'r> {
     expected: RefCell<Expected>,
     /// What the closest-region hints of failed edits may still read.
     hints: HintBudget,
+    /// From how many coming edits a file is edited with an index.
+    index_from: usize,
 }
 
 impl<'r> View<'r> {
-    pub(crate) fn new(root: &'r Root) -> Self {
+    pub(crate) fn new(root: &'r Root, index_from: usize) -> Self {
         View {
             root,
             state: RefCell::new(State::default()),
             expected: RefCell::new(Expected::default()),
             hints: HintBudget::new(HINT_BUDGET),
+            index_from,
         }
     }
 
@@ -500,10 +503,10 @@ impl<'r> View<'r> {
     }
 
     /// Where `search` replaces in the file `at` (see [`Files::find`]).
-    /// A file that more than one edit to come will change is edited in
-    /// chunks ([`Editing`]), its coming search texts indexed in one pass;
-    /// otherwise, and where the index cannot answer, the whole text is
-    /// searched.
+    /// A file that many edits to come will change
+    /// ([`editing::INDEX_FROM`]) is edited in chunks ([`Editing`]), its
+    /// coming search texts indexed in one pass; otherwise, and where the
+    /// index cannot answer, the whole text is searched.
     fn find_edit(&self, at: &Location, search: Search<'_>) -> Result<Splice, TaskError> {
         let loaded = {
             let st = self.state.borrow();
@@ -512,7 +515,10 @@ impl<'r> View<'r> {
         if !loaded {
             let contents = self.contents(at)?;
             let expected = self.expected.borrow();
-            let many = expected.by_file.get(at).is_some_and(|c| c.edits > 1);
+            let many = expected
+                .by_file
+                .get(at)
+                .is_some_and(|c| c.edits >= self.index_from);
             let editing = match &contents {
                 Content::Text(t) if many => Editing::new(&t.text),
                 _ => None,
@@ -1285,7 +1291,7 @@ mod tests {
     fn a_file_is_read_once_and_written_once() {
         let dir = tree(&[("a.txt", "one\n")]);
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         let first = view.contents(&at("a.txt")).unwrap();
         let again = view.contents(&at("a.txt")).unwrap();
         let (Content::Text(first), Content::Text(again)) = (first, again) else {
@@ -1311,7 +1317,7 @@ mod tests {
     fn a_file_changed_on_disk_after_it_was_read_is_left_alone() {
         let dir = tree(&[("a.txt", "one\n")]);
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         view.contents(&at("a.txt")).unwrap();
         view.write(&at("a.txt"), Content::text("mine\n".into()), BY)
             .unwrap();
@@ -1337,7 +1343,7 @@ mod tests {
     fn a_new_file_that_appeared_meanwhile_is_not_replaced() {
         let dir = tree(&[]);
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         assert_eq!(
             view.write(&at("n.txt"), Content::text("mine\n".into()), BY)
                 .unwrap(),
@@ -1353,7 +1359,7 @@ mod tests {
     fn what_was_moved_is_read_where_it_was() {
         let dir = tree(&[("d/x", "x\n"), ("d/y", "y\n")]);
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         view.rename(&at("d"), &at("e"), BY).unwrap();
         assert_eq!(view.kind_in(&view.state.borrow(), &at("d")).unwrap(), None);
         assert_eq!(view.contents(&at("e/x")).unwrap().as_bytes(), b"x\n");
@@ -1380,7 +1386,7 @@ mod tests {
     fn a_new_file_moved_is_written_where_it_ends() {
         let dir = tree(&[("old", "old\n")]);
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         view.write(&at("n"), Content::text("n\n".into()), BY)
             .unwrap();
         view.rename(&at("n"), &at("old"), BY).unwrap();
@@ -1396,7 +1402,7 @@ mod tests {
         let dir = tree(&[("d/a", "a\n"), ("d/b", "b\n"), ("d/c/x", "x\n")]);
         let before = files(dir.path());
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         view.remove(&at("d/a"), BY).unwrap();
         view.write(&at("d/n"), Content::text("n\n".into()), BY)
             .unwrap();
@@ -1435,7 +1441,7 @@ mod tests {
         let dir = tree(&start);
         let before = files(dir.path());
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         view.begin();
         view.write(&at("a"), Content::text("A\n".into()), BY)
             .unwrap();
@@ -1455,7 +1461,7 @@ mod tests {
     fn a_commit_leaves_no_temporary_file() {
         let dir = tree(&[("a", "a\n"), ("d/x", "x\n")]);
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         view.begin();
         view.write(&at("a"), Content::text("A\n".into()), BY)
             .unwrap();
@@ -1473,7 +1479,7 @@ mod tests {
     fn a_rollback_keeps_what_changed_after_the_flush() {
         let dir = tree(&[("a", "a\n")]);
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         view.begin();
         view.write(&at("a"), Content::text("A\n".into()), BY)
             .unwrap();
@@ -1492,7 +1498,7 @@ mod tests {
     fn a_rollback_in_memory_forgets_the_changes() {
         let dir = tree(&[("a", "a\n")]);
         let root = Root::open(dir.path()).unwrap();
-        let view = View::new(&root);
+        let view = View::new(&root, 1);
         view.write(&at("kept"), Content::text("k\n".into()), BY)
             .unwrap();
         view.begin();
