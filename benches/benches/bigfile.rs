@@ -3,9 +3,11 @@
 //! `git apply` of the same diff. Median of 5, each on a fresh copy.
 //!
 //! Then how the cost grows: standalone units with the file doubled, the
-//! edits doubled, and both, side by side in rotating order. One pass over
-//! the file plus the edits doubles at most when both do; a search of the
-//! whole file per edit would double with either and quadruple with both.
+//! edits doubled, and both, side by side in rotating order, all within one
+//! batch of 8,192 tasks (a run writes its files and reads them again
+//! between batches). One pass over the file plus the edits doubles at most
+//! when both do; a search of the whole file per edit would double with
+//! either and quadruple with both.
 //!
 //! ```sh
 //! cargo build --release -p clada-cli
@@ -110,10 +112,10 @@ fn main() {
 /// Standalone units at four sizes, each doubling the file or the edits.
 fn scaling(clada: &Path, dir: &Path) {
     let sizes = [
-        (200_000, 5_000),
-        (400_000, 5_000),
-        (200_000, 10_000),
-        (400_000, 10_000),
+        (200_000, 4_000),
+        (400_000, 4_000),
+        (200_000, 8_000),
+        (400_000, 8_000),
     ];
     let cases: Vec<_> = sizes
         .iter()
