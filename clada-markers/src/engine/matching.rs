@@ -224,7 +224,7 @@ pub struct Mismatch {
     pub start_lines: Vec<usize>,
     pub end_lines: Vec<usize>,
     /// No closest region was looked for: the run's earlier failures used
-    /// up what hints may read ([`HINT_BUDGET`]).
+    /// up what hints may read (128 MiB of file text).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub closest_skipped: bool,
 }
