@@ -834,6 +834,10 @@ impl Editing {
             let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
             let mut out = Vec::with_capacity(old.len() + repl.len());
             let mut pos = start;
+            let lines = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as isize;
+            // Line feeds written less those taken away: only the changed
+            // bytes are counted, not the chunk's.
+            let mut d_lines = 0;
             let mut k = ranges.partition_point(|&(s, e)| e < start || (e == start && s < start));
             while let Some(&(s, e)) = ranges.get(k) {
                 if s >= end && !holds(s) {
@@ -846,8 +850,13 @@ impl Editing {
                 }
                 if holds(s) {
                     out.extend_from_slice(repl);
+                    d_lines += lines(repl);
                 }
-                pos = pos.max(e.min(end));
+                let b = e.min(end);
+                if b > a {
+                    d_lines -= lines(&old[a - start..b - start]);
+                }
+                pos = pos.max(b);
                 if e > end {
                     break;
                 }
@@ -868,9 +877,7 @@ impl Editing {
                     o.0 = o.0 - old_at + new_at;
                 }
             }
-            let lines = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as isize;
             let d_bytes = out.len() as isize - old.len() as isize;
-            let d_lines = lines(&out) - lines(&old);
             chunk.bytes = out;
             self.sums.add(r, [d_bytes as usize, d_lines as usize]);
             delta += d_bytes;

@@ -369,6 +369,17 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
     /// Tells the view the edits of `units`, the next ones to run, so that
     /// a file many of them edit is searched once for all of them.
     pub(crate) fn expect<'u, 'x: 'u>(&self, units: impl Iterator<Item = &'u Unit<'x>>) {
+        // With `--atomic` each unit's files are written when it ends, and
+        // read again by the next: what counts is the unit's own edits,
+        // told as it starts.
+        if self.options.atomic != Some(Atomic::Unit) {
+            self.tell_view(units);
+        }
+    }
+
+    /// Tells the view the edits of `units`, the next ones to run before
+    /// it is written.
+    fn tell_view<'u, 'x: 'u>(&self, units: impl Iterator<Item = &'u Unit<'x>>) {
         let allow_escape = self.options.allow_escape;
         let edits = units
             .flat_map(|u| u.tasks())
@@ -503,6 +514,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
     fn run(&mut self, unit: &Unit<'_>, observer: &mut dyn Observer) -> Vec<TaskOutcome> {
         let own = self.options.atomic == Some(Atomic::Unit);
         if own {
+            self.tell_view(std::iter::once(unit));
             // Whatever earlier units left is written by now: the
             // transaction covers this unit's changes only.
             self.view.begin();
