@@ -342,14 +342,30 @@ impl Editing {
         else {
             return;
         };
-        let flat = self.bytes_in(0, self.len);
         let budget = self.len / 4 + SPARE_OCCURRENCES;
+        let longest = raw.iter().map(Vec::len).max().unwrap_or(0);
+        // A chunk at a time, after the bytes before it that an occurrence
+        // ending in it may start in; each occurrence is found in the chunk
+        // where it ends.
         let mut found: Vec<(usize, u32)> = Vec::new();
-        for m in searcher.find_overlapping_iter(&flat) {
-            if found.len() >= budget {
-                return;
+        let mut buf: Vec<u8> = Vec::new();
+        let mut at = 0;
+        for &id in &self.order {
+            let bytes = &self.chunks[id].bytes;
+            let keep = buf.len().min(longest - 1);
+            buf.drain(..buf.len() - keep);
+            buf.extend_from_slice(bytes);
+            let from = at - keep;
+            for m in searcher.find_overlapping_iter(&buf) {
+                if m.end() <= keep {
+                    continue;
+                }
+                if found.len() >= budget {
+                    return;
+                }
+                found.push((from + m.start(), m.pattern().as_u32()));
             }
-            found.push((m.start(), m.pattern().as_u32()));
+            at += bytes.len();
         }
         found.sort_unstable();
         let mut chunks_of = vec![HashMap::new(); raw.len()];
@@ -364,7 +380,6 @@ impl Editing {
             self.chunks[id].occ.push((a - start, k));
             *chunks_of[k as usize].entry(id).or_insert(0) += 1;
         }
-        let longest = raw.iter().map(Vec::len).max().unwrap_or(0);
         let ids = raw
             .iter()
             .enumerate()
@@ -1178,6 +1193,19 @@ mod tests {
                 assert_eq!(here, count as usize, "count of key {k} in chunk {id}");
             }
         }
+        // Every occurrence of every key, overlapping ones included, found
+        // by looking at every position.
+        let raw = e.bytes_in(0, e.len);
+        let mut every: Vec<(usize, Vec<u8>)> = Vec::new();
+        for k in &index.keys {
+            for a in 0..raw.len() {
+                if raw[a..].starts_with(k) {
+                    every.push((a, k.clone()));
+                }
+            }
+        }
+        every.sort();
+        assert_eq!(held(e), every, "the index misses or invents occurrences");
         let mut fresh = Editing::with_sizes(&e.text(), e.chunk, e.key_max).unwrap();
         fresh.index(keys.iter().map(|k| &k[..]), 0);
         assert_eq!(

@@ -526,8 +526,12 @@ impl<'r> View<'r> {
             let Some(editing) = editing else {
                 return plan::find_in(&contents, at, search, &self.hints);
             };
+            drop(expected);
+            drop(contents);
             let mut st = self.state.borrow_mut();
             if let Some(Node::File(f)) = st.node_mut(at) {
+                // The chunks hold the text now.
+                f.data = None;
                 f.edits = Some(Box::new(editing));
             }
         }
