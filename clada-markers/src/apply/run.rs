@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::Listener;
-use crate::ast::{Document, Unit};
+use crate::ast::{Document, Op, Unit};
 use crate::commands::approve::{Approver, NoPrompt};
 use crate::commands::{CommandRunner, RunOptions};
 use crate::diagnostics::Diagnostic;
@@ -155,6 +155,8 @@ pub(crate) fn run<'h, 'd: 'h>(
 
     // Units are read a batch ahead, so that the engine knows the edits to
     // come: a file many of them change is searched once for all of them.
+    // A batch ends after a command, which has the view written and read
+    // again: the edits after it are the next batch's.
     let mut feed = feed;
     let mut ahead: VecDeque<Fed<'h, 'd>> = VecDeque::new();
     let mut told = false;
@@ -163,8 +165,15 @@ pub(crate) fn run<'h, 'd: 'h>(
             let mut tasks = 0;
             while tasks < READ_AHEAD {
                 let Some(fed) = feed.next() else { break };
-                tasks += fed.unit.as_ref().map_or(0, |u| u.tasks().len());
+                let tasks_of = fed.unit.as_ref().map_or(&[][..], |u| u.tasks());
+                tasks += tasks_of.len();
+                let runs = tasks_of
+                    .iter()
+                    .any(|t| matches!(t.op, Some(Op::Run { .. })));
                 ahead.push_back(fed);
+                if runs {
+                    break;
+                }
             }
             told = false;
         }

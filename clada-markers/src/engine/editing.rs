@@ -110,6 +110,8 @@ pub(crate) enum Answer {
 #[derive(Clone, Debug, Default)]
 struct Chunk {
     bytes: Vec<u8>,
+    /// How many line feeds `bytes` holds.
+    lines: usize,
     /// Occurrences of index keys that start in this chunk: offset and key,
     /// sorted.
     occ: Vec<(usize, u32)>,
@@ -251,6 +253,7 @@ impl Editing {
         while at < b.len() {
             let end = cut(body, at, chunk);
             chunks.push(Chunk {
+                lines: memchr::memchr_iter(b'\n', &b[at..end]).count(),
                 bytes: b[at..end].to_vec(),
                 occ: Vec::new(),
             });
@@ -261,6 +264,7 @@ impl Editing {
         }
         if virtual_final && let Some(last) = chunks.last_mut() {
             last.bytes.extend_from_slice(brk);
+            last.lines += 1;
         }
         let order: Vec<usize> = (0..chunks.len()).collect();
         let mut editing = Editing {
@@ -301,6 +305,12 @@ impl Editing {
     /// The set of expected keys the index was built for.
     pub(crate) fn generation(&self) -> Option<u64> {
         self.generation
+    }
+
+    /// Forgets which set of expected keys the index was built for (the
+    /// file moved: the keys of its new path are others).
+    pub(crate) fn forget_generation(&mut self) {
+        self.generation = None;
     }
 
     /// Whether the index holds the key of `search`.
@@ -556,6 +566,17 @@ impl Editing {
         let reaches_end = last_end == self.len;
         self.splice(&planned.ranges, &planned.replacement);
         self.settle_final(reaches_end);
+        // An edit that leaves a byte-order mark at the start of a file
+        // without one makes it the file's mark: never matched from then
+        // on, as a search of the whole text would have it.
+        if !self.bom && self.bytes_in(0, BOM.len()) == BOM.as_bytes() {
+            self.splice(&[(0, BOM.len())], b"");
+            self.bom = true;
+            if self.virtual_final && self.len == self.brk().len() {
+                self.splice(&[(0, self.len)], b"");
+                self.virtual_final = false;
+            }
+        }
         // A file's style is that of its first line break: with none left,
         // the next edit writes LF. The keys were in CRLF: the index goes.
         let breaks = self.sums.before(self.order.len())[1];
@@ -647,6 +668,11 @@ impl Editing {
             );
         }
         if raw.len() > self.key_max {
+            // Checked in full where the key occurs, unless that would read
+            // more than searching the whole text does.
+            if out.len().saturating_mul(raw.len()) > 4 * self.len + SPARE_OCCURRENCES {
+                return None;
+            }
             out.retain(|&a| self.holds_at(a, raw));
         }
         Some(out)
@@ -654,7 +680,27 @@ impl Editing {
 
     /// Whether the text holds `raw` at `at`.
     fn holds_at(&self, at: usize, raw: &[u8]) -> bool {
-        at + raw.len() <= self.len && self.bytes_in(at, at + raw.len()) == raw
+        if at + raw.len() > self.len {
+            return false;
+        }
+        let (mut r, start) = self.locate(at);
+        let mut off = at - start;
+        let mut rest = raw;
+        while !rest.is_empty() {
+            let Some(&id) = self.order.get(r) else {
+                return false;
+            };
+            let bytes = &self.chunks[id].bytes;
+            let b = &bytes[off.min(bytes.len())..];
+            let n = b.len().min(rest.len());
+            if b[..n] != rest[..n] {
+                return false;
+            }
+            rest = &rest[n..];
+            r += 1;
+            off = 0;
+        }
+        true
     }
 
     /// The rank of the chunk holding byte `pos` and where it starts (for
@@ -780,39 +826,51 @@ impl Editing {
             let group = &ranges[i..j];
             let bytes = self.bytes_in(from, to);
             let Some(index) = &self.index else { return };
-            let found: Vec<(usize, u32)> = index
+            let mut found: Vec<(usize, u32)> = index
                 .searcher
                 .find_overlapping_iter(&bytes)
                 .map(|m| (from + m.start(), m.pattern().as_u32()))
                 .filter(|&(a, k)| touches(group, a, index.keys[k as usize].len()))
                 .collect();
-            for (a, k) in found {
-                if !self.remember(a, k) {
-                    return;
-                }
+            found.sort_unstable();
+            if !self.remember(&found) {
+                return;
             }
             i = j;
         }
     }
 
-    /// Notes an occurrence of key `k` at `a`. Past the index's budget the
-    /// index is dropped (`false`): the plain search serves from then on.
-    fn remember(&mut self, a: usize, k: u32) -> bool {
-        let (r, start) = self.locate(a);
-        let id = self.order[r];
+    /// Notes occurrences (sorted by position), merging each chunk's new
+    /// ones into its list at once. Past the index's budget the index is
+    /// dropped (`false`): the plain search serves from then on.
+    fn remember(&mut self, found: &[(usize, u32)]) -> bool {
         let Some(index) = &mut self.index else {
             return false;
         };
-        if index.held >= index.budget {
+        if index.held + found.len() > index.budget {
             self.drop_index();
             return false;
         }
-        index.held += 1;
-        *index.chunks_of[k as usize].entry(id).or_insert(0) += 1;
-        let occ = &mut self.chunks[id].occ;
-        let entry = (a - start, k);
-        let at = occ.partition_point(|&o| o < entry);
-        occ.insert(at, entry);
+        index.held += found.len();
+        let mut i = 0;
+        while i < found.len() {
+            let (r, start) = self.locate(found[i].0);
+            let id = self.order[r];
+            let end = start + self.chunks[id].bytes.len();
+            let mut here: Vec<(usize, u32)> = Vec::new();
+            while let Some(&(a, k)) = found.get(i).filter(|o| o.0 < end || here.is_empty()) {
+                here.push((a - start, k));
+                i += 1;
+            }
+            if let Some(index) = &mut self.index {
+                for &(_, k) in &here {
+                    *index.chunks_of[k as usize].entry(id).or_insert(0) += 1;
+                }
+            }
+            let occ = &mut self.chunks[id].occ;
+            occ.extend(here);
+            occ.sort_unstable();
+        }
         true
     }
 
@@ -894,6 +952,7 @@ impl Editing {
             }
             let d_bytes = out.len() as isize - old.len() as isize;
             chunk.bytes = out;
+            chunk.lines = chunk.lines.wrapping_add_signed(d_lines);
             self.sums.add(r, [d_bytes as usize, d_lines as usize]);
             delta += d_bytes;
         }
@@ -958,6 +1017,7 @@ impl Editing {
                     o += 1;
                 }
                 self.chunks[new_id] = Chunk {
+                    lines: memchr::memchr_iter(b'\n', &bytes[at..end]).count(),
                     bytes: bytes[at..end].to_vec(),
                     occ: piece_occ,
                 };
@@ -979,10 +1039,11 @@ impl Editing {
             self.rank[id] = r;
         }
         let chunks = &self.chunks;
-        self.sums = Sums::build(self.order.iter().map(|&id| {
-            let b = &chunks[id].bytes;
-            [b.len(), memchr::memchr_iter(b'\n', b).count()]
-        }));
+        self.sums = Sums::build(
+            self.order
+                .iter()
+                .map(|&id| [chunks[id].bytes.len(), chunks[id].lines]),
+        );
     }
 }
 
@@ -1217,7 +1278,7 @@ mod tests {
     }
 
     fn piece() -> impl Strategy<Value = &'static str> {
-        prop::sample::select(vec!["a", "b", "ab", "\n", "é", "a\n", "\n\n"])
+        prop::sample::select(vec!["a", "b", "ab", "\n", "é", "a\n", "\n\n", "\u{feff}"])
     }
 
     fn text_of(max: usize) -> impl Strategy<Value = String> {
@@ -1293,6 +1354,24 @@ mod tests {
                 prop_assert_eq!(&e.text(), &text, "after {:?}", edit);
                 check(&e, &keys);
             }
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_an_edit_leaves_at_the_start_is_never_matched() {
+        for chunk in [1, 4, 64] {
+            let mut e = Editing::with_sizes("a\nb\n", chunk, 4).unwrap();
+            e.index([&b"a\n"[..], "\u{feff}a\n".as_bytes()].into_iter(), 1);
+            let Some(Answer::Found(p)) = e.find("a\n", "\u{feff}a\n", n(1)) else {
+                panic!("not found");
+            };
+            e.apply(&p);
+            assert_eq!(e.text(), "\u{feff}a\nb\n");
+            // The whole-text search strips the mark: no match.
+            assert!(matches!(
+                e.find("\u{feff}a\n", "c\n", n(1)),
+                Some(Answer::Mismatch)
+            ));
         }
     }
 

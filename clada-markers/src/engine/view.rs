@@ -660,6 +660,12 @@ impl<'r> View<'r> {
         {
             f.present = replaced;
         }
+        // Edits to come name the file by its new path.
+        if let Node::File(f) = &mut node
+            && let Some(edits) = &mut f.edits
+        {
+            edits.forget_generation();
+        }
         st.set(to.clone(), Some(node));
         for (k, n) in below {
             let mut moved = to.clone();
