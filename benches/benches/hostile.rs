@@ -7,6 +7,10 @@
 //!    a 64k-line file (target: under 1 s).
 //! 3. Peak memory rejecting a 53 MB document, from a file and from stdin
 //!    (target: under 64 MiB).
+//! 4. `clada apply` of 2.5k/5k/10k SEARCH edits that all fail, of one file
+//!    of 200,000 lines: each doubling should cost at most 2.2× the time
+//!    (each failure's closest region reads the whole file, until the run's
+//!    hints have read 128 MiB; then the index of the coming edits answers).
 //!
 //! ```sh
 //! cargo build --release -p clada-cli
@@ -16,7 +20,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use clada_benches::{clada_binary, median, run_measured};
+use clada_benches::{big_file_fixture, clada_binary, median, run_measured};
 use clada_markers::Count;
 use clada_markers::engine as matching;
 
@@ -128,5 +132,57 @@ fn main() {
         from_file.1 as f64 / 1024.0,
         from_stdin.1 as f64 / 1024.0
     );
+
+    println!();
+    failing_edits(&clada, &dir);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Standalone SEARCH edits of one big file, none of which matches.
+fn failing_edits(clada: &str, dir: &std::path::Path) {
+    let fx = big_file_fixture(200_000, 1);
+    let (path, text) = &fx.files[0];
+    let tree = dir.join("tree");
+    std::fs::create_dir_all(tree.join("src")).expect("tree");
+    std::fs::write(tree.join(path), text).expect("tree");
+    let mut times = Vec::new();
+    let counts = [2_500, 5_000, 10_000];
+    for n in counts {
+        let doc: String = (0..n)
+            .map(|i| {
+                let l = i * 20;
+                format!(
+                    "<<<<<<< SEARCH path=\"{path}\"\n    let value_{l} = compute_slower({l});\n=======\n    x\n>>>>>>> REPLACE\n"
+                )
+            })
+            .collect();
+        let file = dir.join("failing.md");
+        std::fs::write(&file, doc).expect("document");
+        let cmd = [
+            clada.to_owned(),
+            "apply".into(),
+            "--no-git".into(),
+            "-C".into(),
+            tree.display().to_string(),
+            file.display().to_string(),
+        ];
+        let runs: Vec<f64> = (0..RUNS).map(|_| run_measured(&cmd).0).collect();
+        times.push(median(runs));
+        assert_eq!(
+            std::fs::read_to_string(tree.join(path)).unwrap_or_default(),
+            *text,
+            "a failing edit changed the file"
+        );
+    }
+    let ratios: Vec<String> = times
+        .windows(2)
+        .map(|w| format!("{:.2}x", w[1] / w[0]))
+        .collect();
+    println!(
+        "4. n failing SEARCH edits of a 200,000-line file, median of {RUNS} (ms): 2.5k {:.0}, 5k {:.0}, 10k {:.0}   doubling ratios {}",
+        times[0],
+        times[1],
+        times[2],
+        ratios.join(" ")
+    );
 }
