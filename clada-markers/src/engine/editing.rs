@@ -30,7 +30,9 @@ use std::collections::HashMap;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use crate::ast::Count;
-use crate::engine::matching::{Found, MAX_LISTED_LINES, MAX_REPORTED_LINES, Mismatch, Search};
+use crate::engine::matching::{
+    Found, MAX_LISTED_LINES, MAX_REPORTED_LINES, Mismatch, Search, count_ok,
+};
 use crate::syntax::BOM;
 
 /// A chunk is cut to about this many bytes, and cut again once edits have
@@ -494,26 +496,8 @@ impl Editing {
                 (ranges, dangling, replace, count, Some((start, end)))
             }
         };
-        let lines = self.lines_of(ranges.iter().take(MAX_REPORTED_LINES).map(|r| r.0));
-        let bounds = self.lines_of(
-            ranges
-                .iter()
-                .take(MAX_REPORTED_LINES)
-                .flat_map(|&(s, e)| [s, e.saturating_sub(1).max(s)]),
-        );
-        let mut m = Mismatch {
-            expected: count,
-            found: ranges.len(),
-            lines,
-            ranges: bounds.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
-            closest: None,
-            replacement_present: None,
-            already_applied: false,
-            dangling_starts: self.lines_of(dangling.into_iter()),
-            start_lines: Vec::new(),
-            end_lines: Vec::new(),
-            closest_skipped: false,
-        };
+        let mut m = Mismatch::of(&ranges, count, |p| self.lines_of(p));
+        m.dangling_starts = self.lines_of(dangling.into_iter());
         if ranges.is_empty() {
             m.closest_skipped = true;
             if let Some((start, end)) = starts_ends {
@@ -1059,13 +1043,6 @@ fn apart(starts: &[usize], len: usize) -> Vec<(usize, usize)> {
         }
     }
     ranges
-}
-
-fn count_ok(count: Count, found: usize) -> bool {
-    match count {
-        Count::Exactly(n) => found == n.get(),
-        Count::All => found >= 1,
-    }
 }
 
 /// Forgets one occurrence of key `k` in chunk `id`.

@@ -384,7 +384,41 @@ impl Search<'_> {
     }
 }
 
-fn count_ok(count: Count, found: usize) -> bool {
+impl Mismatch {
+    /// The mismatch of an edit that found `ranges` (sorted, disjoint),
+    /// with their lines as `lines_of` gives them for positions in
+    /// increasing order: nothing said yet about a closest region or the
+    /// replacement.
+    pub(crate) fn of(
+        ranges: &[(usize, usize)],
+        count: Count,
+        lines_of: impl Fn(&mut dyn Iterator<Item = usize>) -> Vec<usize>,
+    ) -> Mismatch {
+        let shown = &ranges[..ranges.len().min(MAX_REPORTED_LINES)];
+        let lines = lines_of(&mut shown.iter().map(|r| r.0));
+        // Starts and last bytes alternate in increasing order: one pass.
+        let bounds = lines_of(
+            &mut shown
+                .iter()
+                .flat_map(|&(s, e)| [s, e.saturating_sub(1).max(s)]),
+        );
+        Mismatch {
+            expected: count,
+            found: ranges.len(),
+            lines,
+            ranges: bounds.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
+            closest: None,
+            replacement_present: None,
+            already_applied: false,
+            dangling_starts: Vec::new(),
+            start_lines: Vec::new(),
+            end_lines: Vec::new(),
+            closest_skipped: false,
+        }
+    }
+}
+
+pub(crate) fn count_ok(count: Count, found: usize) -> bool {
     match count {
         Count::Exactly(n) => found == n.get(),
         Count::All => found >= 1,
@@ -443,26 +477,7 @@ fn settle(
     if count_ok(count, ranges.len()) {
         return Ok(view.found(&ranges, replace, lines));
     }
-    // Starts and last bytes alternate in increasing order: one pass.
-    let bounds = view.lines_of(
-        ranges
-            .iter()
-            .take(MAX_REPORTED_LINES)
-            .flat_map(|&(s, e)| [s, e.saturating_sub(1).max(s)]),
-    );
-    let mut m = Mismatch {
-        expected: count,
-        found: ranges.len(),
-        lines: lines.into_iter().take(MAX_REPORTED_LINES).collect(),
-        ranges: bounds.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
-        closest: None,
-        replacement_present: None,
-        already_applied: false,
-        dangling_starts: Vec::new(),
-        start_lines: Vec::new(),
-        end_lines: Vec::new(),
-        closest_skipped: false,
-    };
+    let mut m = Mismatch::of(&ranges, count, |p| view.lines_of(p));
     if ranges.is_empty() {
         explain(&mut m);
         if !replace.is_empty() {
