@@ -156,7 +156,7 @@ pub(crate) fn run<'h, 'd: 'h>(
     // Units are read a batch ahead, so that the engine knows the edits to
     // come: a file many of them change is searched once for all of them.
     // A batch ends after a command, which has the view written and read
-    // again: the edits after it are the next batch's.
+    // again (not in a dry run): the edits after it are the next batch's.
     let mut feed = feed;
     let mut ahead: VecDeque<Fed<'h, 'd>> = VecDeque::new();
     let mut told = false;
@@ -171,7 +171,7 @@ pub(crate) fn run<'h, 'd: 'h>(
                     .iter()
                     .any(|t| matches!(t.op, Some(Op::Run { .. })));
                 ahead.push_back(fed);
-                if runs {
+                if runs && !config.dry_run {
                     break;
                 }
             }

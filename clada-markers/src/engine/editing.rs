@@ -42,6 +42,10 @@ const CHUNK: usize = 16 * 1024;
 /// a longer text is checked in full where its key occurs. So a splice
 /// searches again at most this far on either side of what it wrote.
 pub(crate) const KEY_MAX: usize = 1024;
+/// A chunk holding more occurrences than this is cut smaller: a splice
+/// walks the occurrences of its chunk.
+const MAX_OCC: usize = 1024;
+
 /// The index holds at most a quarter of the file's size plus this many
 /// occurrences: keys that occur nearly everywhere are not worth keeping,
 /// and the plain search serves them.
@@ -406,6 +410,8 @@ impl Editing {
             held: found.len(),
             budget,
         });
+        let all: Vec<usize> = (0..self.order.len()).collect();
+        self.rebalance(&all);
     }
 
     /// Where a SEARCH of `search` replaced by `replace` would replace, if
@@ -852,8 +858,7 @@ impl Editing {
                 }
             }
             let occ = &mut self.chunks[id].occ;
-            occ.extend(here);
-            occ.sort_unstable();
+            *occ = merged(std::mem::take(occ), here);
         }
         true
     }
@@ -949,7 +954,7 @@ impl Editing {
         let big: Vec<usize> = ranks
             .iter()
             .map(|&r| self.order[r])
-            .filter(|&id| self.chunks[id].bytes.len() > 4 * self.chunk)
+            .filter(|&id| self.too_big(id))
             .collect();
         let empty = ranks
             .iter()
@@ -964,21 +969,28 @@ impl Editing {
             if len == 0 && self.order.len() > 1 {
                 continue;
             }
-            if len <= 4 * self.chunk {
+            if !self.too_big(id) {
                 order.push(id);
                 continue;
             }
             let bytes = std::mem::take(&mut self.chunks[id].bytes);
             let occ = std::mem::take(&mut self.chunks[id].occ);
             let text = String::from_utf8_lossy(&bytes);
+            // Pieces of the chunk's size, or smaller where occurrences are
+            // dense: every splice walks its chunk's occurrences.
+            let size = if occ.len() > MAX_OCC {
+                (bytes.len() * (MAX_OCC / 2) / occ.len()).clamp(1, self.chunk)
+            } else {
+                self.chunk
+            };
             let mut at = 0;
             let mut o = 0;
             let mut first = true;
             while at < bytes.len() {
                 let end = if text.len() == bytes.len() {
-                    cut(&text, at, self.chunk)
+                    cut(&text, at, size)
                 } else {
-                    (at + self.chunk).min(bytes.len())
+                    (at + size).min(bytes.len())
                 };
                 let new_id = if first {
                     id
@@ -1016,6 +1028,13 @@ impl Editing {
         self.reorder();
     }
 
+    /// Whether chunk `id` is to be cut: grown past four times the size, or
+    /// holding more occurrences than a splice should walk.
+    fn too_big(&self, id: usize) -> bool {
+        let c = &self.chunks[id];
+        c.bytes.len() > 4 * self.chunk || (c.occ.len() > MAX_OCC && c.bytes.len() > 1)
+    }
+
     /// Makes the ranks and sums anew from `order`.
     fn reorder(&mut self) {
         self.rank.resize(self.chunks.len(), usize::MAX);
@@ -1043,6 +1062,22 @@ fn apart(starts: &[usize], len: usize) -> Vec<(usize, usize)> {
         }
     }
     ranges
+}
+
+/// Two sorted lists as one.
+fn merged(a: Vec<(usize, u32)>, b: Vec<(usize, u32)>) -> Vec<(usize, u32)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x <= y => a.next(),
+            (Some(_), Some(_)) | (None, Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, None) => break,
+        };
+        out.extend(next);
+    }
+    out
 }
 
 /// Forgets one occurrence of key `k` in chunk `id`.
@@ -1406,6 +1441,33 @@ mod tests {
         assert_eq!(p.replacements, whole.replacements);
         e.apply(&p);
         assert_eq!(e.text(), whole.text);
+    }
+
+    #[test]
+    fn chunks_dense_with_occurrences_are_cut_smaller() {
+        let file = format!("mark A\n{}mark B\n{}", "\n".repeat(3000), "x\n".repeat(100));
+        let edits = [
+            Edit::Text("mark A\n".into(), "mark C\n\n".into(), n(1)),
+            Edit::Text("\n\n\n".into(), "\n".into(), n(1)),
+            Edit::Text("mark B\n".into(), "\n\n".into(), n(1)),
+            Edit::Text("\n\n".into(), "y\n".into(), Count::All),
+        ];
+        let keys = keys_of(&edits);
+        let mut e = Editing::new(&file).unwrap();
+        e.index(keys.iter().map(|k| &k[..]), 1);
+        assert!(e.order.len() > 1, "the dense chunk is cut");
+        assert!(
+            e.chunks
+                .iter()
+                .all(|c| c.occ.len() <= MAX_OCC || c.bytes.len() == 1)
+        );
+        check(&e, &keys);
+        let mut text = file.clone();
+        for edit in &edits {
+            assert_eq!(step(&mut e, edit), plain(&mut text, edit));
+            assert_eq!(e.text(), text);
+            check(&e, &keys);
+        }
     }
 
     #[test]

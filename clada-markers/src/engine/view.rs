@@ -543,10 +543,12 @@ impl<'r> View<'r> {
             return Err(FsError::NotFound { path: at.display() }.into());
         };
         // The index is built once per batch of edits to come, when one of
-        // them is the first to need it.
+        // them is the first to need it, and only for a batch of many edits
+        // of this file (a few are searched one by one).
         let expected = self.expected.borrow();
         if edits.generation() != Some(expected.generation)
             && let Some(coming) = expected.by_file.get(at)
+            && coming.edits >= self.index_from
             && search
                 .texts()
                 .any(|t| !edits.knows(t) && coming.keys.contains(editing::key(t)))
