@@ -14,7 +14,7 @@
 //! cargo bench -p clada-benches --bench bigfile
 //! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -41,28 +41,8 @@ fn main() {
     std::fs::write(&patch, &fx.diff).expect("write");
     let (path, text) = &fx.files[0];
     let want = &fx.changed[0].1;
-    let fresh = |name: &str| {
-        let d = dir.join(name);
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(d.join("src")).expect("tree");
-        std::fs::write(d.join(path), text).expect("tree");
-        d
-    };
-    let run = |mut c: Command, d: &Path, who: &str| {
-        let start = Instant::now();
-        let ok = c
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("run");
-        let ms = start.elapsed().as_secs_f64() * 1000.0;
-        assert!(ok.success(), "{who} failed");
-        assert!(
-            &std::fs::read_to_string(d.join(path)).unwrap_or_default() == want,
-            "{who} left the file wrong"
-        );
-        ms
-    };
+    let fresh = |name: &str| fresh_tree(&dir.join(name), path, text);
+    let run = |c: Command, d: &Path, who: &str| timed(c, &d.join(path), want, who);
     let (mut g, mut b, mut s) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..=RUNS {
         let mut times = [0.0; 3];
@@ -133,25 +113,10 @@ fn scaling(clada: &Path, dir: &Path) {
             let i = (round + k) % cases.len();
             let (fx, doc) = &cases[i];
             let (path, text) = &fx.files[0];
-            let d = dir.join(format!("scale-tree{i}"));
-            let _ = std::fs::remove_dir_all(&d);
-            std::fs::create_dir_all(d.join("src")).expect("tree");
-            std::fs::write(d.join(path), text).expect("tree");
-            let start = Instant::now();
-            let ok = Command::new(clada)
-                .args(["apply", "--no-git", "-C"])
-                .arg(&d)
-                .arg(doc)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .expect("run");
-            let ms = start.elapsed().as_secs_f64() * 1000.0;
-            assert!(ok.success(), "clada failed");
-            assert!(
-                std::fs::read_to_string(d.join(path)).unwrap_or_default() == fx.changed[0].1,
-                "clada left the file wrong"
-            );
+            let d = fresh_tree(&dir.join(format!("scale-tree{i}")), path, text);
+            let mut c = Command::new(clada);
+            c.args(["apply", "--no-git", "-C"]).arg(&d).arg(doc);
+            let ms = timed(c, &d.join(path), &fx.changed[0].1, "clada");
             if round > 0 {
                 times[i].push(ms);
             }
@@ -165,4 +130,30 @@ fn scaling(clada: &Path, dir: &Path) {
             t / m[0]
         );
     }
+}
+
+/// A tree at `d` holding only `text` at `path`.
+fn fresh_tree(d: &Path, path: &str, text: &str) -> PathBuf {
+    let _ = std::fs::remove_dir_all(d);
+    std::fs::create_dir_all(d.join("src")).expect("tree");
+    std::fs::write(d.join(path), text).expect("tree");
+    d.to_path_buf()
+}
+
+/// Runs `c` and returns its wall time in ms, once it is checked to have
+/// succeeded and left `file` as `want`.
+fn timed(mut c: Command, file: &Path, want: &str, who: &str) -> f64 {
+    let start = Instant::now();
+    let ok = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run");
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    assert!(ok.success(), "{who} failed");
+    assert!(
+        std::fs::read_to_string(file).unwrap_or_default() == want,
+        "{who} left the file wrong"
+    );
+    ms
 }

@@ -65,17 +65,13 @@ fn main() {
             let runs: Vec<f64> = (0..RUNS).map(|_| run_measured(&cmd).0).collect();
             times.push(median(runs));
         }
-        let ratios: Vec<String> = times
-            .windows(2)
-            .map(|w| format!("{:.2}x", w[1] / w[0]))
-            .collect();
         println!(
             "{name:<28} {:>10.0} {:>10.0} {:>10.0} {:>10.0}   {}",
             times[0],
             times[1],
             times[2],
             times[3],
-            ratios.join(" ")
+            doubling(&times)
         );
     }
 
@@ -174,15 +170,20 @@ fn failing_edits(clada: &str, dir: &std::path::Path) {
             "a failing edit changed the file"
         );
     }
-    let ratios: Vec<String> = times
-        .windows(2)
-        .map(|w| format!("{:.2}x", w[1] / w[0]))
-        .collect();
     println!(
         "4. n failing SEARCH edits of a 200,000-line file, median of {RUNS} (ms): 2.5k {:.0}, 5k {:.0}, 10k {:.0}   doubling ratios {}",
         times[0],
         times[1],
         times[2],
-        ratios.join(" ")
+        doubling(&times)
     );
+}
+
+/// Each time against the one before it.
+fn doubling(times: &[f64]) -> String {
+    let ratios: Vec<String> = times
+        .windows(2)
+        .map(|w| format!("{:.2}x", w[1] / w[0]))
+        .collect();
+    ratios.join(" ")
 }

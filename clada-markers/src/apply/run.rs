@@ -113,8 +113,10 @@ fn claimed(doc: &Document<'_>, d: &Diagnostic) -> bool {
     })
 }
 
-/// How many tasks' units a run reads ahead of the one it runs.
-const READ_AHEAD: usize = 8192;
+/// How many tasks' units a run reads ahead of the one it runs: as many as
+/// the engine holds before it writes its view, after which a file is read
+/// again anyway.
+const READ_AHEAD: usize = engine::SETTLE_AFTER;
 
 /// Runs the units of `feed`, read from `source`, under `root`, telling
 /// `listener` as it goes and handing it each unit's report once final.

@@ -414,36 +414,29 @@ impl Editing {
         self.rebalance(&all);
     }
 
-    /// Where a SEARCH of `search` replaced by `replace` would replace, if
-    /// the index can say; `None` when it cannot be done on this editing
-    /// at all (a CR in either text).
-    pub(crate) fn find(&self, search: &str, replace: &str, count: Count) -> Option<Answer> {
-        if search.contains('\r') || replace.contains('\r') {
+    /// Where the edit `search` would replace, if the index can say;
+    /// `None` when it cannot be done on this editing at all (a CR in its
+    /// texts or replacement).
+    pub(crate) fn find(&self, search: Search<'_>) -> Option<Answer> {
+        let replace = search.replace();
+        if search.texts().chain([replace]).any(|t| t.contains('\r')) {
             return None;
         }
-        let raw = self.raw(search);
-        let Some(starts) = self.occurrences(&raw) else {
-            return Some(Answer::Unknown);
+        let ranges = match search {
+            Search::Text { search, .. } => {
+                let raw = self.raw(search);
+                self.occurrences(&raw)
+                    .map(|starts| apart(&starts, raw.len()))
+            }
+            Search::Range { start, end, .. } => self.ranges(start, end).map(|(r, _)| r),
         };
-        Some(self.settle(apart(&starts, raw.len()), replace, count))
-    }
-
-    /// Where a SEARCH-START range edit would replace, if the index can
-    /// say (as [`Editing::find`]).
-    pub(crate) fn find_range(
-        &self,
-        start: &str,
-        end: &str,
-        replace: &str,
-        count: Count,
-    ) -> Option<Answer> {
-        if [start, end, replace].iter().any(|t| t.contains('\r')) {
-            return None;
-        }
-        match self.ranges(start, end) {
-            Some((ranges, _)) => Some(self.settle(ranges, replace, count)),
-            None => Some(Answer::Unknown),
-        }
+        let count = match search {
+            Search::Text { count, .. } | Search::Range { count, .. } => count,
+        };
+        Some(match ranges {
+            Some(ranges) => self.settle(ranges, replace, count),
+            None => Answer::Unknown,
+        })
     }
 
     /// The ranges from an occurrence of `start` to the nearest occurrence
@@ -1141,6 +1134,14 @@ mod tests {
         Count::Exactly(NonZeroUsize::new(k).unwrap())
     }
 
+    fn edit_of<'a>(search: &'a str, replace: &'a str, count: Count) -> Search<'a> {
+        Search::Text {
+            search,
+            replace,
+            count,
+        }
+    }
+
     /// An edit as the tests write it.
     #[derive(Clone, Debug)]
     enum Edit {
@@ -1171,19 +1172,7 @@ mod tests {
     /// what the whole text says.
     fn step(e: &mut Editing, edit: &Edit) -> Result<(usize, Vec<usize>), ()> {
         let search = edit.search();
-        let answer = match &search {
-            Search::Text {
-                search,
-                replace,
-                count,
-            } => e.find(search, replace, *count),
-            Search::Range {
-                start,
-                end,
-                replace,
-                count,
-            } => e.find_range(start, end, replace, *count),
-        };
+        let answer = e.find(search);
         let hints = crate::engine::matching::HintBudget::new(usize::MAX);
         let whole = search.find_in(&e.text(), None, &hints);
         let planned = match (answer, whole) {
@@ -1374,14 +1363,14 @@ mod tests {
         for chunk in [1, 4, 64] {
             let mut e = Editing::with_sizes("a\nb\n", chunk, 4).unwrap();
             e.index([&b"a\n"[..], "\u{feff}a\n".as_bytes()].into_iter(), 1);
-            let Some(Answer::Found(p)) = e.find("a\n", "\u{feff}a\n", n(1)) else {
+            let Some(Answer::Found(p)) = e.find(edit_of("a\n", "\u{feff}a\n", n(1))) else {
                 panic!("not found");
             };
             e.apply(&p);
             assert_eq!(e.text(), "\u{feff}a\nb\n");
             // The whole-text search strips the mark: no match.
             assert!(matches!(
-                e.find("\u{feff}a\n", "c\n", n(1)),
+                e.find(edit_of("\u{feff}a\n", "c\n", n(1))),
                 Some(Answer::Mismatch)
             ));
         }
@@ -1398,9 +1387,15 @@ mod tests {
     #[test]
     fn a_cr_in_the_search_or_replacement_is_left_to_the_whole_text() {
         let e = Editing::new("a\nb\n").unwrap();
-        assert!(e.find("a\r", "x", n(1)).is_none());
-        assert!(e.find("a\n", "x\r", n(1)).is_none());
-        assert!(e.find_range("a", "b\r", "x", n(1)).is_none());
+        assert!(e.find(edit_of("a\r", "x", n(1))).is_none());
+        assert!(e.find(edit_of("a\n", "x\r", n(1))).is_none());
+        let range = Search::Range {
+            start: "a",
+            end: "b\r",
+            replace: "x",
+            count: n(1),
+        };
+        assert!(e.find(range).is_none());
     }
 
     #[test]
@@ -1416,7 +1411,7 @@ mod tests {
         ] {
             let mut e = Editing::with_sizes(text, 1, 4).unwrap();
             e.index([key(search)].into_iter(), 1);
-            let Some(Answer::Found(p)) = e.find(search, replace, n(1)) else {
+            let Some(Answer::Found(p)) = e.find(edit_of(search, replace, n(1))) else {
                 panic!("{text:?}: {search:?} not found");
             };
             e.apply(&p);
@@ -1435,7 +1430,7 @@ mod tests {
         let mut e = Editing::with_sizes(&file, 64, 8).unwrap();
         e.index([key(&search)].into_iter(), 1);
         let whole = crate::engine::matching::edit(&file, &search, "x\n", Count::All).unwrap();
-        let Some(Answer::Found(p)) = e.find(&search, "x\n", Count::All) else {
+        let Some(Answer::Found(p)) = e.find(edit_of(&search, "x\n", Count::All)) else {
             panic!("not found");
         };
         assert_eq!(p.replacements, whole.replacements);
@@ -1475,7 +1470,7 @@ mod tests {
         let mut e = Editing::with_sizes("a\nb\nc\n", 2, 4).unwrap();
         e.index([&b"b\n"[..]].into_iter(), 1);
         let big = "y\n".repeat(50);
-        let Some(Answer::Found(p)) = e.find("b\n", &big, n(1)) else {
+        let Some(Answer::Found(p)) = e.find(edit_of("b\n", &big, n(1))) else {
             panic!("not found");
         };
         e.apply(&p);

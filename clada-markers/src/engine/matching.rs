@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::ast::Count;
+use crate::ast::{Count, Op};
 use crate::syntax::BOM;
 
 /// At most this many occurrence lines are reported.
@@ -350,7 +350,50 @@ pub(crate) enum Search<'a> {
     },
 }
 
-impl Search<'_> {
+impl<'a> Search<'a> {
+    /// The path `op` edits and what it searches for, if it is an edit
+    /// (SEARCH or SEARCH-START).
+    pub(crate) fn of(op: &'a Op<'_>) -> Option<(&'a str, Search<'a>)> {
+        match op {
+            Op::Edit {
+                path,
+                count,
+                search,
+                replace,
+            } => Some((
+                path,
+                Search::Text {
+                    search,
+                    replace,
+                    count: *count,
+                },
+            )),
+            Op::EditRange {
+                path,
+                count,
+                start,
+                end,
+                replace,
+            } => Some((
+                path,
+                Search::Range {
+                    start,
+                    end,
+                    replace,
+                    count: *count,
+                },
+            )),
+            _ => None,
+        }
+    }
+
+    /// The replacement.
+    pub(crate) fn replace(&self) -> &'a str {
+        match *self {
+            Search::Text { replace, .. } | Search::Range { replace, .. } => replace,
+        }
+    }
+
     /// Finds where the edit would replace in `file` ([`find`],
     /// [`find_range`]).
     pub(crate) fn find_in(
@@ -375,7 +418,7 @@ impl Search<'_> {
     }
 
     /// The texts searched for.
-    pub(crate) fn texts(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn texts(&self) -> impl Iterator<Item = &'a str> {
         let (a, b) = match *self {
             Search::Text { search, .. } => (search, None),
             Search::Range { start, end, .. } => (start, Some(end)),

@@ -306,7 +306,7 @@ pub(crate) type Ran<'h, 'd> = (Cow<'h, Unit<'d>>, UnitOutcome);
 /// and they are handed out ([`Engine::settled`]): a run holds that many,
 /// not the document's, and a file changed by many of them is written
 /// once.
-const SETTLE_AFTER: usize = 8192;
+pub(crate) const SETTLE_AFTER: usize = 8192;
 
 /// Runs units one after the other, on one view of the tree.
 ///
@@ -383,25 +383,8 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         let allow_escape = self.options.allow_escape;
         let edits = units
             .flat_map(|u| u.tasks())
-            .filter_map(|t| match &t.op {
-                // The replacement too: a failed edit is told whether it is
-                // in the file already.
-                Some(Op::Edit {
-                    path,
-                    search,
-                    replace,
-                    ..
-                }) => Some((path, [Some(&**search), Some(&**replace), None])),
-                Some(Op::EditRange {
-                    path,
-                    start,
-                    end,
-                    replace,
-                    ..
-                }) => Some((path, [Some(&**start), Some(&**end), Some(&**replace)])),
-                _ => None,
-            })
-            .filter_map(|(path, texts)| Some((fs::locate(path, allow_escape).ok()?, texts)));
+            .filter_map(|t| matching::Search::of(t.op.as_ref()?))
+            .filter_map(|(path, search)| Some((fs::locate(path, allow_escape).ok()?, search)));
         self.view.expect(edits);
     }
 

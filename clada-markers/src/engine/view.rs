@@ -488,17 +488,18 @@ impl<'r> View<'r> {
     }
 
     /// Tells the view the edits to come: each file's search texts and
-    /// replacements, for the index of its [`Editing`] (replacing what it
-    /// was told before).
-    pub(crate) fn expect<'k>(&self, edits: impl Iterator<Item = (Location, [Option<&'k str>; 3])>) {
+    /// replacements (a failed edit is told whether its replacement is in
+    /// the file already), for the index of its [`Editing`] (replacing what
+    /// it was told before).
+    pub(crate) fn expect<'k>(&self, edits: impl Iterator<Item = (Location, Search<'k>)>) {
         let mut expected = self.expected.borrow_mut();
         expected.generation += 1;
         expected.by_file.clear();
-        for (at, texts) in edits {
+        for (at, search) in edits {
             let coming = expected.by_file.entry(at).or_default();
             coming.edits += 1;
-            let keys = texts.into_iter().flatten().map(|t| editing::key(t).into());
-            coming.keys.extend(keys);
+            let texts = search.texts().chain([search.replace()]);
+            coming.keys.extend(texts.map(|t| editing::key(t).into()));
         }
     }
 
@@ -555,20 +556,7 @@ impl<'r> View<'r> {
         {
             edits.index(coming.keys.iter().map(|k| &**k), expected.generation);
         }
-        let answer = match search {
-            Search::Text {
-                search,
-                replace,
-                count,
-            } => edits.find(search, replace, count),
-            Search::Range {
-                start,
-                end,
-                replace,
-                count,
-            } => edits.find_range(start, end, replace, count),
-        };
-        match answer {
+        match edits.find(search) {
             Some(Answer::Found(planned)) => Ok(Splice::Indexed(planned)),
             Some(Answer::Mismatch)
                 if self.hints.spent()
@@ -1263,6 +1251,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::ast::Count;
 
     const BY: By = By { unit: 1, task: 1 };
 
@@ -1278,6 +1267,37 @@ mod tests {
             std::fs::write(path, c).unwrap();
         }
         dir
+    }
+
+    #[test]
+    fn failed_edits_stop_looking_for_the_closest_region_once_the_hints_are_spent() {
+        let dir = tree(&[("a.txt", "fn main() {\n    println!(\"hello\");\n}\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        for index_from in [1, usize::MAX] {
+            let mut view = View::new(&root, index_from);
+            // One file of 38 bytes: the first failure reads it all.
+            view.hints = HintBudget::new(10);
+            let miss = Search::Text {
+                search: "    println!(\"helo\");\n",
+                replace: "x\n",
+                count: Count::Exactly(std::num::NonZeroUsize::MIN),
+            };
+            view.expect([(at("a.txt"), miss), (at("a.txt"), miss)].into_iter());
+            let mismatch = |e: TaskError| match e {
+                TaskError::Mismatch { mismatch, .. } => mismatch,
+                other => panic!("not a mismatch: {other:?}"),
+            };
+            let first = mismatch(view.find_edit(&at("a.txt"), miss).unwrap_err());
+            assert!(first.closest.is_some() && !first.closest_skipped);
+            let second = mismatch(view.find_edit(&at("a.txt"), miss).unwrap_err());
+            assert!(second.closest.is_none() && second.closest_skipped);
+            assert_eq!((second.found, second.replacement_present), (0, Some(false)));
+            // Chunks with an index (from 1 coming edit) or the whole text.
+            let st = view.state.borrow();
+            let indexed =
+                matches!(st.nodes.get(&at("a.txt")), Some(Node::File(f)) if f.edits.is_some());
+            assert_eq!(indexed, index_from == 1);
+        }
     }
 
     /// Every file below `dir`, with its contents.
