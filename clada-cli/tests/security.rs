@@ -18,6 +18,9 @@ struct Case {
     files: Vec<(String, String)>,
     dirs: Vec<String>,
     links: Vec<(String, String)>,
+    /// Another name (a hard link) of a file of the case.
+    hardlinks: Vec<(String, String)>,
+    fifos: Vec<String>,
     repo: bool,
     config: Vec<(String, String)>,
     home_is_root: bool,
@@ -66,6 +69,8 @@ impl Case {
                 "file" => c.files.push(two()?),
                 "dir" => c.dirs.push(rest.to_owned()),
                 "link" => c.links.push(two()?),
+                "hardlink" => c.hardlinks.push(two()?),
+                "fifo" => c.fifos.push(rest.to_owned()),
                 "repo" => c.repo = true,
                 "config" => c.config.push(two()?),
                 "home-is-root" => c.home_is_root = true,
@@ -109,6 +114,19 @@ impl Case {
             let at = places.root.join(p);
             std::fs::create_dir_all(at.parent().unwrap()).unwrap();
             std::os::unix::fs::symlink(places.fill(target), at).unwrap();
+        }
+        for (p, target) in &self.hardlinks {
+            std::fs::hard_link(places.root.join(target), places.root.join(p)).unwrap();
+        }
+        for p in &self.fifos {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                &places.root.join(p),
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
         }
         if self.repo {
             // One commit of everything, through libgit2 (no hook runs).

@@ -25,6 +25,8 @@ struct Expect {
     tasks: BTreeMap<usize, String>,
     allow_escape: bool,
     symlinks: Vec<(String, String)>,
+    /// `hardlink PATH TARGET`: another name of the input file TARGET.
+    hardlinks: Vec<(String, String)>,
     modes: Vec<(String, u32)>,
     expect_symlinks: Vec<(String, String)>,
     expect_modes: Vec<(String, u32)>,
@@ -104,6 +106,7 @@ impl Expect {
                     e.hints.push((num(k)?, text.to_owned()));
                 }
                 ["symlink", p, t] => e.symlinks.push(((*p).into(), (*t).into())),
+                ["hardlink", p, t] => e.hardlinks.push(((*p).into(), (*t).into())),
                 ["mode", p, m] => e.modes.push(((*p).into(), mode(m)?)),
                 ["expect-symlink", p, t] => e.expect_symlinks.push(((*p).into(), (*t).into())),
                 ["expect-mode", p, m] => e.expect_modes.push(((*p).into(), mode(m)?)),
@@ -189,6 +192,9 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
             std::fs::create_dir_all(parent)?;
         }
         std::os::unix::fs::symlink(t, at)?;
+    }
+    for (p, t) in &expect.hardlinks {
+        std::fs::hard_link(root_dir.join(t), root_dir.join(p))?;
     }
     for (p, m) in &expect.modes {
         std::fs::set_permissions(root_dir.join(p), std::fs::Permissions::from_mode(*m))?;

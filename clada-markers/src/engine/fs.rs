@@ -673,7 +673,13 @@ impl Root {
     pub(crate) fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
         let (from_parent, from_name) = self.parent(from, false)?;
         let (to_parent, to_name) = self.parent(to, true)?;
-        let renamed = rustix::fs::renameat(&from_parent, from_name, &to_parent, to_name);
+        // rename(2) does nothing when both names are links to one file:
+        // the move then means that `from` goes, and `to` holds it.
+        let renamed = if other_link(&from_parent, from_name, &to_parent, to_name) {
+            rustix::fs::unlinkat(&*from_parent, from_name, AtFlags::empty())
+        } else {
+            rustix::fs::renameat(&from_parent, from_name, &to_parent, to_name)
+        };
         // Handles kept for paths below either name now name other things.
         self.forget_dirs();
         renamed.map_err(|errno| match errno {
@@ -889,6 +895,45 @@ pub(super) fn kind_at(dir: &OwnedFd, name: &str) -> Result<Option<Kind>, Errno> 
     }
 }
 
+/// Whether `from_name` in `from_dir` and `to_name` in `to_dir` are two
+/// names (hard links) of one file, where rename(2) succeeds and changes
+/// nothing. Not when they are one name reached twice (the same entry, or
+/// a case-insensitive file system's other spelling of it): only two
+/// entries each listed under its exact name are two links.
+fn other_link(from_dir: &OwnedFd, from_name: &str, to_dir: &OwnedFd, to_name: &str) -> bool {
+    let stat = |dir, name| rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok();
+    let (Some(a), Some(b)) = (stat(from_dir, from_name), stat(to_dir, to_name)) else {
+        return false;
+    };
+    let is_dir = FileType::from_raw_mode(a.st_mode) == FileType::Directory;
+    if is_dir || (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino) || a.st_nlink < 2 {
+        return false;
+    }
+    let (Ok(da), Ok(db)) = (rustix::fs::fstat(from_dir), rustix::fs::fstat(to_dir)) else {
+        return false;
+    };
+    if (da.st_dev, da.st_ino) != (db.st_dev, db.st_ino) {
+        return true;
+    }
+    if from_name == to_name {
+        return false;
+    }
+    // One directory: both exact names must be in it.
+    let Ok(fd) = rustix::fs::openat(from_dir, c".", DIR_FLAGS, Mode::empty()) else {
+        return false;
+    };
+    let Ok(entries) = rustix::fs::Dir::read_from(&fd) else {
+        return false;
+    };
+    let (mut seen_from, mut seen_to) = (false, false);
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_bytes();
+        seen_from |= name == from_name.as_bytes();
+        seen_to |= name == to_name.as_bytes();
+    }
+    seen_from && seen_to
+}
+
 /// Removes directory `name` in `parent` and all it holds, without
 /// following links.
 fn remove_tree(parent: &OwnedFd, name: &str) -> Result<(), Errno> {
@@ -953,6 +998,27 @@ fn errno_of(e: &std::io::Error) -> Errno {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_move_onto_another_link_of_the_same_file_moves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        std::fs::hard_link(dir.path().join("a.txt"), dir.path().join("b.txt")).unwrap();
+        std::fs::hard_link(dir.path().join("a.txt"), dir.path().join("d/c.txt")).unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let at = |p: &str| Location::below_root(&p.split('/').collect::<Vec<_>>());
+        root.rename(&at("a.txt"), &at("b.txt")).unwrap();
+        assert!(!dir.path().join("a.txt").exists());
+        assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "a\n");
+        // In another directory too.
+        root.rename(&at("b.txt"), &at("d/c.txt")).unwrap();
+        assert!(!dir.path().join("b.txt").exists());
+        assert_eq!(std::fs::read_to_string(dir.path().join("d/c.txt")).unwrap(), "a\n");
+        // A move onto itself keeps it.
+        root.rename(&at("d/c.txt"), &at("d/c.txt")).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("d/c.txt")).unwrap(), "a\n");
+    }
 
     #[test]
     fn a_walk_over_thousands_of_directories_keeps_few_open() {
