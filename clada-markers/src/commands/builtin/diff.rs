@@ -152,7 +152,16 @@ impl Differ<'_, '_> {
         Ok(match meta.kind {
             Kind::Dir => Side::Dir,
             Kind::Symlink => Side::Link(self.env.root.read_link(at)?),
-            Kind::Other => Side::Other,
+            Kind::Other => {
+                // A pipe, socket or device: never read (a pipe would
+                // block), never "the same" as anything.
+                out.error(
+                    "diff",
+                    format!("{shown}: not a regular file or directory; diff compares files and directories only"),
+                );
+                self.status = 2;
+                Side::Other
+            }
             Kind::File => match read_file(self.env, at)? {
                 Ok(data) => Side::Text(data),
                 Err(e) => {
