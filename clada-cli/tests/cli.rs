@@ -588,46 +588,49 @@ fn output_modes_and_error_detail_change_what_is_printed() {
 fn control_characters_are_escaped_in_text_output() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let name = "evil\x1b[2Jname.txt";
-    std::fs::write(root.join(name), "one\x1b]0;pwned\x07\ntwo\n").unwrap();
-    let doc = format!(
-        "<<<<<<< SEARCH path=\"{name}\"\none\x1b[31mred\n=======\nx\n>>>>>>> REPLACE\n\
-         <<<<<<< RUN\ncat '{name}'\n>>>>>>> END\n\
+    // A name only the disk can hold: no document path may (PROTOCOL §5).
+    let name = "evil\x1b[2Jname\n[task-9] ✓ Created forged.txt";
+    std::fs::create_dir(root.join("d")).unwrap();
+    std::fs::write(root.join("d").join(name), "x\n").unwrap();
+    std::fs::write(root.join("plain.txt"), "one\x1b]0;pwned\x07\ntwo\n").unwrap();
+    let doc = "<<<<<<< SEARCH path=\"plain.txt\"\none\x1b[31mred\n=======\nx\n>>>>>>> REPLACE\n\
+         <<<<<<< RUN\ncat plain.txt\n>>>>>>> END\n\
          <<<<<<< WRITE path=\"/abs\x1b[2Jolute\u{9b}31m\"\nx\n>>>>>>> END\n\
-         <<<<<<< WRITE path=\"{name}.new\"\nnew\n>>>>>>> END\n"
-    );
-    std::fs::write(root.join("doc.md"), &doc).unwrap();
+         <<<<<<< RUN\nls d\n>>>>>>> END\n\
+         <<<<<<< RUN\nfind d\n>>>>>>> END\n\
+         <<<<<<< RUN\ncp -r d e\n>>>>>>> END\n";
+    std::fs::write(root.join("doc.md"), doc).unwrap();
     let raw = |s: &str| s.contains(['\x1b', '\x07', '\u{9b}']);
-    for detail in ["minimal", "full"] {
-        let (code, out, err) = status(
-            clada()
-                .args([
-                    "apply",
-                    "--no-git",
-                    "--no-prompt",
-                    "--error-detail",
-                    detail,
-                    "doc.md",
-                ])
-                .current_dir(root)
-                .env("NO_COLOR", "1"),
-        );
+    // No line of the report is a name's: every line is clada's own.
+    let forged = |s: &str| s.lines().any(|l| l.starts_with("[task-9]"));
+    for (detail, dry) in [("full", true), ("minimal", false)] {
+        let mut cmd = clada();
+        cmd.args(["apply", "--no-git", "--no-prompt", "--error-detail", detail])
+            .current_dir(root)
+            .env("NO_COLOR", "1");
+        if dry {
+            cmd.arg("--dry-run");
+        }
+        let (code, out, err) = status(cmd.arg("doc.md"));
         assert_eq!(code, Some(1));
         assert!(!raw(&out) && !raw(&err), "{out:?}\n{err:?}");
-        // The file name in a task line, the search text in the diff, the
-        // command's output, and the excerpt of the malformed block.
-        assert!(out.contains(" evil\\x1b[2Jname.txt.new\n"), "{out}");
+        assert!(!forged(&out), "{out}");
+        // The command's output, the refused path, and the names of the
+        // listings (and of the dry run's changes).
         assert!(out.contains("[task-2:exec] one\\x1b]0;pwned\\x07"), "{out}");
         assert!(out.contains("/abs\\x1b[2Jolute\\u{9b}31m"), "{out}");
-        if detail == "full" {
+        let shown = "evil\\x1b[2Jname\\x0a[task-9] ✓ Created forged.txt";
+        assert!(out.contains(&format!("[task-4:exec] {shown}\n")), "{out}");
+        assert!(out.contains(&format!("[task-5:exec] d/{shown}\n")), "{out}");
+        if dry {
+            assert!(out.contains(&format!("created e/{shown}\n")), "{out}");
+            assert!(out.contains(&format!("+++ b/e/{shown}\n")), "{out}");
             assert!(out.contains("one\\x1b[31mred"), "{out}");
         }
     }
     let (_, out, _) = status(clada().args(["check", "doc.md"]).current_dir(root));
     assert!(!raw(&out), "{out:?}");
-    assert!(out.contains("write evil\\x1b[2Jname.txt.new"), "{out}");
     // JSON carries the raw text, escaped by the encoder.
-    std::fs::remove_file(root.join(format!("{name}.new"))).unwrap();
     let (_, out, _) = status(
         clada()
             .args([

@@ -294,7 +294,7 @@ impl<'s, W: std::io::Write> CheckText<'s, W> {
         for t in u.tasks() {
             // Paths and commands are the document's: PROTOCOL §9.1.
             let described = describe(t, self.source);
-            let line = crate::escape::escape_controls(&described);
+            let line = crate::escape::escape_line(&described);
             self.write(format_args!("  [task-{}] {line}\n", t.number));
         }
     }

@@ -206,6 +206,9 @@ impl FileChange {
 /// `new`, with `a/` and `b/` headers as git writes them.
 #[cfg(feature = "engine")]
 fn unified_diff(path: &str, old: Option<&[u8]>, new: &[u8]) -> String {
+    // A header is one line: a name read from the disk (a file `cp -r`
+    // copied) may hold a line feed, shown escaped as git quotes it.
+    let path = crate::escape::escape_line(path);
     let (Ok(before), Ok(after)) = (
         std::str::from_utf8(old.unwrap_or_default()),
         std::str::from_utf8(new),

@@ -12,7 +12,7 @@ use crate::ast::{Task, Unit};
 use crate::diagnostics::{Diagnostic, Renderer};
 #[cfg(feature = "engine")]
 use crate::engine::{Observer, TaskOutcome};
-use crate::escape::escape_controls as esc;
+use crate::escape::{escape_controls as esc, escape_line as line_of};
 use crate::report::group::{Repeats, numbers};
 use crate::report::{
     ApplyReport, BlockReport, BlockStatus, FileChange, GitReport, Resend, TaskReport, TaskStatus,
@@ -167,7 +167,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                 "{} Error: {} ({})",
                 self.paint("31", "✗"),
                 e.kind,
-                esc(&e.message)
+                line_of(&e.message)
             );
         }
         if let Some(changes) = &report.changes {
@@ -203,7 +203,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             };
             let _ = writeln!(self.out, "{name}: {line}");
             if let Some(note) = note {
-                let _ = writeln!(self.out, "  note: {}", esc(&note));
+                let _ = writeln!(self.out, "  note: {}", line_of(&note));
             }
         }
         let g = &report.git;
@@ -217,11 +217,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                     self.out,
                     "Git: {} ({})",
                     self.paint("31", "✗ Error: git_operation_failed"),
-                    esc(e)
+                    line_of(e)
                 );
             }
         } else if let Some(n) = &g.note {
-            let _ = writeln!(self.out, "Git: {}", esc(n));
+            let _ = writeln!(self.out, "Git: {}", line_of(n));
         }
         if let Some(r) = &report.resend {
             self.resend(r, self.split);
@@ -263,8 +263,8 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         }
         for c in changes {
             let _ = match &c.from {
-                Some(from) => writeln!(self.out, "{} {} -> {}", c.change, esc(from), esc(&c.path)),
-                None => writeln!(self.out, "{} {}", c.change, esc(&c.path)),
+                Some(from) => writeln!(self.out, "{} {} -> {}", c.change, line_of(from), line_of(&c.path)),
+                None => writeln!(self.out, "{} {}", c.change, line_of(&c.path)),
             };
             let diff = esc(c.diff.as_deref().unwrap_or_default());
             for line in diff.lines() {
@@ -360,7 +360,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     self.out,
                     "[task-{n}] {} {}",
                     self.paint("33", "↺"),
-                    esc(&r.message)
+                    line_of(&r.message)
                 );
             }
             TaskStatus::Success => {
@@ -368,7 +368,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     self.out,
                     "[task-{n}] {} {}",
                     self.paint("32", "✓"),
-                    esc(&r.message)
+                    line_of(&r.message)
                 );
             }
             TaskStatus::Skipped => {
@@ -376,7 +376,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     self.out,
                     "[task-{n}] {} {}",
                     self.paint("33", "⊘"),
-                    esc(&r.message)
+                    line_of(&r.message)
                 );
             }
             TaskStatus::Failed => self.failure(task, r),
@@ -394,7 +394,7 @@ impl<W: Write> TextPrinter<'_, W> {
         let n = r.number;
         let cross = self.paint("31", "✗");
         let Some(e) = &r.error else {
-            let _ = writeln!(self.out, "[task-{n}] {cross} Error: {}", esc(&r.message));
+            let _ = writeln!(self.out, "[task-{n}] {cross} Error: {}", line_of(&r.message));
             return;
         };
         let line = match &r.path {
@@ -403,12 +403,12 @@ impl<W: Write> TextPrinter<'_, W> {
             }
             _ => format!("Error: {} ({})", e.kind, e.message),
         };
-        let _ = writeln!(self.out, "[task-{n}] {cross} {}", esc(&line));
+        let _ = writeln!(self.out, "[task-{n}] {cross} {}", line_of(&line));
         if let Some(code) = r.exit_code {
             let _ = writeln!(self.out, "  exit code: {code}");
         }
         if let Some(h) = &e.hint {
-            let _ = writeln!(self.out, "  hint: {}", esc(h));
+            let _ = writeln!(self.out, "  hint: {}", line_of(h));
         }
         if self.detail == Detail::Minimal {
             // A short diff says more than any hint (PROTOCOL §9.1).
@@ -452,7 +452,7 @@ impl<W: Write> TextPrinter<'_, W> {
                 t.span.start, t.span.end, a.line, a.column, b.line, b.column
             );
             if let Some(os) = &e.os_error {
-                let _ = writeln!(self.out, "  os error: {}", esc(os));
+                let _ = writeln!(self.out, "  os error: {}", line_of(os));
             }
         }
     }

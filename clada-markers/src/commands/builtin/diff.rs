@@ -297,14 +297,15 @@ impl Differ<'_, '_> {
                     }
                     (None, None) => break,
                 };
-                let (an, bn) = (join(&a, name), join(&b, name));
+                let shown = super::shown_name(name);
+                let (an, bn) = (join(&a, &shown), join(&b, &shown));
                 match (l, r) {
                     (Some(_), None) if !self.o.new_file => {
-                        let _ = writeln!(out, "Only in {a}: {name}");
+                        let _ = writeln!(out, "Only in {a}: {shown}");
                         self.status = self.status.max(1);
                     }
                     (None, Some(_)) if !self.o.new_file => {
-                        let _ = writeln!(out, "Only in {b}: {name}");
+                        let _ = writeln!(out, "Only in {b}: {shown}");
                         self.status = self.status.max(1);
                     }
                     (Some(Kind::Dir), None) | (None, Some(Kind::Dir)) if self.o.recursive => {

@@ -500,7 +500,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             let subdirs = listed
                 .iter()
                 .filter(|l| l.meta.kind == Kind::Dir)
-                .map(|l| (join_shown(&name, &l.name), l.at.clone()));
+                .map(|l| (join_shown(&name, &super::shown_name(&l.name)), l.at.clone()));
             let subdirs: Vec<_> = subdirs.collect();
             pending.extend(subdirs.into_iter().rev());
         }
@@ -564,7 +564,7 @@ impl LsOptions {
                 _ => "",
             };
             if !self.long {
-                say!(out, "{}{suffix}", item.name);
+                say!(out, "{}{suffix}", super::shown_name(&item.name));
                 continue;
             }
             let size = if self.human {
@@ -575,7 +575,7 @@ impl LsOptions {
             let target = if item.meta.kind == Kind::Symlink {
                 env.root
                     .read_link(&item.at)
-                    .map(|t| format!(" -> {t}"))
+                    .map(|t| format!(" -> {}", super::shown_name(&t)))
                     .unwrap_or_default()
             } else {
                 String::new()
@@ -588,7 +588,7 @@ impl LsOptions {
                 item.meta.uid,
                 item.meta.gid,
                 date(item.meta.modified.0),
-                item.name
+                super::shown_name(&item.name)
             );
         }
     }

@@ -298,7 +298,7 @@ impl<'a> Git<'a> {
 
     /// A work-tree path as seen from the working directory.
     /// A directory (`dir/`) keeps its final `/`: `./` for the working
-    /// directory itself.
+    /// directory itself. Control characters are escaped (PROTOCOL §9.1).
     fn relative(&self, path: &str) -> String {
         let (body, dir) = match path.strip_suffix('/') {
             Some(body) => (body, true),
@@ -319,7 +319,8 @@ impl<'a> Git<'a> {
         if dir && !s.ends_with('/') {
             s.push('/');
         }
-        s
+        // A name with a line feed prints on one line, escaped.
+        super::shown_name(&s).into_owned()
     }
 
     fn in_time(&self) -> Result<(), Stop> {
@@ -446,7 +447,7 @@ impl<'a> Git<'a> {
         let statuses = self.repo.statuses(Some(&mut opts))?;
         self.in_time()?;
         let shown = |p: &str| match format {
-            Format::Porcelain => p.to_owned(),
+            Format::Porcelain => super::shown_name(p).into_owned(),
             _ => self.relative(p),
         };
         let name = self.branch_name()?;
@@ -1286,7 +1287,7 @@ impl<'a> Git<'a> {
         let specs = self.pathspecs(&paths, &self.cwd)?;
         let shown = |p: &str| {
             if full_name {
-                p.to_owned()
+                super::shown_name(p).into_owned()
             } else {
                 self.relative(p)
             }

@@ -18,7 +18,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root, locate};
+use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root};
 use crate::engine::view::{By, View};
 use crate::engine::{Observer, TaskError};
 use crate::error_type::ErrorType;
@@ -287,12 +287,19 @@ impl Env<'_> {
         } else {
             format!("{}/{arg}", self.cwd.display())
         };
-        locate(&text, self.allow_escape).map_err(|_| {
+        crate::path::resolve(&text, self.allow_escape).map_err(|problem| {
+            let why = match problem {
+                crate::path::PathProblem::Absolute | crate::path::PathProblem::ParentEscape => {
+                    "names a path outside the root"
+                }
+                other => other.describe(),
+            };
             TaskError::new(
                 ErrorType::PathEscape,
                 format!(
-                    "`{}`: the argument `{arg}` names a path outside the root",
-                    self.shown
+                    "`{}`: the argument `{}` {why}",
+                    self.shown,
+                    crate::escape::escape_line(arg)
                 ),
             )
         })
@@ -410,6 +417,13 @@ impl std::io::Write for Out<'_> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// A name read from the disk as a built-in prints it: control characters
+/// escaped (`\x0a`, PROTOCOL §9.1), so that a name holding a line feed
+/// never prints a line of its own in a listing.
+pub(crate) fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
+    crate::escape::escape_line(name)
 }
 
 /// The error about `arg` as the user wrote it, rather than as resolved.

@@ -400,7 +400,7 @@ impl GrepRun<'_, '_> {
                                 || self.o.exclude_dir.iter().any(|g| g.is_match(&entry.name)));
                         if !skip {
                             let below = at.join(&entry.name);
-                            pending.push((below, under(&shown, &entry.name), entry.kind));
+                            pending.push((below, under(&shown, &super::shown_name(&entry.name)), entry.kind));
                         }
                     }
                 }
@@ -726,7 +726,12 @@ pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
             if let Some(entries) = entries {
                 for entry in entries.into_iter().rev() {
                     let below = at.join(&entry.name);
-                    pending.push((below, under(&shown, &entry.name), entry.kind, depth + 1));
+                    pending.push((
+                        below,
+                        under(&shown, &super::shown_name(&entry.name)),
+                        entry.kind,
+                        depth + 1,
+                    ));
                 }
             }
         }
@@ -832,11 +837,12 @@ pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
             let target = if kind == Kind::Symlink {
                 env.root
                     .read_link(&at)
-                    .map(|t| format!(" -> {t}"))
+                    .map(|t| format!(" -> {}", super::shown_name(&t)))
                     .unwrap_or_default()
             } else {
                 String::new()
             };
+            let name = super::shown_name(&name);
             let _ = writeln!(out, "{prefix}{branch}{name}{target}");
             if kind == Kind::Dir {
                 dirs += 1;
