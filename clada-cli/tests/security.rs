@@ -145,10 +145,55 @@ impl Case {
     }
 }
 
+/// What a run of a case did: its exit code, each task's outcome (as the
+/// `expect` file writes it), and what broke a promise.
+struct Ran {
+    exit: Option<i32>,
+    tasks: BTreeMap<usize, String>,
+    problems: Vec<String>,
+    stdout: String,
+}
+
 /// Runs one case; returns what went wrong, if anything.
 fn run_case(dir: &Path) -> Result<(), String> {
     let case =
         Case::read(&std::fs::read_to_string(dir.join("expect")).map_err(|e| e.to_string())?)?;
+    let Ran {
+        exit,
+        tasks,
+        mut problems,
+        stdout,
+    } = run(dir, &case, &[])?;
+    if let Some(code) = case.exit
+        && exit != Some(code)
+    {
+        problems.push(format!("exit {exit:?}, expected {code}"));
+    }
+    for (n, want) in &case.tasks {
+        let got = tasks.get(n).map_or("missing", String::as_str);
+        let ok = if want == "failed *" {
+            got.starts_with("failed")
+        } else {
+            got == want
+        };
+        if !ok {
+            problems.push(format!("task {n}: {got}, expected {want}"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}\n    stdout: {}",
+            problems.join("\n    "),
+            stdout.chars().take(2000).collect::<String>()
+        ))
+    }
+}
+
+/// Runs the case in `dir` in a fresh scratch directory, with `extra`
+/// arguments, and checks the promises every case keeps.
+fn run(dir: &Path, case: &Case, extra: &[&str]) -> Result<Ran, String> {
     // Outside any work tree, so that no repository above it is found.
     let work = tempfile::tempdir().map_err(|e| e.to_string())?;
     let token = format!("SECRET-{:x}", std::process::id() as u64 * 7_919 + 104_729);
@@ -174,6 +219,7 @@ fn run_case(dir: &Path) -> Result<(), String> {
     for f in &case.flags {
         cmd.arg(places.fill(f));
     }
+    cmd.args(extra);
     cmd.arg("-C").arg(&places.root).arg(&doc);
     // clada's own directories under `home`, in the child's environment
     // only; no GIT_* variable reaches it.
@@ -221,11 +267,6 @@ fn run_case(dir: &Path) -> Result<(), String> {
     if std::fs::read(&approvals).ok() != approvals_before {
         problems.push("an approval was stored".to_owned());
     }
-    if let Some(code) = case.exit
-        && out.status.code() != Some(code)
-    {
-        problems.push(format!("exit {:?}, expected {code}", out.status.code()));
-    }
     let report: serde_json::Value = serde_json::from_slice(&out.stdout)
         .map_err(|e| format!("no JSON report ({e}): {stdout}\n{stderr}"))?;
     let tasks: BTreeMap<usize, String> = report["blocks"]
@@ -244,40 +285,33 @@ fn run_case(dir: &Path) -> Result<(), String> {
             (n, outcome)
         })
         .collect();
-    for (n, want) in &case.tasks {
-        let got = tasks.get(n).map_or("missing", String::as_str);
-        let ok = if want == "failed *" {
-            got.starts_with("failed")
-        } else {
-            got == want
-        };
-        if !ok {
-            problems.push(format!("task {n}: {got}, expected {want}"));
-        }
-    }
     for p in &case.absent {
+        if extra.contains(&"--dry-run") {
+            break;
+        }
         if places.root.join(p).symlink_metadata().is_ok() {
             problems.push(format!("{p} exists"));
         }
     }
-    for p in &case.present {
+    for p in case
+        .present
+        .iter()
+        .filter(|_| !extra.contains(&"--dry-run"))
+    {
         if places.root.join(p).symlink_metadata().is_err() {
             problems.push(format!("{p} is missing"));
         }
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{}\n    stdout: {}",
-            problems.join("\n    "),
-            stdout.chars().take(2000).collect::<String>()
-        ))
-    }
+    Ok(Ran {
+        exit: out.status.code(),
+        tasks,
+        problems,
+        stdout: stdout.into_owned(),
+    })
 }
 
-#[test]
-fn no_attack_document_writes_runs_reads_or_approves_anything() {
+/// The cases of the corpus, in name order.
+fn cases() -> Vec<PathBuf> {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/security");
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&corpus)
         .unwrap()
@@ -285,6 +319,58 @@ fn no_attack_document_writes_runs_reads_or_approves_anything() {
         .filter(|p| p.join("expect").exists())
         .collect();
     cases.sort();
+    cases
+}
+
+/// A dry run ends as the real run would (PROTOCOL §7.2): every task's
+/// outcome and the exit code, over every attack whose commands are all
+/// built-in or refused (an approved command is only previewed: what it
+/// would do is not known). Each run gets a fresh tree, and the dry run
+/// keeps every promise too.
+#[test]
+fn a_dry_run_of_every_attack_ends_as_the_real_run() {
+    let mut compared = 0;
+    let failures: Vec<String> = cases()
+        .iter()
+        .filter_map(|dir| {
+            let name = dir.file_name().unwrap_or_default().to_string_lossy();
+            let text = std::fs::read_to_string(dir.join("expect")).unwrap();
+            let case = Case::read(&text).unwrap();
+            let approved = case.flags.iter().any(|f| {
+                f.starts_with("--allow-any-command")
+                    || f.starts_with("--sandbox")
+                    || f == "--dry-run"
+            });
+            if approved {
+                return None;
+            }
+            compared += 1;
+            let (real, dry) = match (run(dir, &case, &[]), run(dir, &case, &["--dry-run"])) {
+                (Ok(real), Ok(dry)) => (real, dry),
+                (Err(e), _) | (_, Err(e)) => return Some(format!("{name}: {e}")),
+            };
+            let mut problems = dry.problems;
+            if (&dry.exit, &dry.tasks) != (&real.exit, &real.tasks) {
+                problems.push(format!(
+                    "the dry run ended {:?} {:?}, the real run {:?} {:?}",
+                    dry.exit, dry.tasks, real.exit, real.tasks
+                ));
+            }
+            (!problems.is_empty()).then(|| format!("{name}: {}", problems.join("; ")))
+        })
+        .collect();
+    assert!(compared >= 100, "only {compared} cases compared");
+    assert!(
+        failures.is_empty(),
+        "{} of {compared} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn no_attack_document_writes_runs_reads_or_approves_anything() {
+    let cases = cases();
     assert!(cases.len() >= 60, "only {} cases", cases.len());
     let failures: Vec<String> = cases
         .iter()

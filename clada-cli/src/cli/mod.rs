@@ -292,7 +292,8 @@ pub(crate) struct ApplyArgs {
 
     /// Plan every task against the files as they are and report what would
     /// change (a diff per file), writing nothing, running no command and
-    /// committing nothing. The exit code is the real run's.
+    /// committing nothing. Built-in commands run on the plan, checked as
+    /// for real. The exit code is the real run's.
     #[arg(long)]
     pub(crate) dry_run: bool,
 

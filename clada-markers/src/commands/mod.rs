@@ -166,7 +166,6 @@ impl<'r> CommandRunner<'r> {
             None => Location::below_root(&[]),
         };
         let env = builtin::Env {
-            root: self.root,
             tree,
             root_path: &self.root_path,
             cwd,
@@ -297,13 +296,9 @@ impl Runner for CommandRunner<'_> {
         if self.options.allow_any || self.allowlist().ok()?.contains(command) {
             return None;
         }
+        // Every built-in runs on the plan, through the real run's checks
+        // of every flag and path: a dry run ends as the real run would.
         let argv = builtin_argv(command).ok()?;
-        if !argv
-            .first()
-            .is_some_and(|name| builtin::CHANGING.contains(&name.as_str()))
-        {
-            return None;
-        }
         let tree = builtin::Planned { view, by };
         let limit = self.options.timeout.min(BUILTIN_TIMEOUT);
         // What it does stays, even when its unit is rolled back, as on disk.

@@ -1010,14 +1010,23 @@ mod tests {
         let at = |p: &str| Location::below_root(&p.split('/').collect::<Vec<_>>());
         root.rename(&at("a.txt"), &at("b.txt")).unwrap();
         assert!(!dir.path().join("a.txt").exists());
-        assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "a\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+            "a\n"
+        );
         // In another directory too.
         root.rename(&at("b.txt"), &at("d/c.txt")).unwrap();
         assert!(!dir.path().join("b.txt").exists());
-        assert_eq!(std::fs::read_to_string(dir.path().join("d/c.txt")).unwrap(), "a\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("d/c.txt")).unwrap(),
+            "a\n"
+        );
         // A move onto itself keeps it.
         root.rename(&at("d/c.txt"), &at("d/c.txt")).unwrap();
-        assert_eq!(std::fs::read_to_string(dir.path().join("d/c.txt")).unwrap(), "a\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("d/c.txt")).unwrap(),
+            "a\n"
+        );
     }
 
     #[test]

@@ -195,9 +195,10 @@ pub(crate) trait Runner {
     ) -> Result<RunOutput, (TaskError, RunOutput)>;
 
     /// In a dry run: carries out `command` on `view` as the task `by`, if
-    /// it is a built-in that changes the tree (`mkdir touch rm mv cp`), so
-    /// that the tasks after it see its effect (PROTOCOL §7). `None` when it
-    /// is not one: it is previewed instead.
+    /// it is a built-in, through every check of the real run: the ones
+    /// that change the tree (`mkdir touch rm mv cp`) change the view, so
+    /// that the tasks after them see their effect, and the others read it
+    /// (PROTOCOL §7). `None` when it is not one: it is previewed instead.
     fn simulate(
         &mut self,
         _task: usize,

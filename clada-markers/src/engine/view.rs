@@ -265,6 +265,21 @@ fn kind_of(node: &Node) -> Option<Kind> {
     }
 }
 
+/// What stands at a path in the view ([`View::seen`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// What is on disk at this location (moved here, or untouched); a
+    /// directory's entries are the view's ([`View::list`]).
+    Disk(Location),
+    /// A file the run wrote or edited; where it came from, if it did.
+    File {
+        origin: Option<Location>,
+    },
+    /// A directory the run made.
+    NewDir,
+    Nothing,
+}
+
 /// A change a flush could not make, and the tasks whose change it was.
 #[derive(Debug)]
 pub(crate) struct Failed {
@@ -779,6 +794,31 @@ impl<'r> View<'r> {
             .into_iter()
             .filter_map(|(name, kind)| kind.map(|k| (name, k)))
             .collect())
+    }
+
+    /// What stands at `at` in the view, for a dry run's built-in commands
+    /// to look at (PROTOCOL §7): what is on disk somewhere, as it is
+    /// there, or what the run made.
+    pub(crate) fn seen(&self, at: &Location) -> Result<Seen, FsError> {
+        let st = self.state.borrow();
+        Ok(match place(&st.nodes, at)? {
+            Place::Disk(on_disk) => Seen::Disk(on_disk),
+            Place::Nowhere => Seen::Nothing,
+            Place::Node => match st.nodes.get(at) {
+                Some(Node::File(f)) => match &f.origin {
+                    Some(origin) if !f.dirty => Seen::Disk(origin.clone()),
+                    origin => Seen::File {
+                        origin: origin.clone(),
+                    },
+                },
+                Some(Node::Dir {
+                    origin: Some(origin),
+                })
+                | Some(Node::Other { origin, .. }) => Seen::Disk(origin.clone()),
+                Some(Node::Dir { origin: None }) => Seen::NewDir,
+                Some(Node::Absent) | None => Seen::Nothing,
+            },
+        })
     }
 
     /// Removes what is at `at`, with everything below it.

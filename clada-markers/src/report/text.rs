@@ -263,7 +263,13 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         }
         for c in changes {
             let _ = match &c.from {
-                Some(from) => writeln!(self.out, "{} {} -> {}", c.change, line_of(from), line_of(&c.path)),
+                Some(from) => writeln!(
+                    self.out,
+                    "{} {} -> {}",
+                    c.change,
+                    line_of(from),
+                    line_of(&c.path)
+                ),
                 None => writeln!(self.out, "{} {}", c.change, line_of(&c.path)),
             };
             let diff = esc(c.diff.as_deref().unwrap_or_default());
@@ -394,7 +400,11 @@ impl<W: Write> TextPrinter<'_, W> {
         let n = r.number;
         let cross = self.paint("31", "✗");
         let Some(e) = &r.error else {
-            let _ = writeln!(self.out, "[task-{n}] {cross} Error: {}", line_of(&r.message));
+            let _ = writeln!(
+                self.out,
+                "[task-{n}] {cross} Error: {}",
+                line_of(&r.message)
+            );
             return;
         };
         let line = match &r.path {

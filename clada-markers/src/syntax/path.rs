@@ -305,7 +305,9 @@ mod tests {
     fn rejects_what_leaves_the_root() {
         assert_eq!(normalize(""), Err(PathProblem::Empty));
         assert_eq!(normalize("a\0b"), Err(PathProblem::Nul));
-        for bad in ["a\nb", "a\tb", "x\r", "\x1b[31m", "a\x7f", "a\u{85}b", "a\u{9b}"] {
+        for bad in [
+            "a\nb", "a\tb", "x\r", "\x1b[31m", "a\x7f", "a\u{85}b", "a\u{9b}",
+        ] {
             assert_eq!(normalize(bad), Err(PathProblem::Control), "{bad:?}");
             assert_eq!(resolve(bad, true), Err(PathProblem::Control), "{bad:?}");
         }

@@ -24,7 +24,7 @@ use git2::{
 use super::args::Arg;
 use super::{Env, Flags, Out};
 use crate::engine::TaskError;
-use crate::engine::fs::{Files, Location};
+use crate::engine::fs::Location;
 use crate::error_type::ErrorType;
 
 /// git's exit status for a fatal error.
@@ -229,7 +229,7 @@ impl<'a> Git<'a> {
         // As git itself: a pathspec beyond a symbolic link names nothing
         // the work tree tracks, and clada never looks through one.
         self.env
-            .root
+            .tree
             .check_no_links(&at)
             .map_err(|e| Stop::Task(e.into()))?;
         Ok(self.in_tree(&at, arg)?.join("/"))
@@ -273,9 +273,9 @@ impl<'a> Git<'a> {
         if arg.contains(['*', '?', '[']) {
             return Ok(());
         }
-        match self.env.root.kind(&at) {
-            Ok(Some(_)) => Ok(()),
-            Ok(None) => Err(unknown_rev(arg, false)),
+        match self.env.tree.kind(&at) {
+            Ok(_) => Ok(()),
+            Err(crate::engine::fs::FsError::NotFound { .. }) => Err(unknown_rev(arg, false)),
             Err(e) => Err(Stop::Task(e.into())),
         }
     }
@@ -1879,7 +1879,6 @@ mod tests {
     ) -> (Result<i32, TaskError>, String) {
         let handle = Root::open(root).unwrap();
         let env = Env {
-            root: &handle,
             tree: &handle,
             root_path: root,
             cwd: locate(cwd, false).unwrap(),
