@@ -115,3 +115,76 @@ fn an_agent_session() {
         client.cancel().await.unwrap();
     });
 }
+
+/// A call's switches only narrow the server's (PROTOCOL §10.2): `atomic`
+/// never goes from the server's `document` down to `unit`, and `dry_run`
+/// never turns the server's dry run off.
+#[test]
+fn a_call_only_narrows_the_servers_switches() {
+    let root = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let serve = |flags: &'static [&'static str]| {
+            let bin = insta_cmd::get_cargo_bin("clada");
+            let command = tokio::process::Command::new(bin).configure(|c| {
+                c.args(["mcp", "--no-git"])
+                    .args(flags)
+                    .arg("-C")
+                    .arg(root.path());
+            });
+            ().serve(TokioChildProcess::new(command).unwrap())
+        };
+        // One unit applies, the next fails: the server's whole-document
+        // rollback undoes the first, whatever the call asks.
+        let doc = "<<<<<<< WRITE path=\"a.txt\"\na\n>>>>>>> END\n\
+                   <<<<<<< SEARCH path=\"a.txt\"\nabsent\n=======\nx\n>>>>>>> REPLACE\n";
+        let client = serve(&["--atomic=document"]).await.unwrap();
+        for atomic in [json!("unit"), json!("document")] {
+            let r = client
+                .call_tool(
+                    CallToolRequestParams::new("apply")
+                        .with_arguments(args(json!({"document": doc, "atomic": atomic}))),
+                )
+                .await
+                .unwrap();
+            let report = r.structured_content.unwrap();
+            assert_eq!(
+                report["blocks"][0]["tasks"][0]["rolled_back"], true,
+                "{report}"
+            );
+            assert!(
+                !root.path().join("a.txt").exists(),
+                "atomic {atomic} widened the policy"
+            );
+        }
+        client.cancel().await.unwrap();
+        // A call may narrow: `unit` on a server without `--atomic`.
+        let client = serve(&[]).await.unwrap();
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("apply")
+                    .with_arguments(args(json!({"document": doc, "atomic": "unit"}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.structured_content.unwrap()["ok"], false);
+        assert!(root.path().join("a.txt").exists(), "the first unit is kept");
+        std::fs::remove_file(root.path().join("a.txt")).unwrap();
+        client.cancel().await.unwrap();
+        // A server's dry run stays one.
+        let client = serve(&["--dry-run"]).await.unwrap();
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("apply")
+                    .with_arguments(args(json!({"document": doc, "dry_run": false}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.structured_content.unwrap()["dry_run"], true);
+        assert!(!root.path().join("a.txt").exists(), "dry_run false wrote");
+        client.cancel().await.unwrap();
+    });
+}

@@ -7,7 +7,9 @@
 //! the prompt `clada`. The root and every policy flag come from the command
 //! line when the server starts; a call carries only the document and the
 //! two switches that narrow a run (a dry run, atomic units), never a root,
-//! an approval or a wider policy. The server never prompts: stdin is the
+//! an approval or a wider policy: a call's switch only narrows the
+//! server's (`dry_run` only turns a dry run on, `atomic` only moves from
+//! none to `unit` to `document`). The server never prompts: stdin is the
 //! protocol.
 
 use std::sync::Arc;
@@ -158,12 +160,23 @@ impl Server {
                     Some(Value::Bool(b)) => args.dry_run |= *b,
                     Some(_) => return Err(bad("`dry_run` is a boolean")),
                 }
-                match arguments.get("atomic").map(|v| v.as_str()) {
-                    None => {}
-                    Some(Some("unit")) => args.atomic = Some(AtomicArg::Unit),
-                    Some(Some("document")) => args.atomic = Some(AtomicArg::Document),
+                // A call narrows the server's policy, never widens it: the
+                // whole document, then each unit, then nothing rolls back.
+                let asked = match arguments.get("atomic").map(|v| v.as_str()) {
+                    None => None,
+                    Some(Some("unit")) => Some(AtomicArg::Unit),
+                    Some(Some("document")) => Some(AtomicArg::Document),
                     Some(_) => return Err(bad("`atomic` is \"unit\" or \"document\"")),
-                }
+                };
+                args.atomic = match (args.atomic, asked) {
+                    (Some(AtomicArg::Document), _) | (_, Some(AtomicArg::Document)) => {
+                        Some(AtomicArg::Document)
+                    }
+                    (Some(AtomicArg::Unit), _) | (_, Some(AtomicArg::Unit)) => {
+                        Some(AtomicArg::Unit)
+                    }
+                    (None, None) => None,
+                };
                 let report = super::apply::report_of(&args, document)
                     .map_err(|e| ErrorData::internal_error(e, None))?;
                 serde_json::to_value(&report)
