@@ -5,7 +5,7 @@ use std::io::BufRead;
 
 use clada_markers::report::text::TextPrinter;
 use clada_markers::stream::{Chunk, Splitter};
-use clada_markers::{Apply, ParseOptions, Position, parse_with};
+use clada_markers::{Apply, ParseOptions, Position};
 use serde_json::{Value, json};
 
 use super::{ApplyArgs, Format};
@@ -49,8 +49,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: &mut Apply, color: bool) -> u8 {
                 return 2;
             }
         }
-        let text = String::from_utf8_lossy(&line);
-        if let Some(chunk) = splitter.push_line(&text) {
+        if let Some(chunk) = splitter.push_bytes(&line) {
             unit(args, apply, color, chunk, &mut totals);
         }
     }
@@ -103,12 +102,10 @@ pub(crate) fn unit(
     chunk: Chunk,
     totals: &mut Totals,
 ) {
-    let doc = parse_with(
-        &chunk.text,
-        ParseOptions {
-            allow_escape: args.allow_escape,
-        },
-    );
+    // A unit that is not UTF-8 comes with its error: refused, not run.
+    let doc = chunk.document(ParseOptions {
+        allow_escape: args.allow_escape,
+    });
     // Numbers in the stream: the unit is parsed alone (its own block 1,
     // task 1), and its report is moved on by what came before.
     let (blocks_before, tasks_before) = (totals.blocks, totals.tasks);

@@ -93,12 +93,12 @@ fn complete_units(file: &Path) -> Vec<Chunk> {
     let Ok(bytes) = std::fs::read(file) else {
         return Vec::new();
     };
-    let text = String::from_utf8_lossy(
-        &bytes[..bytes.len().min(clada_markers::syntax::MAX_DOCUMENT_SIZE)],
-    );
+    let bytes = &bytes[..bytes.len().min(clada_markers::syntax::MAX_DOCUMENT_SIZE)];
     let mut splitter = Splitter::new();
-    text.split_inclusive('\n')
-        .filter_map(|l| splitter.push_line(l))
+    // A unit that is not UTF-8 is refused where the bytes are (§11.6).
+    bytes
+        .split_inclusive(|&b| b == b'\n')
+        .filter_map(|l| splitter.push_bytes(l))
         .collect()
 }
 
