@@ -85,6 +85,8 @@ mod outcome;
 pub mod report;
 pub mod stream;
 pub mod syntax;
+#[cfg(feature = "engine")]
+pub mod watch;
 
 // The layers' modules by their short names, inside the crate.
 #[cfg(feature = "engine")]

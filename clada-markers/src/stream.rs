@@ -17,6 +17,7 @@
 //! then parsed on its own, so a malformed unit is reported alone and the
 //! stream goes on.
 
+use crate::diagnostics::DiagnosticKind;
 use crate::input::MAX_DOCUMENT_SIZE;
 use crate::lexer::classify;
 use crate::syntax::{Keyword, Shape};
@@ -40,11 +41,45 @@ impl Chunk {
     /// gets an `invalid_utf8` error where the first was, which keeps it
     /// from running.
     pub fn document(&self, options: crate::ParseOptions) -> crate::Document<'_> {
-        let mut doc = crate::parse_with(&self.text, options);
+        let doc = crate::parse_with(&self.text, options);
         let Some(offset) = self.invalid_utf8 else {
             return doc;
         };
         let at = crate::span::LineIndex::new(&self.text).position(offset);
+        let message = format!(
+            "the unit is not valid UTF-8 at line {}, column {} of the stream (byte offset {}); \
+             nothing of it was applied",
+            at.line + self.line - 1,
+            at.column,
+            self.offset + offset
+        );
+        let help = "save the reply as UTF-8 and send the unit again";
+        self.refuse(doc, offset, DiagnosticKind::InvalidUtf8, message, help)
+    }
+
+    /// The unit parsed on its own and refused with an error of `kind` at
+    /// its start: nothing of it runs, and the report says why.
+    pub fn refused(
+        &self,
+        options: crate::ParseOptions,
+        kind: DiagnosticKind,
+        message: String,
+        help: &str,
+    ) -> crate::Document<'_> {
+        let doc = self.document(options);
+        self.refuse(doc, 0, kind, message, help)
+    }
+
+    /// `doc` with an error of `kind` at `offset`, filed under the unit
+    /// there (which therefore does not run).
+    fn refuse<'t>(
+        &'t self,
+        mut doc: crate::Document<'t>,
+        offset: usize,
+        kind: DiagnosticKind,
+        message: String,
+        help: &str,
+    ) -> crate::Document<'t> {
         let block = doc
             .units
             .iter()
@@ -56,18 +91,8 @@ impl Chunk {
             .chars()
             .next()
             .map_or(offset, |c| offset + c.len_utf8());
-        let mut d = crate::Diagnostic::new(
-            crate::diagnostics::DiagnosticKind::InvalidUtf8,
-            crate::Span::new(offset, end),
-            format!(
-                "the unit is not valid UTF-8 at line {}, column {} of the stream (byte offset {}); \
-                 nothing of it was applied",
-                at.line + self.line - 1,
-                at.column,
-                self.offset + offset
-            ),
-        )
-        .with_help("save the reply as UTF-8 and send the unit again");
+        let mut d =
+            crate::Diagnostic::new(kind, crate::Span::new(offset, end), message).with_help(help);
         d.block = block;
         doc.diagnostics.push(d);
         crate::diagnostics::sort_in_document_order(&mut doc.diagnostics);
@@ -269,7 +294,7 @@ mod tests {
         assert_eq!(chunks[1].invalid_utf8, None);
         let doc = chunks[0].document(crate::ParseOptions::default());
         let d = &doc.diagnostics[0];
-        assert_eq!(d.kind, crate::diagnostics::DiagnosticKind::InvalidUtf8);
+        assert_eq!(d.kind, DiagnosticKind::InvalidUtf8);
         assert_eq!((d.span.start, d.block), (33, Some(1)));
         assert!(
             d.message

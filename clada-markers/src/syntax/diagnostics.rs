@@ -83,6 +83,10 @@ pub enum DiagnosticKind {
     NoTasks,
     InvalidUtf8,
     InputTooLarge,
+    /// A unit that appeared in a watched file while the watch ran a unit
+    /// with a command (PROTOCOL §11.6): what a command writes is never
+    /// applied.
+    WrittenDuringCommand,
     /// A fault of clada itself; never expected.
     Internal,
 }
@@ -99,6 +103,7 @@ impl DiagnosticKind {
             DiagnosticKind::PathEscape | DiagnosticKind::ProtectedPath => ErrorType::PathEscape,
             DiagnosticKind::InvalidUtf8 => ErrorType::InvalidUtf8,
             DiagnosticKind::InputTooLarge => ErrorType::InputTooLarge,
+            DiagnosticKind::WrittenDuringCommand => ErrorType::CommandNotAllowed,
             _ => ErrorType::MalformedStructure,
         }
     }
