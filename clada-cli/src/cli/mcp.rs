@@ -92,8 +92,8 @@ fn tools() -> Vec<Tool> {
             "type": "object",
             "properties": {
                 "document": document,
-                "dry_run": {"type": "boolean", "description": "Plan everything, change nothing, report a diff per file"},
-                "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document"}
+                "dry_run": {"type": "boolean", "description": "Plan everything, change nothing, report a diff per file (false never undoes the server's --dry-run)"},
+                "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document (never less than the server's --atomic)"}
             },
             "required": ["document"],
             "additionalProperties": false

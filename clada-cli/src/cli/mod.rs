@@ -81,7 +81,8 @@ pub(crate) enum Command {
     /// Tools `apply` and `check` take a document's text and return the JSON
     /// report; the prompt of `clada prompt` is the prompt `clada`. The root
     /// and every policy flag are fixed here, when the server starts: a call
-    /// cannot widen them. It never prompts (stdin is the protocol).
+    /// cannot widen them (its `dry_run` and `atomic` only narrow the
+    /// server's). It never prompts (stdin is the protocol).
     #[command(after_help = "Example (an agent starts it):\n  clada mcp -C ~/project")]
     Mcp(ApplyArgs),
     /// Follow a file and apply each unit once, when it is complete there.
@@ -89,7 +90,9 @@ pub(crate) enum Command {
     /// For a person who pastes a model's replies into FILE: each unit is
     /// applied the first time it appears complete, and never again (units
     /// are remembered by the hash of their text in clada's state directory,
-    /// not in the tree). Takes the flags of `apply`; Ctrl-C stops.
+    /// not in the tree, shared by every watch of the file). A unit that
+    /// appears while a unit's command runs is refused, never applied. Takes
+    /// the flags of `apply`; Ctrl-C stops.
     #[command(after_help = "Example:\n  clada watch replies.md -C ~/project")]
     Watch(ApplyArgs),
     /// Rewrite a document in another dialect.
@@ -298,7 +301,8 @@ pub(crate) struct ApplyArgs {
     pub(crate) dry_run: bool,
 
     /// Apply each unit as soon as its closer is read from the input, the
-    /// stream going on after a malformed unit (clada documents only; no
+    /// stream going on after a malformed unit or one that is not UTF-8
+    /// (clada documents only; no
     /// prompting: stdin is the document). Each unit is its own run, with
     /// its own lock and, in a repository, its own commit.
     #[arg(long)]
