@@ -121,7 +121,7 @@ impl Case {
         for p in &self.fifos {
             rustix::fs::mknodat(
                 rustix::fs::CWD,
-                &places.root.join(p),
+                places.root.join(p),
                 rustix::fs::FileType::Fifo,
                 rustix::fs::Mode::from_raw_mode(0o644),
                 0,
