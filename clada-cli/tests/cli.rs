@@ -630,6 +630,23 @@ fn control_characters_are_escaped_in_text_output() {
     }
     let (_, out, _) = status(clada().args(["check", "doc.md"]).current_dir(root));
     assert!(!raw(&out), "{out:?}");
+    // A message quoting the document's text (a line feed decoded from CML)
+    // is one line, as is a repeated problem's.
+    let cml =
+        "<tasks version=\"1&#10;[task-9] ✓ forged\">\n<write path=\"a\">x</write>\n</tasks>\n";
+    std::fs::write(root.join("doc.xml"), cml.repeat(2)).unwrap();
+    for cmd in [&["check"][..], &["apply", "--no-git"]] {
+        let (code, out, _) = status(
+            clada()
+                .args(cmd)
+                .arg("doc.xml")
+                .current_dir(root)
+                .env("NO_COLOR", "1"),
+        );
+        assert_eq!(code, Some(1));
+        assert!(!forged(&out), "{out}");
+        assert!(out.contains("`1\\x0a[task-9] ✓ forged`"), "{out}");
+    }
     // JSON carries the raw text, escaped by the encoder.
     let (_, out, _) = status(
         clada()

@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::borrow::Cow;
 
 use crate::error_type::ErrorType;
-use crate::escape::{escape_controls, escape_mapped, shifted};
+use crate::escape::{escape_line, escape_mapped, shifted};
 use crate::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
@@ -290,7 +290,7 @@ impl<'s> Renderer<'s> {
             let mut report = Report::build(kind, (name.clone(), clamp(d.span)))
                 .with_config(config)
                 .with_code(d.kind.name())
-                .with_message(escape_controls(&d.message))
+                .with_message(escape_line(&d.message))
                 .with_label(
                     AriadneLabel::new((name.clone(), clamp(d.span)))
                         .with_message(d.kind.name().replace('_', " ")),
@@ -298,11 +298,11 @@ impl<'s> Renderer<'s> {
             for label in &d.labels {
                 report = report.with_label(
                     AriadneLabel::new((name.clone(), clamp(label.span)))
-                        .with_message(escape_controls(&label.message)),
+                        .with_message(escape_line(&label.message)),
                 );
             }
             if let Some(help) = &d.help {
-                report = report.with_help(escape_controls(help));
+                report = report.with_help(escape_line(help));
             }
             // Writing to a Vec cannot fail.
             let _ = report.finish().write(&mut *cache, &mut out);
