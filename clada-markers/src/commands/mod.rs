@@ -291,6 +291,14 @@ impl Runner for CommandRunner<'_> {
         observer: &mut dyn Observer,
     ) -> Option<Result<RunOutput, (TaskError, RunOutput)>> {
         let command = command.trim();
+        let tree = builtin::Planned { view, by };
+        // As in a real run, any command's `dir` is checked first (on the
+        // plan: made, moved or removed by the tasks before).
+        if let Some(dir) = dir
+            && let Err(e) = builtin::Tree::check_dir(&tree, dir)
+        {
+            return Some(Err((TaskError::from(e), RunOutput::default())));
+        }
         // What runs as an approved command is a program whose effect is
         // not known: previewed only.
         if self.options.allow_any || self.allowlist().ok()?.contains(command) {
@@ -299,7 +307,6 @@ impl Runner for CommandRunner<'_> {
         // Every built-in runs on the plan, through the real run's checks
         // of every flag and path: a dry run ends as the real run would.
         let argv = builtin_argv(command).ok()?;
-        let tree = builtin::Planned { view, by };
         let limit = self.options.timeout.min(BUILTIN_TIMEOUT);
         // What it does stays, even when its unit is rolled back, as on disk.
         let ran =

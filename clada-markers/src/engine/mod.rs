@@ -669,7 +669,11 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                             report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
                             return Ok(effect);
                         };
-                        report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
+                        // A refusal is the real run's, which runs nothing
+                        // after it.
+                        if ran.is_ok() {
+                            report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
+                        }
                         ran
                     } else {
                         let ran = self.runner.run(
