@@ -110,12 +110,33 @@ pub struct Held {
 }
 
 impl Held {
+    /// The keys of the units applied by any watch of the file that the
+    /// list holds from byte `from` on, and where it ends: a watch reads
+    /// only what was added since it last looked (the list only grows), so
+    /// that a file of many units costs a pass over the list, not one per
+    /// unit.
+    pub fn applied_since(&self, from: u64) -> std::io::Result<(Vec<String>, u64)> {
+        use std::io::Seek as _;
+        let name = format!("{}.applied", self.state.name);
+        let mut file = std::fs::File::from(self.state.open(&name, OFlags::RDONLY)?);
+        // A list made shorter (by hand) is read again whole.
+        let from = if file.metadata()?.len() < from {
+            0
+        } else {
+            from
+        };
+        file.seek(std::io::SeekFrom::Start(from))?;
+        let mut text = String::new();
+        file.read_to_string(&mut text)?;
+        // Only whole lines: a line being written is read next time.
+        let whole = text.rfind('\n').map_or(0, |i| i + 1);
+        let keys = text[..whole].lines().map(str::to_owned).collect();
+        Ok((keys, from + whole as u64))
+    }
+
     /// The keys of the units applied so far, by any watch of the file.
     pub fn applied(&self) -> std::io::Result<HashSet<String>> {
-        let name = format!("{}.applied", self.state.name);
-        let mut text = String::new();
-        std::fs::File::from(self.state.open(&name, OFlags::RDONLY)?).read_to_string(&mut text)?;
-        Ok(text.lines().map(str::to_owned).collect())
+        Ok(self.applied_since(0)?.0.into_iter().collect())
     }
 
     /// Adds a unit to the list, on disk before the lock is let go.
@@ -152,6 +173,12 @@ mod tests {
         drop(held);
         let held = b.lock(&|| false).unwrap().unwrap();
         assert_eq!(held.applied().unwrap(), HashSet::from(["k1".to_owned()]));
+        // Read from where a watch last looked: only what came since.
+        let (keys, at) = held.applied_since(0).unwrap();
+        held.remember("k2").unwrap();
+        assert_eq!((keys, at), (vec!["k1".to_owned()], 3));
+        assert_eq!(held.applied_since(at).unwrap(), (vec!["k2".to_owned()], 6));
+        assert_eq!(held.applied_since(60).unwrap().0.len(), 2);
     }
 
     #[test]

@@ -80,6 +80,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
         file: file.clone(),
         state,
         applied: HashSet::new(),
+        list_read: 0,
         known: HashSet::new(),
         known_stamp: None,
         stop: stop.clone(),
@@ -114,6 +115,8 @@ struct Watch<'w> {
     /// The units known to be applied (or refused), by any watch: only
     /// grows, and is read afresh under the lock before a unit runs.
     applied: HashSet<String>,
+    /// How much of the shared list `applied` holds.
+    list_read: u64,
     /// The units complete in the file when it was last read, and its stamp
     /// then: what appears beside them while a command runs was written
     /// by the command.
@@ -147,10 +150,11 @@ impl Watch<'_> {
                 .map_err(|e| format!("cannot take the watch's lock: {e}"))?;
             // Ctrl-C while another watch held it.
             let Some(held) = held else { return Ok(()) };
-            let applied = held
-                .applied()
+            let (applied, read) = held
+                .applied_since(self.list_read)
                 .map_err(|e| format!("cannot read what the watch applied: {e}"))?;
             self.applied.extend(applied);
+            self.list_read = read;
             if self.applied.contains(&unit_key) {
                 continue;
             }
