@@ -286,6 +286,7 @@ impl Runner for CommandRunner<'_> {
         task: usize,
         command: &str,
         dir: Option<&Location>,
+        deadline: Option<Instant>,
         view: &View<'_>,
         by: By,
         observer: &mut dyn Observer,
@@ -307,7 +308,10 @@ impl Runner for CommandRunner<'_> {
         // Every built-in runs on the plan, through the real run's checks
         // of every flag and path: a dry run ends as the real run would.
         let argv = builtin_argv(command).ok()?;
-        let limit = self.options.timeout.min(BUILTIN_TIMEOUT);
+        let mut limit = self.options.timeout.min(BUILTIN_TIMEOUT);
+        if let Some(d) = deadline {
+            limit = limit.min(d.saturating_duration_since(Instant::now()));
+        }
         // What it does stays, even when its unit is rolled back, as on disk.
         let ran =
             view.untracked(|| self.run_builtin(task, command, &argv, dir, limit, &tree, observer));

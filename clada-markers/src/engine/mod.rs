@@ -194,16 +194,19 @@ pub(crate) trait Runner {
         observer: &mut dyn Observer,
     ) -> Result<RunOutput, (TaskError, RunOutput)>;
 
-    /// In a dry run: carries out `command` on `view` as the task `by`, if
-    /// it is a built-in, through every check of the real run: the ones
+    /// In a dry run: carries out `command` on `view` as the task `by`
+    /// (within `deadline`, as [`Runner::run`]), if it is a built-in,
+    /// through every check of the real run: the ones
     /// that change the tree (`mkdir touch rm mv cp`) change the view, so
     /// that the tasks after them see their effect, and the others read it
     /// (PROTOCOL §7). `None` when it is not one: it is previewed instead.
+    #[allow(clippy::too_many_arguments)]
     fn simulate(
         &mut self,
         _task: usize,
         _command: &str,
         _dir: Option<&Location>,
+        _deadline: Option<Instant>,
         _view: &View<'_>,
         _by: By,
         _observer: &mut dyn Observer,
@@ -661,6 +664,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                             task.number,
                             &command,
                             dir.as_ref(),
+                            self.deadline,
                             &self.view,
                             by,
                             observer,
