@@ -755,7 +755,7 @@ fn the_reading_tools_refuse_a_pipe() {
     for p in ["p", "l/p", "r/p"] {
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &root.join(p),
+            root.join(p),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_raw_mode(0o644),
             0,
