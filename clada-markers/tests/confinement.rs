@@ -219,7 +219,10 @@ fn the_other_children_of_the_program_using_clada_live_on() {
         .trim()
         .parse()
         .unwrap();
-    assert!(!alive(escaped), "the command's process {escaped} survived it");
+    assert!(
+        !alive(escaped),
+        "the command's process {escaped} survived it"
+    );
     assert!(alive(before.id()) && before.try_wait().unwrap().is_none());
     assert!(alive(during.id()) && during.try_wait().unwrap().is_none());
     for child in [&mut before, &mut during] {
