@@ -12,8 +12,8 @@
 //! round finds what was forked while the last one was killed).
 //!
 //! Never touched: the main processes of clada's other running commands,
-//! children clada had before the command started or that started before
-//! it, and, when the command runs in a session of its own (`setsid`, the
+//! children that started before the command, and, when the command runs
+//! in a session of its own (`setsid`, the
 //! program, when the system has it), every child in clada's own session: a
 //! command's processes can never join that session again, so what is
 //! there was started by the program that uses clada. Without `setsid` a
@@ -24,7 +24,7 @@
 //! `systemd-run`, a daemon it talks to), nor anything once clada itself is
 //! killed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -112,34 +112,11 @@ fn me() -> i32 {
     rustix::process::getpid().as_raw_nonzero().get()
 }
 
-/// clada's children before a command is started.
-#[derive(Debug)]
-pub(crate) struct Before {
-    children: HashSet<i32>,
-}
-
-impl Before {
-    /// Notes clada's children now, before a command is started (and makes
-    /// clada their subreaper).
-    pub(crate) fn now() -> Before {
-        become_subreaper();
-        let me = me();
-        Before {
-            children: processes()
-                .into_iter()
-                .filter(|p| p.ppid == me)
-                .map(|p| p.pid)
-                .collect(),
-        }
-    }
-}
-
 /// A running command's main process, and what tells its processes from
 /// others.
 #[derive(Debug)]
 pub(crate) struct Tracked {
     main: i32,
-    before: HashSet<i32>,
     /// When the main process started: every process of the command
     /// started later.
     started: u64,
@@ -148,9 +125,10 @@ pub(crate) struct Tracked {
 }
 
 impl Tracked {
-    /// Follows the command whose main process is `main`, started after
-    /// `before`. `isolated`: it runs in a session of its own.
-    pub(crate) fn new(before: Before, main: Pid, isolated: bool) -> Tracked {
+    /// Follows the command whose main process is `main`, a child of this
+    /// process (which must be the subreaper: [`become_subreaper`]).
+    /// `isolated`: it runs in a session of its own.
+    pub(crate) fn new(main: Pid, isolated: bool) -> Tracked {
         let main = main.as_raw_nonzero().get();
         if let Ok(mut live) = LIVE.lock() {
             live.push(main);
@@ -162,7 +140,6 @@ impl Tracked {
             .map(|p| p.as_raw_nonzero().get());
         Tracked {
             main,
-            before: before.children,
             started,
             own_session,
         }
@@ -207,11 +184,7 @@ impl Tracked {
 
     /// Whether `child`, a child of clada, is something the command left.
     fn is_left_over(&self, child: &Stat, others: &[i32]) -> bool {
-        if child.pid == self.main
-            || self.before.contains(&child.pid)
-            || child.started < self.started
-            || others.contains(&child.pid)
-        {
+        if child.pid == self.main || child.started < self.started || others.contains(&child.pid) {
             return false;
         }
         match self.own_session {
