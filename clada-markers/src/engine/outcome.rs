@@ -127,7 +127,7 @@ pub(crate) struct Kept {
 /// Why a place was left as it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum KeptWhy {
-    /// Changed (or removed) after a task wrote it.
+    /// Changed after a task wrote it.
     Written,
     /// Changed after a task moved it here from `from`: it stays here, and
     /// so does the move.
@@ -140,6 +140,9 @@ pub(crate) enum KeptWhy {
     MadeWhereRemoved,
     /// A directory a task made holds what a command put there.
     DirHolds,
+    /// Removed after a task changed it (or the directory holding it was):
+    /// nothing to put back, and the task's change stays.
+    Gone,
 }
 
 impl Kept {

@@ -1061,14 +1061,13 @@ impl<'r> View<'r> {
                     by,
                     changed: Some(command),
                 } => {
-                    keep(
-                        &to,
-                        KeptWhy::MovedHere {
+                    let why = match self.root.kind(&to) {
+                        Ok(None) => KeptWhy::Gone,
+                        _ => KeptWhy::MovedHere {
                             from: from.display(),
                         },
-                        vec![by],
-                        vec![command.task],
-                    );
+                    };
+                    keep(&to, why, vec![by], vec![command.task]);
                     disk.iter_mut().for_each(|u| u.relocate(&from, &to));
                     Ok(())
                 }
@@ -1089,6 +1088,10 @@ impl<'r> View<'r> {
                         disk.iter_mut().for_each(|u| u.relocate(&from, &to));
                         Ok(())
                     }
+                    Err(FsError::NotFound { .. }) => {
+                        keep(&to, KeptWhy::Gone, vec![by], after);
+                        Ok(())
+                    }
                     Err(e) => Err(e),
                 },
                 Undo::SetAside { at, aside, by } => match self.root.put_back(&aside, &at) {
@@ -1102,6 +1105,13 @@ impl<'r> View<'r> {
                             }
                             Err(e) => Err(e),
                         }
+                    }
+                    // Gone with the directory that held it.
+                    Err(FsError::NotFound { .. }) => {
+                        dropped.push(at.clone());
+                        let _ = self.root.remove(&aside);
+                        keep(&at, KeptWhy::Gone, vec![by], after);
+                        Ok(())
                     }
                     // Never left in the tree under its temporary name.
                     Err(e) => {
@@ -1131,7 +1141,12 @@ impl<'r> View<'r> {
                         if let Some(kept) = kept {
                             let _ = self.root.remove(&kept);
                         }
-                        keep(&at, KeptWhy::Written, by, after);
+                        let why = if now.is_none() {
+                            KeptWhy::Gone
+                        } else {
+                            KeptWhy::Written
+                        };
+                        keep(&at, why, by, after);
                         Ok(())
                     }
                 }
@@ -1140,8 +1155,9 @@ impl<'r> View<'r> {
                 out.problems.push(e.to_string());
             }
         }
-        // In the order the tasks made the changes.
+        // In the order of the tasks that made the changes.
         out.kept.reverse();
+        out.kept.sort_by_key(|k| k.by.first().copied());
         out
     }
 
@@ -1866,6 +1882,32 @@ mod tests {
                 ("e/x".into(), "old\n".into())
             ])
         );
+    }
+
+    #[test]
+    fn what_a_command_removed_after_the_tasks_changed_it_stays_removed() {
+        let dir = tree(&[("a", "a\n"), ("d/x", "x\n"), ("d/y", "y\n"), ("m/z", "z\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        view.write(&at("a"), Content::text("A\n".into()), BY)
+            .unwrap();
+        view.remove(&at("d/x"), BY).unwrap();
+        view.rename(&at("m"), &at("n"), BY).unwrap();
+        let undone = roll_back_after(&view, dir.path(), |d| {
+            std::fs::remove_file(d.join("a")).unwrap();
+            std::fs::remove_dir_all(d.join("d")).unwrap();
+            std::fs::remove_dir_all(d.join("n")).unwrap();
+        });
+        assert_eq!(
+            kept(&undone),
+            [
+                ("d/x".to_owned(), KeptWhy::Gone),
+                ("n".to_owned(), KeptWhy::Gone),
+                ("a".to_owned(), KeptWhy::Gone)
+            ]
+        );
+        assert_eq!(files(dir.path()), BTreeMap::new());
     }
 
     #[test]

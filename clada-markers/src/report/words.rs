@@ -124,6 +124,9 @@ fn kept(k: &Kept) -> String {
         KeptWhy::DirHolds => {
             format!("{path}, made for {task}, stays: it holds what {command} put there")
         }
+        KeptWhy::Gone => format!(
+            "{path} was removed (or what held it) by {command} after {task} changed it: nothing to put back, and {task} stays applied"
+        ),
     }
 }
 
