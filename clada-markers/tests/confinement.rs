@@ -136,7 +136,9 @@ fn a_process_that_left_the_group_dies_at_the_timeout() {
     };
     let r = run(
         root.path(),
-        "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' &\nsleep 60",
+        // The pid is written by the command: another test's command ending
+        // meanwhile may end the escaped process first.
+        "setsid sh -c 'exec sleep 60' &\necho $! > escaped.pid\nsleep 60",
         options,
     );
     assert_eq!(r.error.map(|e| e.kind), Some(ErrorType::ExecTimeout));
@@ -206,7 +208,7 @@ fn the_other_children_of_the_program_using_clada_live_on() {
     });
     let r = run(
         root.path(),
-        "setsid env -i sh -c 'echo $$ > escaped.pid; exec sleep 30' > /dev/null 2>&1 &\nsleep 1",
+        "setsid env -i sh -c 'exec sleep 30' > /dev/null 2>&1 &\necho $! > escaped.pid\nsleep 1",
         RunOptions {
             allow_any: true,
             ..RunOptions::default()

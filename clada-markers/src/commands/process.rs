@@ -135,7 +135,7 @@ pub(crate) fn run(
             );
         }
     };
-    reaper::become_subreaper();
+    let starting = reaper::Starting::now();
     // A session of its own: none of its processes can ever join clada's
     // again, so they are told from the processes of a program using clada.
     let setsid = reaper::setsid_program();
@@ -219,7 +219,7 @@ pub(crate) fn run(
             RunOutput::default(),
         );
     };
-    let tracked = reaper::Tracked::new(group, setsid.is_some());
+    let tracked = reaper::Tracked::new(starting, group, setsid.is_some());
     // Where pidfds are missing, the child is polled every few milliseconds.
     let pidfd: Option<OwnedFd> = rustix::process::pidfd_open(group, PidfdFlags::empty()).ok();
 

@@ -26,7 +26,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, PidfdFlags, Signal, WaitOptions};
@@ -42,11 +42,32 @@ const REAP_WITHIN: Duration = Duration::from_secs(2);
 /// user's environment sets).
 const SETSID: [&str; 2] = ["/usr/bin/setsid", "/bin/setsid"];
 
-/// The main processes of commands running now, in this process.
+/// The main processes of commands running now, in this process. Held
+/// while a command is started and until its main process is listed here
+/// ([`Starting`]), and while a round of killing decides what to kill: no
+/// round takes a command that has just started for what another left.
 static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+fn live() -> MutexGuard<'static, Vec<i32>> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Held while a command is started, until [`Tracked::new`].
+#[derive(Debug)]
+pub(crate) struct Starting(MutexGuard<'static, Vec<i32>>);
+
+impl Starting {
+    /// Makes this process the subreaper of its descendants, and waits
+    /// for any round of killing to end.
+    pub(crate) fn now() -> Starting {
+        become_subreaper();
+        Starting(live())
+    }
+}
+
 /// Makes this process the subreaper of its descendants, once.
-pub(crate) fn become_subreaper() {
+fn become_subreaper() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
@@ -126,13 +147,13 @@ pub(crate) struct Tracked {
 
 impl Tracked {
     /// Follows the command whose main process is `main`, a child of this
-    /// process (which must be the subreaper: [`become_subreaper`]).
-    /// `isolated`: it runs in a session of its own.
-    pub(crate) fn new(main: Pid, isolated: bool) -> Tracked {
+    /// process started while `starting` was held. `isolated`: it runs in a
+    /// session of its own.
+    pub(crate) fn new(starting: Starting, main: Pid, isolated: bool) -> Tracked {
         let main = main.as_raw_nonzero().get();
-        if let Ok(mut live) = LIVE.lock() {
-            live.push(main);
-        }
+        let Starting(mut live) = starting;
+        live.push(main);
+        drop(live);
         let started = Stat::read(main).map_or(0, |s| s.started);
         let own_session = isolated
             .then(|| rustix::process::getsid(None).ok())
@@ -153,11 +174,9 @@ impl Tracked {
         let until = Instant::now() + REAP_WITHIN;
         let mut killed = 0;
         for _ in 0..ROUNDS {
+            let live = live();
+            let others: Vec<i32> = live.iter().copied().filter(|&p| p != self.main).collect();
             let table = processes();
-            let others: Vec<i32> = LIVE
-                .lock()
-                .map(|l| l.iter().copied().filter(|&p| p != self.main).collect())
-                .unwrap_or_default();
             let roots: Vec<Stat> = table
                 .iter()
                 .filter(|p| p.ppid == me && self.is_left_over(p, &others))
@@ -172,6 +191,9 @@ impl Tracked {
                     killed += 1;
                 }
             }
+            // The roots are children of this process: their pids are not
+            // given again until they are reaped.
+            drop(live);
             for p in &roots {
                 reap(p.pid, until);
             }
@@ -198,9 +220,7 @@ impl Tracked {
 
 impl Drop for Tracked {
     fn drop(&mut self) {
-        if let Ok(mut live) = LIVE.lock() {
-            live.retain(|&p| p != self.main);
-        }
+        live().retain(|&p| p != self.main);
     }
 }
 
