@@ -703,7 +703,16 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                         );
                         // The command may have changed any directory.
                         self.view.root().forget_dirs();
-                        self.view.after_command(before, by);
+                        let started = match &ran {
+                            Ok(_) => true,
+                            Err((e, _)) => matches!(
+                                e.error_type(),
+                                ErrorType::ExecFailed | ErrorType::ExecTimeout
+                            ),
+                        };
+                        if started {
+                            self.view.after_command(before, by);
+                        }
                         ran
                     };
                     match ran {

@@ -982,9 +982,10 @@ impl<'r> View<'r> {
             .collect()
     }
 
-    /// Notes that the command of task `by` ran, and which moves it
-    /// changed (against `before`, from [`View::before_command`]): a
-    /// rollback leaves those where the command left them.
+    /// Notes that the command of task `by` ran (refused, it ran nothing),
+    /// and which moves it changed (against `before`, from
+    /// [`View::before_command`]): a rollback leaves those where the command
+    /// left them.
     pub(crate) fn after_command(&self, before: Vec<(usize, Fingerprint)>, by: By) {
         let mut st = self.state.borrow_mut();
         let Some(tx) = &mut st.tx else { return };
