@@ -214,6 +214,18 @@ impl Content {
     }
 }
 
+/// How [`Root::put_back`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PutBack {
+    Done,
+    /// Something is where it would go: nothing was moved.
+    Occupied,
+    /// The directory it would go into is gone (or is no directory now).
+    NoPlace,
+    /// What was to be put back is gone.
+    Missing,
+}
+
 /// How a write ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Written {
@@ -699,12 +711,27 @@ impl Root {
         })
     }
 
-    /// Renames `from` to `to` only if nothing is at `to` (a rollback
-    /// putting something back never replaces what another writer made
-    /// there). `Ok(false)`: something is there, and nothing was moved.
-    pub(crate) fn put_back(&self, from: &Location, to: &Location) -> Result<bool, FsError> {
-        let (from_parent, from_name) = self.parent(from, false)?;
-        let (to_parent, to_name) = self.parent(to, false)?;
+    /// Renames `from` to `to` only if nothing is at `to` and the
+    /// directories on the way to both are still there, not links (a
+    /// rollback putting something back never replaces what another writer
+    /// made, nor follows what it put in place of a directory).
+    pub(crate) fn put_back(&self, from: &Location, to: &Location) -> Result<PutBack, FsError> {
+        let gone = |e: &FsError| {
+            matches!(
+                e,
+                FsError::NotFound { .. } | FsError::NotDirectory { .. } | FsError::Symlink { .. }
+            )
+        };
+        let (from_parent, from_name) = match self.parent(from, false) {
+            Ok(p) => p,
+            Err(e) if gone(&e) => return Ok(PutBack::Missing),
+            Err(e) => return Err(e),
+        };
+        let (to_parent, to_name) = match self.parent(to, false) {
+            Ok(p) => p,
+            Err(e) if gone(&e) => return Ok(PutBack::NoPlace),
+            Err(e) => return Err(e),
+        };
         let rename = |flags| {
             rustix::fs::renameat_with(&*from_parent, from_name, &*to_parent, to_name, flags)
         };
@@ -719,11 +746,9 @@ impl Root {
         };
         self.forget_dirs();
         match renamed {
-            Ok(()) => Ok(true),
-            Err(Errno::EXIST) => Ok(false),
-            Err(Errno::NOENT) => Err(FsError::NotFound {
-                path: from.display(),
-            }),
+            Ok(()) => Ok(PutBack::Done),
+            Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(PutBack::Occupied),
+            Err(Errno::NOENT) => Ok(PutBack::Missing),
             Err(errno) => Err(FsError::Os {
                 path: format!("{} to {}", from.display(), to.display()),
                 op: "move back",

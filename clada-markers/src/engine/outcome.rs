@@ -135,6 +135,9 @@ pub(crate) enum KeptWhy {
     /// Made anew after a task moved what was here to `to`: both stay, and
     /// so does the move.
     MadeWhereMovedFrom { to: String },
+    /// The directory that held it was removed after a task moved it to
+    /// `to`: it stays there, and so does the move.
+    PlaceGone { to: String },
     /// Made anew after a task removed (or moved something over) what was
     /// here: the old one is deleted, and the task's change stays.
     MadeWhereRemoved,

@@ -32,7 +32,7 @@ use std::rc::Rc;
 use crate::engine::TaskError;
 use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fingerprint::Fingerprint;
-use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root, Stamp, Written};
+use crate::engine::fs::{Content, Files, FsError, Kind, Location, PutBack, Root, Stamp, Written};
 use crate::engine::matching::{HINT_BUDGET, HintBudget, Search};
 use crate::engine::outcome::{Kept, KeptWhy};
 use crate::engine::plan;
@@ -1078,26 +1078,27 @@ impl<'r> View<'r> {
                     by,
                     changed: None,
                 } => match self.root.put_back(&to, &from) {
-                    Ok(true) => Ok(()),
-                    Ok(false) => {
-                        keep(
-                            &from,
-                            KeptWhy::MadeWhereMovedFrom { to: to.display() },
-                            vec![by],
-                            after,
-                        );
+                    Ok(PutBack::Done) => Ok(()),
+                    Ok(how @ (PutBack::Occupied | PutBack::NoPlace)) => {
+                        let shown = to.display();
+                        let why = if how == PutBack::Occupied {
+                            KeptWhy::MadeWhereMovedFrom { to: shown }
+                        } else {
+                            KeptWhy::PlaceGone { to: shown }
+                        };
+                        keep(&from, why, vec![by], after);
                         disk.iter_mut().for_each(|u| u.relocate(&from, &to));
                         Ok(())
                     }
-                    Err(FsError::NotFound { .. }) => {
+                    Ok(PutBack::Missing) => {
                         keep(&to, KeptWhy::Gone, vec![by], after);
                         Ok(())
                     }
                     Err(e) => Err(e),
                 },
                 Undo::SetAside { at, aside, by } => match self.root.put_back(&aside, &at) {
-                    Ok(true) => Ok(()),
-                    Ok(false) => {
+                    Ok(PutBack::Done) => Ok(()),
+                    Ok(PutBack::Occupied) => {
                         dropped.push(at.clone());
                         match self.root.remove(&aside) {
                             Ok(()) => {
@@ -1108,7 +1109,7 @@ impl<'r> View<'r> {
                         }
                     }
                     // Gone with the directory that held it.
-                    Err(FsError::NotFound { .. }) => {
+                    Ok(PutBack::NoPlace | PutBack::Missing) => {
                         dropped.push(at.clone());
                         let _ = self.root.remove(&aside);
                         keep(&at, KeptWhy::Gone, vec![by], after);
@@ -1909,6 +1910,37 @@ mod tests {
             ]
         );
         assert_eq!(files(dir.path()), BTreeMap::new());
+    }
+
+    #[test]
+    fn nothing_is_put_back_through_a_link_a_command_put_in_place_of_a_directory() {
+        let dir = tree(&[("a/f.txt", "f\n"), ("a/r.txt", "r\n")]);
+        let outside = tempfile::tempdir().unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        view.rename(&at("a/f.txt"), &at("g.txt"), BY).unwrap();
+        view.remove(&at("a/r.txt"), BY).unwrap();
+        let target = outside.path().to_path_buf();
+        let undone = roll_back_after(&view, dir.path(), move |d| {
+            std::fs::remove_dir_all(d.join("a")).unwrap();
+            std::os::unix::fs::symlink(&target, d.join("a")).unwrap();
+        });
+        assert_eq!(
+            kept(&undone),
+            [
+                (
+                    "a/f.txt".to_owned(),
+                    KeptWhy::PlaceGone { to: "g.txt".into() }
+                ),
+                ("a/r.txt".to_owned(), KeptWhy::Gone)
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("g.txt")).unwrap(),
+            "f\n"
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -118,6 +118,9 @@ fn kept(k: &Kept) -> String {
         KeptWhy::MadeWhereMovedFrom { to } => format!(
             "{command} made a new {path} after {task} moved the old one to {to}: both stay, and {task} stays applied"
         ),
+        KeptWhy::PlaceGone { to } => format!(
+            "{command} removed what held {path} after {task} moved it to {to}: it stays at {to}, and {task} stays applied"
+        ),
         KeptWhy::MadeWhereRemoved => format!(
             "{command} made a new {path} after {task} removed or replaced the old one: the command's stays, the old one is deleted, and {task} stays applied"
         ),
