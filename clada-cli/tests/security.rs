@@ -26,6 +26,10 @@ struct Case {
     home_is_root: bool,
     absent: Vec<String>,
     present: Vec<String>,
+    /// Files in the root after the run, with their whole contents.
+    contents: Vec<(String, String)>,
+    /// Texts some block's note must hold.
+    notes: Vec<String>,
 }
 
 /// The places a case's text may name: `{ROOT}`, `{OUTSIDE}` (the canary
@@ -76,6 +80,8 @@ impl Case {
                 "home-is-root" => c.home_is_root = true,
                 "absent" => c.absent.push(rest.to_owned()),
                 "present" => c.present.push(rest.to_owned()),
+                "content" => c.contents.push(two()?),
+                "note" => c.notes.push(rest.to_owned()),
                 _ => return Err(bad()),
             }
         }
@@ -302,12 +308,89 @@ fn run(dir: &Path, case: &Case, extra: &[&str]) -> Result<Ran, String> {
             problems.push(format!("{p} is missing"));
         }
     }
+    let dry_run = extra.contains(&"--dry-run");
+    for (p, want) in case.contents.iter().filter(|_| !dry_run) {
+        let want = places.fill(want).replace("\\n", "\n");
+        let got = std::fs::read_to_string(places.root.join(p)).ok();
+        if got.as_deref() != Some(want.as_str()) {
+            problems.push(format!("{p} holds {got:?}, expected {want:?}"));
+        }
+    }
+    let notes: Vec<&str> = report["blocks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["note"].as_str())
+        .collect();
+    for want in case.notes.iter().filter(|_| !dry_run) {
+        if !notes.iter().any(|n| n.contains(want.as_str())) {
+            problems.push(format!("no note says `{want}`: {notes:?}"));
+        }
+    }
+    // clada's temporary names (PROTOCOL §7.4) never outlive a run, in the
+    // tree or in a commit.
+    let left = temp_names(&places.root);
+    if !left.is_empty() {
+        problems.push(format!("temporary names left in the tree: {left:?}"));
+    }
+    if case.repo {
+        let committed = committed_temp_names(&places.root);
+        if !committed.is_empty() {
+            problems.push(format!("temporary names committed: {committed:?}"));
+        }
+    }
     Ok(Ran {
         exit: out.status.code(),
         tasks,
         problems,
         stdout: stdout.into_owned(),
     })
+}
+
+/// Whether `name` has the shape of clada's temporary names
+/// (`.NAME.clada-PID-N.tmp`).
+fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".clada-")
+}
+
+/// The temporary names below `dir`, outside `.git`, never following links.
+fn temp_names(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == ".git" {
+                continue;
+            }
+            if is_temp_name(&name) {
+                found.push(entry.path().display().to_string());
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+/// The paths with a temporary name in the tree of the repository's HEAD.
+fn committed_temp_names(root: &Path) -> Vec<String> {
+    let Ok(repo) = git2::Repository::open(root) else {
+        return Vec::new();
+    };
+    let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let name = String::from_utf8_lossy(entry.name_bytes());
+        if is_temp_name(&name) {
+            found.push(format!("{dir}{name}"));
+        }
+        git2::TreeWalkResult::Ok
+    });
+    found
 }
 
 /// The cases of the corpus, in name order.

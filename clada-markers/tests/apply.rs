@@ -50,6 +50,8 @@ struct Expect {
     dialect: Option<String>,
     /// `hint N TEXT`: task N's error hint holds TEXT.
     hints: Vec<(usize, String)>,
+    /// `note N TEXT`: block N's note holds TEXT.
+    notes: Vec<(usize, String)>,
 }
 
 impl Expect {
@@ -104,6 +106,11 @@ impl Expect {
                     let text = raw.trim_start()["hint".len()..].trim_start();
                     let text = text[k.len()..].trim_start();
                     e.hints.push((num(k)?, text.to_owned()));
+                }
+                ["note", k, ..] => {
+                    let text = raw.trim_start()["note".len()..].trim_start();
+                    let text = text[k.len()..].trim_start();
+                    e.notes.push((num(k)?, text.to_owned()));
                 }
                 ["symlink", p, t] => e.symlinks.push(((*p).into(), (*t).into())),
                 ["hardlink", p, t] => e.hardlinks.push(((*p).into(), (*t).into())),
@@ -320,6 +327,18 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         assert!(
             hint.contains(want.as_str()),
             "task {n}'s hint `{hint}` lacks `{want}`"
+        );
+    }
+    for (n, want) in &expect.notes {
+        let note = report
+            .blocks
+            .iter()
+            .find(|b| b.number == *n)
+            .and_then(|b| b.note.clone())
+            .unwrap_or_default();
+        assert!(
+            note.contains(want.as_str()),
+            "block {n}'s note `{note}` lacks `{want}`"
         );
     }
     for (list, want) in &expect.resend {

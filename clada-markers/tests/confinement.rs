@@ -1,5 +1,6 @@
 //! `--sandbox`: Landlock confinement of approved commands, for real, and
-//! no process of a command outliving its timeout, `setsid` included.
+//! no process of a command outliving it, `setsid` included, while the
+//! other children of the program that uses clada live on.
 
 use std::path::Path;
 use std::time::Duration;
@@ -135,7 +136,9 @@ fn a_process_that_left_the_group_dies_at_the_timeout() {
     };
     let r = run(
         root.path(),
-        "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' &\nsleep 60",
+        // The pid is written by the command: another test's command ending
+        // meanwhile may end the escaped process first.
+        "setsid sh -c 'exec sleep 60' &\necho $! > escaped.pid\nsleep 60",
         options,
     );
     assert_eq!(r.error.map(|e| e.kind), Some(ErrorType::ExecTimeout));
@@ -166,4 +169,66 @@ fn a_process_that_left_the_group_dies_at_the_timeout() {
         gone,
         "process {pid} left the group with setsid and survived"
     );
+}
+
+/// Whether the process is still there (a zombie counts as gone).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[test]
+fn the_other_children_of_the_program_using_clada_live_on() {
+    // Commands are told from the program's own children by their session,
+    // which needs the `setsid` program.
+    if !["/usr/bin/setsid", "/bin/setsid"]
+        .iter()
+        .any(|p| Path::new(p).exists())
+    {
+        eprintln!("no setsid on this machine: test skipped");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let mut before = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    // Another started by the program while the command runs.
+    let during = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_millis(300));
+        std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap()
+    });
+    let r = run(
+        root.path(),
+        "setsid env -i sh -c 'exec sleep 30' > /dev/null 2>&1 &\necho $! > escaped.pid\nsleep 1",
+        RunOptions {
+            allow_any: true,
+            ..RunOptions::default()
+        },
+    );
+    let mut during = during.join().unwrap();
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    let escaped: u32 = std::fs::read_to_string(root.path().join("escaped.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !alive(escaped),
+        "the command's process {escaped} survived it"
+    );
+    assert!(alive(before.id()) && before.try_wait().unwrap().is_none());
+    assert!(alive(during.id()) && during.try_wait().unwrap().is_none());
+    for child in [&mut before, &mut during] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
 }

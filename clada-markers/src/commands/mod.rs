@@ -13,13 +13,14 @@
 //!    command that would approve it.
 //!
 //! `--allow-any-command` runs every command as tier 2. `--sandbox` confines
-//! tiers 2 and 3 ([`sandbox`]). Each command is a process group of its
-//! own (`process`).
+//! tiers 2 and 3 ([`sandbox`]). Each command is a session of its own
+//! (`process`), and every process it started ends with it (`reaper`).
 
 pub(crate) mod allowlist;
 pub(crate) mod approve;
 pub(crate) mod builtin;
 mod process;
+mod reaper;
 pub(crate) mod sandbox;
 mod shell;
 

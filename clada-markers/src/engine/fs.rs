@@ -214,6 +214,18 @@ impl Content {
     }
 }
 
+/// How [`Root::put_back`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PutBack {
+    Done,
+    /// Something is where it would go: nothing was moved.
+    Occupied,
+    /// The directory it would go into is gone (or is no directory now).
+    NoPlace,
+    /// What was to be put back is gone.
+    Missing,
+}
+
 /// How a write ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Written {
@@ -599,12 +611,14 @@ impl Root {
     }
 
     /// Renames `at` to a fresh temporary name beside it (noted in the
-    /// journal), so that it can be put back; returns where it went.
+    /// journal, as a directory or not), so that it can be put back;
+    /// returns where it went.
     pub(crate) fn set_aside(&self, at: &Location) -> Result<Location, FsError> {
         let (parent, name) = self.parent(at, false)?;
         let temp = temp_name(name);
         let aside = at.truncated(at.parts.len() - 1).join(&temp);
-        self.note_temp(&aside)?;
+        let dir = matches!(kind_at(&parent, name), Ok(Some(Kind::Dir)));
+        self.note(&aside, dir)?;
         rustix::fs::renameat(&*parent, name, &*parent, temp.as_str()).map_err(|errno| {
             FsError::Os {
                 path: at.display(),
@@ -635,8 +649,17 @@ impl Root {
 
     /// Notes a temporary file in the journal before it is made.
     fn note_temp(&self, temp: &Location) -> Result<(), FsError> {
+        self.note(temp, false)
+    }
+
+    /// Notes a temporary name in the journal before it is used; a
+    /// directory's line ends with `/` ([`crate::journal`]).
+    fn note(&self, temp: &Location, dir: bool) -> Result<(), FsError> {
         if let Some(journal) = self.journal.borrow_mut().as_mut() {
             let mut line = temp.display();
+            if dir {
+                line.push('/');
+            }
             line.push('\n');
             journal
                 .write_all(line.as_bytes())
@@ -692,6 +715,52 @@ impl Root {
                 errno,
             },
         })
+    }
+
+    /// Renames `from` to `to` only if nothing is at `to` and the
+    /// directories on the way to both are still there, not links (a
+    /// rollback putting something back never replaces what another writer
+    /// made, nor follows what it put in place of a directory).
+    pub(crate) fn put_back(&self, from: &Location, to: &Location) -> Result<PutBack, FsError> {
+        let gone = |e: &FsError| {
+            matches!(
+                e,
+                FsError::NotFound { .. } | FsError::NotDirectory { .. } | FsError::Symlink { .. }
+            )
+        };
+        let (from_parent, from_name) = match self.parent(from, false) {
+            Ok(p) => p,
+            Err(e) if gone(&e) => return Ok(PutBack::Missing),
+            Err(e) => return Err(e),
+        };
+        let (to_parent, to_name) = match self.parent(to, false) {
+            Ok(p) => p,
+            Err(e) if gone(&e) => return Ok(PutBack::NoPlace),
+            Err(e) => return Err(e),
+        };
+        let rename = |flags| {
+            rustix::fs::renameat_with(&*from_parent, from_name, &*to_parent, to_name, flags)
+        };
+        let renamed = match rename(rustix::fs::RenameFlags::NOREPLACE) {
+            // A file system without RENAME_NOREPLACE: check, then rename.
+            Err(Errno::INVAL) => match kind_at(&to_parent, to_name) {
+                Ok(None) => rename(rustix::fs::RenameFlags::empty()),
+                Ok(Some(_)) => Err(Errno::EXIST),
+                Err(e) => Err(e),
+            },
+            other => other,
+        };
+        self.forget_dirs();
+        match renamed {
+            Ok(()) => Ok(PutBack::Done),
+            Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(PutBack::Occupied),
+            Err(Errno::NOENT) => Ok(PutBack::Missing),
+            Err(errno) => Err(FsError::Os {
+                path: format!("{} to {}", from.display(), to.display()),
+                op: "move back",
+                errno,
+            }),
+        }
     }
 
     /// Removes the directory `at` if it is empty.

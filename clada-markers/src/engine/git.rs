@@ -141,12 +141,14 @@ impl WorkTree {
             .map_err(|e| fail("cannot read the status of the work tree", e))?;
         for entry in statuses.iter() {
             let path = Path::new(OsStr::from_bytes(entry.path_bytes()));
-            // Temporary files of a run killed mid-write are never
-            // committed; a nested repository is not a file to add.
-            let temp = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(crate::engine::fs::is_temp_name);
+            // Temporary files of a run killed mid-write, and what is in a
+            // directory set aside, are never committed; a nested
+            // repository is not a file to add.
+            let temp = path.components().any(|c| {
+                c.as_os_str()
+                    .to_str()
+                    .is_some_and(crate::engine::fs::is_temp_name)
+            });
             if temp || entry.path_bytes().ends_with(b"/") {
                 continue;
             }
@@ -257,6 +259,28 @@ mod tests {
                 .is_some()
         );
         assert!(WorkTree::discover(&dir.path().join("f")).is_none());
+    }
+
+    #[test]
+    fn never_commits_what_lies_below_a_temporary_name() {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("a/.d.clada-1-2.tmp/sub")).unwrap();
+        std::fs::write(dir.path().join("a/.d.clada-1-2.tmp/sub/x.txt"), "x").unwrap();
+        std::fs::write(dir.path().join("a/.f.clada-1-3.tmp"), "f").unwrap();
+        std::fs::write(dir.path().join("a/kept.txt"), "k").unwrap();
+        let tree = WorkTree::discover(dir.path()).unwrap();
+        tree.commit_all("m", &Author::default()).unwrap().unwrap();
+        let head = tree.repository().head().unwrap().peel_to_tree().unwrap();
+        let mut paths = Vec::new();
+        head.walk(git2::TreeWalkMode::PreOrder, |d, e| {
+            if e.kind() == Some(git2::ObjectType::Blob) {
+                paths.push(format!("{d}{}", e.name().unwrap()));
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .unwrap();
+        assert_eq!(paths, ["a/kept.txt"]);
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 pub(crate) mod dirs;
 pub(crate) mod editing;
+pub(crate) mod fingerprint;
 pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod journal;
@@ -47,7 +48,7 @@ use crate::error_type::ErrorType;
 use crate::outcome::{BlockStatus, TaskStatus};
 use fs::{FsError, Location, Root};
 pub use outcome::TaskOutcome;
-use outcome::{Rollback, Skip, UnitOutcome};
+use outcome::{Kept, Rollback, Skip, UnitOutcome};
 use plan::{Action, Effect, Plan};
 use view::{By, Change, Failed, View};
 
@@ -476,11 +477,20 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             .flat_map(|(_, u)| &u.tasks)
             .any(|t| t.status == TaskStatus::Failed);
         if failed || self.stop.is_some() {
-            let problems = self.view.rollback();
+            let undone = self.view.rollback();
+            let stays = stays(&undone.kept);
             for (i, (unit, u)) in held.iter_mut().enumerate() {
-                // What could not be undone is said once.
-                let problems: &[String] = if i == 0 { &problems } else { &[] };
-                u.rollback = self.rolled_back(unit, &mut u.tasks, problems, observer);
+                // What could not be undone is said once; what was kept, by
+                // the unit whose task's change it followed.
+                let problems: &[String] = if i == 0 { &undone.problems } else { &[] };
+                let number = unit.number();
+                let kept: Vec<Kept> = undone
+                    .kept
+                    .iter()
+                    .filter(|k| k.by.first().is_some_and(|b| b.unit == number))
+                    .cloned()
+                    .collect();
+                u.rollback = self.rolled_back(unit, &mut u.tasks, kept, &stays, problems, observer);
             }
         } else {
             self.view.commit();
@@ -541,28 +551,40 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             if ok(&out) {
                 self.view.commit();
             } else {
-                let problems = self.view.rollback();
-                self.note = self.rolled_back(unit, &mut out, &problems, observer);
+                let undone = self.view.rollback();
+                let stays = stays(&undone.kept);
+                self.note = self.rolled_back(
+                    unit,
+                    &mut out,
+                    undone.kept,
+                    &stays,
+                    &undone.problems,
+                    observer,
+                );
             }
         }
         out
     }
 
-    /// Marks what a rollback undid among `tasks`, those of `unit`; what it
-    /// left, if anything.
+    /// Marks what a rollback undid among `tasks`, those of `unit`: all
+    /// but commands and the tasks whose change `stays`. Returns what it
+    /// left, if anything (`kept`: what it left of this unit's).
     fn rolled_back(
         &mut self,
         unit: &Unit<'_>,
         tasks: &mut [TaskOutcome],
+        kept: Vec<Kept>,
+        stays: &[usize],
         problems: &[String],
         observer: &mut dyn Observer,
     ) -> Option<Rollback> {
         let mut left = Rollback {
             commands_stay: Vec::new(),
+            kept,
             problems: problems.to_vec(),
         };
         for t in tasks {
-            if t.status != TaskStatus::Success {
+            if t.status != TaskStatus::Success || stays.contains(&t.number) {
                 continue;
             }
             if matches!(t.effect, Some(plan::Effect::Ran { .. })) {
@@ -680,6 +702,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                         }
                         ran
                     } else {
+                        let before = self.view.before_command();
                         let ran = self.runner.run(
                             task.number,
                             &command,
@@ -689,6 +712,16 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                         );
                         // The command may have changed any directory.
                         self.view.root().forget_dirs();
+                        let started = match &ran {
+                            Ok(_) => true,
+                            Err((e, _)) => matches!(
+                                e.error_type(),
+                                ErrorType::ExecFailed | ErrorType::ExecTimeout
+                            ),
+                        };
+                        if started {
+                            self.view.after_command(before, by);
+                        }
                         ran
                     };
                     match ran {
@@ -721,6 +754,16 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         }
         report
     }
+}
+
+/// The tasks whose change stays after a rollback, since a command's work
+/// that followed it was `kept`.
+fn stays(kept: &[Kept]) -> Vec<usize> {
+    kept.iter()
+        .filter(|k| k.change_stays())
+        .flat_map(|k| &k.by)
+        .map(|b| b.task)
+        .collect()
 }
 
 /// A unit none of whose tasks ran, for `why`: the lock or the commit

@@ -5,7 +5,7 @@
 use super::{BlockReport, ErrorReport, TaskReport};
 use crate::ast::{Task, Unit};
 use crate::engine::TaskOutcome;
-use crate::engine::outcome::{Rollback, Skip, UnitOutcome};
+use crate::engine::outcome::{Kept, KeptWhy, Rollback, Skip, UnitOutcome};
 use crate::engine::plan::Effect;
 use crate::outcome::TaskStatus;
 
@@ -77,13 +77,60 @@ fn note(left: &Rollback) -> String {
     let mut notes = Vec::new();
     if !left.commands_stay.is_empty() {
         let tasks: Vec<String> = left.commands_stay.iter().map(usize::to_string).collect();
+        let except = if left.kept.iter().any(Kept::change_stays) {
+            ", except where a command's work followed them"
+        } else {
+            ""
+        };
         notes.push(format!(
-            "file changes rolled back; what the command of task {} did stays: commands cannot be undone",
+            "file changes rolled back{except}; what the command of task {} did stays: commands cannot be undone",
             tasks.join(", ")
         ));
     }
+    notes.extend(left.kept.iter().map(kept));
     notes.extend(left.problems.iter().cloned());
     notes.join("; ")
+}
+
+/// What a rollback left as a command made it, and why.
+fn kept(k: &Kept) -> String {
+    let tasks: Vec<String> = k.by.iter().map(|b| b.task.to_string()).collect();
+    let task = match tasks.as_slice() {
+        [one] => format!("task {one}"),
+        many => format!("tasks {}", many.join(", ")),
+    };
+    let command = match k.commands.as_slice() {
+        [] => "another writer".to_owned(),
+        [one] => format!("the command of task {one}"),
+        many => {
+            let many: Vec<String> = many.iter().map(usize::to_string).collect();
+            format!("a command (tasks {})", many.join(", "))
+        }
+    };
+    let path = &k.path;
+    match &k.why {
+        KeptWhy::Written => format!(
+            "{path} was changed by {command} after {task} wrote it: kept as the command left it, and {task} stays applied"
+        ),
+        KeptWhy::MovedHere { from } => format!(
+            "{path} was changed by {command} after {task} moved it there from {from}: it stays at {path}, and {task} stays applied"
+        ),
+        KeptWhy::MadeWhereMovedFrom { to } => format!(
+            "{command} made a new {path} after {task} moved the old one to {to}: both stay, and {task} stays applied"
+        ),
+        KeptWhy::PlaceGone { to } => format!(
+            "{command} removed what held {path} after {task} moved it to {to}: it stays at {to}, and {task} stays applied"
+        ),
+        KeptWhy::MadeWhereRemoved => format!(
+            "{command} made a new {path} after {task} removed or replaced the old one: the command's stays, the old one is deleted, and {task} stays applied"
+        ),
+        KeptWhy::DirHolds => {
+            format!("{path}, made for {task}, stays: it holds what {command} put there")
+        }
+        KeptWhy::Gone => format!(
+            "{path} was removed (or what held it) by {command} after {task} changed it: nothing to put back, and {task} stays applied"
+        ),
+    }
 }
 
 /// What a task did, or in a dry run would do.
