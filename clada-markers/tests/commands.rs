@@ -29,7 +29,7 @@ impl Observer for Heard {
 struct Answering(Answer, std::rc::Rc<std::cell::Cell<usize>>);
 
 impl Approver for Answering {
-    fn ask(&mut self, _command: &str) -> Option<Answer> {
+    fn ask(&mut self, _command: &str, _dir: Option<&str>) -> Option<Answer> {
         self.1.set(self.1.get() + 1);
         Some(self.0)
     }
@@ -214,8 +214,8 @@ fn approved_commands_run_in_a_shell_and_multi_line_bodies_too() {
     let approvals = options.approvals.clone().unwrap();
     approvals
         .update(|list| {
-            list.add("echo hi | tr a-z A-Z", std::time::SystemTime::now());
-            list.add(script, std::time::SystemTime::now())
+            list.add("echo hi | tr a-z A-Z", None, std::time::SystemTime::now());
+            list.add(script, None, std::time::SystemTime::now())
         })
         .unwrap();
     let doc = format!(
@@ -264,10 +264,10 @@ fn a_prompt_decides_once_always_or_no() {
     assert_eq!(error_of(&r[0]), Some(ErrorType::CommandNotAllowed));
     let (r, _) = run_with(&root, doc, options.clone(), once(Answer::Once), None);
     assert_eq!(r[0].status, TaskStatus::Success);
-    assert!(!approvals.load().unwrap().contains("echo asked | cat"));
+    assert!(!approvals.load().unwrap().contains("echo asked | cat", None));
     let (r, _) = run_with(&root, doc, options.clone(), once(Answer::Always), None);
     assert_eq!(r[0].status, TaskStatus::Success);
-    assert!(approvals.load().unwrap().contains("echo asked | cat"));
+    assert!(approvals.load().unwrap().contains("echo asked | cat", None));
     assert!(!root.join(".clada").exists());
     assert_eq!(asked.get(), 3);
     // Approved now: no question.
