@@ -270,16 +270,16 @@ pub(crate) struct ApplyArgs {
     pub(crate) allow_any_command: bool,
 
     /// Run approved and prompted commands confined (Linux Landlock): they
-    /// may write only below the root and the temporary directory and open
-    /// no TCP connection; where the kernel cannot confine, they do not run
+    /// may write only below the root and a temporary directory of their
+    /// own (TMPDIR, removed when they end) and open no TCP connection; where the kernel cannot confine, they do not run
     /// (sandbox_unavailable). --sandbox alone means on.
     #[arg(long, value_enum, value_name = "on|off", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub(crate) sandbox: Option<Switch>,
 
     /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock
-    /// (by default: clada.lock in the repository's git directory, else in
-    /// clada's runtime directory), so that runs on the same tree take
-    /// turns.
+    /// (by default: a file in clada's runtime directory named after the
+    /// repository or the root), so that runs on the same tree take turns.
+    /// A link as the file itself is never followed.
     #[arg(long, value_name = "PATH")]
     pub(crate) lock_file: Option<PathBuf>,
 
