@@ -576,7 +576,7 @@ fn nobody_is_asked_to_run_a_command_where_git_would_find_another_repository() {
         );
         let message = &r[0].error.as_ref().unwrap().message;
         assert!(
-            message.contains("would use the repository at `src`"),
+            message.contains("would use `src` as a git directory"),
             "{message}"
         );
     }

@@ -334,12 +334,15 @@ impl CommandRunner<'_> {
             let found = if own {
                 None
             } else if exists(&dot_git) {
-                Some(dot_git.display())
+                Some(format!("the repository of `{}`", dot_git.display()))
             } else if ["HEAD", "objects", "refs"]
                 .iter()
                 .all(|name| exists(&at.join(name)))
             {
-                Some(at.display())
+                Some(format!(
+                    "`{}` as a git directory (it holds HEAD, objects and refs)",
+                    at.display()
+                ))
             } else {
                 None
             };
@@ -347,10 +350,10 @@ impl CommandRunner<'_> {
                 return Err(TaskError::new(
                     ErrorType::CommandNotAllowed,
                     format!(
-                        "`{}` was not run: git started in `{}` would use the repository at `{found}`, \
-                         not the root's, and its configuration can run programs nobody approved; \
-                         an approved command never runs there (run it in a directory without a \
-                         repository of its own)",
+                        "`{}` was not run: git started in `{}` would use {found}, not the root's \
+                         repository, and its configuration can run programs nobody approved; an \
+                         approved command never runs there (remove what makes it a repository, \
+                         or run the command elsewhere)",
                         first_line(command),
                         start_display(dir),
                     ),

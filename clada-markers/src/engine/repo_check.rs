@@ -17,6 +17,8 @@
 //!   `info/`, `commondir`, `gitdir`;
 //! - no `objects/info/alternates` (objects read from another repository),
 //!   and no `commondir` in a `.git` directory;
+//! - no setting in its own configuration that makes git read another file
+//!   (`include`, `includeIf`, `core.excludesFile`, `core.attributesFile`);
 //! - once open: not bare, and its work tree is the directory that holds
 //!   `.git` (`core.worktree` pointing elsewhere is refused).
 //!
@@ -72,6 +74,12 @@ pub(crate) enum Refusal {
         "its configuration says it is bare (core.bare); clada commits only to a work tree's repository"
     )]
     Bare,
+    #[error(
+        "{} sets {}, which makes git read another file, wherever it is; remove it from there \
+         (set it in your global configuration)",
+        .0.display(), .1
+    )]
+    ReadsElsewhere(PathBuf, String),
     #[error(
         "its work tree is {} (core.worktree), not the directory that holds `.git`; unset core.worktree",
         .0.display()
@@ -151,7 +159,67 @@ pub(crate) fn layout(top: &Path) -> Result<Layout, Refusal> {
     if std::fs::symlink_metadata(&alternates).is_ok() {
         return Err(Refusal::Alternates(alternates));
     }
+    for dir in [&layout.common_dir, &layout.git_dir] {
+        for name in ["config", "config.worktree"] {
+            let path = dir.join(name);
+            if std::fs::symlink_metadata(&path).is_err() {
+                continue;
+            }
+            if let Some(key) = reads_elsewhere(&read_config(&path)?) {
+                return Err(Refusal::ReadsElsewhere(path, key));
+            }
+        }
+    }
     Ok(layout)
+}
+
+/// The longest repository configuration file looked at.
+const CONFIG_MAX: u64 = 1 << 20;
+
+fn read_config(path: &Path) -> Result<String, Refusal> {
+    let text = read_limited(path, CONFIG_MAX + 1)?;
+    if text.len() as u64 > CONFIG_MAX {
+        return Err(Refusal::Unreadable(
+            path.to_path_buf(),
+            format!("it is over {CONFIG_MAX} bytes"),
+        ));
+    }
+    Ok(text)
+}
+
+/// The first setting of a repository's configuration that makes git read
+/// another file, wherever it is: `include.path`, `includeIf.*.path`,
+/// `core.excludesFile`, `core.attributesFile` (a command may have written
+/// them: the file could be outside the root, or a FIFO that never ends).
+/// Read as git reads it, loosely: section headers (`[core]`,
+/// `[includeIf "gitdir:x"]`, `[core.sub]`) and `key = value` lines, a key
+/// allowed after a header on its line.
+fn reads_elsewhere(config: &str) -> Option<String> {
+    let mut section = String::new();
+    for line in config.lines() {
+        let mut rest = line.trim_start();
+        if let Some(header) = rest.strip_prefix('[') {
+            let end = header.find(']').unwrap_or(header.len());
+            section = header[..end]
+                .split(|c: char| c.is_whitespace() || c == '"' || c == '.')
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            if section == "include" || section == "includeif" {
+                return Some(format!("[{}]", &header[..end]));
+            }
+            rest = header.get(end + 1..).unwrap_or("").trim_start();
+        }
+        let key: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if section == "core" && (key == "excludesfile" || key == "attributesfile") {
+            return Some(format!("core.{key}"));
+        }
+    }
+    None
 }
 
 /// The layout named by the `.git` file `dot_git`: a linked work tree's
@@ -267,6 +335,12 @@ fn no_links(path: PathBuf, depth: usize) -> Result<(), Refusal> {
 /// A small file's text (a `.git` file, `commondir`, `gitdir`), not read
 /// through a link.
 fn read_small(path: &Path) -> Result<String, Refusal> {
+    read_limited(path, GIT_FILE_MAX)
+}
+
+/// At most `max` bytes of the regular file `path`, as text, not read
+/// through a link.
+fn read_limited(path: &Path, max: u64) -> Result<String, Refusal> {
     use rustix::fs::{Mode, OFlags};
     use std::io::Read;
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
@@ -279,11 +353,9 @@ fn read_small(path: &Path) -> Result<String, Refusal> {
     if !file.metadata().map_err(unreadable)?.is_file() {
         return Err(Refusal::Special(path.to_path_buf()));
     }
-    let mut text = String::new();
-    file.take(GIT_FILE_MAX)
-        .read_to_string(&mut text)
-        .map_err(unreadable)?;
-    Ok(text)
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes).map_err(unreadable)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn canonical(path: &Path) -> Result<PathBuf, Refusal> {
@@ -414,6 +486,35 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(layout(&top), Err(Refusal::CommonDir(_))));
+    }
+
+    #[test]
+    fn configuration_that_reads_other_files_is_refused() {
+        for (config, key) in [
+            ("[include]\n\tpath = /etc/passwd\n", "[include]"),
+            (
+                "[includeIf \"gitdir:/\"]\n\tpath = x\n",
+                "[includeIf \"gitdir:/\"]",
+            ),
+            ("[core]\n\texcludesFile = ../fifo\n", "core.excludesfile"),
+            ("[Core] AttributesFile = x\n", "core.attributesfile"),
+        ] {
+            let (_t, top) = repo();
+            let path = top.join(".git/config");
+            let mut text = std::fs::read_to_string(&path).unwrap();
+            text.push_str(config);
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(
+                layout(&top),
+                Err(Refusal::ReadsElsewhere(path, key.to_owned())),
+                "{config}"
+            );
+        }
+        // Other sections may name such words.
+        assert_eq!(
+            reads_elsewhere("[remote \"include\"]\n\turl = x\n[user]\n\texcludesFile = x\n"),
+            None
+        );
     }
 
     #[test]
