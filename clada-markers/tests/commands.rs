@@ -631,3 +631,37 @@ fn git_started_by_a_command_looks_no_higher_than_the_root_s_repository() {
         "{r:#?}"
     );
 }
+
+#[test]
+fn the_built_in_git_refuses_a_repository_a_command_planted_a_link_in() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let repo = git2::Repository::init(&root).unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new("a.txt")).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "one", &tree, &[])
+        .unwrap();
+    let plant = "rm -rf .git/refs/heads && ln -s ../../../outside .git/refs/heads";
+    let options = approving(&s);
+    options
+        .approvals
+        .as_ref()
+        .unwrap()
+        .update(|list| list.add(plant, None, std::time::SystemTime::now()))
+        .unwrap();
+    let doc = format!(
+        "<<<<<<< RUN\ngit log --oneline\n>>>>>>> END\n<<<<<<< RUN\n{plant}\n>>>>>>> END\n<<<<<<< RUN\ngit log --oneline\n>>>>>>> END\n"
+    );
+    let (r, _) = run_with(&root, &doc, options, Box::new(NoPrompt), None);
+    assert_eq!(r[0].status, TaskStatus::Success, "{r:#?}");
+    assert_eq!(r[1].status, TaskStatus::Success, "{r:#?}");
+    assert_eq!(error_of(&r[2]), Some(ErrorType::GitOperationFailed));
+    let message = &r[2].error.as_ref().unwrap().message;
+    assert!(
+        message.contains("refs/heads is a symbolic link"),
+        "{message}"
+    );
+}
