@@ -343,7 +343,14 @@ fn begin(
     }
     let commits = match (&config.git, tree) {
         (None, _) => false,
-        (Some(_), _) if config.dry_run => {
+        (Some(_), tree) if config.dry_run => {
+            // Refused as the real run would refuse it.
+            if let Some(Err(e)) = tree.map(WorkTree::check) {
+                let message =
+                    format!("{e}; nothing would run (fix the repository, or pass --no-git)");
+                git.error = Some(message.clone());
+                return Err((ErrorType::GitOperationFailed, message));
+            }
             git.note = Some("dry run: nothing committed".to_owned());
             false
         }

@@ -15,7 +15,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use git2::{Repository, RepositoryOpenFlags, Signature, Status, StatusOptions, StatusShow};
 
-use crate::engine::repo_check::{self, Layout, Refusal, RepoError};
+use crate::engine::repo_check::{self, Depth, Layout, Refusal, RepoError};
 
 /// Who commits: `Name <email>` or a bare name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,13 +111,15 @@ impl WorkTree {
     }
 
     /// Opens the repository whose `.git` is in `top` (canonical), for the
-    /// root `root` below it, checked before and after libgit2 opens it.
+    /// root `root` below it, checked before libgit2 opens it (what opening
+    /// reads) and after (its work tree). What lies deeper is checked by
+    /// [`WorkTree::check`], before each use.
     fn open(top: &Path, root: &Path) -> Result<WorkTree, RepoError> {
         let fail = |refusal| RepoError {
             top: top.to_path_buf(),
             refusal,
         };
-        let layout = repo_check::layout(top).map_err(fail)?;
+        let layout = repo_check::layout(top, Depth::Opening).map_err(fail)?;
         let flags = RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::NO_DOTGIT;
         let repo = Repository::open_ext(top.join(".git"), flags, std::iter::empty::<&OsStr>())
             .map_err(|e| fail(Refusal::Open(e.message().to_owned())))?;
@@ -135,15 +137,15 @@ impl WorkTree {
         })
     }
 
-    /// Checks the repository again as clada uses it (a command may have
-    /// changed it since it was opened): the same git directories, no link
-    /// where a commit reads or writes.
+    /// Checks the repository as clada uses it, before each commit and each
+    /// built-in git (a command may have changed it since it was opened):
+    /// the same git directories, no link anywhere a commit reads or writes.
     pub(crate) fn check(&self) -> Result<(), RepoError> {
         let fail = |refusal| RepoError {
             top: self.layout.top.clone(),
             refusal,
         };
-        let now = repo_check::layout(&self.layout.top).map_err(fail)?;
+        let now = repo_check::layout(&self.layout.top, Depth::Use).map_err(fail)?;
         if now != self.layout {
             return Err(fail(Refusal::Changed(now.git_dir)));
         }

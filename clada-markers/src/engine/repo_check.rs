@@ -106,9 +106,20 @@ const GIT_FILE_MAX: u64 = 4096;
 /// `objects/xx/…`, `objects/pack/…`, `objects/info/…`, `info/exclude`).
 const OBJECTS_DEPTH: usize = 2;
 
-/// Checks the repository whose `.git` is in `top` (canonical) before
-/// libgit2 opens it.
-pub(crate) fn layout(top: &Path) -> Result<Layout, Refusal> {
+/// How far [`layout`] looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Depth {
+    /// `.git`, what it names, and the files and directories the repository
+    /// reads when it is opened, themselves: enough before libgit2 opens it.
+    Opening,
+    /// Everything below them too (`refs/`, `logs/`, `objects/`): before a
+    /// commit or a built-in git reads or writes there.
+    Use,
+}
+
+/// Checks the repository whose `.git` is in `top` (canonical), as far as
+/// `depth` says.
+pub(crate) fn layout(top: &Path, depth: Depth) -> Result<Layout, Refusal> {
     let dot_git = top.join(".git");
     let meta = std::fs::symlink_metadata(&dot_git)
         .map_err(|e| Refusal::Unreadable(dot_git.clone(), e.to_string()))?;
@@ -132,7 +143,11 @@ pub(crate) fn layout(top: &Path) -> Result<Layout, Refusal> {
         return Err(Refusal::Special(dot_git));
     };
     let mut places: Vec<(PathBuf, usize)> = Vec::new();
-    for dir in [&layout.git_dir, &layout.common_dir] {
+    let mut dirs = vec![&layout.git_dir];
+    if layout.common_dir != layout.git_dir {
+        dirs.push(&layout.common_dir);
+    }
+    for dir in &dirs {
         for name in [
             "HEAD",
             "index",
@@ -145,13 +160,13 @@ pub(crate) fn layout(top: &Path) -> Result<Layout, Refusal> {
         ] {
             places.push((dir.join(name), 0));
         }
+        let below = |n| if depth == Depth::Use { n } else { 0 };
         for name in ["refs", "logs"] {
-            places.push((dir.join(name), usize::MAX));
+            places.push((dir.join(name), below(usize::MAX)));
         }
-        places.push((dir.join("objects"), OBJECTS_DEPTH));
-        places.push((dir.join("info"), 1));
+        places.push((dir.join("objects"), below(OBJECTS_DEPTH)));
+        places.push((dir.join("info"), below(1)));
     }
-    places.dedup();
     for (path, depth) in places {
         no_links(path, depth)?;
     }
@@ -159,7 +174,7 @@ pub(crate) fn layout(top: &Path) -> Result<Layout, Refusal> {
     if std::fs::symlink_metadata(&alternates).is_ok() {
         return Err(Refusal::Alternates(alternates));
     }
-    for dir in [&layout.common_dir, &layout.git_dir] {
+    for dir in &dirs {
         for name in ["config", "config.worktree"] {
             let path = dir.join(name);
             if std::fs::symlink_metadata(&path).is_err() {
@@ -322,10 +337,15 @@ fn no_links(path: PathBuf, depth: usize) -> Result<(), Refusal> {
             .map_err(|e| Refusal::Unreadable(path.clone(), e.to_string()))?;
         for entry in entries {
             let entry = entry.map_err(|e| Refusal::Unreadable(path.clone(), e.to_string()))?;
-            // The kind readdir gave, without following a link.
+            // The kind readdir gave, without following a link; a path is
+            // made only for what is looked into or refused (a store of
+            // loose objects holds many files).
             let kind = entry
                 .file_type()
                 .map_err(|e| Refusal::Unreadable(entry.path(), e.to_string()))?;
+            if kind.is_file() || (kind.is_dir() && depth == 1) {
+                continue;
+            }
             stack.push((entry.path(), depth - 1, Some(kind)));
         }
     }
@@ -402,7 +422,7 @@ mod tests {
     #[test]
     fn an_ordinary_repository_passes() {
         let (_t, top) = repo();
-        let layout = layout(&top).unwrap();
+        let layout = layout(&top, Depth::Use).unwrap();
         assert_eq!(layout.git_dir, top.join(".git"));
         assert_eq!(layout.common_dir, top.join(".git"));
         open(&layout).unwrap();
@@ -432,13 +452,27 @@ mod tests {
                 let _ = std::fs::remove_file(&at);
             }
             std::os::unix::fs::symlink(outside.path(), &at).unwrap();
-            assert_eq!(layout(&top), Err(Refusal::Link(at)), "{place}");
+            assert_eq!(layout(&top, Depth::Use), Err(Refusal::Link(at)), "{place}");
         }
+        // Before libgit2 opens it, only what opening reads is looked at.
+        let (_t, top) = repo();
+        let at = top.join(".git/refs/heads/main");
+        let _ = std::fs::remove_file(&at);
+        std::os::unix::fs::symlink(outside.path(), &at).unwrap();
+        assert!(layout(&top, Depth::Opening).is_ok());
+        assert_eq!(layout(&top, Depth::Use), Err(Refusal::Link(at)));
+        let at = top.join(".git/HEAD");
+        std::fs::remove_file(&at).unwrap();
+        std::os::unix::fs::symlink(outside.path(), &at).unwrap();
+        assert_eq!(layout(&top, Depth::Opening), Err(Refusal::Link(at)));
         // `.git` itself.
         let (_t, top) = repo();
         std::fs::rename(top.join(".git"), top.join("real")).unwrap();
         std::os::unix::fs::symlink("real", top.join(".git")).unwrap();
-        assert_eq!(layout(&top), Err(Refusal::Link(top.join(".git"))));
+        assert_eq!(
+            layout(&top, Depth::Use),
+            Err(Refusal::Link(top.join(".git")))
+        );
     }
 
     #[test]
@@ -453,7 +487,10 @@ mod tests {
             0,
         )
         .unwrap();
-        assert_eq!(layout(&top), Err(Refusal::Special(top.join(".git/HEAD"))));
+        assert_eq!(
+            layout(&top, Depth::Use),
+            Err(Refusal::Special(top.join(".git/HEAD")))
+        );
     }
 
     #[test]
@@ -461,7 +498,7 @@ mod tests {
         let (_t, top) = repo();
         let mut config = git2::Config::open(&top.join(".git/config")).unwrap();
         config.set_str("core.worktree", "../..").unwrap();
-        let l = layout(&top).unwrap();
+        let l = layout(&top, Depth::Use).unwrap();
         assert!(matches!(open(&l), Err(Refusal::WorkTreeElsewhere(_))));
         config.remove("core.worktree").unwrap();
         open(&l).unwrap();
@@ -478,14 +515,20 @@ mod tests {
             format!("{}\n", other.join(".git/objects").display()),
         )
         .unwrap();
-        assert!(matches!(layout(&top), Err(Refusal::Alternates(_))));
+        assert!(matches!(
+            layout(&top, Depth::Use),
+            Err(Refusal::Alternates(_))
+        ));
         let (_t, top) = repo();
         std::fs::write(
             top.join(".git/commondir"),
             other.join(".git").display().to_string(),
         )
         .unwrap();
-        assert!(matches!(layout(&top), Err(Refusal::CommonDir(_))));
+        assert!(matches!(
+            layout(&top, Depth::Use),
+            Err(Refusal::CommonDir(_))
+        ));
     }
 
     #[test]
@@ -505,7 +548,7 @@ mod tests {
             text.push_str(config);
             std::fs::write(&path, text).unwrap();
             assert_eq!(
-                layout(&top),
+                layout(&top, Depth::Use),
                 Err(Refusal::ReadsElsewhere(path, key.to_owned())),
                 "{config}"
             );
@@ -528,7 +571,7 @@ mod tests {
             format!("gitdir: {}\n", other.join(".git").display()),
         )
         .unwrap();
-        let l = layout(&top).unwrap();
+        let l = layout(&top, Depth::Use).unwrap();
         assert_eq!(open(&l), Err(Refusal::ForeignGitDir(other.join(".git"))));
         // A linked work tree's git directory made to look right, with a
         // `commondir` naming another repository: not in its `worktrees/`.
@@ -542,9 +585,12 @@ mod tests {
         std::fs::write(fake.join("gitdir"), top.join(".git").display().to_string()).unwrap();
         std::fs::write(fake.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(top.join(".git"), "gitdir: fake\n").unwrap();
-        assert_eq!(layout(&top), Err(Refusal::ForeignGitDir(fake.clone())));
+        assert_eq!(
+            layout(&top, Depth::Use),
+            Err(Refusal::ForeignGitDir(fake.clone()))
+        );
         std::fs::write(top.join(".git"), "nonsense\n").unwrap();
-        assert_eq!(layout(&top), Err(Refusal::BadGitFile));
+        assert_eq!(layout(&top, Depth::Use), Err(Refusal::BadGitFile));
     }
 
     #[test]
@@ -554,7 +600,7 @@ mod tests {
         let wt_path = top.parent().unwrap().join("linked");
         repo.worktree("linked", &wt_path, None).unwrap();
         let wt = wt_path.canonicalize().unwrap();
-        let l = layout(&wt).unwrap();
+        let l = layout(&wt, Depth::Use).unwrap();
         assert!(l.git_file);
         assert_eq!(l.common_dir, top.join(".git"));
         assert_eq!(l.git_dir, top.join(".git/worktrees/linked"));
@@ -568,7 +614,7 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(
-            layout(&elsewhere.canonicalize().unwrap()),
+            layout(&elsewhere.canonicalize().unwrap(), Depth::Use),
             Err(Refusal::ForeignGitDir(_))
         ));
         // A submodule: its git directory inside the parent's, with
@@ -581,7 +627,7 @@ mod tests {
         config.set_bool("core.bare", false).unwrap();
         config.set_str("core.worktree", "../../../sub").unwrap();
         std::fs::write(sub.join(".git"), "gitdir: ../.git/modules/sub\n").unwrap();
-        let l = layout(&sub).unwrap();
+        let l = layout(&sub, Depth::Use).unwrap();
         open(&l).unwrap();
     }
 }
