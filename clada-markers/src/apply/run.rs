@@ -311,9 +311,7 @@ fn begin(
     let tree = match found {
         Ok(tree) => tree.as_ref(),
         Err(e) if config.git.is_some() => {
-            let message = format!(
-                "{e}; nothing ran and nothing was committed (fix the repository, or pass --no-git)"
-            );
+            let message = format!("{e}; nothing ran and nothing was committed");
             git.error = Some(message.clone());
             return Err((ErrorType::GitOperationFailed, message));
         }
@@ -346,8 +344,7 @@ fn begin(
         (Some(_), tree) if config.dry_run => {
             // Refused as the real run would refuse it.
             if let Some(Err(e)) = tree.map(WorkTree::check) {
-                let message =
-                    format!("{e}; nothing would run (fix the repository, or pass --no-git)");
+                let message = format!("{e}; nothing would run");
                 git.error = Some(message.clone());
                 return Err((ErrorType::GitOperationFailed, message));
             }

@@ -93,7 +93,11 @@ pub(crate) enum Refusal {
 
 /// A repository that failed the check, and where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the repository of {} cannot be used: {refusal}", .top.display())]
+#[error(
+    "the repository of {} cannot be used: {refusal} (a person must fix it: no document may \
+     write in `.git`; or run with --no-git)",
+    .top.display()
+)]
 pub(crate) struct RepoError {
     pub(crate) top: PathBuf,
     pub(crate) refusal: Refusal,
