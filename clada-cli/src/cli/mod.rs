@@ -46,11 +46,14 @@ pub(crate) enum Command {
     /// Approve a command for RUN tasks, list approvals, or withdraw one.
     ///
     /// Approved commands run as `sh -c COMMAND` when a RUN task's body is
-    /// exactly that text. They are kept outside the tree, in
+    /// exactly that text and it runs where the approval says: at the root,
+    /// or in the directory given with --dir (a RUN's `dir`), never where
+    /// git would find a repository other than the root's. They are kept
+    /// outside the tree, in
     /// $XDG_CONFIG_HOME/clada/approvals.json (else ~/.config/clada/),
     /// under the root's canonical path; --list says where.
     #[command(
-        after_help = "Examples:\n  clada allow 'npm test'\n  clada allow --list\n  clada allow --remove 'npm test'\n  clada allow -C ~/project 'cargo test --workspace'"
+        after_help = "Examples:\n  clada allow 'npm test'\n  clada allow --list\n  clada allow --remove 'npm test'\n  clada allow -C ~/project 'cargo test --workspace'\n  clada allow --dir web 'npm test'"
     )]
     Allow(AllowArgs),
     /// Print a system prompt that teaches a language model to write
@@ -270,16 +273,16 @@ pub(crate) struct ApplyArgs {
     pub(crate) allow_any_command: bool,
 
     /// Run approved and prompted commands confined (Linux Landlock): they
-    /// may write only below the root and the temporary directory and open
-    /// no TCP connection; where the kernel cannot confine, they do not run
+    /// may write only below the root and a temporary directory of their
+    /// own (TMPDIR, removed when they end) and open no TCP connection; where the kernel cannot confine, they do not run
     /// (sandbox_unavailable). --sandbox alone means on.
     #[arg(long, value_enum, value_name = "on|off", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub(crate) sandbox: Option<Switch>,
 
     /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock
-    /// (by default: clada.lock in the repository's git directory, else in
-    /// clada's runtime directory), so that runs on the same tree take
-    /// turns.
+    /// (by default: a file in clada's runtime directory named after the
+    /// repository or the root), so that runs on the same tree take turns.
+    /// A link as the file itself is never followed.
     #[arg(long, value_name = "PATH")]
     pub(crate) lock_file: Option<PathBuf>,
 
@@ -375,6 +378,12 @@ pub(crate) struct AllowArgs {
     /// The directory whose approvals to change, e.g. -C ~/project.
     #[arg(short = 'C', long = "root", value_name = "DIR", default_value = ".")]
     pub(crate) root: PathBuf,
+
+    /// Where below the root CMD runs (a RUN's `dir`), e.g. --dir web:
+    /// an approval holds only in the directory it names (default: the
+    /// root itself). Relative to the root, or absolute inside it.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -21,9 +21,11 @@ pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod journal;
 pub(crate) mod listing;
+pub(crate) mod lock;
 pub(crate) mod matching;
 pub(crate) mod outcome;
 pub(crate) mod plan;
+pub(crate) mod repo_check;
 pub(crate) mod view;
 
 pub use crate::commands::RunOptions;
