@@ -10,7 +10,7 @@
 //! command runs when it is built in, approved with `clada allow`, or
 //! named in `allow=` (this call only, never written anywhere).
 //!
-//! The work is in [`calls`] (no Python) and [`settings`] (the arguments
+//! The work is in `calls` (no Python) and `settings` (the arguments
 //! as clada's settings); this file only converts between the two worlds.
 
 mod calls;

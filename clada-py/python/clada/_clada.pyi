@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from ._reports import ApplyReport, CheckReport, Dialect
 
+__all__ = ["check", "apply", "convert", "prompt", "schema", "__version__"]
+
 __version__: str
 
 def check(document: str | bytes, dialect: Dialect | Literal["auto"] = "auto") -> CheckReport: ...
