@@ -18,7 +18,7 @@ mod settings;
 
 use std::path::PathBuf;
 
-use pyo3::exceptions::{PyRuntimeWarning, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyRuntimeWarning, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyString, PyType};
@@ -35,9 +35,11 @@ static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static CLADA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CONVERT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// `value` as Python data: its JSON, read by `json.loads` (dicts, lists,
-/// strings, numbers, booleans and `None`, keys in the report's order).
-fn to_python<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyAny>> {
+/// A report as Python data, from its JSON (made off the interpreter's
+/// lock): `json.loads` gives dicts, lists, strings, numbers, booleans and
+/// `None`, the keys in the report's order.
+fn data<'py>(py: Python<'py>, json: Result<String, String>) -> PyResult<Bound<'py, PyAny>> {
+    let json = json.map_err(PyRuntimeError::new_err)?;
     let loads = LOADS.get_or_try_init(py, || -> PyResult<_> {
         Ok(py.import("json")?.getattr("loads")?.unbind())
     })?;
@@ -56,39 +58,36 @@ impl From<BadArgument> for PyErr {
 
 /// The Python exception of a call that could not run.
 fn raise(py: Python<'_>, failure: Failure) -> PyErr {
-    let made = match failure {
+    exception(py, failure).unwrap_or_else(|e| e)
+}
+
+fn exception(py: Python<'_>, failure: Failure) -> PyResult<PyErr> {
+    match failure {
         Failure::Clada {
             kind,
             message,
             report,
-        } => (|| -> PyResult<PyErr> {
-            let class = CLADA_ERROR.import(py, "clada._errors", "CladaError")?;
-            let report = match report {
-                None => None,
-                Some(Report::Apply(r)) => Some(json_of(&r)),
-                Some(Report::Check(r)) => Some(json_of(&r)),
-            };
+        } => {
             let report = match report {
                 None => py.None().into_bound(py),
-                Some(json) => to_python(
-                    py,
-                    &json.map_err(pyo3::exceptions::PyRuntimeError::new_err)?,
-                )?,
+                Some(Report::Apply(r)) => data(py, json_of(&r))?,
+                Some(Report::Check(r)) => data(py, json_of(&r))?,
             };
+            // Its name in reports: `validation`, `runtime`, `system`.
             let category = serde_json::to_value(kind.category())
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
+            let class = CLADA_ERROR.import(py, "clada._errors", "CladaError")?;
             let error =
                 class.call1((message, kind.as_str(), category, kind.retryable(), report))?;
             Ok(PyErr::from_value(error))
-        })(),
-        Failure::Convert { task, message } => (|| -> PyResult<PyErr> {
+        }
+        Failure::Convert { task, message } => {
             let class = CONVERT_ERROR.import(py, "clada._errors", "ConvertError")?;
             Ok(PyErr::from_value(class.call1((message, task))?))
-        })(),
-    };
-    made.unwrap_or_else(|e| e)
+        }
+    }
 }
 
 /// The bytes of a document given as `str` (UTF-8) or `bytes` (decoded
@@ -124,10 +123,7 @@ fn check<'py>(
     let json = py
         .detach(|| calls::check(bytes, dialect).map(|report| json_of(&report)))
         .map_err(|f| raise(py, f))?;
-    to_python(
-        py,
-        &json.map_err(pyo3::exceptions::PyRuntimeError::new_err)?,
-    )
+    data(py, json)
 }
 
 /// Applies a document to the directory `root`, as `clada apply --no-prompt
@@ -198,11 +194,7 @@ fn apply<'py>(
         let message = std::ffi::CString::new(warning.replace('\0', " ")).unwrap_or_default();
         PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
     }
-    let json = result.map_err(|f| raise(py, f))?;
-    to_python(
-        py,
-        &json.map_err(pyo3::exceptions::PyRuntimeError::new_err)?,
-    )
+    data(py, result.map_err(|f| raise(py, f))?)
 }
 
 /// `atomic=`: None, a bool, or a name.
@@ -300,10 +292,7 @@ fn schema<'py>(py: Python<'py>, which: &str) -> PyResult<Bound<'py, PyAny>> {
             )));
         }
     };
-    to_python(
-        py,
-        &json_of(&schema).map_err(pyo3::exceptions::PyRuntimeError::new_err)?,
-    )
+    data(py, json_of(&schema))
 }
 
 /// The extension module; `clada/__init__.py` is its public face.

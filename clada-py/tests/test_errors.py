@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import pickle
+import shutil
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,19 @@ def test_bad_arguments_are_value_or_type_errors_that_say_what_to_pass(
     assert says in str(raised.value)
     assert not isinstance(raised.value, clada.CladaError)
     assert list(root.iterdir()) == []
+
+
+def test_what_the_command_line_warns_about_is_a_runtime_warning(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An approvals file of an older clada, in the tree: ignored, and said.
+    (root / ".clada").mkdir()
+    (root / ".clada/allowed-commands.json").write_text('{"commands": ["echo hi | cat"]}')
+    with pytest.warns(RuntimeWarning, match="approvals live outside the tree"):
+        report = clada.apply("<<<<<<< RUN\necho hi | cat\n>>>>>>> END\n", root)
+    assert report["blocks"][0]["tasks"][0]["error"]["type"] == "command_not_allowed"
+    shutil.rmtree(root / ".clada")
+    # No home to find clada's directories in: no approvals, no default lock.
+    for name in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name)
+    with pytest.warns(RuntimeWarning, match="no approvals of `clada allow`"):
+        report = clada.apply(WRITE, root)
+    assert report["ok"] and (root / "a.txt").read_text() == "hi\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -166,17 +167,20 @@ def test_no_attack_document_writes_runs_reads_or_approves_anything(
     approvals_before = approvals.read_bytes() if approvals.exists() else None
 
     document = fill((case_dir / "doc.md").read_text())
-    try:
-        report = clada.apply(document, root, git="t <t@example.com>", **arguments)
-        exit_code = 0 if report["ok"] else 1
-    except clada.CladaError as e:
-        # A run refused as a whole: the command line's exit 1, with the report.
-        assert e.report is not None, e
-        report, exit_code = e.report, 1
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        try:
+            report = clada.apply(document, root, git="t <t@example.com>", **arguments)
+            exit_code = 0 if report["ok"] else 1
+        except clada.CladaError as e:
+            # A run refused as a whole: the command line's exit 1, with the report.
+            assert e.report is not None, e
+            report, exit_code = e.report, 1
 
     printed = capfd.readouterr()
+    said = "".join(str(w.message) for w in warned)
     problems = []
-    if token in json.dumps(report) + printed.out + printed.err:
+    if token in json.dumps(report) + printed.out + printed.err + said:
         problems.append("the secret was printed")
     if list(outside.iterdir()):
         problems.append(f"the canary directory was written: {sorted(p.name for p in outside.iterdir())}")
