@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use clada_markers::dialect::{Dialect, parse_dialect, parse_units};
-use clada_markers::engine::{Dirs, Observer};
+use clada_markers::engine::{Dirs, DirsError, Observer};
 use clada_markers::report::{BlockReport, CheckBuilder, DiagnosticReport, GitReport};
 use clada_markers::syntax::{self, valid_prefix};
 use clada_markers::{
@@ -111,11 +111,15 @@ fn root_error(e: &std::io::Error) -> ErrorType {
 /// command line does on stderr.
 pub(crate) type Warnings = Vec<String>;
 
-/// `clada apply --no-prompt --format json` with `settings`.
+/// `clada apply --no-prompt --format json` with `settings`. `dirs`:
+/// clada's own directories as the environment gives them
+/// ([`Dirs::from_env`], read by the caller while no other thread of the
+/// interpreter can change the environment).
 pub(crate) fn apply(
     document: &[u8],
     root: &Path,
     settings: &ApplySettings,
+    dirs: Result<Dirs, DirsError>,
     warnings: &mut Warnings,
 ) -> Result<ApplyReport, Failure> {
     let started = Instant::now();
@@ -129,7 +133,7 @@ pub(crate) fn apply(
             ),
         )
     })?;
-    let dirs = match Dirs::from_env() {
+    let dirs = match dirs {
         Ok(dirs) => Some(dirs),
         Err(e) => {
             warnings.push(format!(
@@ -256,9 +260,13 @@ mod tests {
     fn a_missing_root_is_file_not_found() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nowhere");
-        let Err(Failure::Clada { kind, message, .. }) =
-            apply(b"", &missing, &settings(), &mut Vec::new())
-        else {
+        let Err(Failure::Clada { kind, message, .. }) = apply(
+            b"",
+            &missing,
+            &settings(),
+            Dirs::from_env(),
+            &mut Vec::new(),
+        ) else {
             panic!("a report for a missing root");
         };
         assert_eq!(kind, ErrorType::FileNotFound);

@@ -186,9 +186,12 @@ fn apply<'py>(
         allow: settings::allow(commands(allow)?)?,
         timeout: settings::timeout(timeout)?,
     };
+    // The environment is read here, holding the interpreter's lock: no
+    // other Python thread changes it meanwhile.
+    let dirs = clada_markers::engine::Dirs::from_env();
     let mut warnings = Vec::new();
     let result = py.detach(|| {
-        calls::apply(bytes, &root, &settings, &mut warnings).map(|report| json_of(&report))
+        calls::apply(bytes, &root, &settings, dirs, &mut warnings).map(|report| json_of(&report))
     });
     for warning in warnings {
         let message = std::ffi::CString::new(warning.replace('\0', " ")).unwrap_or_default();
