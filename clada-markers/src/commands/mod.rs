@@ -270,8 +270,9 @@ impl<'r> CommandRunner<'r> {
                 )
             })?,
         };
+        // At the root, as `clada allow` without `--dir` approves.
         for command in &self.options.approved {
-            list.add(command, SystemTime::now());
+            list.add(command, None, SystemTime::now());
         }
         Ok(list)
     }
