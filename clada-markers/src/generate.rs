@@ -321,6 +321,7 @@ pub mod strategy {
                 Op::Edit {
                     path: c(p),
                     count,
+                    matching: crate::ast::Matching::default(),
                     search: c(search),
                     replace: c(replace),
                 }
@@ -337,6 +338,7 @@ pub mod strategy {
                     Op::EditRange {
                         path: c(p),
                         count,
+                        matching: crate::ast::Matching::default(),
                         start: c(start),
                         end: c(end),
                         replace: c(replace),
@@ -468,6 +470,7 @@ mod arbitrary_impls {
             1 => Op::Edit {
                 path: path(u)?,
                 count: count(u)?,
+                matching: crate::ast::Matching::default(),
                 search: body(u, 1)?,
                 replace: body(u, 0)?,
             },
@@ -477,6 +480,7 @@ mod arbitrary_impls {
                 Op::EditRange {
                     path: path(u)?,
                     count: count(u)?,
+                    matching: crate::ast::Matching::default(),
                     start,
                     end: body(u, 1)?,
                     replace: body(u, 0)?,

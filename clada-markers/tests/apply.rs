@@ -220,6 +220,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     // directories: built-in commands run (on the plan in a dry run), and
     // nothing else is approved.
     let report = Apply::new(&root_dir)?
+        .dialect(dialect)
         .git(None)
         .allow_escape(expect.allow_escape)
         .dry_run(expect.dry_run)

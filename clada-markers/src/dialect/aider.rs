@@ -24,7 +24,7 @@
 
 use std::borrow::Cow;
 
-use crate::ast::{Count, Document, Op, Task, Unit};
+use crate::ast::{Count, Document, Matching, Op, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -224,6 +224,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 Op::Edit {
                     path,
                     count: Count::default(),
+                    matching: Matching::default(),
                     search: body(search),
                     replace: body(replace),
                 }
@@ -304,6 +305,7 @@ mod tests {
                 Op::Edit {
                     path: "app.py".into(),
                     count: Count::default(),
+                    matching: Matching::default(),
                     search: "a = 1\n".into(),
                     replace: "a = 2\n".into(),
                 },

@@ -26,7 +26,7 @@
 
 use std::borrow::Cow;
 
-use crate::ast::{Block, Count, Document, Op, Task, Unit};
+use crate::ast::{Block, Count, Document, Matching, Op, Policy, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -61,6 +61,14 @@ impl Line<'_> {
 }
 
 /// The lines of `source`, split with `memchr` into a vector allocated once.
+/// How codex finds a hunk's lines: its passes (PROTOCOL §11.2).
+fn codex_matching() -> Matching {
+    Matching {
+        policy: Policy::Codex,
+        line: None,
+    }
+}
+
 fn lines(source: &str) -> Vec<Line<'_>> {
     let bytes = source.as_bytes();
     let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
@@ -342,6 +350,7 @@ fn update<'a>(
                 Op::Edit {
                     path: p,
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: Cow::Owned(old),
                     replace: Cow::Owned(new),
                 },
@@ -352,6 +361,7 @@ fn update<'a>(
                 Op::Edit {
                     path: p,
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: Cow::Owned(format!("{anchor}\n")),
                     replace: Cow::Owned(format!("{anchor}\n{new}")),
                 },
@@ -504,6 +514,7 @@ mod tests {
                 Op::Edit {
                     path: "src/app.py".into(),
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: "    print(\"Hi\")\n".into(),
                     replace: "    print(\"Hello\")\n".into(),
                 },
@@ -532,12 +543,14 @@ mod tests {
                 Op::Edit {
                     path: "a.py".into(),
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: "class A:\n".into(),
                     replace: "class A:\n    x = 1\n".into(),
                 },
                 Op::Edit {
                     path: "a.py".into(),
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: "a\nb\n\n".into(),
                     replace: "a\n\nc\n".into(),
                 },

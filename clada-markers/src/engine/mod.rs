@@ -23,6 +23,8 @@ pub(crate) mod listing;
 pub(crate) mod matching;
 pub(crate) mod outcome;
 pub(crate) mod plan;
+pub(crate) mod seek;
+pub(crate) mod tier;
 pub(crate) mod view;
 
 pub use crate::commands::RunOptions;
@@ -32,6 +34,7 @@ pub use crate::commands::sandbox::available as sandbox_available;
 pub use dirs::{Dirs, DirsError};
 pub use git::Author;
 pub use matching::{Edited, Mismatch, edit, edit_range};
+pub use seek::MatchMode;
 
 #[cfg(test)]
 mod model;
@@ -68,6 +71,8 @@ pub(crate) struct ApplyOptions {
     /// From how many coming edits a file is edited with an index
     /// (default: [`editing::INDEX_FROM`]); tests index from 1.
     pub(crate) index_from: Option<usize>,
+    /// `--match`: whether edits may look beyond exact text.
+    pub(crate) matching: MatchMode,
 }
 
 /// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
@@ -91,6 +96,8 @@ pub(crate) enum TaskError {
         message: String,
         path: Box<str>,
         os: Option<Box<str>>,
+        /// For a path not found: the existing path most like it.
+        closest: Option<Box<str>>,
     },
     /// The search text was not found as often as `count` asks (or the
     /// edit is already in the file): where it was, and what was closest.
@@ -169,6 +176,7 @@ impl From<FsError> for TaskError {
             message: e.to_string(),
             path: e.path().into(),
             os: e.os_detail().map(String::into_boxed_str),
+            closest: None,
         }
     }
 }
@@ -383,13 +391,18 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         let allow_escape = self.options.allow_escape;
         let edits = units
             .flat_map(|u| u.tasks())
-            .filter_map(|t| matching::Search::of(t.op.as_ref()?))
+            .filter_map(|t| matching::Search::of(t.op.as_ref()?, self.loose()))
             .filter_map(|(path, search)| Some((fs::locate(path, allow_escape).ok()?, search)));
         self.view.expect(edits);
     }
 
     fn whole(&self) -> bool {
         self.options.atomic == Some(Atomic::Document)
+    }
+
+    /// Whether edits may look beyond exact text (`--match whitespace`).
+    fn loose(&self) -> bool {
+        self.options.matching == MatchMode::Whitespace
     }
 
     /// Runs `unit`, or reports it malformed if `diagnostics` (those filed
@@ -626,7 +639,8 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             task: task.number,
         };
         let dry = self.options.dry_run;
-        let result = plan::plan(op, &self.view, self.options.allow_escape).and_then(|p| {
+        let loose = self.loose();
+        let result = plan::plan(op, &self.view, self.options.allow_escape, loose).and_then(|p| {
             let Plan { action, effect } = p;
             match action {
                 Action::Write { at, contents } => {

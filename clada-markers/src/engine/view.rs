@@ -34,6 +34,7 @@ use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root, Stamp, Written};
 use crate::engine::matching::{HINT_BUDGET, HintBudget, Search};
 use crate::engine::plan;
+use crate::engine::seek::MIN_PIVOT;
 
 /// The task that made a change: unit and task numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -498,8 +499,13 @@ impl<'r> View<'r> {
         for (at, search) in edits {
             let coming = expected.by_file.entry(at).or_default();
             coming.edits += 1;
-            let texts = search.texts().chain([search.replace()]);
+            let texts = search.texts().chain([search.replace]);
             coming.keys.extend(texts.map(|t| editing::key(t).into()));
+            // The white-space tier looks for the first non-blank lines.
+            let pivots = search.pivots().filter(|p| p.len() >= MIN_PIVOT);
+            coming
+                .keys
+                .extend(pivots.map(|p| editing::key_of_bytes(p).into()));
         }
     }
 
@@ -558,14 +564,15 @@ impl<'r> View<'r> {
         }
         match edits.find(search) {
             Some(Answer::Found(planned)) => Ok(Splice::Indexed(planned)),
-            Some(Answer::Mismatch)
-                if self.hints.spent()
-                    && let Some(m) = edits.mismatch(search) =>
-            {
-                // No closest region to look for: the index has the rest.
+            Some(Answer::Miss(mut m)) if m.found > 0 || m.already_applied || self.hints.spent() => {
+                // No closest region to look for (something was found, or
+                // the hints are spent): the index has the rest.
+                if m.found == 0 && !m.already_applied {
+                    m.closest_skipped = true;
+                }
                 Err(plan::mismatch(at, m))
             }
-            Some(Answer::Mismatch | Answer::Unknown) => {
+            Some(Answer::Miss(_) | Answer::Unknown) => {
                 // The whole text answers: the error with its hints, or an
                 // edit the index does not know.
                 let text = edits.text();
@@ -1277,11 +1284,11 @@ mod tests {
             let mut view = View::new(&root, index_from);
             // One file of 38 bytes: the first failure reads it all.
             view.hints = HintBudget::new(10);
-            let miss = Search::Text {
-                search: "    println!(\"helo\");\n",
-                replace: "x\n",
-                count: Count::Exactly(std::num::NonZeroUsize::MIN),
-            };
+            let miss = Search::text(
+                "    println!(\"helo\");\n",
+                "x\n",
+                Count::Exactly(std::num::NonZeroUsize::MIN),
+            );
             view.expect([(at("a.txt"), miss), (at("a.txt"), miss)].into_iter());
             let mismatch = |e: TaskError| match e {
                 TaskError::Mismatch { mismatch, .. } => mismatch,

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use crate::ast::{Op, Task};
+use crate::ast::{Matching, Op, Task};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::lexer::Marker;
@@ -195,6 +195,7 @@ fn bodies<'a>(
             Some(Op::Edit {
                 path: path(),
                 count: v.count,
+                matching: Matching::default(),
                 search,
                 replace: text(1),
             })
@@ -220,6 +221,7 @@ fn bodies<'a>(
             Some(Op::EditRange {
                 path: path(),
                 count: v.count,
+                matching: Matching::default(),
                 start,
                 end,
                 replace: text(2),
