@@ -474,8 +474,23 @@ mod tests {
         let ops = |text: &str, d: Dialect| {
             let doc = parse_dialect(text, d, ParseOptions::default());
             assert!(!doc.has_errors(), "{d}: {:?}", doc.diagnostics.first());
+            // The same operations, but for the matching policy each
+            // dialect gives its edits (codex's passes).
+            let codex = format!(
+                ", matching: {:?}",
+                clada_markers::Matching {
+                    policy: clada_markers::Policy::Codex,
+                    line: None
+                }
+            );
             doc.tasks()
-                .filter_map(|t| t.op.clone().map(|o| format!("{o:?}")))
+                .filter_map(|t| t.op.clone().map(|o| format!("{o:?}").replace(&codex, "")))
+                .map(|o| {
+                    o.replace(
+                        &format!(", matching: {:?}", clada_markers::Matching::default()),
+                        "",
+                    )
+                })
                 .collect::<Vec<_>>()
         };
         let all = ops(&clada, Dialect::Clada);

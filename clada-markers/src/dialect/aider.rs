@@ -59,7 +59,7 @@ fn is_divider(line: &str) -> bool {
     marker(line, '=', "").is_some()
 }
 
-fn is_updated(line: &str) -> bool {
+pub(crate) fn is_updated(line: &str) -> bool {
     let t = text(line).trim();
     let n = t.chars().take_while(|&x| x == '>').count();
     (5..=9).contains(&n) && t[n..].starts_with(' ') && t[n..].trim() == "REPLACE"

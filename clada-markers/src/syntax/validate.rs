@@ -135,6 +135,19 @@ pub(crate) fn body_text(src: &str, section: RawSection) -> Cow<'_, str> {
     }
 }
 
+/// The error of an edit whose replacement is its search text (PROTOCOL
+/// §3): refused before anything runs, since it would change nothing and
+/// say ✓. `search` and `replace` point at the two texts.
+pub(crate) fn unchanged_edit(search: Span, replace: Span) -> Diagnostic {
+    Diagnostic::new(
+        K::UnchangedEdit,
+        search,
+        "the replacement is the search text itself: this edit changes nothing",
+    )
+    .with_label(replace, "the same text again")
+    .with_help("if the file already has the change, drop this edit; otherwise write the new text as the replacement")
+}
+
 /// Drops the final line feed of a SEARCH-START section.
 fn drop_final_line_feed(text: Cow<'_, str>) -> Cow<'_, str> {
     match text {
@@ -192,12 +205,17 @@ fn bodies<'a>(
                 );
                 return None;
             }
+            let replace = text(1);
+            if search == replace {
+                out.push(unchanged_edit(at(0), at(1)));
+                return None;
+            }
             Some(Op::Edit {
                 path: path(),
                 count: v.count,
                 matching: Matching::default(),
                 search,
-                replace: text(1),
+                replace,
             })
         }
         TaskKind::SearchStart => {
