@@ -158,8 +158,8 @@ impl Model {
 }
 
 /// Whether `op` can be written at all: a search and a range's start and
-/// end are never empty, a command is not blank, paths are relative and
-/// below the root.
+/// end are never empty, a search differs from its replacement, a command
+/// is not blank, paths are relative and below the root.
 pub fn is_writable(op: &Op<'_>) -> bool {
     let path_ok = |p: &str| {
         crate::path::normalize(p).is_ok_and(|c| !c.is_empty())
@@ -167,7 +167,12 @@ pub fn is_writable(op: &Op<'_>) -> bool {
     };
     match op {
         Op::Write { path, .. } | Op::Remove { path } => path_ok(path),
-        Op::Edit { path, search, .. } => path_ok(path) && !search.is_empty(),
+        Op::Edit {
+            path,
+            search,
+            replace,
+            ..
+        } => path_ok(path) && !search.is_empty() && search != replace,
         Op::EditRange {
             path, start, end, ..
         } => path_ok(path) && !start.is_empty() && !end.is_empty() && !start.ends_with('\r'),
