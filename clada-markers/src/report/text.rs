@@ -22,6 +22,10 @@ use crate::span::{Cursor, LineIndex};
 /// Diffs of at most this many lines are shown in the default output.
 const SHORT_DIFF: usize = 10;
 
+/// A summary line's tasks that succeeded, its tasks, and its block's
+/// status.
+type Tally = (usize, usize, BlockStatus);
+
 /// How much to say about a failure (`--error-detail`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Detail {
@@ -65,7 +69,7 @@ pub struct TextPrinter<'d, W: Write> {
     /// The summary's lines so far: the first and last of consecutive
     /// blocks with the same line (`Blocks 2-700`), the line's tasks that
     /// succeeded, its tasks and its block's status, and a block's note.
-    lines: Vec<(usize, usize, (usize, usize, BlockStatus), Option<String>)>,
+    lines: Vec<(usize, usize, Tally, Option<String>)>,
     /// The `clada allow` line of each command that needs approval, by
     /// task.
     approvals: Vec<(usize, String)>,

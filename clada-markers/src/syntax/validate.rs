@@ -42,6 +42,8 @@ pub(crate) struct Context<'a> {
     reached_end: std::cell::Cell<bool>,
     /// Whether the tokens given reach the end of the document.
     last_window: std::cell::Cell<bool>,
+    /// The near-miss blocks found so far (PROTOCOL §2.1).
+    pub(crate) near_blocks: crate::near_miss::Blocks,
 }
 
 impl<'a> Context<'a> {
@@ -53,6 +55,7 @@ impl<'a> Context<'a> {
             nesting: crate::parser::Nesting::default(),
             reached_end: std::cell::Cell::new(false),
             last_window: std::cell::Cell::new(true),
+            near_blocks: crate::near_miss::Blocks::default(),
         }
     }
 
