@@ -21,6 +21,7 @@ pub(crate) mod git;
 pub(crate) mod journal;
 pub(crate) mod listing;
 pub(crate) mod matching;
+pub(crate) mod nearby;
 pub(crate) mod outcome;
 pub(crate) mod plan;
 pub(crate) mod seek;
@@ -336,6 +337,8 @@ pub(crate) struct Engine<'e, 'r, 'h, 'd> {
     runner: Box<dyn Runner + 'e>,
     /// What the unit just run must say about its rollback.
     note: Option<Rollback>,
+    /// The tree's files, for the path most like one not found.
+    nearby: nearby::Nearby,
 }
 
 /// Tells `observer` what became of a task of `unit`.
@@ -364,6 +367,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             stop: None,
             runner,
             note: None,
+            nearby: nearby::Nearby::default(),
         };
         if engine.whole() {
             if errors {
@@ -719,7 +723,20 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                 report.status = TaskStatus::Success;
                 report.effect = Some(effect);
             }
-            Err(e) => {
+            Err(mut e) => {
+                // A path not found: the one most like it, to save a read.
+                if let TaskError::File {
+                    kind: ErrorType::FileNotFound,
+                    path,
+                    closest,
+                    ..
+                } = &mut e
+                {
+                    *closest = self
+                        .nearby
+                        .closest(self.view.root(), path)
+                        .map(String::into_boxed_str);
+                }
                 report.status = TaskStatus::Failed;
                 report.error = Some(e);
             }

@@ -1166,6 +1166,29 @@ mod tests {
     }
 
     #[test]
+    fn an_edit_carries_its_hint_and_policy_to_the_search() {
+        use crate::ast::{Matching, Policy};
+        let op = Op::Edit {
+            path: "a".into(),
+            count: one(),
+            matching: Matching {
+                policy: Policy::Codex,
+                line: NonZeroUsize::new(6),
+            },
+            search: "x\n".into(),
+            replace: "y\n".into(),
+        };
+        let hints = HintBudget::new(usize::MAX);
+        let (_, search) = Search::of(&op, true).unwrap_or_else(|| panic!("an edit"));
+        assert_eq!(search.passes, tier::passes(Policy::Codex, true));
+        let f = search.find_in("x\na\nb\nc\nd\nx\n", None, &hints).unwrap();
+        assert_eq!(f.lines, vec![6]);
+        // `--match exact` turns every pass off, codex's too.
+        let (_, exact) = Search::of(&op, false).unwrap_or_else(|| panic!("an edit"));
+        assert!(exact.passes.is_empty());
+    }
+
+    #[test]
     fn codex_passes_say_which_matched() {
         let hints = HintBudget::new(usize::MAX);
         let codex = |s: &'static str, r: &'static str| Search {
