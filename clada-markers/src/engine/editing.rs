@@ -235,6 +235,9 @@ pub(crate) struct Editing {
     index: Option<Index>,
     /// The set of expected keys the index was last built for.
     generation: Option<u64>,
+    /// The batch whose first lines (for the white-space tier) the index
+    /// was built with, if any: they are indexed once per batch, at most.
+    pivots_for: Option<u64>,
     /// The size chunks are cut to ([`CHUNK`]; tests cut smaller ones).
     chunk: usize,
     /// The longest key ([`KEY_MAX`]; tests use shorter ones).
@@ -302,6 +305,7 @@ impl Editing {
             len: total,
             index: None,
             generation: None,
+            pivots_for: None,
             chunk,
             key_max,
             min_pivot: MIN_PIVOT,
@@ -332,18 +336,41 @@ impl Editing {
         self.generation
     }
 
+    /// Builds the index anew for `keys` and the batch's first lines
+    /// `pivots` (see [`Editing::index`]); once a batch.
+    pub(crate) fn index_with_pivots<'k>(
+        &mut self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        generation: u64,
+    ) {
+        self.index(keys, generation);
+        self.pivots_for = Some(generation);
+    }
+
+    /// Whether the index was built with the first lines of batch
+    /// `generation`.
+    pub(crate) fn has_pivots_of(&self, generation: u64) -> bool {
+        self.pivots_for == Some(generation)
+    }
+
     /// Forgets which set of expected keys the index was built for (the
     /// file moved: the keys of its new path are others).
     pub(crate) fn forget_generation(&mut self) {
         self.generation = None;
+        self.pivots_for = None;
     }
 
     /// Whether the index holds the key of `search`.
     pub(crate) fn knows(&self, search: &str) -> bool {
-        let raw = self.raw_vec(search);
+        self.knows_bytes(&self.raw_vec(search))
+    }
+
+    /// Whether the index holds the key of `raw`, a text in the file's
+    /// style.
+    pub(crate) fn knows_bytes(&self, raw: &[u8]) -> bool {
         self.index
             .as_ref()
-            .is_some_and(|i| i.ids.contains_key(self.key_of(&raw)))
+            .is_some_and(|i| i.ids.contains_key(self.key_of(raw)))
     }
 
     /// Builds the index anew for `keys` (in the LF form of the
@@ -545,6 +572,7 @@ impl Editing {
         if self.crlf && breaks == usize::from(self.virtual_final) {
             self.drop_index();
             self.generation = None;
+            self.pivots_for = None;
             if self.virtual_final {
                 self.splice(&[(self.len - 2, self.len)], b"\n");
             }

@@ -108,6 +108,11 @@ struct Expected {
 struct Coming {
     edits: usize,
     keys: HashSet<Box<[u8]>>,
+    /// The first non-blank lines of the search texts and replacements,
+    /// for the white-space tier: indexed only once an edit of the batch
+    /// needs them (one that does not occur as written), so that edits
+    /// that all occur as written pay nothing for them.
+    pivots: HashSet<Box<[u8]>>,
 }
 
 /// A change of the tree's shape, carried out on disk in order.
@@ -504,7 +509,7 @@ impl<'r> View<'r> {
             // The white-space tier looks for the first non-blank lines.
             let pivots = search.pivots().filter(|p| p.len() >= MIN_PIVOT);
             coming
-                .keys
+                .pivots
                 .extend(pivots.map(|p| editing::key_of_bytes(p).into()));
         }
     }
@@ -562,7 +567,23 @@ impl<'r> View<'r> {
         {
             edits.index(coming.keys.iter().map(|k| &**k), expected.generation);
         }
-        match edits.find(search) {
+        let mut answer = edits.find(search);
+        // The tier needs the first lines: the batch's are indexed with the
+        // rest, once, when an edit first needs them.
+        if matches!(answer, Some(Answer::Unknown))
+            && edits.generation() == Some(expected.generation)
+            && !edits.has_pivots_of(expected.generation)
+            && let Some(coming) = expected.by_file.get(at)
+            && search.pivots().any(|p| {
+                let key = editing::key_of_bytes(p);
+                !edits.knows_bytes(key) && coming.pivots.contains(key)
+            })
+        {
+            let keys = coming.keys.iter().chain(&coming.pivots);
+            edits.index_with_pivots(keys.map(|k| &**k), expected.generation);
+            answer = edits.find(search);
+        }
+        match answer {
             Some(Answer::Found(planned)) => Ok(Splice::Indexed(planned)),
             Some(Answer::Miss(mut m)) if m.found > 0 || m.already_applied || self.hints.spent() => {
                 // No closest region to look for (something was found, or
@@ -1274,6 +1295,39 @@ mod tests {
             std::fs::write(path, c).unwrap();
         }
         dir
+    }
+
+    #[test]
+    fn the_index_takes_the_first_lines_in_when_an_edit_needs_the_tier() {
+        let file =
+            "class A:\n    def f(self):\n        return 1\n    def g(self):\n        return 2\n";
+        let dir = tree(&[("a.py", file)]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        let exact = Search::text("        return 2\n", "        return 3\n", Count::default());
+        let shifted = Search::text(
+            "def f(self):\n    return 1\n",
+            "def f(self):\n    return 4\n",
+            Count::default(),
+        );
+        view.expect([(at("a.py"), exact), (at("a.py"), shifted)].into_iter());
+        let by = By { unit: 1, task: 1 };
+        let s = view.find_edit(&at("a.py"), exact).unwrap();
+        assert!(matches!(s, Splice::Indexed(_)));
+        view.splice(&at("a.py"), &s, by).unwrap();
+        let s = view.find_edit(&at("a.py"), shifted).unwrap();
+        let Splice::Indexed(p) = &s else {
+            panic!("not from the index: {s:?}");
+        };
+        assert_eq!(p.how.matched, crate::outcome::Matched::Whitespace);
+        view.splice(&at("a.py"), &s, by).unwrap();
+        let Ok(Content::Text(t)) = view.contents(&at("a.py")) else {
+            panic!("no text");
+        };
+        assert_eq!(
+            t.text,
+            "class A:\n    def f(self):\n        return 4\n    def g(self):\n        return 3\n"
+        );
     }
 
     #[test]
