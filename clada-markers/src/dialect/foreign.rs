@@ -151,11 +151,18 @@ fn lines(source: &str) -> Vec<(usize, &str)> {
     out
 }
 
-/// The index of the line where the first block of `format` starts.
+/// The index of the line where the first block of `format` starts. One
+/// pass over the lines: what a block needs further down is looked up once.
 fn first(format: Format, source: &str, lines: &[(usize, &str)]) -> Option<usize> {
     let line = |i: usize| lines.get(i).map_or("", |l| l.1);
-    let later =
-        |from: usize, test: &dyn Fn(&str) -> bool| (from..lines.len()).any(|k| test(line(k)));
+    let last = |test: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| test(l.1));
+    let last_end = match format {
+        Format::Cline => last(&|l| is_cline(l, '+', "REPLACE")),
+        Format::Gptme => last(&|l| l.trim_end() == ">>>>>>> UPDATED"),
+        _ => None,
+    };
+    let later = |from: usize| last_end.is_some_and(|k| k >= from);
+    let cml_end = format == Format::Cml && source.contains("</edit>");
     (0..lines.len()).find(|&i| {
         let t = line(i);
         match format {
@@ -175,20 +182,13 @@ fn first(format: Format, source: &str, lines: &[(usize, &str)]) -> Option<usize>
                     .is_some()
             }
             Format::Codex => super::codex::is_begin(t),
-            Format::Cml => {
-                super::cml::has_elements(t) || (t.contains("<edit") && source.contains("</edit>"))
-            }
+            Format::Cml => super::cml::has_elements(t) || (cml_end && t.contains("<edit")),
             Format::UnifiedDiff => {
                 (t.starts_with("--- ") && line(i + 1).starts_with("+++ ") && is_hunk(line(i + 2)))
                     || (is_hunk(t) && matches!(line(i + 1).chars().next(), Some(' ' | '-' | '+')))
             }
-            Format::Cline => {
-                is_cline(t, '-', "SEARCH") && later(i + 1, &|l| is_cline(l, '+', "REPLACE"))
-            }
-            Format::Gptme => {
-                t.trim_end() == "<<<<<<< ORIGINAL"
-                    && later(i + 1, &|l| l.trim_end() == ">>>>>>> UPDATED")
-            }
+            Format::Cline => is_cline(t, '-', "SEARCH") && later(i + 1),
+            Format::Gptme => t.trim_end() == "<<<<<<< ORIGINAL" && later(i + 1),
         }
     })
 }

@@ -474,7 +474,7 @@ impl Editing {
         Some(match seek::seek(self, &search) {
             Ok(plan) => Answer::Found(self.planned(plan)),
             Err(Miss::Mismatch(m)) => Answer::Miss(m),
-            Err(Miss::Unknown) => Answer::Unknown,
+            Err(Miss::Unknown | Miss::Stopped) => Answer::Unknown,
         })
     }
 
@@ -1086,18 +1086,20 @@ impl Hay for Editing {
         0
     }
 
-    fn line_end(&self, start: usize) -> (usize, usize) {
+    fn line_end_within(&self, start: usize, max: usize) -> Option<(usize, usize)> {
+        let until = start.saturating_add(max).saturating_add(2).min(self.len);
         let mut at = start;
-        while at < self.len {
+        while at < until {
             let (r, chunk_start) = self.locate(at);
             let b = &self.chunks[self.order[r]].bytes;
-            if let Some(i) = memchr::memchr(b'\n', &b[at - chunk_start..]) {
+            let to = (until - chunk_start).min(b.len());
+            if let Some(i) = memchr::memchr(b'\n', &b[at - chunk_start..to]) {
                 let lf = at + i;
-                return (lf, lf + 1);
+                return Some((lf, lf + 1));
             }
-            at = chunk_start + b.len();
+            at = chunk_start + to;
         }
-        (self.len, self.len)
+        (until >= self.len).then_some((self.len, self.len))
     }
 
     fn lines_of(&self, positions: &mut dyn Iterator<Item = usize>) -> Vec<usize> {

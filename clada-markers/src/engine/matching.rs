@@ -249,6 +249,10 @@ pub struct Mismatch {
     pub applied_lines: Vec<usize>,
     /// The first occurrences found, with a line either side.
     pub excerpts: Vec<Excerpt>,
+    /// The passes beyond exact text stopped looking: the file has too
+    /// many lines like the search's for the work one edit may take.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub passes_stopped: bool,
 }
 
 pub(crate) use crate::outcome::Closest;
@@ -383,7 +387,9 @@ impl Search<'_> {
                 Err(m)
             }
             // The whole text answers everything.
-            Err(Miss::Unknown) => Err(Box::new(Mismatch::of(&view, &[], self.count))),
+            Err(Miss::Unknown | Miss::Stopped) => {
+                Err(Box::new(Mismatch::of(&view, &[], self.count)))
+            }
         }
     }
 }
@@ -452,12 +458,14 @@ impl Hay for View<'_> {
         memchr::memrchr(b'\n', &b[..pos.min(b.len())]).map_or(0, |i| i + 1)
     }
 
-    fn line_end(&self, start: usize) -> (usize, usize) {
+    fn line_end_within(&self, start: usize, max: usize) -> Option<(usize, usize)> {
         let b = self.norm.as_bytes();
         let start = start.min(b.len());
-        match memchr::memchr(b'\n', &b[start..]) {
-            Some(i) => (start + i, start + i + 1),
-            None => (b.len(), b.len()),
+        let until = start.saturating_add(max).saturating_add(2).min(b.len());
+        match memchr::memchr(b'\n', &b[start..until]) {
+            Some(i) => Some((start + i, start + i + 1)),
+            None if until == b.len() => Some((b.len(), b.len())),
+            None => None,
         }
     }
 
@@ -522,6 +530,7 @@ impl Mismatch {
             indentation: None,
             applied_lines: Vec::new(),
             excerpts: seek::excerpts(hay, ranges),
+            passes_stopped: false,
         }
     }
 }

@@ -43,6 +43,14 @@ const EXCERPT_WIDTH: usize = 240;
 /// A pivot line shorter than this is not worth an index key: the plain
 /// search serves it.
 pub(crate) const MIN_PIVOT: usize = 4;
+/// A file line is compared with a search line only when it is at most
+/// this much longer: beyond that it is not the same line with white space
+/// around it.
+const LINE_SLACK: usize = 512;
+/// What the passes may compare for one edit, in bytes of search lines
+/// (each counted [`LINE_SLACK`] more): past it they stop, and the error
+/// says so. It bounds an edit's passes whatever the file and the search.
+const PASS_WORK: usize = 16 << 20;
 
 /// How far edits look for their text (`--match`, PROTOCOL §3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -176,8 +184,15 @@ pub(crate) trait Hay {
     /// Where the line that holds `pos` starts.
     fn line_start(&self, pos: usize) -> usize;
     /// Where the text of the line starting at `start` ends (its line
-    /// break, CR included), and where the next line starts.
-    fn line_end(&self, start: usize) -> (usize, usize);
+    /// feed, a CR before it included), and where the next line starts;
+    /// `None` when the line feed is more than `max` + 1 bytes on.
+    fn line_end_within(&self, start: usize, max: usize) -> Option<(usize, usize)>;
+
+    /// [`Hay::line_end_within`] for a line of any length.
+    fn line_end(&self, start: usize) -> (usize, usize) {
+        self.line_end_within(start, usize::MAX)
+            .unwrap_or((self.len(), self.len()))
+    }
     /// The 1-based line of each position (sorted).
     fn lines_of(&self, positions: &mut dyn Iterator<Item = usize>) -> Vec<usize>;
     /// Where the lines start whose text, white space at both ends trimmed,
@@ -234,6 +249,30 @@ pub(crate) enum Miss {
     Mismatch(Box<Mismatch>),
     /// The hay cannot say (an index that does not hold a text).
     Unknown,
+    /// The passes did what [`PASS_WORK`] allows (never out of a search).
+    Stopped,
+}
+
+/// What the passes of one edit may still compare ([`PASS_WORK`]).
+#[derive(Debug)]
+struct Work(std::cell::Cell<usize>);
+
+impl Work {
+    fn new() -> Work {
+        Work(std::cell::Cell::new(PASS_WORK))
+    }
+
+    /// Counts comparing a search line of `len` bytes; `Stopped` when the
+    /// work is spent.
+    fn take(&self, len: usize) -> Result<(), Miss> {
+        let cost = len + LINE_SLACK;
+        let left = self.0.get();
+        if left < cost {
+            return Err(Miss::Stopped);
+        }
+        self.0.set(left - cost);
+        Ok(())
+    }
 }
 
 impl From<Box<Mismatch>> for Miss {
@@ -244,9 +283,19 @@ impl From<Box<Mismatch>> for Miss {
 
 /// Finds where `search` replaces in `hay`.
 pub(crate) fn seek(hay: &dyn Hay, search: &Search<'_>) -> Result<Plan, Miss> {
-    match search.target {
-        Target::Text(text) => seek_text(hay, text, search),
-        Target::Range(start, end) => seek_range(hay, start, end, search),
+    let work = Work::new();
+    let found = match search.target {
+        Target::Text(text) => seek_text(hay, text, search, &work),
+        Target::Range(start, end) => seek_range(hay, start, end, search, &work),
+    };
+    match found {
+        // The passes gave up: nothing is applied, and the error says so.
+        Err(Miss::Stopped) => {
+            let mut m = Mismatch::of(hay, &[], search.count);
+            m.passes_stopped = true;
+            Err(Box::new(m).into())
+        }
+        other => other,
     }
 }
 
@@ -269,7 +318,7 @@ enum Shifted {
     Not(NotDetermined),
 }
 
-fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>) -> Result<Plan, Miss> {
+fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>, work: &Work) -> Result<Plan, Miss> {
     let needle = hay.raw(text);
     let starts = hay.starts(&needle).ok_or(Miss::Unknown)?;
     let apart = apart(&starts, needle.len());
@@ -316,7 +365,7 @@ fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>) -> Result<Plan, Mis
         let Some(lines) = Lines::new(text) else {
             break;
         };
-        let found = by_lines(hay, &lines, pass, 0)?;
+        let found = by_lines(hay, &lines, pass, 0, work)?;
         if found.is_empty() {
             continue;
         }
@@ -329,7 +378,7 @@ fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>) -> Result<Plan, Mis
             false,
         );
     }
-    Err(nothing_found(hay, search)?.into())
+    Err(nothing_found(hay, search, work)?.into())
 }
 
 /// The occurrences of `lines` under `pass` that start at or after `from`,
@@ -340,8 +389,9 @@ fn by_lines(
     lines: &Lines<'_>,
     pass: Pass,
     from: usize,
+    work: &Work,
 ) -> Result<Vec<Occurrence>, Miss> {
-    let pivots = candidates(hay, lines, pass)?;
+    let pivots = candidates(hay, lines, pass, work)?;
     let mut out = Vec::new();
     let mut free = from;
     for p in pivots {
@@ -354,12 +404,13 @@ fn by_lines(
                 ok = false;
                 break;
             }
+            work.take(0)?;
             start = hay.line_start(start - 1);
         }
         if !ok || start < free {
             continue;
         }
-        if let Some(found) = verify(hay, lines, pass, start) {
+        if let Some(found) = verify(hay, lines, pass, start, work)? {
             free = found.range.1.max(found.range.0 + 1);
             out.push(found);
         }
@@ -368,7 +419,12 @@ fn by_lines(
 }
 
 /// The lines where the pivot line of `lines` may be, sorted.
-fn candidates(hay: &dyn Hay, lines: &Lines<'_>, pass: Pass) -> Result<Vec<usize>, Miss> {
+fn candidates(
+    hay: &dyn Hay,
+    lines: &Lines<'_>,
+    pass: Pass,
+    work: &Work,
+) -> Result<Vec<usize>, Miss> {
     if pass != Pass::Unicode {
         let (body, whole) = lines.pivot_body();
         return hay.lines_holding(body, whole).ok_or(Miss::Unknown);
@@ -381,7 +437,11 @@ fn candidates(hay: &dyn Hay, lines: &Lines<'_>, pass: Pass) -> Result<Vec<usize>
     let mut out = Vec::new();
     let mut at = 0;
     while at < hay.len() {
-        let (end, next) = hay.line_end(at);
+        work.take(s.text.len())?;
+        let Some((end, next)) = hay.line_end_within(at, s.text.len() + LINE_SLACK) else {
+            at = hay.line_end(at).1;
+            continue;
+        };
         let line = hay.bytes(at, end);
         if matches!(
             tier::compare(&line, &s, pass),
@@ -397,20 +457,33 @@ fn candidates(hay: &dyn Hay, lines: &Lines<'_>, pass: Pass) -> Result<Vec<usize>
 /// The occurrence of `lines` whose first line starts at `start`, if its
 /// lines are alike under `pass`: shifted by one delta, or not
 /// determined.
-fn verify(hay: &dyn Hay, lines: &Lines<'_>, pass: Pass, start: usize) -> Option<Occurrence> {
+fn verify(
+    hay: &dyn Hay,
+    lines: &Lines<'_>,
+    pass: Pass,
+    start: usize,
+    work: &Work,
+) -> Result<Option<Occurrence>, Miss> {
     let mut at = start;
     let mut delta: Option<(usize, Delta)> = None;
     let mut problem: Option<NotDetermined> = None;
     let mut end = start;
     for (i, s) in lines.lines.iter().enumerate() {
         if at >= hay.len() {
-            return None;
+            return Ok(None);
         }
-        let (line_end, next) = hay.line_end(at);
+        work.take(s.text.len())?;
+        // A line much longer than the search's is not it.
+        let Some((line_end, next)) = hay.line_end_within(at, s.text.len() + LINE_SLACK) else {
+            return Ok(None);
+        };
         let file = hay.bytes(at, line_end);
         let file = file.strip_suffix(b"\r").unwrap_or(&file);
+        if file.len() > s.text.len() + LINE_SLACK {
+            return Ok(None);
+        }
         match tier::compare(file, s, pass) {
-            Cmp::Differ => return None,
+            Cmp::Differ => return Ok(None),
             Cmp::Blank => {}
             Cmp::Characters => {
                 problem.get_or_insert(NotDetermined {
@@ -447,10 +520,10 @@ fn verify(hay: &dyn Hay, lines: &Lines<'_>, pass: Pass, start: usize) -> Option<
     };
     // A pass that found the lines as written but for white space at
     // their ends has no shift to apply: it is still not the exact text.
-    Some(Occurrence {
+    Ok(Some(Occurrence {
         range: (start, end),
         shift: shift.or(Some(Shifted::Lines(Delta::Zero))),
-    })
+    }))
 }
 
 /// Chooses among `found` (counted without overlap) what `search` replaces,
@@ -690,7 +763,7 @@ fn standing(hay: &dyn Hay, ranges: &[(usize, usize)], written: &[u8]) -> Vec<usi
 /// The error of a search that found nothing: whether the replacement is
 /// there already, as often as `count` asks (as written, or as the passes
 /// would find it).
-fn nothing_found(hay: &dyn Hay, search: &Search<'_>) -> Result<Box<Mismatch>, Miss> {
+fn nothing_found(hay: &dyn Hay, search: &Search<'_>, work: &Work) -> Result<Box<Mismatch>, Miss> {
     let mut m = Mismatch::of(hay, &[], search.count);
     if let Target::Range(start, end) = search.target {
         let lines = |t: &str| -> Result<Vec<usize>, Miss> {
@@ -717,7 +790,11 @@ fn nothing_found(hay: &dyn Hay, search: &Search<'_>) -> Result<Box<Mismatch>, Mi
             let Some(lines) = Lines::new(replace) else {
                 break;
             };
-            let found = by_lines(hay, &lines, pass, 0)?;
+            let found = match by_lines(hay, &lines, pass, 0, work) {
+                // A hint only: where the passes gave up, nothing is said.
+                Err(Miss::Stopped) => break,
+                other => other?,
+            };
             let alike = found
                 .iter()
                 .filter(|o| !matches!(o.shift, Some(Shifted::Not(_))))
@@ -733,7 +810,13 @@ fn nothing_found(hay: &dyn Hay, search: &Search<'_>) -> Result<Box<Mismatch>, Mi
     Ok(Box::new(m))
 }
 
-fn seek_range(hay: &dyn Hay, start: &str, end: &str, search: &Search<'_>) -> Result<Plan, Miss> {
+fn seek_range(
+    hay: &dyn Hay,
+    start: &str,
+    end: &str,
+    search: &Search<'_>,
+    work: &Work,
+) -> Result<Plan, Miss> {
     let (s_raw, e_raw) = (hay.raw(start), hay.raw(end));
     let (ranges, dangling) = hay.range_starts(&s_raw, &e_raw).ok_or(Miss::Unknown)?;
     let first = start.split('\n').next().unwrap_or_default();
@@ -802,7 +885,7 @@ fn seek_range(hay: &dyn Hay, start: &str, end: &str, search: &Search<'_>) -> Res
         let (Some(s_lines), Some(e_lines)) = (Lines::new(start), Lines::new(end)) else {
             break;
         };
-        let found = ranges_by_lines(hay, &s_lines, &e_lines, pass)?;
+        let found = ranges_by_lines(hay, &s_lines, &e_lines, pass, work)?;
         if found.is_empty() {
             continue;
         }
@@ -815,7 +898,7 @@ fn seek_range(hay: &dyn Hay, start: &str, end: &str, search: &Search<'_>) -> Res
             false,
         );
     }
-    let mut m = nothing_found(hay, search)?;
+    let mut m = nothing_found(hay, search, work)?;
     m.dangling_starts = hay.lines_of(&mut dangling.into_iter());
     Err(m.into())
 }
@@ -827,9 +910,10 @@ fn ranges_by_lines(
     start: &Lines<'_>,
     end: &Lines<'_>,
     pass: Pass,
+    work: &Work,
 ) -> Result<Vec<Occurrence>, Miss> {
-    let starts = by_lines(hay, start, pass, 0)?;
-    let ends = by_lines_all(hay, end, pass)?;
+    let starts = by_lines(hay, start, pass, 0, work)?;
+    let ends = by_lines_all(hay, end, pass, work)?;
     let mut out: Vec<Occurrence> = Vec::new();
     let mut free = 0;
     for s in starts {
@@ -867,8 +951,13 @@ fn ranges_by_lines(
 }
 
 /// Every occurrence of `lines` under `pass`, overlapping ones included.
-fn by_lines_all(hay: &dyn Hay, lines: &Lines<'_>, pass: Pass) -> Result<Vec<Occurrence>, Miss> {
-    let pivots = candidates(hay, lines, pass)?;
+fn by_lines_all(
+    hay: &dyn Hay,
+    lines: &Lines<'_>,
+    pass: Pass,
+    work: &Work,
+) -> Result<Vec<Occurrence>, Miss> {
+    let pivots = candidates(hay, lines, pass, work)?;
     let mut out = Vec::new();
     for p in pivots {
         let mut start = p;
@@ -878,9 +967,10 @@ fn by_lines_all(hay: &dyn Hay, lines: &Lines<'_>, pass: Pass) -> Result<Vec<Occu
                 ok = false;
                 break;
             }
+            work.take(0)?;
             start = hay.line_start(start - 1);
         }
-        if ok && let Some(found) = verify(hay, lines, pass, start) {
+        if ok && let Some(found) = verify(hay, lines, pass, start, work)? {
             out.push(found);
         }
     }
@@ -1268,6 +1358,17 @@ mod tests {
                 proptest::prop_assert_eq!(tier::unshift(found.replacement(), &delta), replace);
             }
         }
+    }
+
+    #[test]
+    fn the_passes_stop_when_too_many_lines_are_alike() {
+        // Every line of the file is a candidate, and each would be read a
+        // thousand lines on: the passes give up, and apply nothing.
+        let file = "a\n".repeat(200_000);
+        let search = format!("{}  b\n", "  a\n".repeat(999));
+        let m = edit(&file, &search, "c\n", one()).unwrap_err();
+        assert!(m.passes_stopped, "{:?}", (m.found, m.matched));
+        assert_eq!(m.found, 0);
     }
 
     #[test]

@@ -450,6 +450,7 @@ impl ErrorReport {
                     indentation,
                     applied_lines,
                     excerpts,
+                    passes_stopped: _,
                 } = *mismatch;
                 r.matched = matched;
                 r.indentation = indentation;
@@ -571,6 +572,9 @@ fn mismatch_hint(m: &Mismatch) -> String {
     }
     if m.closest_skipped {
         parts.push("the closest text was not looked for (earlier failed edits in this run took the time for it)".to_owned());
+    }
+    if m.passes_stopped {
+        parts.push("the white-space tier stopped looking: too many lines of the file are like the search text's".to_owned());
     }
     if parts.is_empty() || m.closest_skipped {
         parts.push("the search text does not occur in the file; read the file again and copy the text exactly".to_owned());

@@ -246,10 +246,8 @@ pub(crate) fn block(
     let (last_start, last_text, _, _) = lines[lines.len() - 1];
     let end = last_start + last_text.len();
     let span = Span::new(start, end);
-    let line_of = |offset: usize| src[..offset].matches('\n').count() + 1;
-    let first_line = line_of(start);
     let mut diagnostics = Vec::new();
-    for (at, text, _, role) in &lines {
+    for (i, (at, text, _, role)) in lines.iter().enumerate() {
         let Some(m) = read(text) else { continue };
         let expected = match role {
             Role::Opener => Some(keyword),
@@ -274,13 +272,14 @@ pub(crate) fn block(
         let d = Diagnostic::new(DiagnosticKind::MalformedMarker, line_span, message);
         diagnostics.push(if *role == Role::Opener {
             d.with_fix(span, fixed.clone()).with_help(format!(
-                "the fix rewrites the block (lines {first_line}-{}) with its marker lines at column 0, {f} characters long, keywords in upper case{}",
-                line_of(end),
+                "the fix rewrites the block, this line and the {} after it, with its marker lines at column 0, {f} characters long, keywords in upper case{}",
+                lines.len() - 1,
                 if dedent { ", and its lines dedented" } else { "" }
             ))
         } else {
             d.with_help(format!(
-                "part of the block opened at line {first_line}: that line's fix rewrites it"
+                "part of the block opened {i} line{} above: that line's fix rewrites the block",
+                if i == 1 { "" } else { "s" }
             ))
         });
     }

@@ -35,9 +35,9 @@ enum Defect {
 }
 
 /// The near-miss blocks found so far in a document: where each opener
-/// starts and its block ends. A line inside one was reported with its
-/// block, from whichever run of text holds the opener.
-pub(crate) type Blocks = RefCell<Vec<(usize, usize)>>;
+/// starts, and where its block ends. A line inside one was reported with
+/// its block, from whichever run of text holds the opener.
+pub(crate) type Blocks = RefCell<std::collections::BTreeMap<usize, usize>>;
 
 /// Reports every near miss among the lines of `span`, a run of text outside
 /// any task. `fence` is the open TASKS block's fence length, if any: the
@@ -80,10 +80,7 @@ pub(crate) fn scan(
             && let Some(b) = near_block::block(src, start, &m, k, fence, &describe)
         {
             b.diagnostics.into_iter().for_each(&mut *emit);
-            let mut noted = blocks.borrow_mut();
-            if !noted.contains(&(start, b.end)) {
-                noted.push((start, b.end));
-            }
+            blocks.borrow_mut().insert(start, b.end);
             past = b.end;
             continue;
         }
@@ -93,9 +90,14 @@ pub(crate) fn scan(
     }
 }
 
-/// Whether `at` lies past the opener of a noted block and within it.
+/// Whether `at` lies past the opener of a noted block and within it
+/// (blocks do not overlap: the nearest opener before `at` says).
 fn inside(blocks: &Blocks, at: usize) -> bool {
-    blocks.borrow().iter().any(|&(s, e)| s < at && at <= e)
+    blocks
+        .borrow()
+        .range(..at)
+        .next_back()
+        .is_some_and(|(_, &e)| at <= e)
 }
 
 /// What is wrong with a marker-like line, if anything.
