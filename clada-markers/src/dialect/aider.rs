@@ -19,8 +19,10 @@
 //! fence lines); a block without one takes the previous block's file; a
 //! REPLACE section may end at a second `=======`. An empty SEARCH means
 //! "create the file, or append to it" (a WRITE with `append="true"`).
-//! Everything else is prose. Matching stays exact: one occurrence, as
-//! clada's SEARCH; the file name is checked like a `path` attribute.
+//! Everything else is prose (but lines almost aider's markers, which
+//! `super::foreign` reports). Matching is clada's SEARCH: one occurrence,
+//! as written or at one uniform indentation shift; the file name is
+//! checked like a `path` attribute.
 
 use std::borrow::Cow;
 

@@ -16,13 +16,14 @@
 //!
 //! A patch is one TASKS block: codex applies a patch as a unit. `Add File`
 //! is a WRITE, `Delete File` a REMOVE, each hunk of `Update File` a SEARCH
-//! of its context and removed lines (exact, one occurrence) replaced by its
-//! context and added lines, then `Move to` a MOVE. Marker lines may be
-//! padded with white space, as codex's parser allows; a hunk that only adds
-//! lines after an `@@ anchor` line replaces the anchor line by itself and
-//! the added lines; with no anchor it appends to the file. Content matching
-//! stays exact: an `@@` anchor is not searched for, and `*** End of File`
-//! does not pin a hunk to the end (both only guide codex's loose search).
+//! of its context and removed lines (one occurrence, found with codex's
+//! passes: the edit carries [`Policy::Codex`]) replaced by its context and
+//! added lines, then `Move to` a MOVE. Marker lines may be padded with
+//! white space, as codex's parser allows; a hunk that only adds lines after
+//! an `@@ anchor` line replaces the anchor line by itself and the added
+//! lines; with no anchor it appends to the file. An `@@` anchor is not
+//! searched for, and `*** End of File` does not pin a hunk to the end (both
+//! only guide codex's own search).
 
 use std::borrow::Cow;
 

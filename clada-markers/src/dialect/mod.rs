@@ -5,7 +5,11 @@
 //! Each front end lowers its blocks to units and tasks with spans into the
 //! original text, so positions, excerpts and diagnostics work unchanged;
 //! bodies are borrowed where they are one slice of the input and owned
-//! where they are not. Matching stays exact in every dialect.
+//! where they are not. Matching is the same in every dialect (PROTOCOL
+//! §3); a front end may give an edit a matching policy and a line hint
+//! beside its `count` ([`crate::Matching`]). A document that holds no task
+//! but edits in a format its dialect does not read is an error, never an
+//! empty success (`foreign`).
 
 use serde::Serialize;
 
