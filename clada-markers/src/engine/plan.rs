@@ -113,6 +113,15 @@ pub(crate) fn plan(
             let (contents, effect) = if *append && kind == Some(Kind::File) {
                 let existing = files.contents(&loc)?;
                 let existing = existing.as_bytes();
+                // Sent again, an append would add its text a second time.
+                if !content.trim().is_empty() && existing.ends_with(content.as_bytes()) {
+                    return Err(TaskError::new(
+                        ErrorType::AlreadyApplied,
+                        format!(
+                            "{display} already ends with the text to append: the append was applied before"
+                        ),
+                    ));
+                }
                 let mut old = Vec::with_capacity(existing.len() + content.len() + 1);
                 old.extend_from_slice(existing);
                 if !old.is_empty() && !old.ends_with(b"\n") {

@@ -480,6 +480,9 @@ fn default_hint(kind: ErrorType) -> Option<String> {
             "clada never reads or writes through a symbolic link; name the real path"
         }
         ErrorType::InvalidUtf8 => "clada edits UTF-8 text only",
+        ErrorType::AlreadyApplied => {
+            "nothing to do: the file already has this change; do not send this task again"
+        }
         _ => return None,
     };
     Some(h.to_owned())
