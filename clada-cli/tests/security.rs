@@ -23,6 +23,8 @@ struct Case {
     home_is_root: bool,
     absent: Vec<String>,
     present: Vec<String>,
+    /// Text the output (stdout and stderr) must not hold.
+    output_lacks: Vec<String>,
 }
 
 /// The places a case's text may name: `{ROOT}`, `{OUTSIDE}` (the canary
@@ -71,6 +73,7 @@ impl Case {
                 "home-is-root" => c.home_is_root = true,
                 "absent" => c.absent.push(rest.to_owned()),
                 "present" => c.present.push(rest.to_owned()),
+                "output-lacks" => c.output_lacks.push(rest.to_owned()),
                 _ => return Err(bad()),
             }
         }
@@ -245,6 +248,12 @@ fn run_case(dir: &Path) -> Result<(), String> {
     for p in &case.present {
         if places.root.join(p).symlink_metadata().is_err() {
             problems.push(format!("{p} is missing"));
+        }
+    }
+    for t in &case.output_lacks {
+        let t = places.fill(t);
+        if stdout.contains(&t) || stderr.contains(&t) {
+            problems.push(format!("the output holds `{t}`"));
         }
     }
     if problems.is_empty() {

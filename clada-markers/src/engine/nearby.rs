@@ -20,6 +20,8 @@ const MAX_DIRS: usize = 1024;
 const MAX_DEPTH: usize = 10;
 /// A run says the closest path for at most this many missing paths.
 pub(crate) const MAX_LOOKUPS: usize = 64;
+/// Paths longer than this are not compared.
+const MAX_PATH: usize = 512;
 
 /// The files of the tree, found the first time a path is missing.
 #[derive(Debug, Default)]
@@ -73,27 +75,39 @@ fn walk(root: &Root) -> Vec<String> {
 }
 
 /// The path of `files` most like `missing`: one with the same file name
-/// (the nearest in its directories), else one within a few edits.
+/// (the one sharing most directories with it, then the shortest), else one
+/// whose name is a few edits away (case aside), the nearest path first.
+/// The work is bounded: names are compared before paths, and a path
+/// longer than [`MAX_PATH`] is not looked for.
 fn closest(files: &[String], missing: &str) -> Option<String> {
+    if missing.len() > MAX_PATH {
+        return None;
+    }
     let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
     let wanted = name(missing);
+    let shared = |f: &str| {
+        f.split('/')
+            .zip(missing.split('/'))
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
     let same_name = files
         .iter()
         .filter(|f| name(f) == wanted && f.as_str() != missing)
-        .min_by_key(|f| (strsim::levenshtein(f, missing), f.len()));
+        .min_by_key(|f| (std::cmp::Reverse(shared(f)), f.len()));
     if let Some(f) = same_name {
         return Some(f.clone());
     }
-    // A few edits away (case aside): at most a third of the path, and at
-    // most 4.
-    let limit = (missing.chars().count() / 3).clamp(1, 4);
-    let lower = missing.to_lowercase();
+    // A few edits away: at most a third of the name, and at most 4.
+    let limit = (wanted.chars().count() / 3).clamp(1, 4);
+    let lower = wanted.to_lowercase();
+    let path = missing.to_lowercase();
     files
         .iter()
-        .map(|f| (strsim::levenshtein(&f.to_lowercase(), &lower), f))
-        .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, f)| (d, f.len()))
-        .map(|(_, f)| f.clone())
+        .filter(|f| f.len() <= MAX_PATH)
+        .filter(|f| strsim::levenshtein(&name(f).to_lowercase(), &lower) <= limit)
+        .min_by_key(|f| (strsim::levenshtein(&f.to_lowercase(), &path), f.len()))
+        .cloned()
 }
 
 #[cfg(test)]

@@ -710,7 +710,7 @@ fn indentation_mismatch(
 fn line_indent(hay: &dyn Hay, pos: usize) -> Vec<u8> {
     let start = hay.line_start(pos);
     let (end, _) = hay.line_end(start);
-    tier::indent(&hay.bytes(start, end)).to_vec()
+    tier::indent(&hay.bytes(start, end.min(start + 4096))).to_vec()
 }
 
 /// Which of `ranges` already have `written` standing around them: the
@@ -1016,7 +1016,8 @@ pub(crate) fn excerpts(hay: &dyn Hay, ranges: &[(usize, usize)]) -> Vec<Excerpt>
             let mut past = 0;
             while at < hay.len() && text.len() < EXCERPT_LINES + 2 {
                 let (end, next) = hay.line_end(at);
-                let bytes = hay.bytes(at, end);
+                // What is shown of a line, at most: no copy of a huge one.
+                let bytes = hay.bytes(at, end.min(at + 4 * EXCERPT_WIDTH));
                 let bytes = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
                 let mut t = String::from_utf8_lossy(bytes).into_owned();
                 if t.chars().count() > EXCERPT_WIDTH {
