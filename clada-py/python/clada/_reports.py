@@ -18,20 +18,26 @@ __all__ = [
     "CheckReport",
     "CheckSummary",
     "CheckTask",
+    "Chosen",
     "Closest",
     "Count",
     "DiagnosticReport",
     "Dialect",
     "ErrorReport",
     "ErrorType",
+    "Excerpt",
     "FileChange",
     "FixReport",
     "GitReport",
+    "IndentProblem",
+    "Indentation",
     "LabelReport",
+    "Matched",
     "OpName",
     "Position",
     "Resend",
     "Severity",
+    "Shift",
     "TaskReport",
     "TaskStatus",
 ]
@@ -57,6 +63,15 @@ class Position(TypedDict):
     column: int
     line: int
     offset: int
+
+
+class Chosen(TypedDict):
+    """When an edit with a line hint found several equal candidates: how many,
+    and which line the one taken starts on (the nearest to the hint).
+    """
+    candidates: int
+    hint: int
+    """The line the edit was written for."""
 
 
 Category: TypeAlias = Literal["validation", "runtime", "system"]
@@ -91,6 +106,7 @@ ErrorType: TypeAlias = Literal[
     "command_not_allowed",
     "match_count_mismatch",
     "already_applied",
+    "indentation_mismatch",
     "file_not_found",
     "permission_denied",
     "exec_failed",
@@ -103,19 +119,74 @@ ErrorType: TypeAlias = Literal[
 """What kind of failure an error is; fixed by the protocol."""
 
 
+class Excerpt(TypedDict):
+    """An occurrence of a search text, with a line either side (PROTOCOL §9)."""
+    line: int
+    """The line the occurrence starts on."""
+    start_line: int
+    """The 1-based line of the first line shown."""
+    text: list[str]
+    """The lines shown, without their line breaks."""
+
+
+IndentProblem: TypeAlias = Literal["replacement", "uneven", "characters", "shallow", "occurrences"]
+"""What keeps a shifted match from being applied."""
+
+
+class Indentation(TypedDict):
+    """Why a match that needs re-indenting was not applied (PROTOCOL §3): the
+    three indentations, and what keeps the result from being determined.
+    """
+    file: str
+    """How the file indents that line."""
+    line: int
+    """The 1-based line of the file the indentations are of."""
+    problem: IndentProblem
+    replacement: str
+    """How the replacement indents its first non-blank line."""
+    search: str
+    """How the search text indents it."""
+
+
+Matched: TypeAlias = Literal["exact", "whitespace", "trailing", "trimmed", "unicode"]
+"""How an edit found the text it replaced (PROTOCOL §3): exactly, or by a
+pass that looks beyond exact text once no exact occurrence exists.
+"""
+
+
 class ErrorReport(TypedDict):
     """An error for programs: its type, category and retryability from the
     protocol's table, and the facts that come with it.
     """
+    applied_lines: NotRequired[list[int]]
+    """Where the replacement already stands (the edit was applied there
+    before).
+    """
+    approve: NotRequired[str | None]
+    """For a command nobody approved: the `clada allow` line that approves
+    exactly it, for the user to run.
+    """
     category: Category
     closest: NotRequired[Closest | None]
+    closest_path: NotRequired[str | None]
+    """For `file_not_found`: the existing path most like the one named."""
     dangling_starts: NotRequired[list[int]]
     end_lines: NotRequired[list[int]]
+    excerpts: NotRequired[list[Excerpt]]
+    """The occurrences found (the first five), each with a line either
+    side.
+    """
     expected: NotRequired[Count | None]
     found: NotRequired[int | None]
     hint: NotRequired[str | None]
     """What to do about it, in one line."""
+    indentation: NotRequired[Indentation | None]
+    """Why a match at another indentation was not applied: the three
+    indentations (`indentation_mismatch`).
+    """
     lines: NotRequired[list[int] | None]
+    matched: NotRequired[Matched | None]
+    """The occurrences were found by a pass beyond exact text."""
     message: str
     os_error: NotRequired[str | None]
     ranges: NotRequired[list[list[int]] | None]
@@ -130,16 +201,33 @@ OpName: TypeAlias = Literal["write", "edit", "edit_range", "run", "move", "remov
 """The operation names used in reports."""
 
 
+class Shift(TypedDict):
+    """How far the replacement was re-indented to stand where the search text
+    was found (PROTOCOL §3): the file indents those lines by `indent` more
+    (or less) than the edit wrote them.
+    """
+    by: int
+    """Characters of indentation added to each non-blank line of the
+    replacement; negative when taken away.
+    """
+    indent: str
+    """The characters added (or taken away), the file's own."""
+
+
 TaskStatus: TypeAlias = Literal["success", "failed", "skipped"]
 
 
 class TaskReport(TypedDict):
+    chosen: NotRequired[Chosen | None]
+    """For edits with a line hint: which of several candidates was taken."""
     duration_ms: NotRequired[int | None]
     end: NotRequired[Position | None]
     error: NotRequired[ErrorReport | None]
     exit_code: NotRequired[int | None]
     lines: NotRequired[list[int] | None]
     """For edits: the 1-based line of each replaced occurrence."""
+    matched: NotRequired[Matched | None]
+    """For edits: how the search text was found (PROTOCOL §3)."""
     message: str
     number: int
     op: OpName
@@ -150,6 +238,8 @@ class TaskReport(TypedDict):
     """Done, then undone because its unit (or, with `--atomic=document`,
     the document) failed: it left no trace.
     """
+    shift: NotRequired[Shift | None]
+    """For edits: how far the replacement was re-indented, if it was."""
     start: NotRequired[Position | None]
     """The opener line's start and the closer line's end (PROTOCOL §9.2)."""
     status: TaskStatus
@@ -230,14 +320,20 @@ class GitReport(TypedDict):
 
 class Resend(TypedDict):
     """The tasks of a run by what an agent should do with them next, as task
-    numbers (PROTOCOL §9.1).
+    numbers (PROTOCOL §9.1). Every task is in exactly one list.
+    """
+    already_applied: list[int]
+    """Edits whose change the file already has (`already_applied`): drop
+    them.
     """
     applied: list[int]
-    """In effect: never send these again (an edit sent twice applies
-    twice when its replacement holds its search text).
-    """
+    """In effect: never send these again."""
     failed: list[int]
     """Failed, or in a malformed unit: fix them, then send them again."""
+    needs_approval: list[int]
+    """Commands nobody approved: the user must approve them (the error's
+    `approve` line), then they can be sent again as written.
+    """
     skipped: list[int]
     """Not carried out, or undone (`--atomic`): send them again as written."""
 
