@@ -8,7 +8,8 @@
 //! error type (PROTOCOL §8). The interpreter's lock is released while a
 //! document is read, checked, applied or converted. Nothing prompts: a
 //! command runs when it is built in, approved with `clada allow`, or
-//! named in `allow=` (this call only, never written anywhere).
+//! named in `allow=` (this call only, at the root, never written
+//! anywhere).
 //!
 //! The work is in `calls` (no Python) and `settings` (the arguments
 //! as clada's settings); this file only converts between the two worlds.
@@ -145,7 +146,10 @@ fn check<'py>(
 ///   `clada <clada@localhost>`), or the author, e.g. "Ada <ada@example.com>".
 /// - `allow`: command lines approved for this call only (exact text of a
 ///   RUN's body), besides built-in commands and those of `clada allow`;
-///   never written anywhere. Nothing else runs, and nobody is asked.
+///   never written anywhere. They hold at the root, as `clada allow`
+///   without `--dir` approves: a RUN whose `dir` is below the root runs
+///   only what `clada allow --dir DIR` approved there. Nothing else runs,
+///   and nobody is asked.
 /// - `timeout`: seconds; no command runs longer, and tasks not started
 ///   by then are skipped. None: 30 s per command, no limit on the run.
 #[pyfunction]

@@ -136,8 +136,8 @@ pub(crate) fn git(author: Option<&str>, on: bool) -> Result<Option<Author>, BadA
     }
 }
 
-/// `allow=`: the command lines approved for this call, trimmed (as `clada
-/// allow` keeps them).
+/// `allow=`: the command lines approved for this call, at the root,
+/// trimmed (as `clada allow` without `--dir` keeps them).
 pub(crate) fn allow(commands: Vec<String>) -> Result<Vec<String>, BadArgument> {
     commands
         .into_iter()

@@ -117,6 +117,20 @@ def test_commands_approved_for_one_call_run_in_that_call_only(project: Path, own
     assert not list(own_clada_dirs.rglob("approvals.json"))
 
 
+def test_commands_approved_for_one_call_hold_at_the_root_only(project: Path) -> None:
+    # As `clada allow` without `--dir`: the same line in a RUN whose `dir`
+    # is below the root is refused, with the command that approves it there.
+    (project / "sub").mkdir()
+    line = "pwd | sed s,.*/,,"
+    doc = f'<<<<<<< RUN dir="sub"\n{line}\n>>>>>>> END\n<<<<<<< RUN\n{line}\n>>>>>>> END\n'
+    report = clada.apply(doc, project, allow=[line])
+    in_sub, at_root = (b["tasks"][0] for b in report["blocks"])
+    assert in_sub["error"]["type"] == "command_not_allowed"
+    assert "approved at the root, not in `sub`" in in_sub["error"]["message"]
+    assert f"--dir sub '{line}'" in in_sub["error"]["message"]
+    assert at_root["status"] == "success" and at_root["output"] == f"{project.name}\n"
+
+
 def test_an_approval_is_for_that_exact_command_line(project: Path) -> None:
     doc = "<<<<<<< RUN\necho approved; touch ../outside/pwned\n>>>>>>> END\n"
     report = clada.apply(doc, project, allow=["echo approved"])

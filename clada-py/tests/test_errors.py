@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import pickle
 import shutil
 from pathlib import Path
@@ -46,21 +47,34 @@ def test_a_document_over_the_limit_is_input_too_large(root: Path) -> None:
     assert list(root.iterdir()) == []
 
 
-def test_a_lock_held_elsewhere_is_a_retryable_lock_timeout(root: Path) -> None:
+def test_a_lock_held_elsewhere_is_a_retryable_lock_timeout(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The default lock (engine/lock.rs): `KEY.lock` in `locks/` of clada's
+    # runtime directory ($XDG_RUNTIME_DIR/clada, made 0700), KEY git's blob
+    # hash of the work tree's top: a run in a subdirectory of the
+    # repository takes the same lock, and nothing of it is in the tree.
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     git(root, "init", "-q")
-    with open(root / ".git/clada.lock", "w") as held:
+    (root / "sub").mkdir()
+    top = bytes(root.resolve())
+    locks = tmp_path / "run/clada/locks"
+    for made in (locks.parent.parent, locks.parent, locks):
+        made.mkdir(mode=0o700)
+    lock = locks / (hashlib.sha1(b"blob %d\0" % len(top) + top).hexdigest() + ".lock")
+    with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         with pytest.raises(clada.CladaError) as raised:
-            clada.apply(WRITE, root, timeout=0.3)
+            clada.apply(WRITE, root / "sub", timeout=0.3)
     e = raised.value
     assert (e.type, e.category, e.retryable) == ("lock_timeout", "system", True)
-    assert ".git/clada.lock" in str(e)
+    assert str(lock) in str(e)
     # The report goes with it: nothing ran.
     assert e.report is not None and e.report["summary"]["succeeded"] == 0
     assert e.report["error"]["type"] == "lock_timeout"
-    assert not (root / "a.txt").exists()
-    # Free again, the same call succeeds.
-    assert clada.apply(WRITE, root)["ok"]
+    assert not (root / "sub/a.txt").exists()
+    # Free again, the same call succeeds, and leaves no lock in the tree.
+    assert clada.apply(WRITE, root / "sub")["ok"]
+    assert (root / "sub/a.txt").read_text() == "hi\n"
+    assert [p.name for p in root.rglob("*clada*")] == []
 
 
 def test_errors_survive_pickling(root: Path) -> None:

@@ -1,12 +1,15 @@
 """Hostile documents through the Python API: nothing is written outside the
 root, no unapproved command runs, escapes are refused. The attack corpus
-(corpus/security/, format in its README) runs here as it runs through the
-command line, with the same promises checked."""
+(corpus/security/, format in its README, read by corpus.py) runs here as it
+runs through the command line, with the same promises checked; a case whose
+run needs a flag the API deliberately lacks is skipped, saying which."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
 import warnings
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,23 @@ from typing import Any
 import pytest
 
 import clada
-from support import REPO, git, tree
+from corpus import (
+    CASES,
+    CORPUS,
+    EXPECT_LINES,
+    SET_UP_LINES,
+    Case,
+    Places,
+    check_report,
+    commits_holding,
+    committed_temp_names,
+    head,
+    read_case,
+    set_up,
+    store_approvals,
+    temp_names,
+)
+from support import clada_binary, git, tree
 
 HOSTILE = """Sure, here are the changes.
 
@@ -82,40 +101,108 @@ def test_a_hostile_document_changes_nothing_outside_and_runs_nothing(root: Path,
     assert "pwned" not in printed.out + printed.err
 
 
-# The attack corpus. Flags of `clada apply` that the Python API has no
-# argument for mark a case as one for the command line only.
-FLAGS: dict[str, dict[str, Any]] = {
+# The flags of `clada apply` in the corpus that the Python API has an
+# argument for...
+ARGUMENTS: dict[str, dict[str, Any]] = {
     "--dry-run": {"dry_run": True},
     "--atomic": {"atomic": "unit"},
     "--atomic=document": {"atomic": "document"},
 }
-CASES = sorted(p for p in (REPO / "corpus/security").iterdir() if (p / "expect").exists())
+# ...and those it deliberately has not, with why (a flag in neither list
+# fails the case: decide which it is).
+COMMAND_LINE_ONLY = {
+    "--allow-any-command": "runs any command, sandboxed; the API runs built-in and approved commands only",
+    "--sandbox": "the API has no sandbox switch",
+    "--timeout": "a limit per command alone; the API's timeout= also bounds the run",
+    "--lock-file": "names the lock; the API always takes the default one",
+}
+# Flags whose value is the next `flag` line.
+TAKES_VALUE = {"--lock-file"}
+# Flags that only say how commands run: nothing to a document without one.
+FOR_COMMANDS = {"--allow-any-command", "--sandbox", "--timeout"}
+AUTHOR = "t <t@example.com>"
 
 
-def read_case(text: str) -> dict[str, Any]:
-    case: dict[str, Any] = {"tasks": {}, "flags": [], "files": [], "dirs": [], "links": [], "config": []}
-    case.update(repo=False, home_is_root=False, exit=None, absent=[], present=[])
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
+def has_command(document: str) -> bool:
+    return any(t["op"] == "run" for b in clada.check(document)["blocks"] for t in b.get("tasks") or [])
+
+
+def python_arguments(flags: list[str], document: str) -> tuple[dict[str, Any], list[str]]:
+    """The arguments of `clada.apply` for a run of `document` with `flags`,
+    and the flags that run needs which only the command line has."""
+    arguments: dict[str, Any] = {}
+    missing = []
+    for n, flag in enumerate(flags):
+        name = flag.partition("=")[0]
+        if flag in ARGUMENTS:
+            arguments.update(ARGUMENTS[flag])
+        elif n and flags[n - 1] in TAKES_VALUE:
             continue
-        word, _, rest = line.partition(" ")
-        if word == "exit":
-            case["exit"] = int(rest)
-        elif word == "task":
-            number, _, want = rest.partition(" ")
-            case["tasks"][int(number)] = want
-        elif word in ("file", "link", "config"):
-            case[word + "s" if word != "config" else word].append(tuple(rest.split(" ", 1)))
-        elif word in ("flag", "dir", "absent", "present"):
-            case[{"flag": "flags", "dir": "dirs"}.get(word, word)].append(rest)
-        elif word == "repo":
-            case["repo"] = True
-        elif word == "home-is-root":
-            case["home_is_root"] = True
-        else:
-            raise AssertionError(f"expect line {n}: cannot read {raw!r} (see corpus/security/README.md)")
-    return case
+        elif name not in COMMAND_LINE_ONLY:
+            raise AssertionError(f"flag {flag}: give it its argument in ARGUMENTS, or say in COMMAND_LINE_ONLY why the API has none")
+        elif name not in FOR_COMMANDS or has_command(document):
+            missing.append(f"{name} ({COMMAND_LINE_ONLY[name]})")
+    return arguments, missing
+
+
+def documents(case_dir: Path, places: Places) -> list[str]:
+    """The case's documents, one a run: `doc.md`, then `doc2.md` if any."""
+    return [places.fill((case_dir / name).read_text()) for name in ("doc.md", "doc2.md") if (case_dir / name).exists()]
+
+
+def environment(case: Case, places: Places, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """clada's directories for the case, as the command line's child gets
+    them (the package reads the process's environment); the approvals
+    file."""
+    home = places.root if case.home_is_root else places.work / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(places.tmp))
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    if not case.no_runtime_dir:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(places.work / "run"))
+    if case.home_is_root:
+        return home / ".config/clada/approvals.json"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    return home / "config/clada/approvals.json"
+
+
+def run_python(document: str, root: Path, arguments: dict[str, Any]) -> tuple[int, dict[str, Any], str]:
+    """`clada.apply`, as `clada apply --no-prompt --format json` with the
+    case's flags would run: the exit code the command line would give, the report,
+    and what was said besides (warnings, the exception)."""
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        try:
+            report = clada.apply(document, root, git=AUTHOR, **arguments)
+            exit_code, said = (0 if report["ok"] else 1), ""
+        except clada.CladaError as e:
+            # A run refused as a whole: the command line's exit 1, with the report.
+            assert e.report is not None, e
+            report, exit_code, said = e.report, 1, str(e)
+    return exit_code, report, said + "".join(str(w.message) for w in warned)
+
+
+def run_command_line(flags: list[str], places: Places, document: str) -> tuple[int, dict[str, Any], str]:
+    """`clada apply` with the case's flags, as clada-cli/tests/security.rs
+    runs it: the first of two runs when only the command line can make it
+    (its command prepares the ground the second run, through Python, must
+    not follow)."""
+    path = places.work / "doc1.md"
+    path.write_text(document)
+    out = subprocess.run(
+        [str(clada_binary()), "apply", "--no-prompt", "--format", "json", "--git-author", AUTHOR]
+        + [places.fill(f) for f in flags]
+        + ["-C", str(places.root), str(path)],
+        capture_output=True,
+    )
+    said = (out.stdout + out.stderr).decode(errors="replace")
+    try:
+        report = json.loads(out.stdout)
+    except ValueError:
+        pytest.fail(f"the command line's first run printed no JSON report: {said}")
+    return out.returncode, report, said
 
 
 @pytest.mark.parametrize("case_dir", CASES, ids=[p.name for p in CASES])
@@ -123,87 +210,76 @@ def test_no_attack_document_writes_runs_reads_or_approves_anything(
     case_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     case = read_case((case_dir / "expect").read_text())
-    arguments: dict[str, Any] = {}
-    for flag in case["flags"]:
-        if flag not in FLAGS:
-            pytest.skip(f"{flag} has no argument in the Python API")
-        arguments.update(FLAGS[flag])
-    root, outside, secret = tmp_path / "root", tmp_path / "outside", tmp_path / "secret.txt"
-    fill = lambda text: text.replace("{ROOT}", str(root)).replace("{OUTSIDE}", str(outside)).replace("{SECRET}", str(secret))  # noqa: E731
+    places = Places(tmp_path)
+    docs = documents(case_dir, places)
+    plans = [python_arguments(case.flags, d) for d in docs]
+    if plans[-1][1]:
+        pytest.skip("command line only: " + "; ".join(plans[-1][1]))
     token = f"SECRET-{os.getpid() * 7919 + 104729:x}"
-    root.mkdir()
-    outside.mkdir()
-    secret.write_text(token + "\n")
-    if case["repo"]:
-        git(root, "init", "-q")
-    for d in case["dirs"]:
-        (root / d).mkdir(parents=True, exist_ok=True)
-    for path, content in case["files"]:
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(fill(content).replace("\\n", "\n"))
-    for path, target in case["links"]:
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(fill(target), root / path)
-    if case["repo"]:
-        # One commit of everything, hooks off; the case's configuration
-        # only afterwards, so that none of it runs here.
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "--allow-empty", "-m", "initial")
-        for key, value in case["config"]:
-            git(root, "config", "--file", ".git/config", key, fill(value))
-    home = root if case["home_is_root"] else tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    if case["home_is_root"]:
-        monkeypatch.delenv("XDG_CONFIG_HOME")
-        monkeypatch.delenv("XDG_STATE_HOME")
-        approvals = home / ".config/clada/approvals.json"
-    else:
-        monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
-        monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
-        approvals = home / "config/clada/approvals.json"
+    set_up(case, places, token)
+    approvals = environment(case, places, monkeypatch)
+    store_approvals(case, approvals, places)
     approvals_before = approvals.read_bytes() if approvals.exists() else None
+    repo = places.work if case.repo_above else places.root if case.repo else None
+    head_before = head(repo) if repo else None
 
-    document = fill((case_dir / "doc.md").read_text())
-    with warnings.catch_warnings(record=True) as warned:
-        warnings.simplefilter("always")
-        try:
-            report = clada.apply(document, root, git="t <t@example.com>", **arguments)
-            exit_code = 0 if report["ok"] else 1
-        except clada.CladaError as e:
-            # A run refused as a whole: the command line's exit 1, with the report.
-            assert e.report is not None, e
-            report, exit_code = e.report, 1
-
-    printed = capfd.readouterr()
-    said = "".join(str(w.message) for w in warned)
     problems = []
-    if token in json.dumps(report) + printed.out + printed.err + said:
-        problems.append("the secret was printed")
-    if list(outside.iterdir()):
-        problems.append(f"the canary directory was written: {sorted(p.name for p in outside.iterdir())}")
-    if secret.read_text() != token + "\n":
+    runs = []
+    for n, (document, (arguments, missing)) in enumerate(zip(docs, plans)):
+        label = f"run {n + 1}: " if len(docs) > 1 else ""
+        if missing:
+            exit_code, report, said = run_command_line(case.flags, places, document)
+        else:
+            exit_code, report, said = run_python(document, places.root, arguments)
+        printed = capfd.readouterr()
+        if token in json.dumps(report) + said + printed.out + printed.err:
+            problems.append(f"{label}the secret was printed")
+        runs.append((exit_code, report))
+        expect = case.last if n == len(docs) - 1 else case.first
+        problems += [label + p for p in check_report(expect, exit_code, report)]
+
+    if list(places.outside.iterdir()):
+        problems.append(f"the canary directory was written: {sorted(p.name for p in places.outside.iterdir())}")
+    if places.secret.read_text() != token + "\n":
         problems.append("the secret file was changed")
+    if repo and (held := commits_holding(repo, head_before, token)):
+        problems.append(f"the secret was committed: {held}")
     if (approvals.read_bytes() if approvals.exists() else None) != approvals_before:
         problems.append("an approval was stored")
-    if case["exit"] is not None and exit_code != case["exit"]:
-        problems.append(f"exit {exit_code}, expected {case['exit']}")
-    outcomes = {}
-    for block in report["blocks"]:
-        for t in block["tasks"]:
-            error = t.get("error") or {}
-            if t["status"] == "failed" and error.get("type"):
-                outcomes[t["number"]] = f"failed {error['type']}"
-            elif t.get("rolled_back"):
-                outcomes[t["number"]] = "rolled-back"
-            else:
-                outcomes[t["number"]] = t["status"]
-    for number, want in case["tasks"].items():
-        got = outcomes.get(number, "missing")
-        if not (got.startswith("failed") if want == "failed *" else got == want):
-            problems.append(f"task {number}: {got}, expected {want}")
-    problems += [f"{p} exists" for p in case["absent"] if os.path.lexists(root / p)]
-    problems += [f"{p} is missing" for p in case["present"] if not os.path.lexists(root / p)]
-    assert problems == [], json.dumps(report)[:2000]
+    root = places.root
+    problems += [f"{p} exists" for p in case.absent if os.path.lexists(root / p)]
+    problems += [f"{p} is missing" for p in case.present if not os.path.lexists(root / p)]
+    for path, content in case.contents:
+        want = places.fill(content).replace("\\n", "\n").encode()
+        got = (root / path).read_bytes() if (root / path).is_file() else None
+        if got != want:
+            problems.append(f"{path} holds {got!r}, expected {want!r}")
+    notes = [b["note"] for b in runs[-1][1].get("blocks") or [] if isinstance(b.get("note"), str)]
+    problems += [f"no note says {want!r}: {notes}" for want in case.notes if not any(want in note for note in notes)]
+    if left := temp_names(root):
+        problems.append(f"temporary names left in the tree: {left}")
+    if case.repo and (committed := committed_temp_names(root)):
+        problems.append(f"temporary names committed: {committed}")
+    assert problems == [], "\n".join(problems) + "\n" + "\n".join(json.dumps(r)[:2000] for _, r in runs)
+
+
+def test_the_corpus_runs_through_python_but_for_flags_only_the_command_line_has() -> None:
+    # Every case is read (a line this reader does not know fails here, as
+    # in the case's own test); the skips are counted, so that a change of
+    # the corpus or of the reader cannot quietly shrink what runs here.
+    skipped = {}
+    for case_dir in CASES:
+        case = read_case((case_dir / "expect").read_text())
+        _, missing = python_arguments(case.flags, documents(case_dir, Places(Path("/nonexistent")))[-1])
+        if missing:
+            skipped[case_dir.name] = missing
+    assert len(CASES) >= 170, len(CASES)
+    assert len(CASES) - len(skipped) >= 150, skipped
+
+
+def test_the_reader_knows_every_line_the_corpus_readme_lists() -> None:
+    # The table of corpus/security/README.md, whose first column names each
+    # line (`task N success` / `task N skipped`, `hardlink PATH FILE`, ...).
+    table = [row.split("|")[1] for row in (CORPUS / "README.md").read_text().splitlines() if row.startswith("| `")]
+    documented = {name.split()[0] for cell in table for name in re.findall(r"`([^`]+)`", cell)}
+    assert documented == EXPECT_LINES | SET_UP_LINES | {"first"}
