@@ -177,7 +177,7 @@ impl ApplySettings {
     ) -> Apply {
         let command_timeout = self.timeout.unwrap_or(COMMAND_TIMEOUT);
         let lock_timeout = self.timeout.map_or(LOCK_TIMEOUT, |t| t.min(LOCK_TIMEOUT));
-        let apply = apply
+        apply
             .dirs(dirs)
             .total_timeout(self.timeout)
             .git(self.git.clone())
@@ -188,19 +188,17 @@ impl ApplySettings {
                 ..RunOptions::default()
             })
             .dry_run(self.dry_run)
-            .atomic(self.atomic);
-        with_matching(apply, self.matching)
+            .atomic(self.atomic)
+            .matching(self.matching.into())
     }
 }
 
-/// MATCHING: the one place `match=` reaches the library. Until the
-/// library has issue 20's setting, every SEARCH matches exactly (what
-/// `"exact"` asks for, and `"whitespace"` after issue 20). Once it has it,
-/// this becomes one line, `apply.matching(...)` with the library's mode
-/// for `matching`.
-fn with_matching(apply: Apply, matching: Matching) -> Apply {
-    match matching {
-        Matching::Whitespace | Matching::Exact => apply,
+impl From<Matching> for clada_markers::MatchMode {
+    fn from(m: Matching) -> Self {
+        match m {
+            Matching::Whitespace => clada_markers::MatchMode::Whitespace,
+            Matching::Exact => clada_markers::MatchMode::Exact,
+        }
     }
 }
 

@@ -23,7 +23,7 @@ CASES = sorted(p for p in CORPUS.iterdir() if (p / "expect").exists())
 EXPECT_LINES = frozenset({"task", "exit", "error", "git-error"})
 SET_UP_LINES = frozenset(
     {"file", "dir", "link", "hardlink", "fifo", "repo", "config", "repo-above", "approve", "approve-in"}
-    | {"no-runtime-dir", "flag", "home-is-root", "absent", "present", "content", "note"}
+    | {"no-runtime-dir", "flag", "home-is-root", "absent", "present", "content", "note", "output-lacks"}
 )
 
 
@@ -64,6 +64,8 @@ class Case:
     repo_above: bool = False
     contents: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Text the output (the report and what was printed) must not hold.
+    output_lacks: list[str] = field(default_factory=list)
 
 
 def read_case(text: str) -> Case:
@@ -137,6 +139,8 @@ def read_case(text: str) -> Case:
                 case.absent.append(rest)
             case "present":
                 case.present.append(rest)
+            case "output-lacks":
+                case.output_lacks.append(rest)
             case _:
                 raise bad
     return case

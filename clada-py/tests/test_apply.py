@@ -83,14 +83,18 @@ def test_git_commits_before_and_after_only_when_asked(project: Path) -> None:
 
 
 def test_exact_matching_refuses_a_search_indented_otherwise(project: Path) -> None:
-    # Whatever the default learns (issue 20), "exact" never forgives
-    # indentation: this fails if `match` stops reaching the library.
-    # The search is indented 4 spaces deeper than the file.
+    # "exact" never forgives indentation, the default does: this fails if
+    # `match` stops reaching the library. The search is indented 4 spaces
+    # deeper than the file.
     (project / "f.py").write_text("def f():\n  x = 1\n  y = 2\n")
     doc = '<<<<<<< SEARCH path="f.py"\n      x = 1\n      y = 2\n=======\n      x = 3\n      y = 4\n>>>>>>> REPLACE\n'
     report = clada.apply(doc, project, match="exact")
     assert report["blocks"][0]["tasks"][0]["error"]["type"] == "match_count_mismatch"
     assert (project / "f.py").read_text() == "def f():\n  x = 1\n  y = 2\n"
+
+    report = clada.apply(doc, project)
+    assert report["ok"], report
+    assert (project / "f.py").read_text() == "def f():\n  x = 3\n  y = 4\n"
 
 
 def test_a_command_past_the_timeout_is_killed_and_the_rest_skipped(project: Path) -> None:

@@ -232,8 +232,10 @@ def test_no_attack_document_writes_runs_reads_or_approves_anything(
         else:
             exit_code, report, said = run_python(document, places.root, arguments)
         printed = capfd.readouterr()
-        if token in json.dumps(report) + said + printed.out + printed.err:
+        output = json.dumps(report) + said + printed.out + printed.err
+        if token in output:
             problems.append(f"{label}the secret was printed")
+        problems += [f"{label}the output holds `{t}`" for t in map(places.fill, case.output_lacks) if t in output]
         runs.append((exit_code, report))
         expect = case.last if n == len(docs) - 1 else case.first
         problems += [label + p for p in check_report(expect, exit_code, report)]
