@@ -177,7 +177,12 @@ impl<'r> CommandRunner<'r> {
             copied: &self.copied,
         };
         let mut out = builtin::Out::new(task, observer, self.options.max_output);
+        // Its walks stop at its limit.
+        let outer = self.root.deadline();
+        self.root
+            .set_deadline(Some(outer.map_or(env.deadline, |d| d.min(env.deadline))));
         let result = builtin::run(argv, &env, &mut out);
+        self.root.set_deadline(outer);
         // A built-in may have moved or removed directories.
         self.root.forget_dirs();
         let output = out.finish();
@@ -289,6 +294,7 @@ impl Runner for CommandRunner<'_> {
         dir: Option<&Location>,
         view: &View<'_>,
         by: By,
+        deadline: Option<Instant>,
         observer: &mut dyn Observer,
     ) -> Option<Result<RunOutput, (TaskError, RunOutput)>> {
         let command = command.trim();
@@ -305,7 +311,11 @@ impl Runner for CommandRunner<'_> {
             return None;
         }
         let tree = builtin::Planned { view, by };
-        let limit = self.options.timeout.min(BUILTIN_TIMEOUT);
+        // The run's time limit bounds the plan as it bounds a real run.
+        let mut limit = self.options.timeout.min(BUILTIN_TIMEOUT);
+        if let Some(deadline) = deadline {
+            limit = limit.min(deadline.saturating_duration_since(Instant::now()));
+        }
         // What it does stays, even when its unit is rolled back, as on disk.
         let ran =
             view.untracked(|| self.run_builtin(task, command, &argv, dir, limit, &tree, observer));
@@ -414,5 +424,41 @@ fn first_line(command: &str) -> String {
         format!("{first} …")
     } else {
         first
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Quiet;
+    use crate::engine::fs::{Files, Kind};
+
+    #[test]
+    fn a_dry_run_stops_a_built_in_at_the_runs_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let mut runner = CommandRunner::new(
+            &root,
+            dir.path().to_owned(),
+            RunOptions::default(),
+            Box::new(approve::NoPrompt),
+        );
+        let view = View::new(&root, 1);
+        let by = By { unit: 1, task: 1 };
+        let deep = format!("mkdir -p {}x", "d/".repeat(1000));
+        // The run's time limit has passed: the plan of the built-in stops
+        // (its own limit, 5 s, is far off).
+        let past = Some(Instant::now());
+        let ran = runner.simulate(1, &deep, None, &view, by, past, &mut Quiet);
+        let Some(Err((e, _))) = ran else {
+            panic!("not stopped: {ran:?}");
+        };
+        assert_eq!(e.error_type(), ErrorType::ExecTimeout);
+        // Without one, it is carried out on the plan.
+        let ran = runner.simulate(1, "mkdir -p a/b", None, &view, by, None, &mut Quiet);
+        assert!(matches!(ran, Some(Ok(_))), "{ran:?}");
+        let made = Location::below_root(&["a", "b"]);
+        assert_eq!(Files::kind(&view, &made).unwrap(), Some(Kind::Dir));
+        assert!(!dir.path().join("a").exists());
     }
 }

@@ -22,6 +22,7 @@ pub(crate) mod journal;
 pub(crate) mod listing;
 pub(crate) mod matching;
 pub(crate) mod outcome;
+pub(crate) mod paths;
 pub(crate) mod plan;
 pub(crate) mod view;
 
@@ -154,8 +155,11 @@ impl From<FsError> for TaskError {
         let kind = match &e {
             FsError::NotFound { .. } => ErrorType::FileNotFound,
             FsError::Symlink { .. } => ErrorType::SymlinkNotAllowed,
-            FsError::Escape { .. } | FsError::Protected { .. } => ErrorType::PathEscape,
+            FsError::Escape { .. } | FsError::TooDeep { .. } | FsError::Protected { .. } => {
+                ErrorType::PathEscape
+            }
             FsError::Changed { .. } => ErrorType::FileChanged,
+            FsError::TimedOut { .. } => ErrorType::ExecTimeout,
             FsError::Os { errno, .. } if *errno == rustix::io::Errno::NOENT => {
                 ErrorType::FileNotFound
             }
@@ -196,8 +200,10 @@ pub(crate) trait Runner {
 
     /// In a dry run: carries out `command` on `view` as the task `by`, if
     /// it is a built-in that changes the tree (`mkdir touch rm mv cp`), so
-    /// that the tasks after it see its effect (PROTOCOL §7). `None` when it
-    /// is not one: it is previewed instead.
+    /// that the tasks after it see its effect (PROTOCOL §7), within
+    /// `deadline` as a real run would. `None` when it is not one: it is
+    /// previewed instead.
+    #[allow(clippy::too_many_arguments)]
     fn simulate(
         &mut self,
         _task: usize,
@@ -205,6 +211,7 @@ pub(crate) trait Runner {
         _dir: Option<&Location>,
         _view: &View<'_>,
         _by: By,
+        _deadline: Option<Instant>,
         _observer: &mut dyn Observer,
     ) -> Option<Result<RunOutput, (TaskError, RunOutput)>> {
         None
@@ -347,10 +354,14 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         errors: bool,
         runner: Box<dyn Runner + 'e>,
     ) -> Self {
+        let deadline = options.total_timeout.map(|t| Instant::now() + t);
+        // A task's plan stops at the run's time limit too, not only the
+        // tasks after it (the walk below what a task takes away).
+        root.set_deadline(deadline);
         let mut engine = Engine {
             view: View::new(root, options.index_from.unwrap_or(editing::INDEX_FROM)),
             options,
-            deadline: options.total_timeout.map(|t| Instant::now() + t),
+            deadline,
             held: Vec::new(),
             held_tasks: 0,
             stop: None,
@@ -662,6 +673,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                             dir.as_ref(),
                             &self.view,
                             by,
+                            self.deadline,
                             observer,
                         );
                         let Some(ran) = simulated else {
