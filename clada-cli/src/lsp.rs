@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clada_markers::dialect::{detect, parse_dialect};
 use clada_markers::engine::Dirs;
@@ -23,9 +24,9 @@ use lsp_types as lsp;
 use serde_json::{Value, json};
 
 /// Runs the server until the client shuts it down. Returns the exit code.
-pub(crate) fn run(root: Option<PathBuf>) -> u8 {
+pub(crate) fn run(root: Option<PathBuf>, hover_timeout: Duration) -> u8 {
     let (connection, io) = Connection::stdio();
-    let code = match serve(&connection, root) {
+    let code = match serve(&connection, root, hover_timeout) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("clada lsp: {e}");
@@ -47,7 +48,11 @@ fn capabilities() -> Value {
     })
 }
 
-fn serve(connection: &Connection, root: Option<PathBuf>) -> Result<(), String> {
+fn serve(
+    connection: &Connection,
+    root: Option<PathBuf>,
+    hover_timeout: Duration,
+) -> Result<(), String> {
     let params = connection
         .initialize(capabilities())
         .map_err(|e| e.to_string())?;
@@ -58,6 +63,7 @@ fn serve(connection: &Connection, root: Option<PathBuf>) -> Result<(), String> {
     let mut server = Server {
         root,
         docs: HashMap::new(),
+        hover_timeout,
     };
     for message in &connection.receiver {
         match message {
@@ -122,6 +128,8 @@ struct Server {
     root: PathBuf,
     /// Open documents by URI: language and text.
     docs: HashMap<String, (String, String)>,
+    /// How long a hover's dry run may take (`--hover-timeout`).
+    hover_timeout: Duration,
 }
 
 impl Server {
@@ -281,8 +289,9 @@ impl Server {
                 .dirs(Dirs::from_env().ok())
                 .git(None)
                 .dry_run(true)
-                // A hover never waits on a hostile document's plan.
-                .total_timeout(Some(std::time::Duration::from_secs(2)))
+                // A hover never waits on a hostile document's plan: the
+                // engine stops it there, also in the middle of a task.
+                .total_timeout(Some(self.hover_timeout))
                 .run(doc),
         )
     }

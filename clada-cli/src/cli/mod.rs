@@ -75,6 +75,10 @@ pub(crate) enum Command {
         /// client's root folder, else the working directory.
         #[arg(short = 'C', long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
+        /// How long a hover's dry run may take: past it, the tasks not
+        /// planned yet are reported skipped, and a task being planned stops.
+        #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = units::duration)]
+        hover_timeout: Duration,
     },
     /// Serve the Model Context Protocol on standard input and output.
     ///
