@@ -16,7 +16,7 @@
 //! permission bits.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{Read, Write};
@@ -252,7 +252,8 @@ pub(crate) enum Written {
 /// Directories opened on the way to a path are kept open for the next
 /// access below them: a handle always names the directory that was checked,
 /// whatever happens to its path later. The cache is emptied after every
-/// move, removal and command, which can change what a path names.
+/// move, removal and command, which can change what a path names; so is
+/// what the root knows of directories that hold no `.git`.
 pub(crate) struct Root {
     fd: OwnedFd,
     dirs: RefCell<DirCache>,
@@ -265,6 +266,10 @@ pub(crate) struct Root {
     journal: RefCell<Option<Box<dyn Write>>>,
     /// When long walks stop ([`Root::set_deadline`]).
     deadline: Cell<Option<Instant>>,
+    /// Directories found to hold no `.git` since the tree last changed on
+    /// disk ([`Root::check_takes_away`]): a directory moved again and
+    /// again is looked through once.
+    clean: RefCell<HashSet<Location>>,
 }
 
 impl std::fmt::Debug for Root {
@@ -376,6 +381,7 @@ impl Root {
             protected: Vec::new(),
             journal: RefCell::new(None),
             deadline: Cell::new(None),
+            clean: RefCell::new(HashSet::new()),
         })
     }
 
@@ -427,23 +433,55 @@ impl Root {
                 why,
             })
         };
-        if self.kind(at)? != Some(Kind::Dir) {
+        if self.kind(at)? != Some(Kind::Dir) || self.clean.borrow().contains(at) {
             return Ok(());
         }
-        let mut pending = vec![at.clone()];
-        while let Some(dir) = pending.pop() {
+        let os = |errno| FsError::Os {
+            path: at.display(),
+            op: "look through",
+            errno,
+        };
+        // Each directory is opened from its parent's handle, never by its
+        // path: the walk costs the size of the tree, whatever its depth.
+        let mut pending: Vec<(Rc<OwnedFd>, Option<std::ffi::CString>)> =
+            vec![(self.dir(at, at.parts.len(), false)?, None)];
+        while let Some((parent, name)) = pending.pop() {
             if self.deadline.get().is_some_and(|d| Instant::now() >= d) {
                 return Err(FsError::TimedOut { path: at.display() });
             }
-            for entry in self.list(&dir)? {
-                if entry.name == ".git" {
+            let dir = match &name {
+                Some(name) => {
+                    rustix::fs::openat(&*parent, name.as_c_str(), DIR_FLAGS, Mode::empty())
+                }
+                // A fresh handle: reading a directory moves its offset.
+                None => rustix::fs::openat(&*parent, c".", DIR_FLAGS, Mode::empty()),
+            }
+            .map_err(os)?;
+            let dir = Rc::new(dir);
+            for entry in rustix::fs::Dir::read_from(&*dir).map_err(os)? {
+                let entry = entry.map_err(os)?;
+                let child = entry.file_name();
+                if child == c"." || child == c".." {
+                    continue;
+                }
+                if child == c".git" {
                     return refuse("holds a repository (`.git`)");
                 }
-                if entry.kind == Kind::Dir {
-                    pending.push(dir.join(&entry.name));
+                let kind = match entry.file_type() {
+                    FileType::Unknown => {
+                        rustix::fs::statat(&*dir, child, AtFlags::SYMLINK_NOFOLLOW)
+                            .map(|st| FileType::from_raw_mode(st.st_mode))
+                            .map_err(os)?
+                    }
+                    t => t,
+                };
+                if kind == FileType::Directory {
+                    pending.push((Rc::clone(&dir), Some(child.to_owned())));
                 }
             }
         }
+        // Until the tree changes on disk, it holds none.
+        self.clean.borrow_mut().insert(at.clone());
         Ok(())
     }
 
@@ -481,6 +519,7 @@ impl Root {
     /// Forgets the directories kept open: paths may name other ones now.
     pub(crate) fn forget_dirs(&self) {
         *self.dirs.borrow_mut() = DirCache::default();
+        self.clean.borrow_mut().clear();
     }
 
     /// Opens the directory made of the anchor and the first `upto`
@@ -1206,7 +1245,6 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("big/a/b")).unwrap();
         let root = Root::open(dir.path()).unwrap();
         let at = Location::below_root(&["big"]);
-        root.check_takes_away(&at).unwrap();
         root.set_deadline(Some(std::time::Instant::now()));
         assert!(matches!(
             root.check_takes_away(&at),
@@ -1214,6 +1252,16 @@ mod tests {
         ));
         root.set_deadline(None);
         root.check_takes_away(&at).unwrap();
+        // Looked through once until the tree changes: a command that makes
+        // a repository below is followed by forget_dirs, as the engine
+        // does after every command.
+        std::fs::create_dir_all(dir.path().join("big/a/b/.git")).unwrap();
+        root.check_takes_away(&at).unwrap();
+        root.forget_dirs();
+        assert!(matches!(
+            root.check_takes_away(&at),
+            Err(FsError::Protected { .. })
+        ));
     }
 
     #[test]
