@@ -1,7 +1,8 @@
 //! Deep paths and moves of whole directories (PROTOCOL §5: a path has at
 //! most 1,024 components), `clada apply --no-git` in one run per figure:
 //!
-//! 1. 200 SEARCH edits of files at depth n (a lookup each);
+//! 1. 200 SEARCH edits of files at depth n (a lookup each), written and in
+//!    a dry run (the lookups and reads alone);
 //! 2. 4 WRITEs of a new file at depth n (each makes n directories);
 //! 3. the same WRITEs in a dry run;
 //! 4. 2 built-in `mkdir -p` of n directories each, and the same in a dry
@@ -152,6 +153,11 @@ fn main() {
         .map(|&n| bench.measure(&searches(n), &[], &search_tree(n)))
         .collect();
     row("200 SEARCH at depth n", &figures, false);
+    let figures: Vec<_> = depths
+        .iter()
+        .map(|&n| bench.measure(&searches(n), &["--dry-run"], &search_tree(n)))
+        .collect();
+    row("the same, --dry-run", &figures, false);
 
     // 2, 3. Writes that make their directories.
     let writes = |n: usize| {
