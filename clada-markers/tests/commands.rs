@@ -583,6 +583,48 @@ fn nobody_is_asked_to_run_a_command_where_git_would_find_another_repository() {
     assert!(asked.borrow().is_empty());
 }
 
+/// A dry run (and so the LSP hover) refuses, and says why, what the real
+/// run would refuse because git would find another repository where it
+/// runs: a line a person would be asked about, and an approved one. It
+/// never previews such a line as one that would run or be asked about.
+#[test]
+fn a_dry_run_refuses_where_git_would_find_another_repository_as_the_real_run() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/.git"), "gitdir: ../g\n").unwrap();
+    let options = approving(&s);
+    let approvals = options.approvals.clone().unwrap();
+    approvals
+        .update(|list| list.add("git status", Some("sub"), std::time::SystemTime::now()))
+        .unwrap();
+    let asked = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    for command in ["git status", "echo asked | cat"] {
+        let doc = format!("<<<<<<< RUN dir=\"sub\"\n{command}\n>>>>>>> END\n");
+        let doc = parse_with(&doc, ParseOptions::default());
+        let report = Apply::new(&root)
+            .unwrap()
+            .git(None)
+            .commands(options.clone())
+            .approver(Box::new(AlwaysNoting(asked.clone())))
+            .dry_run(true)
+            .run(&doc);
+        let r = crate::common::tasks(report).remove(0);
+        assert_eq!(
+            error_of(&r),
+            Some(ErrorType::CommandNotAllowed),
+            "{command}: {r:#?}"
+        );
+        assert!(!r.message.contains("Would"), "{command}: {}", r.message);
+        assert!(
+            r.message.contains("would use the repository of `sub/.git`"),
+            "{command}: {}",
+            r.message
+        );
+    }
+    assert!(asked.borrow().is_empty());
+}
+
 #[test]
 fn git_started_by_a_command_looks_no_higher_than_the_root_s_repository() {
     let s = sandbox();

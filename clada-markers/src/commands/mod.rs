@@ -514,11 +514,16 @@ impl Runner for CommandRunner<'_> {
         if self.options.allow_any {
             return None;
         }
-        if self
+        // An approved line, and one a person would be asked about, never
+        // runs (nor is asked about) where git would find another
+        // repository: refused here as in the real run, never previewed as
+        // if it would run.
+        let approved = self
             .allowlist()
             .ok()?
-            .contains(command, dir_key(dir).as_deref())
-        {
+            .contains(command, dir_key(dir).as_deref());
+        let asked = !approved && builtin_argv(command).is_err() && self.approver.can_ask();
+        if approved || asked {
             return Self::foreign_repository(view, command, dir)
                 .err()
                 .map(|e| Err((e, RunOutput::default())));
