@@ -331,11 +331,22 @@ fn begin(
                 .map_err(|e| (e.error_type(), e.to_string()))?;
             held._lock = Some(lock);
             let journal = Journal::beside(&place, &config.root_path);
+            // A run that cannot note its temporary names does not write:
+            // killed, it would leave names no later run removes.
+            let unusable = |e: std::io::Error| {
+                (
+                    ErrorType::PermissionDenied,
+                    format!(
+                        "cannot use the journal {}: {e}; nothing ran, since a temporary name \
+                         it could not note would outlive a killed run (or pass --lock-file \
+                         PATH, for another lock and journal)",
+                        journal.path().display()
+                    ),
+                )
+            };
             // What killed runs left is removed before anything else.
-            let _ = journal.sweep(root);
-            if let Ok(writer) = journal.writer() {
-                root.keep_journal(writer);
-            }
+            journal.sweep(root).map_err(unusable)?;
+            root.keep_journal(journal.writer().map_err(unusable)?);
             held.journal = Some(journal);
         }
     }

@@ -46,6 +46,11 @@ impl Journal {
         }
     }
 
+    /// The journal's file, for messages.
+    pub(crate) fn path(&self) -> std::path::PathBuf {
+        self.place.path()
+    }
+
     /// Removes the temporary files and directories this root's earlier
     /// runs noted and left behind, and forgets them. Returns how many were
     /// removed.
