@@ -435,3 +435,61 @@ fn a_confined_command_writes_neither_the_lock_directory_nor_another_run_s_temp()
         assert!(left.is_empty(), "{left:?}");
     });
 }
+
+/// With the home directory as the root, clada's configuration, state and
+/// runtime directories all lie inside it: a confined command may write
+/// none of them (its lock and journal included), while the rest of the
+/// home stays as writable as any root.
+#[test]
+fn a_confined_command_writes_none_of_clada_s_directories_inside_the_root() {
+    if !landlock() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let root = home.path();
+    let run_dir = root.join("run");
+    let dirs = clada_markers::engine::Dirs::from_lookup(|name| match name {
+        "HOME" => Some(root.as_os_str().to_owned()),
+        "XDG_RUNTIME_DIR" => Some(run_dir.as_os_str().to_owned()),
+        _ => None,
+    })
+    .unwrap();
+    for d in [&dirs.config, &dirs.state] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::create_dir_all(root.join("project")).unwrap();
+    let targets = [
+        "run/clada/locks/planted",
+        ".config/clada/approvals.json",
+        ".local/state/clada/planted",
+    ];
+    let mut tries: Vec<String> = targets
+        .iter()
+        .map(|t| format!("(echo x >> {t}) 2>/dev/null && echo \"wrote {t}\";"))
+        .collect();
+    // The run's own lock and journal, by whatever name they have.
+    tries.push(
+        "for f in run/clada/locks/*; do (echo x >> \"$f\") 2>/dev/null && echo \"wrote $f\"; done;"
+            .to_owned(),
+    );
+    let doc = format!(
+        "<<<<<<< WRITE path=\"project/a.txt\"\na\n>>>>>>> END\n<<<<<<< RUN\n{} ls run/clada/locks | wc -l && echo ok > project/b.txt && cat project/b.txt\n>>>>>>> END\n",
+        tries.join(" ")
+    );
+    let doc = parse_with(&doc, ParseOptions::default());
+    let report = Apply::new(root)
+        .unwrap()
+        .git(None)
+        .dirs(Some(dirs.clone()))
+        .commands(confined(temp.path()))
+        .run(&doc);
+    let r = crate::common::tasks(report).remove(1);
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    // It reads the lock directory (a lock and its journal), writes nothing
+    // there, and writes the rest of the root.
+    assert_eq!(r.output.as_deref(), Some("2\nok\n"), "{r:#?}");
+    for t in targets {
+        assert!(!root.join(t).exists(), "{t} was written");
+    }
+}

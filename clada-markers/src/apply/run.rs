@@ -206,7 +206,13 @@ pub(crate) fn run<'h, 'd: 'h>(
                         config.commands.clone(),
                         approver.take().unwrap_or_else(|| Box::new(NoPrompt)),
                     )
-                    .with_repository(found.as_ref().map(Option::as_ref));
+                    .with_repository(found.as_ref().map(Option::as_ref))
+                    .keep_out(
+                        config
+                            .dirs
+                            .iter()
+                            .flat_map(|d| d.all().map(Path::to_path_buf)),
+                    );
                     engine = Some(Engine::new(root, &options, errors, Box::new(runner)));
                 }
                 Err(refusal) => refused = Some(refusal),

@@ -26,6 +26,7 @@ mod reaper;
 pub(crate) mod sandbox;
 mod shell;
 mod temp;
+mod writable;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -94,6 +95,8 @@ pub(crate) struct CommandRunner<'r> {
     repo: Result<Option<&'r WorkTree>, &'r RepoError>,
     /// What built-in `cp` has copied in this run.
     copied: builtin::Copied,
+    /// What a confined command may never write: clada's own directories.
+    kept_out: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for CommandRunner<'_> {
@@ -121,7 +124,15 @@ impl<'r> CommandRunner<'r> {
             approver,
             repo: Ok(None),
             copied: builtin::Copied::default(),
+            kept_out: Vec::new(),
         }
+    }
+
+    /// Keeps confined commands out of `dirs` (clada's own), even where
+    /// they lie inside the root.
+    pub(crate) fn keep_out(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.kept_out.extend(dirs);
+        self
     }
 
     /// Gives the built-in git the run's repository, found once before any
@@ -404,7 +415,8 @@ impl CommandRunner<'_> {
                     env.push((name.to_owned(), path.to_owned()));
                 }
             }
-            let rules = sandbox::Confinement::for_root(&self.root_path, Some(dir.path()));
+            let rules =
+                sandbox::Confinement::for_root(&self.root_path, Some(dir.path()), &self.kept_out);
             temp = Some(dir);
             Some(rules)
         } else {

@@ -8,7 +8,8 @@
 //!
 //! The command may read and execute anything, write only below the root
 //! and its own temporary directory (`commands::temp`; and `/dev/null`,
-//! `/dev/tty`), and neither
+//! `/dev/tty`), never clada's own directories even where they lie inside
+//! the root ([`super::writable`]), and neither
 //! connect nor bind TCP sockets (Landlock ABI 4, required: where the
 //! kernel cannot enforce this, the command does not run,
 //! `sandbox_unavailable`). Where the kernel has Landlock ABI 6, it can
@@ -36,16 +37,20 @@ pub(crate) struct Confinement {
     pub(crate) writable: Vec<PathBuf>,
     /// The temporary directory it may write, given to it as `TMPDIR`.
     pub(crate) temp: PathBuf,
+    /// What it may never write, even inside `writable`: clada's own
+    /// directories ([`super::writable`]).
+    pub(crate) kept_out: Vec<PathBuf>,
 }
 
 impl Confinement {
     /// Writes below `root` and `temp` (the temporary directory when
-    /// `None`).
-    pub(crate) fn for_root(root: &Path, temp: Option<&Path>) -> Confinement {
+    /// `None`), never in `kept_out`.
+    pub(crate) fn for_root(root: &Path, temp: Option<&Path>, kept_out: &[PathBuf]) -> Confinement {
         let temp = temp.map_or_else(std::env::temp_dir, Path::to_path_buf);
         Confinement {
             writable: vec![root.to_path_buf(), temp.clone()],
             temp,
+            kept_out: kept_out.to_vec(),
         }
     }
 }
@@ -102,11 +107,14 @@ fn restrict_this_thread(rules: &Confinement) -> Result<bool, Unavailable> {
             AccessFs::from_read(abi),
         ))
         .map_err(|e| fail("cannot allow reading", &e))?;
-    for dir in &rules.writable {
-        let fd =
-            PathFd::new(dir).map_err(|e| fail(&format!("cannot open {}", dir.display()), &e))?;
+    for grant in super::writable::grants(&rules.writable, &rules.kept_out).map_err(Unavailable)? {
+        let access = if grant.dir {
+            AccessFs::from_all(abi)
+        } else {
+            AccessFs::from_file(abi)
+        };
         ruleset = ruleset
-            .add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))
+            .add_rule(PathBeneath::new(grant.fd, access))
             .map_err(|e| fail("cannot allow writing", &e))?;
     }
     for device in ["/dev/null", "/dev/tty"] {
@@ -136,7 +144,7 @@ fn restrict_this_thread(rules: &Confinement) -> Result<bool, Unavailable> {
 
 /// Restricts a probe thread, which then ends.
 fn probe() -> Option<bool> {
-    let probe = Confinement::for_root(&std::env::temp_dir(), None);
+    let probe = Confinement::for_root(&std::env::temp_dir(), None, &[]);
     std::thread::spawn(move || restrict_this_thread(&probe).ok())
         .join()
         .ok()
