@@ -116,8 +116,7 @@ fn grant_entries(dir: &OwnedFd, way: &Way, out: &mut Vec<Grant>) -> rustix::io::
             Some(next) => {
                 // A link or a file where the way goes is not followed, and
                 // gets no rule.
-                let flags =
-                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
                 if let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) {
                     grant_entries(&fd, next, out)?;
                 }
@@ -200,7 +199,11 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let root = t.path().join("root");
         std::fs::create_dir_all(root.join("a")).unwrap();
-        let g = grants(&[root.clone()], &[t.path().join("home/.config/clada")]).unwrap();
+        let g = grants(
+            std::slice::from_ref(&root),
+            &[t.path().join("home/.config/clada")],
+        )
+        .unwrap();
         assert_eq!(granted(&g, t.path()), ["root/"]);
     }
 
@@ -208,7 +211,12 @@ mod tests {
     fn clada_s_directories_and_the_way_to_them_are_carved_out() {
         let t = tempfile::tempdir().unwrap();
         let home = t.path().join("home");
-        for d in [".config/clada", ".config/git", ".local/state/clada", "project"] {
+        for d in [
+            ".config/clada",
+            ".config/git",
+            ".local/state/clada",
+            "project",
+        ] {
             std::fs::create_dir_all(home.join(d)).unwrap();
         }
         std::fs::write(home.join(".bashrc"), "").unwrap();
@@ -220,7 +228,7 @@ mod tests {
             // Not made yet: its parents stay on the way.
             home.join(".cache/run/clada"),
         ];
-        let g = grants(&[home.clone()], &kept).unwrap();
+        let g = grants(std::slice::from_ref(&home), &kept).unwrap();
         assert_eq!(
             granted(&g, t.path()),
             [
@@ -239,7 +247,7 @@ mod tests {
         std::fs::create_dir_all(home.join("dotfiles/config/clada")).unwrap();
         std::fs::create_dir_all(home.join("dotfiles/vim")).unwrap();
         std::os::unix::fs::symlink("dotfiles/config", home.join(".config")).unwrap();
-        let g = grants(&[home.clone()], &[home.join(".config/clada")]).unwrap();
+        let g = grants(std::slice::from_ref(&home), &[home.join(".config/clada")]).unwrap();
         // `.config` (the link) is not granted; `dotfiles/config`, where
         // the link leads, is on the way.
         assert_eq!(granted(&g, t.path()), ["home/dotfiles/vim/"]);
@@ -250,8 +258,9 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let state = t.path().join("state/clada");
         std::fs::create_dir_all(state.join("watch")).unwrap();
-        let e = grants(&[state.join("watch")], &[state.clone()]).unwrap_err();
+        let e = grants(&[state.join("watch")], std::slice::from_ref(&state)).unwrap_err();
         assert!(e.contains("inside clada's own directory"), "{e}");
-        assert!(grants(&[state.clone()], &[state]).is_err());
+        let both = std::slice::from_ref(&state);
+        assert!(grants(both, both).is_err());
     }
 }
