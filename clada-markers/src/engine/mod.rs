@@ -26,6 +26,7 @@ pub(crate) mod matching;
 pub(crate) mod outcome;
 pub(crate) mod plan;
 pub(crate) mod repo_check;
+pub(crate) mod tree_check;
 pub(crate) mod view;
 
 pub use crate::commands::RunOptions;
