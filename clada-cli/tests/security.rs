@@ -40,6 +40,8 @@ struct Case {
     contents: Vec<(String, String)>,
     /// Texts some block's note must hold.
     notes: Vec<String>,
+    /// Text the output (stdout and stderr) must not hold.
+    output_lacks: Vec<String>,
     /// The case needs Landlock ABI 6 (signals and abstract sockets scoped
     /// to the sandbox): skipped, and said so, on an older kernel.
     scoped: bool,
@@ -127,6 +129,7 @@ impl Case {
                 "scoped" => c.scoped = true,
                 "absent" => c.absent.push(rest.to_owned()),
                 "present" => c.present.push(rest.to_owned()),
+                "output-lacks" => c.output_lacks.push(rest.to_owned()),
                 _ => return Err(bad()),
             }
         }
@@ -392,6 +395,12 @@ fn run(dir: &Path, case: &Case, extra: &[&str]) -> Result<Ran, String> {
         };
         if stdout.contains(&token) || stderr.contains(&token) {
             problems.push(format!("{run}the secret was printed"));
+        }
+        for t in &case.output_lacks {
+            let t = places.fill(t);
+            if stdout.contains(&t) || stderr.contains(&t) {
+                problems.push(format!("{run}the output holds `{t}`"));
+            }
         }
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)
             .map_err(|e| format!("{run}no JSON report ({e}): {stdout}\n{stderr}"))?;

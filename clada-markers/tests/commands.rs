@@ -232,6 +232,48 @@ fn approved_commands_run_in_a_shell_and_multi_line_bodies_too() {
 }
 
 #[test]
+fn commands_approved_for_one_run_run_then_and_are_never_written() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let mut options = approving(&s);
+    let approvals = options.approvals.clone().unwrap();
+    options.approved = vec!["  echo hi | tr a-z A-Z ".to_owned()];
+    let doc = "<<<<<<< RUN\necho hi | tr a-z A-Z\n>>>>>>> END\n<<<<<<< RUN\necho other | cat\n>>>>>>> END\n";
+    let (r, heard) = run_with(&root, doc, options.clone(), Box::new(NoPrompt), None);
+    assert_eq!(r[0].status, TaskStatus::Success, "{r:#?}");
+    assert_eq!(heard.lines[&1], ["HI"]);
+    // Exactly that command line, nothing else.
+    assert_eq!(error_of(&r[1]), Some(ErrorType::CommandNotAllowed));
+    assert!(!approvals.file().exists(), "nothing kept on disk");
+    // A dry run says it would run, as for a command `clada allow` approved.
+    let doc = parse_with(doc, ParseOptions::default());
+    let report = Apply::new(&root)
+        .unwrap()
+        .git(None)
+        .commands(options.clone())
+        .dry_run(true)
+        .run(&doc);
+    let tasks = crate::common::tasks(report);
+    assert_eq!(tasks[0].status, TaskStatus::Success, "{tasks:#?}");
+    assert!(
+        tasks[0].message.contains("approved"),
+        "{}",
+        tasks[0].message
+    );
+    // The next run, without them, refuses it.
+    options.approved.clear();
+    let r = run_with(
+        &root,
+        "<<<<<<< RUN\necho hi | tr a-z A-Z\n>>>>>>> END\n",
+        options,
+        Box::new(NoPrompt),
+        None,
+    )
+    .0;
+    assert_eq!(error_of(&r[0]), Some(ErrorType::CommandNotAllowed));
+}
+
+#[test]
 fn allow_any_command_runs_everything_as_approved() {
     let s = sandbox();
     let root = s.path().join("root");

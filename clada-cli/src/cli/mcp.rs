@@ -24,7 +24,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 
-use super::{ApplyArgs, AtomicArg};
+use super::{ApplyArgs, AtomicArg, MatchArg};
 
 pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
     args.no_prompt = true;
@@ -93,7 +93,8 @@ fn tools() -> Vec<Tool> {
             "properties": {
                 "document": document,
                 "dry_run": {"type": "boolean", "description": "Plan everything, change nothing, report a diff per file (false never undoes the server's --dry-run)"},
-                "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document (never less than the server's --atomic)"}
+                "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document (never less than the server's --atomic)"},
+                "match": {"type": "string", "enum": ["exact", "whitespace"], "description": "How an edit finds its text: as written only, or also at another indentation (one uniform shift) and with other white space at line ends, re-indenting the replacement (the default, unless the server was started with --match exact)"}
             },
             "required": ["document"],
             "additionalProperties": false
@@ -131,7 +132,7 @@ impl Server {
         }
         for key in arguments.keys() {
             let known = match name {
-                "apply" => ["document", "dry_run", "atomic"].contains(&key.as_str()),
+                "apply" => ["document", "dry_run", "atomic", "match"].contains(&key.as_str()),
                 _ => key == "document",
             };
             if !known {
@@ -148,8 +149,7 @@ impl Server {
         match name {
             "check" => {
                 let (dialect, doc) = self.args.dialect.read(document, self.args.allow_escape);
-                let mut report = CheckReport::new(&doc);
-                report.dialect = dialect;
+                let report = CheckReport::read_in(&doc, dialect);
                 serde_json::to_value(&report)
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None))
             }
@@ -177,6 +177,18 @@ impl Server {
                     }
                     (None, None) => None,
                 };
+                // A call may narrow the matching, never widen it.
+                match arguments.get("match").map(|v| v.as_str()) {
+                    None => {}
+                    Some(Some("exact")) => args.matching = MatchArg::Exact,
+                    Some(Some("whitespace")) if args.matching == MatchArg::Whitespace => {}
+                    Some(Some("whitespace")) => {
+                        return Err(bad(
+                            "the server was started with --match exact: a call cannot widen it",
+                        ));
+                    }
+                    Some(_) => return Err(bad("`match` is \"exact\" or \"whitespace\"")),
+                }
                 let report = super::apply::report_of(&args, document)
                     .map_err(|e| ErrorData::internal_error(e, None))?;
                 serde_json::to_value(&report)

@@ -78,6 +78,10 @@ pub(crate) enum Command {
         /// client's root folder, else the working directory.
         #[arg(short = 'C', long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
+
+        /// How a hover's dry run finds an edit's text (as for `apply`).
+        #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
+        matching: MatchArg,
     },
     /// Serve the Model Context Protocol on standard input and output.
     ///
@@ -232,6 +236,13 @@ pub(crate) struct ApplyArgs {
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub(crate) dialect: DialectArg,
 
+    /// How an edit finds its text: `exact`, as written only; `whitespace`
+    /// (the default), when it does not occur as written, also lines equal
+    /// but for one uniform indentation shift and white space at their
+    /// ends, the replacement re-indented in the file's characters.
+    #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
+    pub(crate) matching: MatchArg,
+
     /// How much to say about a failure, e.g. --error-detail full to see the
     /// task's source and the diff to the closest text.
     #[arg(long, value_enum, default_value_t = ErrorDetail::Minimal)]
@@ -320,6 +331,22 @@ pub(crate) struct ApplyArgs {
     /// How long to wait for the lock, e.g. 10s or 500ms.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::duration)]
     pub(crate) lock_timeout: Duration,
+}
+
+/// `--match`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MatchArg {
+    Exact,
+    Whitespace,
+}
+
+impl MatchArg {
+    pub(crate) fn mode(self) -> clada_markers::MatchMode {
+        match self {
+            MatchArg::Exact => clada_markers::MatchMode::Exact,
+            MatchArg::Whitespace => clada_markers::MatchMode::Whitespace,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

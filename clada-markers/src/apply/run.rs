@@ -18,11 +18,12 @@ use crate::ast::{Document, Op, Unit};
 use crate::commands::approve::{Approver, NoPrompt};
 use crate::commands::{CommandRunner, RunOptions};
 use crate::diagnostics::Diagnostic;
+use crate::dialect::Dialect;
 use crate::dirs::Dirs;
 use crate::engine::fs::Root;
 use crate::engine::lock::{Lock, LockError, Place};
 use crate::engine::repo_check::RepoError;
-use crate::engine::{self, ApplyOptions, Atomic, Engine};
+use crate::engine::{self, ApplyOptions, Atomic, Engine, MatchMode};
 use crate::error_type::ErrorType;
 use crate::git::{Author, WorkTree};
 use crate::journal::Journal;
@@ -51,6 +52,10 @@ pub(crate) struct RunConfig {
     pub(crate) dry_run: bool,
     /// `--atomic[=unit|document]`.
     pub(crate) atomic: Option<Atomic>,
+    /// `--match`: whether edits may look beyond exact text.
+    pub(crate) matching: MatchMode,
+    /// The dialect the document was read in, for the report.
+    pub(crate) dialect: Dialect,
 }
 
 /// A unit as a run reads it, with the diagnostics filed under it; or,
@@ -143,6 +148,7 @@ pub(crate) fn run<'h, 'd: 'h>(
         atomic: config.atomic,
         settle_after: None,
         index_from: None,
+        matching: config.matching,
     };
     let mut builder = ApplyBuilder::new(source);
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
@@ -277,6 +283,7 @@ pub(crate) fn run<'h, 'd: 'h>(
     drop(held);
     crate::diagnostics::sort_in_document_order(&mut diagnostics);
     let mut report = builder.finish(Vec::new(), &diagnostics, git);
+    report.dialect = config.dialect;
     if let Some((kind, message)) = refused {
         report.ok = false;
         report.error = Some(ErrorReport::new(kind, message));

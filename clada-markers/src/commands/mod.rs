@@ -60,6 +60,10 @@ pub struct RunOptions {
     /// Where this root's approvals are kept; `None`: nothing is approved,
     /// and an "always" answer cannot be kept.
     pub approvals: Option<Approvals>,
+    /// Commands approved for this run only, as `clada allow` approves
+    /// them (the exact text of a RUN's body, trimmed), besides those of
+    /// `approvals`. Kept in memory: never written anywhere.
+    pub approved: Vec<String>,
     /// `--sandbox`: approved and prompted commands run confined
     /// (Landlock, PROTOCOL §6), or not at all.
     pub sandbox: bool,
@@ -78,6 +82,7 @@ impl Default for RunOptions {
             allow_any: false,
             allow_escape: false,
             approvals: None,
+            approved: Vec::new(),
             sandbox: false,
             sandbox_temp: None,
         }
@@ -265,16 +270,22 @@ impl<'r> CommandRunner<'r> {
         }
     }
 
+    /// The commands approved for this root, and for this run only.
     fn allowlist(&self) -> Result<Allowlist, TaskError> {
-        let Some(approvals) = &self.options.approvals else {
-            return Ok(Allowlist::default());
+        let mut list = match &self.options.approvals {
+            None => Allowlist::default(),
+            Some(approvals) => approvals.load().map_err(|e| {
+                TaskError::new(
+                    ErrorType::CommandNotAllowed,
+                    format!("cannot read the approved commands: {e}"),
+                )
+            })?,
         };
-        approvals.load().map_err(|e| {
-            TaskError::new(
-                ErrorType::CommandNotAllowed,
-                format!("cannot read the approved commands: {e}"),
-            )
-        })
+        // At the root, as `clada allow` without `--dir` approves.
+        for command in &self.options.approved {
+            list.add(command, None, SystemTime::now());
+        }
+        Ok(list)
     }
 }
 
