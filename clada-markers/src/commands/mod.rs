@@ -559,8 +559,9 @@ impl Runner for CommandRunner<'_> {
             limit = limit.min(d.saturating_duration_since(Instant::now()));
         }
         // What it does stays, even when its unit is rolled back, as on disk.
-        let ran =
-            view.untracked(|| self.run_builtin(task, command, &argv, dir, limit, &tree, observer));
+        let ran = view.untracked(by, || {
+            self.run_builtin(task, command, &argv, dir, limit, &tree, observer)
+        });
         Some(ran)
     }
 

@@ -210,8 +210,12 @@ struct Tx {
     /// `disk` had when it ran: those it could have changed.
     commands: Vec<(usize, By)>,
     /// While a command's changes are made ([`View::untracked`]): the
-    /// entries they touched.
-    untracked: Option<Vec<Location>>,
+    /// entries they touched, each as it was before.
+    untracked: Option<Vec<(Location, Option<Node>)>>,
+    /// What a dry run's commands changed after a task of the transaction
+    /// had changed it: left as the command left it by a rollback, and the
+    /// task's change stays, as on disk ([`View::rollback`]).
+    kept: Vec<Kept>,
 }
 
 #[derive(Debug, Default)]
@@ -234,7 +238,7 @@ impl State {
     fn save(&mut self, at: &Location) {
         let Some(tx) = &mut self.tx else { return };
         if let Some(touched) = &mut tx.untracked {
-            touched.push(at.clone());
+            touched.push((at.clone(), self.nodes.get(at).cloned()));
         } else if !tx.saved.contains_key(at) {
             tx.saved.insert(at.clone(), tx.undo.len());
             tx.undo.push((at.clone(), self.nodes.get(at).cloned()));
@@ -968,8 +972,9 @@ impl<'r> View<'r> {
     /// Opens a transaction (see the module's documentation).
     /// Makes the changes of `f` as a command's own: a rollback of the open
     /// transaction leaves them, as it leaves what a command did on disk
-    /// (PROTOCOL §7.4). A dry run carries out built-in commands so.
-    pub(crate) fn untracked<R>(&self, f: impl FnOnce() -> R) -> R {
+    /// (PROTOCOL §7.4). A dry run carries out built-in commands so;
+    /// `command` is the task of the command.
+    pub(crate) fn untracked<R>(&self, command: By, f: impl FnOnce() -> R) -> R {
         if let Some(tx) = &mut self.state.borrow_mut().tx {
             tx.untracked = Some(Vec::new());
         }
@@ -980,12 +985,40 @@ impl<'r> View<'r> {
             && let Some(touched) = tx.untracked.take()
         {
             // An entry the transaction had changed before is left as the
-            // command left it; the others were never saved, so a later
-            // change saves what the command left.
-            for at in touched {
-                if let Some(entry) = tx.saved.get(&at).and_then(|&i| tx.undo.get_mut(i)) {
-                    entry.1 = st.nodes.get(&at).cloned();
+            // command left it, and so is the change of the tasks that had
+            // changed it (said as the real run says it); the others were
+            // never saved, so a later change saves what the command left.
+            let mut seen = HashSet::new();
+            for (at, was) in touched {
+                if !seen.insert(at.clone()) {
+                    continue;
                 }
+                let Some(entry) = tx.saved.get(&at).and_then(|&i| tx.undo.get_mut(i)) else {
+                    continue;
+                };
+                let tasks = |node: &Option<Node>| match node {
+                    Some(Node::File(f)) => f.by.clone(),
+                    _ => Vec::new(),
+                };
+                let before_tx = tasks(&entry.1);
+                let by: Vec<By> = tasks(&was)
+                    .into_iter()
+                    .filter(|b| !before_tx.contains(b))
+                    .collect();
+                let now = st.nodes.get(&at).cloned();
+                if !by.is_empty() {
+                    let why = match now {
+                        None | Some(Node::Absent) => KeptWhy::Gone,
+                        Some(_) => KeptWhy::Written,
+                    };
+                    tx.kept.push(Kept {
+                        path: at.display(),
+                        why,
+                        by,
+                        commands: vec![command.task],
+                    });
+                }
+                entry.1 = now;
             }
         }
         result
@@ -1087,7 +1120,10 @@ impl<'r> View<'r> {
         }
         st.steps.truncate(tx.steps);
         drop(st);
-        let mut out = Undone::default();
+        let mut out = Undone {
+            kept: tx.kept,
+            problems: Vec::new(),
+        };
         let mut disk = tx.disk;
         // Where what was set aside is gone, with everything below.
         let mut dropped: Vec<Location> = Vec::new();
