@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use clada_benches::{MIB, clada_binary, median};
 
 const APPENDS: usize = 20;
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
