@@ -345,8 +345,8 @@ pub fn run_measured(cmd: &[String]) -> (f64, u64) {
 
 /// The measuring process: runs the command with its output read and
 /// dropped (a pipe, not `/dev/null`: GNU grep stops at the first match when
-/// its output is `/dev/null`), and prints its wall time in ms and its peak
-/// RSS in KiB (`getrusage(RUSAGE_CHILDREN)`).
+/// its output is `/dev/null`), and prints its wall time in ms, its peak
+/// RSS in KiB and its CPU time in ms (`getrusage(RUSAGE_CHILDREN)`).
 pub fn measure(cmd: &[String]) {
     let start = std::time::Instant::now();
     let Some((program, args)) = cmd.split_first() else {
@@ -369,7 +369,29 @@ pub fn measure(cmd: &[String]) {
     let ms = start.elapsed().as_secs_f64() * 1000.0;
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN);
     let kib = usage.map(|u| u.max_rss()).unwrap_or(0);
-    println!("{ms} {kib}");
+    let cpu = usage.map_or(f64::NAN, |u| {
+        let ms =
+            |t: nix::sys::time::TimeVal| t.tv_sec() as f64 * 1000.0 + t.tv_usec() as f64 / 1000.0;
+        ms(u.user_time()) + ms(u.system_time())
+    });
+    println!("{ms} {kib} {cpu}");
+}
+
+/// [`run_measured`], with the CPU time (user and system, in ms) the
+/// command took: what a busy machine changes least.
+pub fn run_measured_cpu(cmd: &[String]) -> (f64, f64, u64) {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let out = std::process::Command::new(exe)
+        .arg("--measure")
+        .args(cmd)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace();
+    let ms = it.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+    let kib = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let cpu = it.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+    (ms, cpu, kib)
 }
 
 /// One change written in every dialect clada reads: about `size` bytes of

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clada_markers::dialect::{detect, parse_dialect};
 use clada_markers::engine::Dirs;
@@ -23,9 +24,13 @@ use lsp_types as lsp;
 use serde_json::{Value, json};
 
 /// Runs the server until the client shuts it down. Returns the exit code.
-pub(crate) fn run(root: Option<PathBuf>, matching: clada_markers::MatchMode) -> u8 {
+pub(crate) fn run(
+    root: Option<PathBuf>,
+    matching: clada_markers::MatchMode,
+    hover_timeout: Duration,
+) -> u8 {
     let (connection, io) = Connection::stdio();
-    let code = match serve(&connection, root, matching) {
+    let code = match serve(&connection, root, matching, hover_timeout) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("clada lsp: {e}");
@@ -51,6 +56,7 @@ fn serve(
     connection: &Connection,
     root: Option<PathBuf>,
     matching: clada_markers::MatchMode,
+    hover_timeout: Duration,
 ) -> Result<(), String> {
     let params = connection
         .initialize(capabilities())
@@ -63,6 +69,7 @@ fn serve(
         root,
         matching,
         docs: HashMap::new(),
+        hover_timeout,
     };
     for message in &connection.receiver {
         match message {
@@ -129,6 +136,8 @@ struct Server {
     matching: clada_markers::MatchMode,
     /// Open documents by URI: language and text.
     docs: HashMap<String, (String, String)>,
+    /// How long a hover's dry run may take (`--hover-timeout`).
+    hover_timeout: Duration,
 }
 
 impl Server {
@@ -289,8 +298,9 @@ impl Server {
                 .git(None)
                 .matching(self.matching)
                 .dry_run(true)
-                // A hover never waits on a hostile document's plan.
-                .total_timeout(Some(std::time::Duration::from_secs(2)))
+                // A hover never waits on a hostile document's plan: the
+                // engine stops it there, also in the middle of a task.
+                .total_timeout(Some(self.hover_timeout))
                 .run(doc),
         )
     }

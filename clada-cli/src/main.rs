@@ -29,7 +29,11 @@ fn main() -> ExitCode {
             output::print(&String::from_utf8_lossy(&out));
             0
         }
-        cli::Command::Lsp { root, matching } => lsp::run(root, matching.mode()),
+        cli::Command::Lsp {
+            root,
+            matching,
+            hover_timeout,
+        } => lsp::run(root, matching.mode(), hover_timeout),
         cli::Command::Convert(args) => cli::convert::run(args),
         cli::Command::Watch(args) => cli::apply::watch(args),
         cli::Command::Mcp(args) => cli::mcp::run(args, PROMPT),

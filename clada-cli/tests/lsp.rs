@@ -18,9 +18,14 @@ struct Client {
 
 impl Client {
     fn start(root: &std::path::Path) -> Client {
+        Client::start_with(root, &[])
+    }
+
+    fn start_with(root: &std::path::Path, args: &[&str]) -> Client {
         let mut child = Command::new(get_cargo_bin("clada"))
             .args(["lsp", "-C"])
             .arg(root)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -209,4 +214,52 @@ fn an_editor_session() {
     drop(c.stdin);
     let status = c.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn a_hover_of_a_deep_document_answers_within_its_deadline() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::start_with(root.path(), &["--hover-timeout", "300ms"]);
+    c.request("initialize", json!({"capabilities": {}}));
+    c.notify("initialized", json!({}));
+    // Paths as deep as a path may be: a built-in that makes four of them,
+    // then writes into forty more (minutes each to plan, once).
+    let deep = |top: &str| format!("{top}/{}f", "d/".repeat(1022));
+    let mut text = String::from("<<<<<<< RUN\nmkdir -p");
+    for top in ["a", "b", "c", "e"] {
+        text.push(' ');
+        text.push_str(&deep(top));
+    }
+    text.push_str("\n>>>>>>> END\n");
+    for i in 0..40 {
+        text.push_str(&format!(
+            "<<<<<<< WRITE path=\"{}\"\nx\n>>>>>>> END\n",
+            deep(&format!("w{i}"))
+        ));
+    }
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": URI, "languageId": "clada", "version": 1, "text": text}}),
+    );
+    assert!(c.diagnostics().is_empty());
+    let last_line = text.lines().count() - 2;
+    for line in [0, last_line] {
+        let hover = c.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": URI}, "position": {"line": line, "character": 2}}),
+        );
+        let shown = hover["result"]["contents"]["value"].as_str().unwrap();
+        // Planned within the limit, or stopped by it: an answer either
+        // way, and never another failure.
+        let planned = shown.contains("Would create") || shown.contains("built-in, inside clada");
+        let stopped = shown.contains("total timeout passed") || shown.contains("exec_timeout");
+        assert!(planned || stopped, "{}", &shown[..200]);
+        assert!(
+            !shown.contains("would fail") || stopped,
+            "{}",
+            &shown[..200]
+        );
+    }
+    // A dry run: nothing was made.
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
 }

@@ -90,6 +90,15 @@ fn an_agent_session() {
             )
             .await;
         assert!(bad.is_err(), "an unknown argument was accepted");
+        // Refused as invalid params (-32602), as every argument the
+        // library's check refuses.
+        match bad {
+            Err(rmcp::ServiceError::McpError(e)) => {
+                assert_eq!(e.code.0, clada_markers::mcp::InvalidParams::CODE);
+                assert_eq!(e.code.0, -32602);
+            }
+            other => panic!("not an MCP error: {other:?}"),
+        }
 
         // The prompt.
         let p = client

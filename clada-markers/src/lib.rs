@@ -81,6 +81,8 @@ pub mod engine;
 mod error_type;
 pub mod escape;
 pub mod generate;
+#[cfg(feature = "engine")]
+pub mod mcp;
 mod outcome;
 pub mod report;
 pub mod stream;

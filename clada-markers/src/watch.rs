@@ -126,11 +126,16 @@ impl Held {
             from
         };
         file.seek(std::io::SeekFrom::Start(from))?;
-        let mut text = String::new();
-        file.read_to_string(&mut text)?;
-        // Only whole lines: a line being written is read next time.
-        let whole = text.rfind('\n').map_or(0, |i| i + 1);
-        let keys = text[..whole].lines().map(str::to_owned).collect();
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        // Only whole lines: a line being written is read next time. A line
+        // that is not UTF-8 (written by hand) is no key, and the list is
+        // read all the same.
+        let whole = memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1);
+        let keys = String::from_utf8_lossy(&bytes[..whole])
+            .lines()
+            .map(str::to_owned)
+            .collect();
         Ok((keys, from + whole as u64))
     }
 
@@ -139,12 +144,21 @@ impl Held {
         Ok(self.applied_since(0)?.0.into_iter().collect())
     }
 
-    /// Adds a unit to the list, on disk before the lock is let go.
+    /// Adds a unit to the list, on disk before the lock is let go: its
+    /// line in one write, so that a watch stopped meanwhile leaves no half
+    /// of it, and after a line feed if the list ends in a line left half
+    /// written (else the key would join that line, and be lost).
     pub fn remember(&self, key: &str) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt as _;
         let name = format!("{}.applied", self.state.name);
-        let mut file =
-            std::fs::File::from(self.state.open(&name, OFlags::WRONLY | OFlags::APPEND)?);
-        writeln!(file, "{key}")?;
+        let mut file = std::fs::File::from(self.state.open(&name, OFlags::RDWR | OFlags::APPEND)?);
+        let len = file.metadata()?.len();
+        let mut last = [b'\n'];
+        if len > 0 {
+            file.read_exact_at(&mut last, len - 1)?;
+        }
+        let start = if last[0] == b'\n' { "" } else { "\n" };
+        file.write_all(format!("{start}{key}\n").as_bytes())?;
         file.sync_data()
     }
 }
@@ -179,6 +193,44 @@ mod tests {
         assert_eq!((keys, at), (vec!["k1".to_owned()], 3));
         assert_eq!(held.applied_since(at).unwrap(), (vec!["k2".to_owned()], 6));
         assert_eq!(held.applied_since(60).unwrap().0.len(), 2);
+    }
+
+    fn append(list: &Path, bytes: &[u8]) {
+        let mut f = std::fs::OpenOptions::new().append(true).open(list).unwrap();
+        f.write_all(bytes).unwrap();
+    }
+
+    /// Found by the fuzz target `watch_state`: a key remembered after a
+    /// line left half written joined that line, and a watch that read the
+    /// list then applied its unit a second time.
+    #[test]
+    fn a_line_left_half_written_does_not_swallow_the_next_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = state(dir.path());
+        let held = s.lock(&|| false).unwrap().unwrap();
+        held.remember("k1").unwrap();
+        append(&s.list_path(), b"half");
+        held.remember("k2").unwrap();
+        let keys = held.applied().unwrap();
+        assert!(keys.contains("k1") && keys.contains("k2"), "{keys:?}");
+        assert_eq!(std::fs::read(s.list_path()).unwrap(), b"k1\nhalf\nk2\n");
+    }
+
+    /// Found by the fuzz target `watch_state`: a line that was not UTF-8
+    /// made every later read of the list fail, and so every watch of the
+    /// file.
+    #[test]
+    fn a_line_that_is_not_utf8_is_no_key_and_the_list_is_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = state(dir.path());
+        let held = s.lock(&|| false).unwrap().unwrap();
+        held.remember("k1").unwrap();
+        append(&s.list_path(), b"\xff\xfe\n");
+        held.remember("k2").unwrap();
+        let (keys, at) = held.applied_since(0).unwrap();
+        assert!(keys.contains(&"k1".to_owned()) && keys.contains(&"k2".to_owned()));
+        assert_eq!(at, std::fs::metadata(s.list_path()).unwrap().len());
+        assert_eq!(held.applied_since(3).unwrap().0.len(), 2);
     }
 
     #[test]

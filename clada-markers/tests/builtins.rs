@@ -780,6 +780,104 @@ fn the_reading_tools_refuse_a_pipe() {
     }
 }
 
+/// Runs `command` with every built-in's time limit at zero, as a real run
+/// and as a dry run.
+fn run_out_of_time(root: &Path, command: &str, dry_run: bool) -> TaskReport {
+    let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
+    let doc = parse_with(&doc, ParseOptions::default());
+    let options = clada_markers::engine::RunOptions {
+        timeout: std::time::Duration::ZERO,
+        ..Default::default()
+    };
+    let report = Apply::new(root)
+        .unwrap()
+        .git(None)
+        .dry_run(dry_run)
+        .commands(options)
+        .run(&doc);
+    crate::common::tasks(report).remove(0)
+}
+
+#[test]
+fn built_ins_past_their_time_limit_fail_and_change_nothing() {
+    let t = tree();
+    let root = root_of(&t);
+    let before = std::fs::read_dir(&root).unwrap().count();
+    let changing = [
+        "mkdir -p new/a/b/c new/d",
+        "mkdir new",
+        "touch new.txt",
+        "rm empty",
+        "cp a.txt b.txt",
+        "mv a.txt b.txt",
+    ];
+    let reading = [
+        "cat a.txt",
+        "wc a.txt",
+        "head a.txt",
+        "stat a.txt",
+        "ls src",
+        "grep one a.txt",
+        "find src",
+    ];
+    // A dry run carries out only those that change the tree.
+    for (dry_run, commands) in [(false, &changing[..]), (false, &reading), (true, &changing)] {
+        for &command in commands {
+            let r = run_out_of_time(&root, command, dry_run);
+            assert_eq!(r.status, TaskStatus::Failed, "{command}: {r:#?}");
+            assert_eq!(r.error.unwrap().kind, ErrorType::ExecTimeout, "{command}");
+        }
+    }
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), before);
+    assert!(root.join("a.txt").is_file() && root.join("empty").is_file());
+}
+
+#[test]
+fn a_path_argument_too_deep_is_refused_with_the_limit_and_the_count() {
+    let t = tree();
+    let root = root_of(&t);
+    let deep = format!("{}x", "d/".repeat(1100));
+    for command in [
+        format!("mkdir -p {deep}"),
+        format!("touch {deep}"),
+        format!("cat {deep}"),
+        format!("ls {deep}"),
+        format!("cp a.txt {deep}"),
+    ] {
+        let r = run(&root, &command);
+        assert_eq!(r.status, TaskStatus::Failed, "{r:#?}");
+        let e = r.error.unwrap();
+        assert_eq!(e.kind, ErrorType::PathEscape);
+        assert!(e.message.contains("has 1101 components"), "{}", e.message);
+        assert!(e.message.contains("at most 1024"), "{}", e.message);
+    }
+    assert!(!root.join("d").exists());
+}
+
+#[test]
+fn mkdir_p_makes_a_path_as_deep_as_the_limit_in_one_walk() {
+    let t = tree();
+    let root = root_of(&t);
+    // 1,024 components with the working directory's.
+    let deep = format!("{}x", "d/".repeat(1022));
+    let r = run_in(&root, Some("src"), &format!("mkdir -pv {deep}"));
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    let out = r.output.unwrap_or_default();
+    assert_eq!(out.lines().count(), 1023);
+    assert_eq!(out.lines().next(), Some("mkdir: created directory 'src/d'"));
+    assert!(root.join("src").join(&deep).is_dir());
+    // Again: everything is there, nothing to say.
+    assert_eq!(ok(&root, &format!("mkdir -p src/{deep}")), "");
+    // Through a file on the way: an ordinary failure.
+    std::fs::write(root.join("src/d/d/f"), "").unwrap();
+    let (_, code, out) = fails(&root, "mkdir -p src/d/d/f/g");
+    assert_eq!(code, Some(1));
+    assert!(out.contains("src/d/d/f/g: Not a directory"), "{out}");
+    // Through a link: refused.
+    let (kind, _, _) = fails(&root, "mkdir -p up/x/y");
+    assert_eq!(kind, ErrorType::SymlinkNotAllowed);
+}
+
 /// A named pipe `.gitmodules` in a repository with a submodule (a command
 /// may leave one): libgit2 reads it for `git status`, and waited for a
 /// writer for ever, inside clada, where no time limit reaches. Refused,

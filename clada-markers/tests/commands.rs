@@ -751,46 +751,58 @@ fn the_built_in_git_refuses_a_repository_a_command_planted_a_link_in() {
 }
 
 /// A dry run of an atomic unit ends as the real run when a built-in
-/// command changes a file a task wrote and a later task fails: the file
-/// stays as the command left it, the task stays applied and is not said
-/// to be rolled back (the dry run said so, the real run did not).
+/// command changes (or removes) a file a task wrote and a later task
+/// fails: the file stays as the command left it, the task stays applied
+/// and is not said to be rolled back (the dry run said so, the real run
+/// did not).
 #[test]
 fn a_dry_run_keeps_what_a_built_in_changed_after_a_task_as_the_real_run() {
     let s = sandbox();
     let root = s.path().join("root");
-    let doc = "<<<<<<< TASKS\n<<<<<<< WRITE path=\"a.txt\"\nnew\n>>>>>>> END\n\
-               <<<<<<< RUN\ncp b.txt a.txt\n>>>>>>> END\n\
-               <<<<<<< SEARCH path=\"b.txt\"\nnothere\n=======\nx\n>>>>>>> REPLACE\n\
-               >>>>>>> TASKS\n";
-    let doc = parse_with(doc, ParseOptions::default());
-    let mut seen = Vec::new();
-    for dry in [false, true] {
-        std::fs::write(root.join("a.txt"), "old\n").unwrap();
-        std::fs::write(root.join("b.txt"), "b\n").unwrap();
-        let report = Apply::new(&root)
-            .unwrap()
-            .git(None)
-            .atomic(Some(clada_markers::engine::Atomic::Unit))
-            .dry_run(dry)
-            .run(&doc);
-        let note = report.blocks[0].note.clone().unwrap_or_default();
-        assert!(
-            note.contains("a.txt was changed by the command of task 2 after task 1 wrote it"),
-            "dry run {dry}: {note}"
+    for (command, said) in [
+        (
+            "cp b.txt a.txt",
+            "a.txt was changed by the command of task 2 after task 1 wrote it",
+        ),
+        (
+            "rm a.txt",
+            "a.txt was removed (or what held it) by the command of task 2 after task 1 changed it",
+        ),
+    ] {
+        let doc = format!(
+            "<<<<<<< TASKS\n<<<<<<< WRITE path=\"a.txt\"\nnew\n>>>>>>> END\n\
+             <<<<<<< RUN\n{command}\n>>>>>>> END\n\
+             <<<<<<< SEARCH path=\"b.txt\"\nnothere\n=======\nx\n>>>>>>> REPLACE\n\
+             >>>>>>> TASKS\n"
         );
-        let tasks: Vec<(TaskStatus, bool)> = crate::common::tasks(report)
-            .into_iter()
-            .map(|t| (t.status, t.rolled_back))
-            .collect();
-        seen.push(tasks);
+        let doc = parse_with(&doc, ParseOptions::default());
+        let mut seen = Vec::new();
+        for dry in [false, true] {
+            std::fs::write(root.join("a.txt"), "old\n").unwrap();
+            std::fs::write(root.join("b.txt"), "b\n").unwrap();
+            let report = Apply::new(&root)
+                .unwrap()
+                .git(None)
+                .atomic(Some(clada_markers::engine::Atomic::Unit))
+                .dry_run(dry)
+                .run(&doc);
+            let note = report.blocks[0].note.clone().unwrap_or_default();
+            assert!(note.contains(said), "{command}, dry run {dry}: {note}");
+            let tasks: Vec<(TaskStatus, bool)> = crate::common::tasks(report)
+                .into_iter()
+                .map(|t| (t.status, t.rolled_back))
+                .collect();
+            seen.push(tasks);
+        }
+        assert_eq!(
+            seen[0],
+            [
+                (TaskStatus::Success, false),
+                (TaskStatus::Success, false),
+                (TaskStatus::Failed, false)
+            ],
+            "{command}"
+        );
+        assert_eq!(seen[1], seen[0], "{command}");
     }
-    assert_eq!(
-        seen[0],
-        [
-            (TaskStatus::Success, false),
-            (TaskStatus::Success, false),
-            (TaskStatus::Failed, false)
-        ]
-    );
-    assert_eq!(seen[1], seen[0]);
 }

@@ -15,6 +15,8 @@
 use std::sync::Arc;
 
 use clada_markers::CheckReport;
+use clada_markers::engine::{Atomic, MatchMode};
+use clada_markers::mcp::{self, Switches};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, Content, ErrorData, GetPromptRequestParams,
     GetPromptResult, Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
@@ -125,78 +127,44 @@ fn bad(message: impl Into<String>) -> ErrorData {
 
 impl Server {
     fn call(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, ErrorData> {
-        if name != "apply" && name != "check" {
-            return Err(bad(format!(
-                "no tool `{name}`: the tools are `apply` and `check`"
-            )));
-        }
-        for key in arguments.keys() {
-            let known = match name {
-                "apply" => ["document", "dry_run", "atomic", "match"].contains(&key.as_str()),
-                _ => key == "document",
-            };
-            if !known {
-                return Err(bad(format!("`{name}` takes no argument `{key}`")));
-            }
-        }
-        let document = arguments
-            .get("document")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad(format!("`{name}` needs `document`, a string")))?;
-        if document.len() > clada_markers::syntax::MAX_DOCUMENT_SIZE {
-            return Err(bad(clada_markers::syntax::too_large().message));
-        }
-        match name {
-            "check" => {
-                let (dialect, doc) = self.args.dialect.read(document, self.args.allow_escape);
+        // The arguments are checked in the library (`clada_markers::mcp`,
+        // where the fuzz target `mcp_args` reaches them); a call's
+        // switches only narrow the server's.
+        let server = Switches {
+            dry_run: self.args.dry_run,
+            atomic: self.args.atomic.map(|a| match a {
+                AtomicArg::Unit => Atomic::Unit,
+                AtomicArg::Document => Atomic::Document,
+            }),
+            matching: self.args.matching.mode(),
+        };
+        let call = mcp::call(name, &arguments, server).map_err(|e| bad(e.0))?;
+        match call.tool {
+            mcp::Tool::Check => {
+                let (dialect, doc) = self
+                    .args
+                    .dialect
+                    .read(call.document, self.args.allow_escape);
                 let report = CheckReport::read_in(&doc, dialect);
                 serde_json::to_value(&report)
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None))
             }
-            "apply" => {
+            mcp::Tool::Apply => {
                 let mut args = (*self.args).clone();
-                match arguments.get("dry_run") {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Bool(b)) => args.dry_run |= *b,
-                    Some(_) => return Err(bad("`dry_run` is a boolean")),
-                }
-                // A call narrows the server's policy, never widens it: the
-                // whole document, then each unit, then nothing rolls back.
-                let asked = match arguments.get("atomic").map(|v| v.as_str()) {
-                    None => None,
-                    Some(Some("unit")) => Some(AtomicArg::Unit),
-                    Some(Some("document")) => Some(AtomicArg::Document),
-                    Some(_) => return Err(bad("`atomic` is \"unit\" or \"document\"")),
+                args.dry_run = call.switches.dry_run;
+                args.atomic = call.switches.atomic.map(|a| match a {
+                    Atomic::Unit => AtomicArg::Unit,
+                    Atomic::Document => AtomicArg::Document,
+                });
+                args.matching = match call.switches.matching {
+                    MatchMode::Exact => MatchArg::Exact,
+                    MatchMode::Whitespace => MatchArg::Whitespace,
                 };
-                args.atomic = match (args.atomic, asked) {
-                    (Some(AtomicArg::Document), _) | (_, Some(AtomicArg::Document)) => {
-                        Some(AtomicArg::Document)
-                    }
-                    (Some(AtomicArg::Unit), _) | (_, Some(AtomicArg::Unit)) => {
-                        Some(AtomicArg::Unit)
-                    }
-                    (None, None) => None,
-                };
-                // A call may narrow the matching, never widen it.
-                match arguments.get("match").map(|v| v.as_str()) {
-                    None => {}
-                    Some(Some("exact")) => args.matching = MatchArg::Exact,
-                    Some(Some("whitespace")) if args.matching == MatchArg::Whitespace => {}
-                    Some(Some("whitespace")) => {
-                        return Err(bad(
-                            "the server was started with --match exact: a call cannot widen it",
-                        ));
-                    }
-                    Some(_) => return Err(bad("`match` is \"exact\" or \"whitespace\"")),
-                }
-                let report = super::apply::report_of(&args, document)
+                let report = super::apply::report_of(&args, call.document)
                     .map_err(|e| ErrorData::internal_error(e, None))?;
                 serde_json::to_value(&report)
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None))
             }
-            _ => Err(bad(format!(
-                "no tool `{name}`: the tools are `apply` and `check`"
-            ))),
         }
     }
 }

@@ -82,6 +82,10 @@ pub(crate) enum Command {
         /// How a hover's dry run finds an edit's text (as for `apply`).
         #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
         matching: MatchArg,
+        /// How long a hover's dry run may take: past it, the tasks not
+        /// planned yet are reported skipped, and a task being planned stops.
+        #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = units::duration)]
+        hover_timeout: Duration,
     },
     /// Serve the Model Context Protocol on standard input and output.
     ///

@@ -12,6 +12,9 @@ use clada_markers::{decode, parse, print, render};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    if data.len() > common::MAX_INPUT {
+        return;
+    }
     let Ok(src) = decode(data) else { return };
     let mut at = 0;
     for t in lex(src) {

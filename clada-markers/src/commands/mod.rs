@@ -229,7 +229,12 @@ impl<'r> CommandRunner<'r> {
             copied: &self.copied,
         };
         let mut out = builtin::Out::new(task, observer, self.options.max_output);
+        // Its walks stop at its limit.
+        let outer = self.root.deadline();
+        self.root
+            .set_deadline(Some(outer.map_or(env.deadline, |d| d.min(env.deadline))));
         let result = builtin::run(argv, &env, &mut out);
+        self.root.set_deadline(outer);
         // A built-in may have moved or removed directories.
         self.root.forget_dirs();
         let output = out.finish();
@@ -659,5 +664,41 @@ fn first_line(command: &str) -> String {
         format!("{first} …")
     } else {
         first
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Quiet;
+    use crate::engine::fs::{Files, Kind};
+
+    #[test]
+    fn a_dry_run_stops_a_built_in_at_the_runs_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let mut runner = CommandRunner::new(
+            &root,
+            dir.path().to_owned(),
+            RunOptions::default(),
+            Box::new(approve::NoPrompt),
+        );
+        let view = View::new(&root, 1);
+        let by = By { unit: 1, task: 1 };
+        let deep = format!("mkdir -p {}x", "d/".repeat(1000));
+        // The run's time limit has passed: the plan of the built-in stops
+        // (its own limit, 5 s, is far off).
+        let past = Some(Instant::now());
+        let ran = runner.simulate(1, &deep, None, past, &view, by, &mut Quiet);
+        let Some(Err((e, _))) = ran else {
+            panic!("not stopped: {ran:?}");
+        };
+        assert_eq!(e.error_type(), ErrorType::ExecTimeout);
+        // Without one, it is carried out on the plan.
+        let ran = runner.simulate(1, "mkdir -p a/b", None, None, &view, by, &mut Quiet);
+        assert!(matches!(ran, Some(Ok(_))), "{ran:?}");
+        let made = Location::below_root(&["a", "b"]);
+        assert_eq!(Files::kind(&view, &made).unwrap(), Some(Kind::Dir));
+        assert!(!dir.path().join("a").exists());
     }
 }

@@ -330,4 +330,17 @@ mod tests {
         assert_eq!(doc.diagnostics[0].kind, K::PathEscape);
         assert!(doc.tasks().all(|t| t.op.is_none()));
     }
+
+    #[test]
+    fn a_path_too_deep_is_refused_with_the_limit_and_the_count() {
+        let deep = "d/".repeat(2000) + "f.py";
+        let src = format!("{deep}\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n");
+        let doc = parse(&src, ParseOptions::default());
+        assert_eq!(doc.diagnostics[0].kind, K::PathEscape);
+        assert!(doc.diagnostics[0].message.contains("2001 components"));
+        assert!(doc.tasks().all(|t| t.op.is_none()));
+        let ok = "d/".repeat(1023) + "f.py";
+        let src = format!("{ok}\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n");
+        assert!(!parse(&src, ParseOptions::default()).has_errors());
+    }
 }

@@ -696,4 +696,17 @@ mod tests {
         let doc = read("<tasks version=\"9\"><remove path=\"a\"/></tasks>");
         assert!(doc.has_errors());
     }
+
+    #[test]
+    fn a_path_too_deep_is_refused_with_the_limit_and_the_count() {
+        let deep = "d/".repeat(1024) + "f";
+        let src = format!(
+            "<write path=\"{deep}\">x</write>\n<move from=\"a\" to=\"{deep}\"/>\n<run dir=\"{deep}\">ls</run>"
+        );
+        let doc = read(&src);
+        let kinds: Vec<K> = doc.diagnostics.iter().map(|d| d.kind).collect();
+        assert_eq!(kinds, vec![K::PathEscape; 3]);
+        assert!(doc.diagnostics[0].message.contains("1025 components"));
+        assert!(doc.tasks().all(|t| t.op.is_none()));
+    }
 }

@@ -584,4 +584,24 @@ mod tests {
         assert!(ops.is_empty());
         assert_eq!(ds[0].kind, K::PathEscape);
     }
+
+    #[test]
+    fn a_path_too_deep_is_refused_with_the_limit_and_the_count() {
+        let deep = "d/".repeat(1024) + "f";
+        let src = format!("*** Begin Patch\n*** Add File: {deep}\n+y\n*** End Patch\n");
+        let (added, ds) = ops(&src);
+        assert!(added.is_empty());
+        assert_eq!(ds[0].kind, K::PathEscape);
+        assert!(
+            ds[0].message.contains("1025 components"),
+            "{}",
+            ds[0].message
+        );
+        let src = format!(
+            "*** Begin Patch\n*** Update File: a\n*** Move to: {deep}\n@@\n-x\n+y\n*** End Patch\n"
+        );
+        let (moved, ds) = ops(&src);
+        assert!(!moved.iter().any(|op| matches!(op, Op::Move { .. })));
+        assert!(ds.iter().any(|d| d.kind == K::PathEscape));
+    }
 }

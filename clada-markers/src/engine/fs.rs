@@ -15,8 +15,8 @@
 //! leaves the old content or the new, never a mix. Existing files keep their
 //! permission bits.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{Read, Write};
@@ -24,6 +24,7 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -68,6 +69,14 @@ pub(crate) enum FsError {
     /// The path leaves the root and `--allow-escape` was not given.
     #[error("{path} is outside the root")]
     Escape { path: String },
+    /// More components than a path may have (PROTOCOL §5); `path` is
+    /// abbreviated.
+    #[error(
+        "{path} has {components} components, more than the {max} a path may have; \
+         name a path of at most {max} components",
+        max = crate::path::MAX_PATH_COMPONENTS
+    )]
+    TooDeep { path: String, components: usize },
     /// The change would land in a protected place (PROTOCOL §5).
     #[error("{path} {why}, which documents never change")]
     Protected { path: String, why: &'static str },
@@ -79,6 +88,12 @@ pub(crate) enum FsError {
          nothing was written to it (run the edit again against the new contents)"
     )]
     Changed { path: String },
+    /// A walk through `path` stopped at the run's time limit
+    /// (`--total-timeout`, a built-in's limit): nothing was changed.
+    #[error(
+        "{path}: the time limit passed while clada was looking through it; nothing was changed"
+    )]
+    TimedOut { path: String },
     /// Any other refusal of the OS.
     #[error("cannot {op} {path}: {}", std::io::Error::from_raw_os_error(.errno.raw_os_error()))]
     Os {
@@ -98,8 +113,10 @@ impl FsError {
             | FsError::NotDirectory { path }
             | FsError::NotRegular { path }
             | FsError::Escape { path }
+            | FsError::TooDeep { path, .. }
             | FsError::Protected { path, .. }
             | FsError::Changed { path }
+            | FsError::TimedOut { path }
             | FsError::Os { path, .. } => path,
         }
     }
@@ -118,11 +135,20 @@ impl FsError {
 use crate::path::Anchor;
 pub(crate) use crate::path::Location;
 
-/// Resolves `path` as text (PROTOCOL §5); every problem is
-/// [`FsError::Escape`]. Leaving the root needs `allow_escape`.
+/// Resolves `path` as text (PROTOCOL §5); a path too deep is
+/// [`FsError::TooDeep`], every other problem [`FsError::Escape`]. Leaving
+/// the root needs `allow_escape`.
 pub(crate) fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
-    crate::path::resolve(path, allow_escape).map_err(|_| FsError::Escape {
-        path: path.to_owned(),
+    crate::path::resolve(path, allow_escape).map_err(|problem| {
+        match (problem, crate::path::TooDeep::of(path, allow_escape)) {
+            (crate::path::PathProblem::TooDeep, Some(deep)) => FsError::TooDeep {
+                path: crate::path::abbreviated(path),
+                components: deep.components,
+            },
+            _ => FsError::Escape {
+                path: path.to_owned(),
+            },
+        }
     })
 }
 
@@ -238,7 +264,8 @@ pub(crate) enum Written {
 /// Directories opened on the way to a path are kept open for the next
 /// access below them: a handle always names the directory that was checked,
 /// whatever happens to its path later. The cache is emptied after every
-/// move, removal and command, which can change what a path names.
+/// move, removal and command, which can change what a path names; so is
+/// what the root knows of directories that hold no `.git`.
 pub(crate) struct Root {
     fd: OwnedFd,
     dirs: RefCell<DirCache>,
@@ -249,6 +276,12 @@ pub(crate) struct Root {
     /// run killed before renaming it can be cleaned up after
     /// ([`crate::journal`]).
     journal: RefCell<Option<Box<dyn Write>>>,
+    /// When long walks stop ([`Root::set_deadline`]).
+    deadline: Cell<Option<Instant>>,
+    /// Directories found to hold no `.git` since the tree last changed on
+    /// disk ([`Root::check_takes_away`]): a directory moved again and
+    /// again is looked through once.
+    clean: RefCell<HashSet<Location>>,
 }
 
 impl std::fmt::Debug for Root {
@@ -262,8 +295,66 @@ impl std::fmt::Debug for Root {
 /// The most directories a root keeps open between accesses.
 const MAX_OPEN_DIRS: usize = 256;
 
-/// Directories held open, by anchor and components.
-type DirCache = HashMap<(Anchor, Vec<String>), Rc<OwnedFd>>;
+/// Directories held open, as a tree of names below each anchor: the
+/// deepest one open on the way to a path is found in one walk down its
+/// components, whatever its depth.
+#[derive(Default)]
+struct DirCache {
+    anchors: HashMap<Anchor, CachedDir>,
+    /// How many handles the tree holds.
+    open: usize,
+}
+
+#[derive(Default)]
+struct CachedDir {
+    fd: Option<Rc<OwnedFd>>,
+    below: HashMap<String, CachedDir>,
+}
+
+impl DirCache {
+    /// The deepest directory open among the anchor of `at` and its first
+    /// `upto` components: how many components it has, and its handle.
+    fn deepest(&self, at: &Location, upto: usize) -> Option<(usize, Rc<OwnedFd>)> {
+        let mut node = self.anchors.get(&at.anchor)?;
+        let mut best = node.fd.as_ref().map(|fd| (0, Rc::clone(fd)));
+        for (i, part) in at.parts[..upto].iter().enumerate() {
+            let Some(next) = node.below.get(part.as_str()) else {
+                break;
+            };
+            node = next;
+            if let Some(fd) = &node.fd {
+                best = Some((i + 1, Rc::clone(fd)));
+            }
+        }
+        best
+    }
+
+    /// Keeps `opened`, the handles of the anchor of `at` and its
+    /// components from the `first`-th on (the anchor itself when `first`
+    /// is 0), in one walk. At most [`MAX_OPEN_DIRS`] are kept: a walk over
+    /// a tree of thousands of directories, or down a very deep one, must
+    /// not run out of file descriptors.
+    fn keep(&mut self, at: &Location, first: usize, opened: Vec<Rc<OwnedFd>>) {
+        let skip = opened.len().saturating_sub(MAX_OPEN_DIRS);
+        if self.open + opened.len() - skip > MAX_OPEN_DIRS {
+            self.anchors.clear();
+            self.open = 0;
+        }
+        let mut node = self.anchors.entry(at.anchor).or_default();
+        let mut level = 0;
+        for (i, fd) in opened.into_iter().enumerate() {
+            let depth = first + i;
+            while level < depth {
+                node = node.below.entry(at.parts[level].clone()).or_default();
+                level += 1;
+            }
+            if i >= skip && node.fd.is_none() {
+                node.fd = Some(fd);
+                self.open += 1;
+            }
+        }
+    }
+}
 
 /// A file write made ready: the parent directory exists, the target is not
 /// a directory or a link, and a temporary file has been created beside it.
@@ -298,9 +389,11 @@ impl Root {
         )?;
         Ok(Root {
             fd,
-            dirs: RefCell::new(HashMap::new()),
+            dirs: RefCell::new(DirCache::default()),
             protected: Vec::new(),
             journal: RefCell::new(None),
+            deadline: Cell::new(None),
+            clean: RefCell::new(HashSet::new()),
         })
     }
 
@@ -352,20 +445,55 @@ impl Root {
                 why,
             })
         };
-        if self.kind(at)? != Some(Kind::Dir) {
+        if self.kind(at)? != Some(Kind::Dir) || self.clean.borrow().contains(at) {
             return Ok(());
         }
-        let mut pending = vec![at.clone()];
-        while let Some(dir) = pending.pop() {
-            for entry in self.list(&dir)? {
-                if entry.name == ".git" {
+        let os = |errno| FsError::Os {
+            path: at.display(),
+            op: "look through",
+            errno,
+        };
+        // Each directory is opened from its parent's handle, never by its
+        // path: the walk costs the size of the tree, whatever its depth.
+        let mut pending: Vec<(Rc<OwnedFd>, Option<std::ffi::CString>)> =
+            vec![(self.dir(at, at.parts.len(), false)?, None)];
+        while let Some((parent, name)) = pending.pop() {
+            if self.deadline.get().is_some_and(|d| Instant::now() >= d) {
+                return Err(FsError::TimedOut { path: at.display() });
+            }
+            let dir = match &name {
+                Some(name) => {
+                    rustix::fs::openat(&*parent, name.as_c_str(), DIR_FLAGS, Mode::empty())
+                }
+                // A fresh handle: reading a directory moves its offset.
+                None => rustix::fs::openat(&*parent, c".", DIR_FLAGS, Mode::empty()),
+            }
+            .map_err(os)?;
+            let dir = Rc::new(dir);
+            for entry in rustix::fs::Dir::read_from(&*dir).map_err(os)? {
+                let entry = entry.map_err(os)?;
+                let child = entry.file_name();
+                if child == c"." || child == c".." {
+                    continue;
+                }
+                if child == c".git" {
                     return refuse("holds a repository (`.git`)");
                 }
-                if entry.kind == Kind::Dir {
-                    pending.push(dir.join(&entry.name));
+                let kind = match entry.file_type() {
+                    FileType::Unknown => {
+                        rustix::fs::statat(&*dir, child, AtFlags::SYMLINK_NOFOLLOW)
+                            .map(|st| FileType::from_raw_mode(st.st_mode))
+                            .map_err(os)?
+                    }
+                    t => t,
+                };
+                if kind == FileType::Directory {
+                    pending.push((Rc::clone(&dir), Some(child.to_owned())));
                 }
             }
         }
+        // Until the tree changes on disk, it holds none.
+        self.clean.borrow_mut().insert(at.clone());
         Ok(())
     }
 
@@ -388,24 +516,28 @@ impl Root {
         Ok(())
     }
 
-    /// Forgets the directories kept open: paths may name other ones now.
-    pub(crate) fn forget_dirs(&self) {
-        self.dirs.borrow_mut().clear();
+    /// Sets when walks through the tree that may be long (the look for a
+    /// `.git` below what a task takes away) stop, with
+    /// [`FsError::TimedOut`]; returns the one set before.
+    pub(crate) fn set_deadline(&self, deadline: Option<Instant>) -> Option<Instant> {
+        self.deadline.replace(deadline)
     }
 
-    /// Keeps a directory open for the next path through it. At most
-    /// [`MAX_OPEN_DIRS`] are kept: a walk over a tree of thousands of
-    /// directories must not run out of file descriptors.
-    fn keep_dir(&self, key: (Anchor, Vec<String>), fd: &Rc<OwnedFd>) {
-        let mut dirs = self.dirs.borrow_mut();
-        if dirs.len() >= MAX_OPEN_DIRS {
-            dirs.clear();
-        }
-        dirs.insert(key, Rc::clone(fd));
+    /// When walks stop, if they do.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.deadline.get()
+    }
+
+    /// Forgets the directories kept open: paths may name other ones now.
+    pub(crate) fn forget_dirs(&self) {
+        *self.dirs.borrow_mut() = DirCache::default();
+        self.clean.borrow_mut().clear();
     }
 
     /// Opens the directory made of the anchor and the first `upto`
-    /// components, creating missing ones when `create`.
+    /// components, creating missing ones when `create`. It starts from
+    /// the deepest directory already open on the way, and keeps those it
+    /// opens for the next access: its cost is linear in the components.
     pub(super) fn dir(
         &self,
         at: &Location,
@@ -417,14 +549,11 @@ impl Root {
             op,
             errno,
         };
-        // Start from the deepest directory already open.
-        let mut from = upto;
-        let mut cur = loop {
-            let key = (at.anchor, at.parts[..from].to_vec());
-            if let Some(fd) = self.dirs.borrow().get(&key) {
-                break Rc::clone(fd);
-            }
-            if from == 0 {
+        let cached = self.dirs.borrow().deepest(at, upto);
+        let mut opened = Vec::new();
+        let (from, mut cur) = match cached {
+            Some(found) => found,
+            None => {
                 let fd = match at.anchor {
                     Anchor::Root => rustix::fs::openat(&self.fd, c".", DIR_FLAGS, Mode::empty()),
                     Anchor::Slash => rustix::fs::open(c"/", DIR_FLAGS, Mode::empty()),
@@ -440,39 +569,46 @@ impl Root {
                 }
                 .map_err(|e| os("open", e, 0))?;
                 let fd = Rc::new(fd);
-                self.keep_dir(key, &fd);
-                break fd;
+                opened.push(Rc::clone(&fd));
+                (0, fd)
             }
-            from -= 1;
         };
-        for n in from + 1..=upto {
-            let part = at.parts[n - 1].as_str();
-            let mut opened = rustix::fs::openat(&*cur, part, DIR_FLAGS, Mode::empty());
-            if create && matches!(opened, Err(Errno::NOENT)) {
-                match rustix::fs::mkdirat(&*cur, part, Mode::from_raw_mode(0o777)) {
-                    Ok(()) | Err(Errno::EXIST) => {}
-                    Err(e) => return Err(os("create directory", e, n)),
+        // The handles opened are kept whether the walk ends or fails.
+        let first = if opened.is_empty() { from + 1 } else { 0 };
+        let walked = (|| {
+            for n in from + 1..=upto {
+                let part = at.parts[n - 1].as_str();
+                let mut attempt = rustix::fs::openat(&*cur, part, DIR_FLAGS, Mode::empty());
+                if create && matches!(attempt, Err(Errno::NOENT)) {
+                    match rustix::fs::mkdirat(&*cur, part, Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(os("create directory", e, n)),
+                    }
+                    attempt = rustix::fs::openat(&*cur, part, DIR_FLAGS, Mode::empty());
                 }
-                opened = rustix::fs::openat(&*cur, part, DIR_FLAGS, Mode::empty());
+                cur = match attempt {
+                    Ok(fd) => {
+                        let fd = Rc::new(fd);
+                        opened.push(Rc::clone(&fd));
+                        fd
+                    }
+                    Err(Errno::NOENT) => return Err(FsError::NotFound { path: at.prefix(n) }),
+                    Err(e @ (Errno::LOOP | Errno::NOTDIR)) => {
+                        return Err(match kind_at(&cur, part) {
+                            Ok(Some(Kind::Symlink)) => FsError::Symlink { path: at.prefix(n) },
+                            Ok(Some(_)) => FsError::NotDirectory { path: at.prefix(n) },
+                            _ => os("open", e, n),
+                        });
+                    }
+                    Err(e) => return Err(os("open", e, n)),
+                };
             }
-            cur = match opened {
-                Ok(fd) => {
-                    let fd = Rc::new(fd);
-                    self.keep_dir((at.anchor, at.parts[..n].to_vec()), &fd);
-                    fd
-                }
-                Err(Errno::NOENT) => return Err(FsError::NotFound { path: at.prefix(n) }),
-                Err(e @ (Errno::LOOP | Errno::NOTDIR)) => {
-                    return Err(match kind_at(&cur, part) {
-                        Ok(Some(Kind::Symlink)) => FsError::Symlink { path: at.prefix(n) },
-                        Ok(Some(_)) => FsError::NotDirectory { path: at.prefix(n) },
-                        _ => os("open", e, n),
-                    });
-                }
-                Err(e) => return Err(os("open", e, n)),
-            };
+            Ok(())
+        })();
+        if !opened.is_empty() {
+            self.dirs.borrow_mut().keep(at, first, opened);
         }
-        Ok(cur)
+        walked.map(|()| cur)
     }
 
     /// The parent directory of `at` and the final name.
@@ -608,6 +744,154 @@ impl Root {
     /// Makes the directory `at` and its missing parents.
     pub(crate) fn make_dirs(&self, at: &Location) -> Result<(), FsError> {
         self.dir(at, at.parts.len(), true).map(|_| ())
+    }
+
+    /// How many of the components of `at` after its first `from` are
+    /// directories on disk, one after the other, and what the next one
+    /// is: nothing (`Ok(None)`, also when all are directories), another
+    /// kind, or the error of looking at it. What [`Files::kind`] says of
+    /// each of those prefixes, in one walk: a deep path costs its depth,
+    /// not its square.
+    pub(crate) fn dirs_along(
+        &self,
+        at: &Location,
+        from: usize,
+    ) -> (usize, Result<Option<Kind>, FsError>) {
+        let mut cur = match self.dir(at, from, false) {
+            Ok(fd) => fd,
+            Err(FsError::NotFound { .. }) => return (from, Ok(None)),
+            Err(e) => return (from, Err(e)),
+        };
+        let mut opened = Vec::new();
+        let mut n = from;
+        let next = loop {
+            let Some(part) = at.parts.get(n) else {
+                break Ok(None);
+            };
+            match kind_at(&cur, part) {
+                Ok(Some(Kind::Dir)) => {}
+                Ok(other) => break Ok(other),
+                Err(errno) => {
+                    break Err(FsError::Os {
+                        path: at.prefix(n + 1),
+                        op: "inspect",
+                        errno,
+                    });
+                }
+            }
+            match rustix::fs::openat(&*cur, part.as_str(), DIR_FLAGS, Mode::empty()) {
+                Ok(fd) => {
+                    cur = Rc::new(fd);
+                    opened.push(Rc::clone(&cur));
+                    n += 1;
+                }
+                // Removed or replaced since it was looked at.
+                Err(Errno::NOENT) => break Ok(None),
+                Err(_) => {
+                    break kind_at(&cur, part).map_err(|errno| FsError::Os {
+                        path: at.prefix(n + 1),
+                        op: "inspect",
+                        errno,
+                    });
+                }
+            }
+        };
+        if !opened.is_empty() {
+            self.dirs.borrow_mut().keep(at, from + 1, opened);
+        }
+        (n, next)
+    }
+
+    /// Makes the directory `at` and its missing parents (`mkdir -p`) in
+    /// one walk. `step` hears each directory on the way, by its number of
+    /// components, and whether it was made; it may stop the walk (`false`:
+    /// then `Ok(false)`).
+    pub(crate) fn create_dirs(
+        &self,
+        at: &Location,
+        step: &mut dyn FnMut(usize, bool) -> bool,
+    ) -> Result<bool, FsError> {
+        let cached = self.dirs.borrow().deepest(at, at.parts.len());
+        let (from, mut cur) = match cached {
+            Some(found) => found,
+            None => (0, self.dir(at, 0, false)?),
+        };
+        let mut opened = Vec::new();
+        let walked = (|| {
+            for n in from + 1..=at.parts.len() {
+                let part = at.parts[n - 1].as_str();
+                let open = |dir: &OwnedFd| rustix::fs::openat(dir, part, DIR_FLAGS, Mode::empty());
+                let mut made = false;
+                let mut attempt = open(&cur);
+                if matches!(attempt, Err(Errno::NOENT)) {
+                    match rustix::fs::mkdirat(&*cur, part, Mode::from_raw_mode(0o777)) {
+                        Ok(()) => made = true,
+                        Err(Errno::EXIST) => {}
+                        Err(errno) => {
+                            return Err(FsError::Os {
+                                path: at.prefix(n),
+                                op: "create directory",
+                                errno,
+                            });
+                        }
+                    }
+                    attempt = open(&cur);
+                }
+                cur = match attempt {
+                    Ok(fd) => Rc::new(fd),
+                    Err(Errno::NOENT) => return Err(FsError::NotFound { path: at.prefix(n) }),
+                    Err(errno) => {
+                        return Err(match kind_at(&cur, part) {
+                            Ok(Some(Kind::Symlink)) => FsError::Symlink { path: at.prefix(n) },
+                            Ok(Some(_)) => FsError::NotDirectory { path: at.prefix(n) },
+                            _ => FsError::Os {
+                                path: at.prefix(n),
+                                op: "open",
+                                errno,
+                            },
+                        });
+                    }
+                };
+                opened.push(Rc::clone(&cur));
+                if !step(n, made) {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })();
+        if !opened.is_empty() {
+            self.dirs.borrow_mut().keep(at, from + 1, opened);
+        }
+        walked
+    }
+
+    /// Removes the directories of `at`'s first components from the
+    /// `from`-th on, deepest first, those that are empty (undoing
+    /// [`Root::make_dirs`]); one walk. Returns the deepest that stayed
+    /// because something is in it.
+    pub(crate) fn remove_empty_dirs(&self, at: &Location, from: usize) -> Option<Location> {
+        let from = from.checked_sub(1)?;
+        let mut cur = self.dir(at, from, false).ok()?;
+        let mut chain = Vec::new();
+        for part in at.parts.get(from..).unwrap_or(&[]) {
+            chain.push(Rc::clone(&cur));
+            match rustix::fs::openat(&*cur, part.as_str(), DIR_FLAGS, Mode::empty()) {
+                Ok(fd) => cur = Rc::new(fd),
+                Err(_) => break,
+            }
+        }
+        self.forget_dirs();
+        for (i, parent) in chain.iter().enumerate().rev() {
+            // One that is not empty stays, and so do those above it, which
+            // hold it; one gone already is nothing to undo.
+            let name = at.parts[from + i].as_str();
+            match rustix::fs::unlinkat(&**parent, name, AtFlags::REMOVEDIR) {
+                Ok(()) | Err(Errno::NOENT) => {}
+                Err(Errno::NOTEMPTY | Errno::EXIST) => return Some(at.truncated(from + i + 1)),
+                Err(_) => return None,
+            }
+        }
+        None
     }
 
     /// Renames `at` to a fresh temporary name beside it (noted in the
@@ -762,18 +1046,6 @@ impl Root {
                 errno,
             }),
         }
-    }
-
-    /// Removes the directory `at` if it is empty.
-    pub(crate) fn remove_empty_dir(&self, at: &Location) -> Result<(), FsError> {
-        let (parent, name) = self.parent(at, false)?;
-        let removed = rustix::fs::unlinkat(&*parent, name, AtFlags::REMOVEDIR);
-        self.forget_dirs();
-        removed.map_err(|errno| FsError::Os {
-            path: at.display(),
-            op: "remove",
-            errno,
-        })
     }
 
     /// Removes a file or link, or a directory with everything in it. Links
@@ -1114,9 +1386,82 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let at = Location::below_root(&["node_modules"]);
         root.check_takes_away(&at).unwrap();
-        assert!(root.dirs.borrow().len() <= MAX_OPEN_DIRS);
+        assert!(root.dirs.borrow().open <= MAX_OPEN_DIRS);
         root.remove(&at).unwrap();
         assert!(!dir.path().join("node_modules").exists());
-        assert!(root.dirs.borrow().len() <= MAX_OPEN_DIRS);
+        assert!(root.dirs.borrow().open <= MAX_OPEN_DIRS);
+    }
+
+    #[test]
+    fn the_look_for_a_repository_below_stops_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("big/a/b")).unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let at = Location::below_root(&["big"]);
+        root.set_deadline(Some(std::time::Instant::now()));
+        assert!(matches!(
+            root.check_takes_away(&at),
+            Err(FsError::TimedOut { .. })
+        ));
+        root.set_deadline(None);
+        root.check_takes_away(&at).unwrap();
+        // Looked through once until the tree changes: a command that makes
+        // a repository below is followed by forget_dirs, as the engine
+        // does after every command.
+        std::fs::create_dir_all(dir.path().join("big/a/b/.git")).unwrap();
+        root.check_takes_away(&at).unwrap();
+        root.forget_dirs();
+        assert!(matches!(
+            root.check_takes_away(&at),
+            Err(FsError::Protected { .. })
+        ));
+    }
+
+    #[test]
+    fn a_deep_path_is_walked_once_and_its_handles_stay_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let parts: Vec<String> = (0..1000).map(|i| format!("d{i}")).collect();
+        let at = Location {
+            anchor: crate::path::Anchor::Root,
+            parts: parts.clone().into(),
+        };
+        let mut made = Vec::new();
+        assert!(
+            root.create_dirs(&at, &mut |n, m| {
+                made.push((n, m));
+                true
+            })
+            .unwrap()
+        );
+        assert_eq!(made.len(), 1000);
+        assert!(made.iter().all(|(_, m)| *m));
+        assert!(root.dirs.borrow().open <= MAX_OPEN_DIRS);
+        // All there: 1,000 directories, and nothing after them.
+        assert_eq!(root.dirs_along(&at, 0).0, 1000);
+        let file = at.join("f");
+        root.write(&file, b"x").unwrap();
+        let (dirs, next) = root.dirs_along(&file, 0);
+        assert_eq!((dirs, next.unwrap()), (1000, Some(Kind::File)));
+        assert_eq!(root.read(&file).unwrap(), b"x");
+        // Made again: nothing is made.
+        let mut again = 0;
+        root.forget_dirs();
+        assert!(
+            root.create_dirs(&at, &mut |_, m| {
+                again += usize::from(m);
+                true
+            })
+            .unwrap()
+        );
+        assert_eq!(again, 0);
+        root.remove_empty_dirs(&at, 500);
+        assert!(
+            root.dirs_along(&at, 0).0 == 1000,
+            "not empty: the file holds them"
+        );
+        root.remove(&file).unwrap();
+        root.remove_empty_dirs(&at, 500);
+        assert_eq!(root.dirs_along(&at, 0).0, 499);
     }
 }

@@ -202,11 +202,10 @@ impl Root {
     /// directory is there already.
     pub(crate) fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
         let (parent, name) = self.parent(at, false)?;
+        // A new directory changes what no kept handle names: the cache
+        // stays (`mkdir -p` of many levels opens each once).
         match rustix::fs::mkdirat(&*parent, name, Mode::from_raw_mode(0o777)) {
-            Ok(()) => {
-                self.forget_dirs();
-                Ok(true)
-            }
+            Ok(()) => Ok(true),
             Err(Errno::EXIST) => match super::fs::kind_at(&parent, name) {
                 Ok(Some(Kind::Dir)) => Ok(false),
                 Ok(Some(Kind::Symlink)) => Err(FsError::Symlink { path: at.display() }),

@@ -25,6 +25,7 @@ pub(crate) mod lock;
 pub(crate) mod matching;
 pub(crate) mod nearby;
 pub(crate) mod outcome;
+pub(crate) mod paths;
 pub(crate) mod plan;
 pub(crate) mod repo_check;
 pub(crate) mod seek;
@@ -167,8 +168,11 @@ impl From<FsError> for TaskError {
         let kind = match &e {
             FsError::NotFound { .. } => ErrorType::FileNotFound,
             FsError::Symlink { .. } => ErrorType::SymlinkNotAllowed,
-            FsError::Escape { .. } | FsError::Protected { .. } => ErrorType::PathEscape,
+            FsError::Escape { .. } | FsError::TooDeep { .. } | FsError::Protected { .. } => {
+                ErrorType::PathEscape
+            }
             FsError::Changed { .. } => ErrorType::FileChanged,
+            FsError::TimedOut { .. } => ErrorType::ExecTimeout,
             FsError::Os { errno, .. } if *errno == rustix::io::Errno::NOENT => {
                 ErrorType::FileNotFound
             }
@@ -367,10 +371,14 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         errors: bool,
         runner: Box<dyn Runner + 'e>,
     ) -> Self {
+        let deadline = options.total_timeout.map(|t| Instant::now() + t);
+        // A task's plan stops at the run's time limit too, not only the
+        // tasks after it (the walk below what a task takes away).
+        root.set_deadline(deadline);
         let mut engine = Engine {
             view: View::new(root, options.index_from.unwrap_or(editing::INDEX_FROM)),
             options,
-            deadline: options.total_timeout.map(|t| Instant::now() + t),
+            deadline,
             held: Vec::new(),
             held_tasks: 0,
             stop: None,

@@ -7,7 +7,8 @@
 //! leaves the model as it was) and `--atomic=document` (a failure leaves
 //! the start), and a dry run predicts the real run: the same statuses, and
 //! a change reported for every path the real run changes, as it changes
-//! it.
+//! it. Directories nest, so moves carry whole subtrees (a file moved with
+//! its directory must be found, read and edited under its new path).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -19,8 +20,15 @@ use crate::report::TaskStatus;
 use crate::{ParseOptions, parse_with};
 use proptest::prelude::*;
 
-const PATHS: &[&str] = &["a", "b", "d", "e", "d/a", "d/b", "e/a", "e/d"];
-const TARGETS: &[&str] = &["a", "b", "d", "e", "d/a", "d/b", "e/a", "e/d", "d/", "e/"];
+/// Directories nest three deep, so that moves carry directories that hold
+/// directories, into directories and out of them.
+const PATHS: &[&str] = &[
+    "a", "b", "d", "e", "d/a", "d/b", "d/c", "d/c/a", "e/a", "e/d", "e/d/b",
+];
+const TARGETS: &[&str] = &[
+    "a", "b", "d", "e", "d/a", "d/b", "d/c", "d/c/a", "e/a", "e/d", "e/d/b", "d/", "e/", "d/c/",
+    "e/d/",
+];
 const CONTENTS: &[&str] = &["one\n", "two\n", "one\ntwo\n"];
 
 #[derive(Clone, Debug)]
@@ -287,7 +295,9 @@ fn start() -> Model {
     let mut m = Model::default();
     m.files.insert("a".into(), "one\n".into());
     m.files.insert("d/b".into(), "one\ntwo\n".into());
+    m.files.insert("d/c/a".into(), "one\n".into());
     m.dirs.insert("d".into());
+    m.dirs.insert("d/c".into());
     m.dirs.insert("e".into());
     m
 }

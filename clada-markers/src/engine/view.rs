@@ -22,11 +22,14 @@
 //! Paths in the view are the paths of the tree as the tasks see it. Each
 //! entry that came from disk remembers its origin, where it still is on
 //! disk, so that what was moved can be read before anything is carried
-//! out.
+//! out. The entries are kept as a tree of names ([`PathMap`]): a path is
+//! looked up, and its missing parents made, in one walk of its
+//! components, and a moved directory takes what the view holds below it
+//! along as one piece. A transaction keeps how to undo each change, not
+//! a copy of what it changed.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ops::Bound;
 use std::rc::Rc;
 
 use crate::engine::TaskError;
@@ -35,8 +38,10 @@ use crate::engine::fingerprint::Fingerprint;
 use crate::engine::fs::{Content, Files, FsError, Kind, Location, PutBack, Root, Stamp, Written};
 use crate::engine::matching::{HINT_BUDGET, HintBudget, Search};
 use crate::engine::outcome::{Kept, KeptWhy};
+use crate::engine::paths::{Below, Live, PathMap, Visit};
 use crate::engine::plan;
 use crate::engine::seek::MIN_PIVOT;
+use crate::path::Anchor;
 
 /// The task that made a change: unit and task numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -76,6 +81,15 @@ struct FileNode {
     dirty: bool,
     /// The tasks whose changes the contents carry.
     by: Vec<By>,
+    /// The transaction that noted how to undo changes of this file
+    /// ([`State::serial`]): once is enough.
+    saved: u64,
+}
+
+impl Live for Node {
+    fn live(&self) -> bool {
+        !matches!(self, Node::Absent)
+    }
 }
 
 impl FileNode {
@@ -139,8 +153,9 @@ enum Step {
 /// was.
 #[derive(Debug)]
 enum Undo {
-    /// A directory made: removed again if still empty.
-    Made { at: Location, by: By },
+    /// The directories of the first components of `at` from the
+    /// `from`-th on were made: removed again if still empty.
+    Made { at: Location, from: usize, by: By },
     Renamed {
         from: Location,
         to: Location,
@@ -169,6 +184,20 @@ impl Undo {
     /// Moves the paths at or below `from` to the same places below `to`.
     fn relocate(&mut self, from: &Location, to: &Location) {
         let paths: Vec<&mut Location> = match self {
+            Undo::Made { at, from: made, .. } if at == from || from.is_ancestor_of(at) => {
+                let depth = from.parts().len();
+                if *made > depth {
+                    // All made below what moved: they moved with it.
+                    *made = *made - depth + to.parts().len();
+                    vec![at]
+                } else {
+                    // What moved was made here, or below one made here:
+                    // those above it stay (the ones below moved, and stay
+                    // as the command left them).
+                    *at = at.truncated(depth - 1);
+                    return;
+                }
+            }
             Undo::Made { at, .. } => vec![at],
             Undo::Renamed { from: f, to: t, .. } => vec![f, t],
             Undo::SetAside { at, aside, .. } => vec![at, aside],
@@ -199,10 +228,8 @@ pub(crate) struct Undone {
 
 #[derive(Debug, Default)]
 struct Tx {
-    /// Each key's entry before its first change in the transaction.
-    undo: Vec<(Location, Option<Node>)>,
-    /// Where each saved key's entry is in `undo`.
-    saved: HashMap<Location, usize>,
+    /// How to undo each change of the view, in order.
+    undo: Vec<Was>,
     /// Steps pending when the transaction began.
     steps: usize,
     disk: Vec<Undo>,
@@ -210,62 +237,234 @@ struct Tx {
     /// `disk` had when it ran: those it could have changed.
     commands: Vec<(usize, By)>,
     /// While a command's changes are made ([`View::untracked`]): the
-    /// entries they touched, each as it was before.
-    untracked: Option<Vec<(Location, Option<Node>)>>,
-    /// What a dry run's commands changed after a task of the transaction
-    /// had changed it: left as the command left it by a rollback, and the
-    /// task's change stays, as on disk ([`View::rollback`]).
-    kept: Vec<Kept>,
+    /// paths they changed, each with what lies below it.
+    untracked: Option<Vec<Location>>,
+    /// What commands left at the paths they changed, put back once the
+    /// rest is undone.
+    kept: Vec<(Location, Option<Node>, Below<Node>)>,
+    /// The files a dry run's command changed after a task of the
+    /// transaction had: a rollback leaves them as the command left them,
+    /// and the task's change stays, said as the real run says it
+    /// ([`View::rollback`]).
+    said: Vec<Kept>,
+    /// The files the transaction had changed that a command took out of
+    /// their place (removed or moved), with the tasks their contents
+    /// carried.
+    taken: Vec<(Location, Vec<By>)>,
+}
+
+/// How to undo one change of the view.
+#[derive(Debug)]
+enum Was {
+    /// The entry `at` had.
+    Entry { at: Location, was: Option<Node> },
+    /// What lay below `at` when it was dropped.
+    Below { at: Location, was: Below<Node> },
+    /// What lay below `from` was moved below `to`.
+    Moved { from: Location, to: Location },
+    /// The entries of the first components of `at` from the `from`-th
+    /// on, before directories were made there (`None`: left as it was).
+    Made {
+        at: Location,
+        from: usize,
+        was: Vec<Option<Option<Node>>>,
+    },
 }
 
 #[derive(Debug, Default)]
 struct State {
-    nodes: BTreeMap<Location, Node>,
+    nodes: PathMap<Node>,
     steps: Vec<Step>,
     tx: Option<Tx>,
+    /// The number of the latest transaction.
+    serial: u64,
+}
+
+/// What a dry run says when a command changed the file `at` (now `now`)
+/// that tasks of the transaction had changed before it: `undo` is the
+/// transaction's, whose first `start` entries came before the command.
+fn changed_before(
+    undo: &[Was],
+    start: usize,
+    at: &Location,
+    now: Option<&Node>,
+    taken: Option<&Vec<By>>,
+    command: By,
+) -> Option<Kept> {
+    let by = |was: Option<&Node>| match was {
+        Some(Node::File(f)) => Some(f.by.clone()),
+        _ => None,
+    };
+    fn entry<'w>(w: &'w Was, at: &Location) -> Option<Option<&'w Node>> {
+        match w {
+            Was::Entry { at: here, was } if here == at => Some(was.as_ref()),
+            _ => None,
+        }
+    }
+    // Before the transaction (nothing: a file made in it)...
+    let first = by(undo.get(..start)?.iter().find_map(|w| entry(w, at))?).unwrap_or_default();
+    // ...and as the command found it: noted when it changed it, taken
+    // out by it, or changed in place.
+    let found = undo
+        .get(start..)
+        .and_then(|u| u.iter().find_map(|w| entry(w, at).and_then(by)))
+        .or_else(|| taken.cloned())
+        .or_else(|| by(now))
+        .unwrap_or_default();
+    let tasks: Vec<By> = found
+        .into_iter()
+        .filter(|b| *b != command && !first.contains(b))
+        .collect();
+    if tasks.is_empty() {
+        return None;
+    }
+    let why = match now {
+        None | Some(Node::Absent) => KeptWhy::Gone,
+        Some(_) => KeptWhy::Written,
+    };
+    Some(Kept {
+        path: at.display(),
+        why,
+        by: tasks,
+        commands: vec![command.task],
+    })
 }
 
 impl State {
-    /// Sets the entry of `at`, keeping what it was for a rollback.
-    fn set(&mut self, at: Location, node: Option<Node>) {
-        self.save(&at);
-        match node {
-            Some(n) => self.nodes.insert(at, n),
-            None => self.nodes.remove(&at),
-        };
-    }
-
-    fn save(&mut self, at: &Location) {
-        let Some(tx) = &mut self.tx else { return };
-        if let Some(touched) = &mut tx.untracked {
-            touched.push((at.clone(), self.nodes.get(at).cloned()));
-        } else if !tx.saved.contains_key(at) {
-            tx.saved.insert(at.clone(), tx.undo.len());
-            tx.undo.push((at.clone(), self.nodes.get(at).cloned()));
+    /// Notes how to undo a change, in a transaction.
+    fn undo(&mut self, was: impl FnOnce() -> Was) {
+        if let Some(tx) = &mut self.tx {
+            tx.undo.push(was());
         }
     }
 
-    /// The entry of `at`, to change in place (kept for a rollback first).
+    /// Notes that a command changed `at` and what lies below it.
+    fn touched(&mut self, at: &Location) {
+        if let Some(Tx {
+            untracked: Some(touched),
+            ..
+        }) = &mut self.tx
+        {
+            touched.push(at.clone());
+        }
+    }
+
+    /// Marks a file whose undo the open transaction has noted.
+    fn mark(&self, node: &mut Node) {
+        if let (Some(_), Node::File(f)) = (&self.tx, node) {
+            f.saved = self.serial;
+        }
+    }
+
+    /// Sets the entry of `at`, noting what it was for a rollback.
+    fn set(&mut self, at: &Location, node: Option<Node>) {
+        let was = match node {
+            Some(mut n) => {
+                self.mark(&mut n);
+                self.nodes.insert(at, n)
+            }
+            None => self.nodes.remove(at),
+        };
+        self.undo(|| Was::Entry {
+            at: at.clone(),
+            was,
+        });
+    }
+
+    /// Takes the entry of `at` out, to put it elsewhere. A file the
+    /// transaction saved already needs no copy: where it was is put back
+    /// by the undo of what came before.
+    fn take(&mut self, at: &Location) -> Option<Node> {
+        let mut node = self.nodes.remove(at)?;
+        let saved = matches!(&node, Node::File(f) if f.saved == self.serial);
+        // A file the transaction changed, taken by a command: who had.
+        if let (Some(tx), Node::File(f)) = (&mut self.tx, &node)
+            && saved
+            && tx.untracked.is_some()
+        {
+            tx.taken.push((at.clone(), f.by.clone()));
+        }
+        if self.tx.is_some() && !saved {
+            let was = Some(node.clone());
+            self.undo(|| Was::Entry {
+                at: at.clone(),
+                was,
+            });
+            self.mark(&mut node);
+        }
+        Some(node)
+    }
+
+    /// The entry of `at`, to change in place (a copy noted for a rollback
+    /// first, once per transaction).
     fn node_mut(&mut self, at: &Location) -> Option<&mut Node> {
-        self.save(at);
+        let unsaved = matches!(self.nodes.get(at), Some(Node::File(f)) if f.saved != self.serial);
+        if self.tx.is_some() && unsaved {
+            let was = self.nodes.get(at).cloned();
+            self.undo(|| Was::Entry {
+                at: at.clone(),
+                was,
+            });
+            let serial = self.serial;
+            if let Some(Node::File(f)) = self.nodes.get_mut(at) {
+                f.saved = serial;
+            }
+        }
         self.nodes.get_mut(at)
     }
 
-    /// The entries below `at`, taken out of the view.
-    fn take_below(&mut self, at: &Location) -> Vec<(Location, Node)> {
-        let keys: Vec<Location> = self
-            .nodes
-            .range((Bound::Excluded(at.clone()), Bound::Unbounded))
-            .map(|(k, _)| k)
-            .take_while(|k| at.is_ancestor_of(k))
-            .cloned()
+    /// Drops the entries below `at`.
+    fn drop_below(&mut self, at: &Location) {
+        let was = self.nodes.take_below(at);
+        self.undo(|| Was::Below {
+            at: at.clone(),
+            was,
+        });
+    }
+
+    /// Moves the entries below `from` to below `to`, where nothing is.
+    fn move_below(&mut self, from: &Location, to: &Location) {
+        let below = self.nodes.take_below(from);
+        self.nodes.put_below(to, below);
+        self.undo(|| Was::Moved {
+            from: from.clone(),
+            to: to.clone(),
+        });
+    }
+
+    /// Makes the directories of the first components of `at` from the
+    /// `from`-th on where `made` says (one for each).
+    fn make_dirs(&mut self, at: &Location, from: usize, made: Vec<bool>) {
+        let new = made
+            .into_iter()
+            .map(|m| m.then_some(Some(Node::Dir { origin: None })))
             .collect();
-        keys.into_iter()
-            .filter_map(|k| {
-                self.save(&k);
-                self.nodes.remove(&k).map(|n| (k, n))
-            })
-            .collect()
+        let was = self.nodes.replace_along(at, from, new);
+        self.undo(|| Was::Made {
+            at: at.clone(),
+            from,
+            was,
+        });
+    }
+
+    /// Undoes one change.
+    fn revert(&mut self, was: Was) {
+        match was {
+            Was::Entry { at, was } => {
+                match was {
+                    Some(n) => self.nodes.insert(&at, n),
+                    None => self.nodes.remove(&at),
+                };
+            }
+            Was::Below { at, was } => self.nodes.put_below(&at, was),
+            Was::Moved { from, to } => {
+                let below = self.nodes.take_below(&to);
+                self.nodes.put_below(&from, below);
+            }
+            Was::Made { at, from, was } => {
+                drop(self.nodes.replace_along(&at, from, was));
+            }
+        }
     }
 }
 
@@ -279,35 +478,50 @@ enum Place {
     Nowhere,
 }
 
-fn place(nodes: &BTreeMap<Location, Node>, at: &Location) -> Result<Place, FsError> {
+fn place(nodes: &PathMap<Node>, at: &Location) -> Result<Place, FsError> {
     if nodes.is_empty() {
         return Ok(Place::Disk(at.clone()));
     }
-    if nodes.contains_key(at) {
+    let found = nodes.lookup(at);
+    if found.own.is_some() {
         return Ok(Place::Node);
     }
-    let mut probe = at.parent();
-    while let Some(dir) = probe {
-        if let Some(node) = nodes.get(&dir) {
-            return match node {
-                Node::Dir {
-                    origin: Some(origin),
-                } => {
-                    let mut on_disk = origin.clone();
-                    for part in &at.parts()[dir.parts().len()..] {
-                        on_disk = on_disk.join(part);
-                    }
-                    Ok(Place::Disk(on_disk))
-                }
-                Node::Dir { origin: None } | Node::Absent => Ok(Place::Nowhere),
-                Node::File(_) | Node::Other { .. } => Err(FsError::NotDirectory {
-                    path: dir.display(),
-                }),
-            };
-        }
-        probe = dir.parent();
+    match found.above {
+        None => Ok(Place::Disk(at.clone())),
+        Some((depth, node)) => match node {
+            Node::Dir {
+                origin: Some(origin),
+            } => Ok(Place::Disk(at.rebased(depth, origin))),
+            Node::Dir { origin: None } | Node::Absent => Ok(Place::Nowhere),
+            Node::File(_) | Node::Other { .. } => Err(FsError::NotDirectory {
+                path: at.prefix(depth),
+            }),
+        },
     }
-    Ok(Place::Disk(at.clone()))
+}
+
+/// Where the first components of a path stand, for a walk down it: found
+/// on disk below `onto` (its components from `depth` on, after `onto`),
+/// nowhere, or below what is not a directory (at `depth` components).
+enum Base {
+    Disk { onto: Location, depth: usize },
+    Nowhere,
+    NotDirectory { depth: usize },
+}
+
+impl Base {
+    fn of(node: &Node, depth: usize) -> Base {
+        match node {
+            Node::Dir {
+                origin: Some(origin),
+            } => Base::Disk {
+                onto: origin.clone(),
+                depth,
+            },
+            Node::Dir { origin: None } | Node::Absent => Base::Nowhere,
+            Node::File(_) | Node::Other { .. } => Base::NotDirectory { depth },
+        }
+    }
 }
 
 fn kind_of(node: &Node) -> Option<Kind> {
@@ -390,10 +604,9 @@ impl<'r> View<'r> {
     pub(crate) fn pending(&self) -> bool {
         let st = self.state.borrow();
         !st.steps.is_empty()
-            || st
+            || !st
                 .nodes
-                .values()
-                .any(|n| matches!(n, Node::File(f) if f.dirty))
+                .walk(|v| !matches!(v, Visit::Enter { entry: Some(Node::File(f)), .. } if f.dirty))
     }
 
     /// What is at `at` on disk, as an entry of the view.
@@ -407,6 +620,7 @@ impl<'r> View<'r> {
                 edits: None,
                 dirty: false,
                 by: Vec::new(),
+                saved: 0,
             }))),
             Some(Kind::Dir) => Some(Node::Dir {
                 origin: Some(on_disk.clone()),
@@ -422,44 +636,151 @@ impl<'r> View<'r> {
     /// nothing is there.
     fn take(&self, st: &mut State, at: &Location) -> Result<Option<Node>, FsError> {
         match place(&st.nodes, at)? {
-            Place::Node => {
-                st.save(at);
-                Ok(st.nodes.remove(at).filter(|n| !matches!(n, Node::Absent)))
-            }
+            Place::Node => Ok(st.take(at).filter(|n| !matches!(n, Node::Absent))),
             Place::Disk(on_disk) => self.node_on_disk(&on_disk),
             Place::Nowhere => Ok(None),
         }
     }
 
-    /// Makes the missing directories above `at` (noting one step to make
-    /// them on disk); refuses when one of them is not a directory.
-    fn make_parents(&self, st: &mut State, at: &Location, by: By) -> Result<(), FsError> {
-        let Some(parent) = at.parent() else {
-            return Ok(());
+    /// What the view has at each of the first components of `at` (the
+    /// first one, the first two, ...), in one walk down it, up to and
+    /// with the first that is not a directory or cannot be looked up: what
+    /// [`View::kind_in`] says of each. The disk is asked once for each
+    /// stretch of components the view has no entries for.
+    fn kinds_along(&self, st: &State, at: &Location) -> Vec<Result<Option<Kind>, FsError>> {
+        let own = st.nodes.along(at);
+        let mut base = match own.first().copied().flatten() {
+            Some(node) => Base::of(node, 0),
+            None => Base::Disk {
+                onto: at.truncated(0),
+                depth: 0,
+            },
         };
-        if self.kind_in(st, &parent)? == Some(Kind::Dir) {
-            return Ok(());
+        // What the disk said of the stretch below `base`: the depth on disk
+        // up to which all are directories, and what comes next.
+        let mut disk: Option<(usize, Result<Option<Kind>, FsError>)> = None;
+        let mut out = Vec::new();
+        for (depth, &here_own) in own.iter().enumerate().skip(1) {
+            let kind = match (here_own, &base) {
+                (Some(node), _) => Ok(kind_of(node)),
+                (None, Base::Nowhere) => Ok(None),
+                (None, Base::NotDirectory { depth: d }) => Err(FsError::NotDirectory {
+                    path: at.prefix(*d),
+                }),
+                (None, Base::Disk { onto, depth: d }) => {
+                    let on_disk = at.rebased(*d, onto);
+                    let (dirs, next) = disk
+                        .get_or_insert_with(|| self.root.dirs_along(&on_disk, onto.parts().len()));
+                    let here = onto.parts().len() + depth - d;
+                    if here <= *dirs {
+                        Ok(Some(Kind::Dir))
+                    } else if here == *dirs + 1 {
+                        next.clone()
+                    } else {
+                        // Below what is not a directory, as a lookup of
+                        // the deeper path would say.
+                        let path = on_disk.prefix(*dirs + 1);
+                        match next {
+                            Ok(None) => Ok(None),
+                            Ok(Some(Kind::Symlink)) => Err(FsError::Symlink { path }),
+                            Ok(Some(_)) => Err(FsError::NotDirectory { path }),
+                            Err(e) => Err(e.clone()),
+                        }
+                    }
+                }
+            };
+            if let Some(node) = here_own {
+                base = Base::of(node, depth);
+                disk = None;
+            }
+            let go_on = matches!(kind, Ok(Some(Kind::Dir)));
+            out.push(kind);
+            if !go_on {
+                break;
+            }
         }
-        let mut made = false;
-        for n in 1..=parent.parts().len() {
-            let dir = parent.truncated(n);
-            match self.kind_in(st, &dir)? {
-                Some(Kind::Dir) => {}
+        out
+    }
+
+    /// Makes the directory `dir` and its missing parents in the view, in
+    /// one walk, noting one step to make them on disk. `step` hears each
+    /// directory on the way (its number of components, whether it is
+    /// made) and may stop the walk (`Ok(None)`). A component that is not
+    /// a directory is refused: as a link (`links`) or as not a directory.
+    /// Returns how many components the first directory made has.
+    fn make_dirs(
+        &self,
+        st: &mut State,
+        dir: &Location,
+        by: By,
+        links: bool,
+        step: &mut dyn FnMut(usize, bool) -> bool,
+    ) -> Result<Option<usize>, FsError> {
+        let kinds = self.kinds_along(st, dir);
+        let own: Vec<Option<Kind>> = st
+            .nodes
+            .along(dir)
+            .into_iter()
+            .map(|n| n.and_then(kind_of))
+            .collect();
+        let mut first = None;
+        let mut made = Vec::new();
+        let mut kinds = kinds.into_iter();
+        for depth in 1..=dir.parts().len() {
+            // Below a directory made, only what has an entry is there.
+            let kind = match first {
+                None => kinds.next().unwrap_or(Ok(None))?,
+                Some(_) => own.get(depth).copied().flatten(),
+            };
+            match kind {
+                Some(Kind::Dir) => made.push(false),
                 None => {
-                    st.set(dir, Some(Node::Dir { origin: None }));
-                    made = true;
+                    first.get_or_insert(depth);
+                    made.push(true);
+                }
+                Some(Kind::Symlink) if links => {
+                    return Err(FsError::Symlink {
+                        path: dir.prefix(depth),
+                    });
                 }
                 Some(_) => {
                     return Err(FsError::NotDirectory {
-                        path: dir.display(),
+                        path: dir.prefix(depth),
                     });
                 }
             }
+            if !step(depth, made.last().copied().unwrap_or(false)) {
+                break;
+            }
         }
-        if made {
-            st.steps.push(Step::Mkdir { at: parent, by });
+        if let Some(from) = first {
+            let made = made.split_off(from - 1);
+            st.make_dirs(dir, from, made);
+            st.steps.push(Step::Mkdir {
+                at: dir.clone(),
+                by,
+            });
         }
-        Ok(())
+        Ok(first)
+    }
+
+    /// Makes the missing directories above `at` (noting one step to make
+    /// them on disk); refuses when one of them is not a directory.
+    /// Returns the first directory made.
+    fn make_parents(
+        &self,
+        st: &mut State,
+        at: &Location,
+        by: By,
+    ) -> Result<Option<Location>, FsError> {
+        let Some(parent) = at.parent() else {
+            return Ok(None);
+        };
+        if self.kind_in(st, &parent)? == Some(Kind::Dir) {
+            return Ok(None);
+        }
+        let first = self.make_dirs(st, &parent, by, false, &mut |_, _| true)?;
+        Ok(first.map(|n| parent.truncated(n)))
     }
 
     fn kind_in(&self, st: &State, at: &Location) -> Result<Option<Kind>, FsError> {
@@ -475,24 +796,31 @@ impl<'r> View<'r> {
         let mut st = self.state.borrow_mut();
         let display = || at.display();
         if let Place::Node = place(&st.nodes, at)? {
-            match st.node_mut(at) {
+            // `None`: nothing is there, the file is made below.
+            let replaced = match st.node_mut(at) {
                 Some(Node::File(f)) => {
                     f.data = Some(data);
                     f.edits = None;
                     f.dirty = true;
                     add(&mut f.by, by);
-                    return Ok(Written::Replaced);
+                    return {
+                        st.touched(at);
+                        Ok(Written::Replaced)
+                    };
                 }
-                Some(Node::Dir { .. }) => return Err(FsError::IsDirectory { path: display() }),
+                Some(Node::Dir { .. }) => Some(FsError::IsDirectory { path: display() }),
                 Some(Node::Other {
                     kind: Kind::Symlink,
                     ..
-                }) => return Err(FsError::Symlink { path: display() }),
-                Some(Node::Other { .. }) => return Err(FsError::NotRegular { path: display() }),
-                Some(Node::Absent) | None => {}
+                }) => Some(FsError::Symlink { path: display() }),
+                Some(Node::Other { .. }) => Some(FsError::NotRegular { path: display() }),
+                Some(Node::Absent) | None => None,
+            };
+            if let Some(e) = replaced {
+                return Err(e);
             }
         }
-        self.make_parents(&mut st, at, by)?;
+        let made = self.make_parents(&mut st, at, by)?;
         let (origin, present) = match place(&st.nodes, at)? {
             Place::Disk(on_disk) => match self.root.kind(&on_disk)? {
                 Some(Kind::File) => {
@@ -512,7 +840,7 @@ impl<'r> View<'r> {
             Written::Created
         };
         st.set(
-            at.clone(),
+            at,
             Some(Node::File(Box::new(FileNode {
                 origin,
                 present,
@@ -520,8 +848,10 @@ impl<'r> View<'r> {
                 edits: None,
                 dirty: true,
                 by: vec![by],
+                saved: 0,
             }))),
         );
+        st.touched(made.as_ref().unwrap_or(at));
         Ok(written)
     }
 
@@ -677,7 +1007,8 @@ impl<'r> View<'r> {
     }
 
     /// Moves what is at `from` to `to` (replacing a file there), making
-    /// missing parents of `to`.
+    /// missing parents of `to`. What the view holds below `from` goes
+    /// along as one piece: the cost does not grow with it.
     pub(crate) fn rename(&self, from: &Location, to: &Location, by: By) -> Result<(), FsError> {
         let mut st = self.state.borrow_mut();
         let to_kind = self.kind_in(&st, to)?;
@@ -721,20 +1052,20 @@ impl<'r> View<'r> {
             _ => Ok(None),
         };
         let replaced = match (refused, replaced) {
-            (None, Ok(r)) => self.make_parents(&mut st, to, by).map(|()| r),
+            (None, Ok(r)) => self.make_parents(&mut st, to, by).map(|made| (r, made)),
             (Some(e), _) | (None, Err(e)) => Err(e),
         };
-        let replaced = match replaced {
+        let (replaced, made) = match replaced {
             Ok(r) => r,
             Err(e) => {
                 // Put it back as it was.
-                st.set(from.clone(), Some(node));
+                st.set(from, Some(node));
                 return Err(e);
             }
         };
-        let below = st.take_below(from);
-        st.take_below(to);
-        st.set(from.clone(), Some(Node::Absent));
+        st.drop_below(to);
+        st.move_below(from, to);
+        st.set(from, Some(Node::Absent));
         let mut node = node;
         if let Node::File(f) = &mut node
             && !on_disk
@@ -747,14 +1078,7 @@ impl<'r> View<'r> {
         {
             edits.forget_generation();
         }
-        st.set(to.clone(), Some(node));
-        for (k, n) in below {
-            let mut moved = to.clone();
-            for part in &k.parts()[from.parts().len()..] {
-                moved = moved.join(part);
-            }
-            st.set(moved, Some(n));
-        }
+        st.set(to, Some(node));
         if on_disk {
             st.steps.push(Step::Rename {
                 from: from.clone(),
@@ -762,16 +1086,14 @@ impl<'r> View<'r> {
                 by,
             });
         }
+        st.touched(from);
+        st.touched(made.as_ref().unwrap_or(to));
         Ok(())
     }
 
     /// Whether the directory `at` holds nothing, in the view.
     fn dir_is_empty(&self, st: &State, at: &Location) -> Result<bool, FsError> {
-        let mut below = st
-            .nodes
-            .range((Bound::Excluded(at.clone()), Bound::Unbounded))
-            .take_while(|(k, _)| at.is_ancestor_of(k));
-        if below.any(|(_, n)| !matches!(n, Node::Absent)) {
+        if st.nodes.holds(at) {
             return Ok(false);
         }
         let origin = match place(&st.nodes, at)? {
@@ -785,9 +1107,9 @@ impl<'r> View<'r> {
         let Some(origin) = origin else {
             return Ok(true);
         };
+        let entries: HashMap<&str, &Node> = st.nodes.children(at).into_iter().collect();
         for entry in self.root.list(&origin)? {
-            let child = at.join(&entry.name);
-            if !matches!(st.nodes.get(&child), Some(Node::Absent)) {
+            if !matches!(entries.get(entry.name.as_str()), Some(Node::Absent)) {
                 return Ok(false);
             }
         }
@@ -823,11 +1145,32 @@ impl<'r> View<'r> {
             Some(Kind::Symlink) => Err(FsError::Symlink { path: at.display() }),
             Some(_) => Err(FsError::NotDirectory { path: at.display() }),
             None => {
-                st.set(at.clone(), Some(Node::Dir { origin: None }));
+                st.set(at, Some(Node::Dir { origin: None }));
                 st.steps.push(Step::Mkdir { at: at.clone(), by });
+                st.touched(at);
                 Ok(true)
             }
         }
+    }
+
+    /// Makes the directory `at` and its missing parents (`mkdir -p`), in
+    /// one walk down it (see [`Root::create_dirs`]).
+    pub(crate) fn create_dirs(
+        &self,
+        at: &Location,
+        by: By,
+        step: &mut dyn FnMut(usize, bool) -> bool,
+    ) -> Result<bool, FsError> {
+        let mut st = self.state.borrow_mut();
+        let mut stopped = false;
+        let made = self.make_dirs(&mut st, at, by, true, &mut |n, made| {
+            stopped = !step(n, made);
+            !stopped
+        })?;
+        if let Some(first) = made {
+            st.touched(&at.truncated(first));
+        }
+        Ok(!stopped)
     }
 
     /// The names in the directory `at` as the view has it, in byte order,
@@ -855,16 +1198,8 @@ impl<'r> View<'r> {
                 names.insert(entry.name, Some(entry.kind));
             }
         }
-        let depth = at.parts().len() + 1;
-        for (k, n) in st
-            .nodes
-            .range((Bound::Excluded(at.clone()), Bound::Unbounded))
-            .take_while(|(k, _)| at.is_ancestor_of(k))
-            .filter(|(k, _)| k.parts().len() == depth)
-        {
-            if let Some(name) = k.name() {
-                names.insert(name.to_owned(), kind_of(n));
-            }
+        for (name, n) in st.nodes.children(at) {
+            names.insert(name.to_owned(), kind_of(n));
         }
         Ok(names
             .into_iter()
@@ -907,11 +1242,12 @@ impl<'r> View<'r> {
             Node::File(f) => f.on_disk(),
             _ => true,
         };
-        st.take_below(at);
-        st.set(at.clone(), Some(Node::Absent));
+        st.drop_below(at);
+        st.set(at, Some(Node::Absent));
         if on_disk {
             st.steps.push(Step::Remove { at: at.clone(), by });
         }
+        st.touched(at);
         Ok(())
     }
 
@@ -925,7 +1261,7 @@ impl<'r> View<'r> {
                 let (bytes, stamp) = self.root.read_stamped(&on_disk)?;
                 let data = Content::from_bytes(bytes);
                 st.set(
-                    at.clone(),
+                    at,
                     Some(Node::File(Box::new(FileNode {
                         origin: Some(on_disk),
                         present: Some(stamp),
@@ -933,6 +1269,7 @@ impl<'r> View<'r> {
                         edits: None,
                         dirty: false,
                         by: Vec::new(),
+                        saved: 0,
                     }))),
                 );
                 return Ok(data);
@@ -975,50 +1312,37 @@ impl<'r> View<'r> {
     /// (PROTOCOL §7.4). A dry run carries out built-in commands so;
     /// `command` is the task of the command.
     pub(crate) fn untracked<R>(&self, command: By, f: impl FnOnce() -> R) -> R {
-        if let Some(tx) = &mut self.state.borrow_mut().tx {
-            tx.untracked = Some(Vec::new());
-        }
+        let start = match &mut self.state.borrow_mut().tx {
+            Some(tx) => {
+                tx.untracked = Some(Vec::new());
+                tx.undo.len()
+            }
+            None => 0,
+        };
         let result = f();
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
         if let Some(tx) = &mut st.tx
             && let Some(touched) = tx.untracked.take()
         {
-            // An entry the transaction had changed before is left as the
-            // command left it, and so is the change of the tasks that had
-            // changed it (said as the real run says it); the others were
-            // never saved, so a later change saves what the command left.
+            // What the command left where it changed the view is what a
+            // rollback leaves there.
+            for at in &touched {
+                let (entry, below) = st.nodes.copy_at(at);
+                tx.kept.push((at.clone(), entry, below));
+            }
+            // A file a task of the transaction had changed before: its
+            // change stays too.
             let mut seen = HashSet::new();
-            for (at, was) in touched {
+            for at in touched {
                 if !seen.insert(at.clone()) {
                     continue;
                 }
-                let Some(entry) = tx.saved.get(&at).and_then(|&i| tx.undo.get_mut(i)) else {
-                    continue;
-                };
-                let tasks = |node: &Option<Node>| match node {
-                    Some(Node::File(f)) => f.by.clone(),
-                    _ => Vec::new(),
-                };
-                let before_tx = tasks(&entry.1);
-                let by: Vec<By> = tasks(&was)
-                    .into_iter()
-                    .filter(|b| !before_tx.contains(b))
-                    .collect();
-                let now = st.nodes.get(&at).cloned();
-                if !by.is_empty() {
-                    let why = match now {
-                        None | Some(Node::Absent) => KeptWhy::Gone,
-                        Some(_) => KeptWhy::Written,
-                    };
-                    tx.kept.push(Kept {
-                        path: at.display(),
-                        why,
-                        by,
-                        commands: vec![command.task],
-                    });
+                let now = st.nodes.get(&at);
+                let taken = tx.taken.iter().find(|(t, _)| *t == at).map(|(_, by)| by);
+                if let Some(kept) = changed_before(&tx.undo, start, &at, now, taken, command) {
+                    tx.said.push(kept);
                 }
-                entry.1 = now;
             }
         }
         result
@@ -1027,6 +1351,7 @@ impl<'r> View<'r> {
     pub(crate) fn begin(&self) {
         let mut st = self.state.borrow_mut();
         let steps = st.steps.len();
+        st.serial += 1;
         st.tx = Some(Tx {
             steps,
             ..Tx::default()
@@ -1112,16 +1437,20 @@ impl<'r> View<'r> {
         let Some(tx) = st.tx.take() else {
             return Undone::default();
         };
-        for (at, node) in tx.undo.into_iter().rev() {
-            match node {
-                Some(n) => st.nodes.insert(at, n),
+        for was in tx.undo.into_iter().rev() {
+            st.revert(was);
+        }
+        for (at, entry, below) in tx.kept {
+            match entry {
+                Some(n) => st.nodes.insert(&at, n),
                 None => st.nodes.remove(&at),
             };
+            st.nodes.put_below(&at, below);
         }
         st.steps.truncate(tx.steps);
         drop(st);
         let mut out = Undone {
-            kept: tx.kept,
+            kept: tx.said,
             problems: Vec::new(),
         };
         let mut disk = tx.disk;
@@ -1148,18 +1477,17 @@ impl<'r> View<'r> {
                 });
             };
             let undone = match undo {
-                Undo::Made { at, by } => match self.root.remove_empty_dir(&at) {
-                    Err(FsError::Os {
-                        errno: rustix::io::Errno::NOTEMPTY,
-                        ..
-                    }) if !after.is_empty() => {
-                        keep(&at, KeptWhy::DirHolds, vec![by], after);
-                        Ok(())
+                Undo::Made { at, from, by } => {
+                    // Those still empty, deepest first. One that holds
+                    // what a command made stays, and those above it; one
+                    // that holds what could not be undone is said by that.
+                    if let Some(holds) = self.root.remove_empty_dirs(&at, from)
+                        && !after.is_empty()
+                    {
+                        keep(&holds, KeptWhy::DirHolds, vec![by], after);
                     }
-                    // Gone already, or holding what could not be undone
-                    // (said by that).
-                    _ => Ok(()),
-                },
+                    Ok(())
+                }
                 Undo::Renamed {
                     from,
                     to,
@@ -1274,12 +1602,20 @@ impl<'r> View<'r> {
         let mut st = self.state.borrow_mut();
         let steps = std::mem::take(&mut st.steps);
         let nodes = std::mem::take(&mut st.nodes);
+        let mut files = Vec::new();
+        each_entry(&nodes, |at, node| {
+            if let Node::File(f) = node
+                && f.dirty
+            {
+                files.push(at());
+            }
+        });
         let mut disk = Vec::new();
         let keep = st.tx.is_some();
         let mut failed = Vec::new();
         for step in steps {
             let (by, done) = match step {
-                Step::Mkdir { at, by } => (by, self.make_dirs(&at, keep, by, &mut disk)),
+                Step::Mkdir { at, by } => (by, self.make_dirs_on_disk(&at, keep, by, &mut disk)),
                 Step::Rename { from, to, by } => {
                     (by, self.move_on_disk(&from, &to, keep, by, &mut disk))
                 }
@@ -1301,28 +1637,31 @@ impl<'r> View<'r> {
                 });
             }
         }
-        for (at, node) in nodes {
-            let Node::File(f) = node else { continue };
-            let (true, Some(data)) = (f.dirty, f.contents()) else {
+        for at in files {
+            let Some(Node::File(f)) = nodes.get(&at) else {
                 continue;
             };
+            let Some(data) = f.contents() else { continue };
             let written = self.write_on_disk(&at, data.as_bytes(), f.present, keep, &f.by);
             match written {
                 Ok(Some(undo)) => disk.push(undo),
                 Ok(None) => {}
-                Err(error) => failed.push(Failed { by: f.by, error }),
+                Err(error) => failed.push(Failed {
+                    by: f.by.clone(),
+                    error,
+                }),
             }
         }
         if let Some(tx) = &mut st.tx {
             tx.disk.append(&mut disk);
             tx.undo.clear();
-            tx.saved.clear();
+            tx.kept.clear();
             tx.steps = 0;
         }
         failed
     }
 
-    fn make_dirs(
+    fn make_dirs_on_disk(
         &self,
         at: &Location,
         keep: bool,
@@ -1330,11 +1669,13 @@ impl<'r> View<'r> {
         disk: &mut Vec<Undo>,
     ) -> Result<(), FsError> {
         if keep {
-            for n in 1..=at.parts().len() {
-                let dir = at.truncated(n);
-                if self.root.kind(&dir)?.is_none() {
-                    disk.push(Undo::Made { at: dir, by });
-                }
+            let (dirs, next) = self.root.dirs_along(at, 0);
+            if next?.is_none() && dirs < at.parts().len() {
+                disk.push(Undo::Made {
+                    at: at.clone(),
+                    from: dirs + 1,
+                    by,
+                });
             }
         }
         self.root.make_dirs(at)
@@ -1350,7 +1691,7 @@ impl<'r> View<'r> {
     ) -> Result<(), FsError> {
         if keep {
             if let Some(parent) = to.parent() {
-                self.make_dirs(&parent, keep, by, disk)?;
+                self.make_dirs_on_disk(&parent, keep, by, disk)?;
             }
             if self.root.kind(to)?.is_some() {
                 let aside = self.root.set_aside(to)?;
@@ -1407,103 +1748,185 @@ impl<'r> View<'r> {
         }
     }
 
-    /// What the pending changes would do to the disk, path by path.
+    /// What the pending changes would do to the disk, path by path, in
+    /// one walk over the view. What is on disk is asked once for each
+    /// entry at most, and not at all below what the disk does not have.
     pub(crate) fn changes(&self) -> Vec<Change> {
+        /// A slot on the way to the one visited.
+        struct Frame<'m> {
+            name: Option<&'m str>,
+            /// It or one above it is removed.
+            removed: bool,
+            /// What the disk has at its path, once asked.
+            disk: Option<Option<Kind>>,
+        }
         let st = self.state.borrow();
         // What came from where: a path whose thing moved elsewhere is
         // reported as a move, not a removal.
-        let origins: HashSet<&Location> = st
-            .nodes
-            .values()
-            .filter_map(|n| match n {
-                Node::File(f) => f.origin.as_ref(),
-                Node::Dir { origin } => origin.as_ref(),
-                Node::Other { origin, .. } => Some(origin),
-                Node::Absent => None,
-            })
-            .collect();
-        let removed: Vec<&Location> = st
-            .nodes
-            .iter()
-            .filter(|(_, n)| matches!(n, Node::Absent))
-            .map(|(k, _)| k)
-            .collect();
-        // What is on disk at `at` and is neither kept there nor moved.
-        let replaced = |at: &Location, origin: Option<&Location>| {
-            if origin == Some(at) || origins.contains(at) {
-                return None;
+        let mut origins: HashSet<&Location> = HashSet::new();
+        st.nodes.walk(|v| {
+            if let Visit::Enter {
+                entry: Some(node), ..
+            } = v
+                && let Some(origin) = origin_of(node)
+            {
+                origins.insert(origin);
             }
-            if removed.iter().any(|r| r.is_ancestor_of(at)) {
-                return None;
-            }
-            self.root.kind(at).ok().flatten()
-        };
+            true
+        });
         let mut out = Vec::new();
-        for (at, node) in &st.nodes {
-            let path = at.display();
-            let origin = match node {
-                Node::File(f) => f.origin.as_ref(),
-                Node::Dir { origin } => origin.as_ref(),
-                Node::Other { origin, .. } => Some(origin),
-                Node::Absent => None,
+        let mut stack: Vec<Frame<'_>> = Vec::new();
+        let location = |anchor: Anchor, stack: &[Frame<'_>]| Location {
+            anchor,
+            parts: stack
+                .iter()
+                .filter_map(|f| f.name.map(str::to_owned))
+                .collect(),
+        };
+        st.nodes.walk(|v| {
+            let Visit::Enter {
+                anchor,
+                name,
+                entry,
+                holds,
+            } = v
+            else {
+                stack.pop();
+                return true;
             };
-            if let Some(from) = origin.filter(|o| *o != at) {
+            let (above_removed, above_disk) =
+                stack.last().map_or((false, None), |f| (f.removed, f.disk));
+            stack.push(Frame {
+                name,
+                removed: above_removed || matches!(entry, Some(Node::Absent)),
+                disk: None,
+            });
+            let Some(node) = entry else { return true };
+            // What is on disk here: nothing below what is not a directory
+            // there (the disk is not asked again).
+            let on_disk = |stack: &mut Vec<Frame<'_>>| -> Option<Kind> {
+                let known = stack.last().and_then(|f| f.disk);
+                let kind = match (known, above_disk) {
+                    (Some(kind), _) => kind,
+                    (None, Some(above)) if above != Some(Kind::Dir) => None,
+                    (None, _) => self.root.kind(&location(anchor, stack)).ok().flatten(),
+                };
+                if let Some(f) = stack.last_mut() {
+                    f.disk = Some(kind);
+                }
+                kind
+            };
+            let here = |o: &Location| {
+                o.anchor == anchor
+                    && o.parts()
+                        .iter()
+                        .map(String::as_str)
+                        .eq(stack.iter().filter_map(|f| f.name))
+            };
+            let origin = origin_of(node);
+            let mut path = None;
+            let mut path_of = |stack: &[Frame<'_>]| -> String {
+                path.get_or_insert_with(|| location(anchor, stack).display())
+                    .clone()
+            };
+            if let Some(from) = origin
+                && !here(from)
+            {
                 out.push(Change::Moved {
                     from: from.display(),
-                    to: path.clone(),
+                    to: path_of(&stack),
                 });
             }
-            let gone = replaced(at, origin);
+            // What is on disk here and is neither kept here nor moved.
+            let gone = match (above_removed, origin.is_some_and(here)) {
+                (false, false) => {
+                    on_disk(&mut stack).filter(|_| !origins.contains(&location(anchor, &stack)))
+                }
+                _ => None,
+            };
             match (gone, node) {
                 // A file replaced by a file is a change of contents.
                 (Some(Kind::File), Node::File(_)) => {}
                 (Some(kind), _) => out.push(Change::Removed {
-                    path: path.clone(),
+                    path: path_of(&stack),
                     kind,
                 }),
                 (None, _) => {}
             }
-            if let Node::Dir { origin: None } = node {
-                let holds = st
-                    .nodes
-                    .range((Bound::Excluded(at.clone()), Bound::Unbounded))
-                    .take_while(|(k, _)| at.is_ancestor_of(k))
-                    .any(|(_, n)| !matches!(n, Node::Absent));
-                if !holds {
-                    out.push(Change::Dir { path: path.clone() });
-                }
+            if let Node::Dir { origin: None } = node
+                && !holds
+            {
+                out.push(Change::Dir {
+                    path: path_of(&stack),
+                });
             }
             if let Node::File(file) = node
                 && file.dirty
                 && let Some(data) = file.contents()
             {
                 // Against what is at this path on disk now.
-                let old = match self.root.kind(at) {
-                    Ok(Some(Kind::File)) if !removed.iter().any(|r| r.is_ancestor_of(at)) => {
-                        self.root.read(at).ok()
+                let old = match above_removed {
+                    false if on_disk(&mut stack) == Some(Kind::File) => {
+                        self.root.read(&location(anchor, &stack)).ok()
                     }
                     _ => None,
                 };
                 out.push(Change::File {
-                    path,
+                    path: path_of(&stack),
                     old,
                     new: data.as_bytes().to_vec(),
                 });
             }
-        }
+            true
+        });
         out
     }
+}
+
+/// Where what is at an entry is on disk now, if it came from there.
+fn origin_of(node: &Node) -> Option<&Location> {
+    match node {
+        Node::File(f) => f.origin.as_ref(),
+        Node::Dir { origin } => origin.as_ref(),
+        Node::Other { origin, .. } => Some(origin),
+        Node::Absent => None,
+    }
+}
+
+/// Calls `f` with every entry of the view, in the order of the paths,
+/// and a way to make its location: made only when asked for.
+fn each_entry<'m>(nodes: &'m PathMap<Node>, mut f: impl FnMut(&dyn Fn() -> Location, &'m Node)) {
+    let mut stack: Vec<Option<&'m str>> = Vec::new();
+    nodes.walk(|v| {
+        match v {
+            Visit::Enter {
+                anchor,
+                name,
+                entry,
+                ..
+            } => {
+                stack.push(name);
+                if let Some(node) = entry {
+                    let location = || Location {
+                        anchor,
+                        parts: stack.iter().flatten().map(|n| (*n).to_owned()).collect(),
+                    };
+                    f(&location, node);
+                }
+            }
+            Visit::Leave => {
+                stack.pop();
+            }
+        }
+        true
+    });
 }
 
 /// Moves the paths at or below `from` to the same places below `to`.
 fn relocate(paths: &mut [Location], from: &Location, to: &Location) {
     for p in paths {
         if p == from || from.is_ancestor_of(p) {
-            let mut moved = to.clone();
-            for part in &p.parts()[from.parts().len()..] {
-                moved = moved.join(part);
-            }
-            *p = moved;
+            *p = p.rebased(from.parts().len(), to);
         }
     }
 }
@@ -2119,6 +2542,132 @@ mod tests {
         assert_eq!(
             files(dir.path()),
             BTreeMap::from([("a".into(), "a\n".into()), ("kept".into(), "k\n".into())])
+        );
+    }
+
+    #[test]
+    fn a_moved_directory_keeps_every_file_reachable_under_its_new_path() {
+        let dir = tree(&[
+            ("d/x", "x\n"),
+            ("d/s/y", "y\n"),
+            ("d/s/t/z", "z\n"),
+            ("e/k", "k\n"),
+        ]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        // What the view holds below d: read, written, new, removed.
+        view.contents(&at("d/s/y")).unwrap();
+        view.write(&at("d/s/t/z"), Content::text("z2\n".into()), BY)
+            .unwrap();
+        view.write(&at("d/n/m/new"), Content::text("new\n".into()), BY)
+            .unwrap();
+        view.remove(&at("d/x"), BY).unwrap();
+        view.rename(&at("d"), &at("e/deep/er/d2"), BY).unwrap();
+        let read = |p: &str| view.contents(&at(p)).map(|c| c.as_bytes().to_vec());
+        assert_eq!(read("e/deep/er/d2/s/y").unwrap(), b"y\n");
+        assert_eq!(read("e/deep/er/d2/s/t/z").unwrap(), b"z2\n");
+        assert_eq!(read("e/deep/er/d2/n/m/new").unwrap(), b"new\n");
+        assert!(matches!(
+            read("e/deep/er/d2/x"),
+            Err(FsError::NotFound { .. })
+        ));
+        for gone in ["d", "d/s/y", "d/n/m/new"] {
+            assert!(matches!(
+                Files::kind(&view, &at(gone)),
+                Ok(None) | Err(FsError::NotFound { .. })
+            ));
+        }
+        let names = |p: &str| -> Vec<String> {
+            view.list(&at(p))
+                .unwrap()
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect()
+        };
+        assert_eq!(names("e/deep/er/d2"), ["n", "s"]);
+        assert_eq!(names("e/deep/er/d2/s"), ["t", "y"]);
+        // Moved on again, and edited there.
+        view.rename(&at("e/deep"), &at("f"), BY).unwrap();
+        view.write(&at("f/er/d2/s/y"), Content::text("y2\n".into()), BY)
+            .unwrap();
+        assert!(view.flush().is_empty());
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([
+                ("e/".into(), String::new()),
+                ("e/k".into(), "k\n".into()),
+                ("f/".into(), String::new()),
+                ("f/er/".into(), String::new()),
+                ("f/er/d2/".into(), String::new()),
+                ("f/er/d2/n/".into(), String::new()),
+                ("f/er/d2/n/m/".into(), String::new()),
+                ("f/er/d2/n/m/new".into(), "new\n".into()),
+                ("f/er/d2/s/".into(), String::new()),
+                ("f/er/d2/s/t/".into(), String::new()),
+                ("f/er/d2/s/t/z".into(), "z2\n".into()),
+                ("f/er/d2/s/y".into(), "y2\n".into()),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_move_is_one_step_to_undo_whatever_the_directory_holds() {
+        let dir = tree(&[("d/x", "x\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        for i in 0..2000 {
+            view.write(
+                &at(&format!("d/s{}/f{i}", i % 7)),
+                Content::text("f\n".into()),
+                BY,
+            )
+            .unwrap();
+        }
+        let undo = || view.state.borrow().tx.as_ref().map_or(0, |t| t.undo.len());
+        let before = undo();
+        view.rename(&at("d"), &at("e/d"), BY).unwrap();
+        // The entry taken, what is below `to` dropped and what is below
+        // `from` moved, the removal left, the entry set, the parent made.
+        assert!(undo() - before <= 6, "{} steps", undo() - before);
+        assert_eq!(view.contents(&at("e/d/s3/f3")).unwrap().as_bytes(), b"f\n");
+        view.rollback();
+        assert_eq!(view.contents(&at("d/x")).unwrap().as_bytes(), b"x\n");
+        assert!(matches!(Files::kind(&view, &at("e")), Ok(None)));
+        assert!(matches!(
+            view.contents(&at("d/s3/f3")),
+            Err(FsError::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn a_deep_write_makes_its_parents_in_one_walk_and_a_rollback_removes_them() {
+        let dir = tree(&[("top/keep", "k\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        let deep = format!("top/{}f", "d/".repeat(1000));
+        view.begin();
+        view.write(&at(&deep), Content::text("deep\n".into()), BY)
+            .unwrap();
+        {
+            let st = view.state.borrow();
+            // One step to make the 1,000 directories, one to undo it.
+            assert_eq!(st.steps.len(), 1);
+            let made = st.tx.as_ref().unwrap().undo.iter();
+            assert_eq!(made.filter(|w| matches!(w, Was::Made { .. })).count(), 1);
+        }
+        let halfway = format!("top{}", "/d".repeat(600));
+        assert_eq!(Files::kind(&view, &at(&halfway)).unwrap(), Some(Kind::Dir));
+        assert!(view.flush().is_empty());
+        assert!(dir.path().join(&deep).is_file());
+        let undone = view.rollback();
+        assert!(undone.kept.is_empty() && undone.problems.is_empty());
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([
+                ("top/".into(), String::new()),
+                ("top/keep".into(), "k\n".into())
+            ])
         );
     }
 }

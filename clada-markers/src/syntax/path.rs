@@ -27,6 +27,8 @@ pub enum PathProblem {
     ParentEscape,
     /// Names the root directory itself (`.`, `a/..`).
     Root,
+    /// Has more than [`MAX_PATH_COMPONENTS`] components, once resolved.
+    TooDeep,
 }
 
 impl PathProblem {
@@ -45,6 +47,7 @@ impl PathProblem {
             PathProblem::Absolute => "is absolute",
             PathProblem::ParentEscape => "climbs out of the root through `..`",
             PathProblem::Root => "names the root directory itself",
+            PathProblem::TooDeep => "has more components than a path may have",
         }
     }
 }
@@ -163,6 +166,17 @@ impl Location {
         }
     }
 
+    /// This location with its anchor and first `depth` components
+    /// replaced by `onto` (where it is when what `onto` names moved), in
+    /// one copy.
+    pub(crate) fn rebased(&self, depth: usize, onto: &Location) -> Location {
+        let rest = self.parts.get(depth..).unwrap_or(&[]);
+        Location {
+            anchor: onto.anchor,
+            parts: onto.parts.iter().chain(rest).cloned().collect(),
+        }
+    }
+
     /// Whether `other` lies below this location.
     pub(crate) fn is_ancestor_of(&self, other: &Location) -> bool {
         self.anchor == other.anchor
@@ -189,6 +203,85 @@ fn has_control(path: &str) -> bool {
 /// root only without `allow_escape`. Whether the path crosses a link is
 /// for the file system to say, at the moment of access.
 pub(crate) fn resolve(path: &str, allow_escape: bool) -> Result<Location, PathProblem> {
+    let at = resolve_any_depth(path, allow_escape)?;
+    TooDeep::check(&at).map_err(|_| PathProblem::TooDeep)?;
+    Ok(at)
+}
+
+/// The most components a path may have once `.` and `..` are resolved,
+/// each `..` above the root counted as one (PROTOCOL §5). Every lookup,
+/// plan and built-in argument is then bounded: no project nests anywhere
+/// near this deep (Linux's `PATH_MAX` of 4,096 bytes holds at most 2,048
+/// components, and tools that pass whole paths fail long before that).
+pub const MAX_PATH_COMPONENTS: usize = 1024;
+
+/// A path with more components than [`MAX_PATH_COMPONENTS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TooDeep {
+    /// How many it has, resolved.
+    pub(crate) components: usize,
+}
+
+impl TooDeep {
+    /// Refuses a location deeper than the limit.
+    pub(crate) fn check(at: &Location) -> Result<(), TooDeep> {
+        let components = at.parts.len()
+            + match at.anchor {
+                Anchor::Up(n) => n,
+                Anchor::Root | Anchor::Slash => 0,
+            };
+        if components > MAX_PATH_COMPONENTS {
+            return Err(TooDeep { components });
+        }
+        Ok(())
+    }
+
+    /// How many components the text `path` has, if that is more than the
+    /// limit (for the message of a refused path).
+    pub(crate) fn of(path: &str, allow_escape: bool) -> Option<TooDeep> {
+        resolve_any_depth(path, allow_escape)
+            .ok()
+            .and_then(|at| TooDeep::check(&at).err())
+    }
+
+    /// Says what is wrong with `path`, named as `what` ("path", "the
+    /// argument").
+    pub(crate) fn message(self, what: &str, path: &str) -> String {
+        format!(
+            "{what} `{}` has {} components (`.` and `..` resolved), more than the \
+             {MAX_PATH_COMPONENTS} a path may have",
+            abbreviated(path),
+            self.components
+        )
+    }
+
+    /// What to write instead.
+    pub(crate) fn help() -> String {
+        format!(
+            "no project nests this deep: name a path of at most {MAX_PATH_COMPONENTS} components"
+        )
+    }
+}
+
+/// The start and the end of a long path, for a message that names it.
+pub(crate) fn abbreviated(path: &str) -> String {
+    const KEEP: usize = 40;
+    if path.len() <= 2 * KEEP + 3 {
+        return path.to_owned();
+    }
+    let mut head = KEEP;
+    while !path.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = path.len() - KEEP;
+    while !path.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}…{}", &path[..head], &path[tail..])
+}
+
+/// [`resolve`] without the limit on components.
+fn resolve_any_depth(path: &str, allow_escape: bool) -> Result<Location, PathProblem> {
     if path.is_empty() {
         return Err(PathProblem::Empty);
     }
@@ -261,14 +354,20 @@ pub(crate) fn check_path(
             }
             return;
         }
+        Err(PathProblem::TooDeep) => {
+            let deep = TooDeep::of(&a.value, cx.opts.allow_escape).unwrap_or(TooDeep {
+                components: MAX_PATH_COMPONENTS + 1,
+            });
+            let message = deep.message(&what_path(a), &a.value);
+            out.push(
+                Diagnostic::new(K::PathEscape, a.value_span, message).with_help(TooDeep::help()),
+            );
+            return;
+        }
         Err(problem) => problem,
     };
     let shown = crate::escape::escape_line(&a.value);
-    let what = if a.name == "path" {
-        "path".to_owned()
-    } else {
-        format!("`{}` path", a.name)
-    };
+    let what = what_path(a);
     let mut d = Diagnostic::new(
         K::PathEscape,
         a.value_span,
@@ -286,8 +385,18 @@ pub(crate) fn check_path(
             "name the file without control characters (line feeds, tabs, escapes)"
         }
         PathProblem::Empty | PathProblem::Nul => "give a relative path such as `src/main.rs`",
+        PathProblem::TooDeep => "name a shorter path",
     });
     out.push(d);
+}
+
+/// How a message names the attribute's path: `path`, or "`from` path".
+fn what_path(a: &Attribute<'_>) -> String {
+    if a.name == "path" {
+        "path".to_owned()
+    } else {
+        format!("`{}` path", a.name)
+    }
 }
 
 #[cfg(test)]
@@ -348,5 +457,66 @@ mod tests {
         assert_eq!(resolve("C:/x", true), Err(PathProblem::Absolute));
         assert_eq!(resolve("", true), Err(PathProblem::Empty));
         assert_eq!(resolve("a/../..", false), Err(PathProblem::ParentEscape));
+    }
+
+    #[test]
+    fn refuses_a_path_deeper_than_the_limit_after_resolving_it() {
+        let deep = |n: usize| "d/".repeat(n - 1) + "f";
+        assert_eq!(
+            resolve(&deep(MAX_PATH_COMPONENTS), false)
+                .unwrap()
+                .parts()
+                .len(),
+            1024
+        );
+        assert_eq!(
+            resolve(&deep(MAX_PATH_COMPONENTS + 1), false),
+            Err(PathProblem::TooDeep)
+        );
+        assert_eq!(
+            TooDeep::of(&deep(64_000), false),
+            Some(TooDeep { components: 64_000 })
+        );
+        // What counts is the path resolved: `.` and `..` cost nothing...
+        let back_and_forth = format!("{}{}", "a/../".repeat(10_000), deep(1000));
+        assert!(resolve(&back_and_forth, false).is_ok());
+        // ...but each `..` above the root is a step.
+        let up = format!("{}{}", "../".repeat(30), deep(1000));
+        assert_eq!(resolve(&up, true), Err(PathProblem::TooDeep));
+        assert_eq!(TooDeep::of(&up, true), Some(TooDeep { components: 1030 }));
+        assert!(resolve(&format!("/{}", deep(1024)), true).is_ok());
+    }
+
+    #[test]
+    fn the_message_of_a_path_too_deep_names_the_limit_and_the_count_briefly() {
+        let path = "dir/".repeat(5000) + "f.txt";
+        let message = TooDeep { components: 5001 }.message("path", &path);
+        assert!(message.contains("5001 components"), "{message}");
+        assert!(message.contains("more than the 1024"), "{message}");
+        assert!(message.len() < 200, "{message}");
+        assert!(TooDeep::help().contains("at most 1024 components"));
+        assert_eq!(abbreviated("short/path"), "short/path");
+        assert_eq!(abbreviated(&"é".repeat(100)).chars().count(), 41);
+    }
+
+    #[test]
+    fn a_document_naming_a_path_too_deep_is_refused_where_it_names_it() {
+        let deep = "d/".repeat(1500) + "f";
+        let src = format!(
+            "<<<<<<< WRITE path=\"{deep}\"\nx\n>>>>>>> END\n\
+             <<<<<<< MOVE from=\"a\" to=\"{deep}\"\n>>>>>>> END\n\
+             <<<<<<< RUN dir=\"{deep}\"\nls\n>>>>>>> END\n"
+        );
+        let doc = crate::parse(&src);
+        let found: Vec<_> = doc
+            .diagnostics
+            .iter()
+            .map(|d| (d.kind, src[d.span.range()].trim_matches('"')))
+            .collect();
+        assert_eq!(found, vec![(K::PathEscape, deep.as_str()); 3]);
+        assert!(doc.diagnostics[0].message.starts_with("path `d/d/"));
+        assert!(doc.diagnostics[1].message.starts_with("`to` path `d/d/"));
+        assert!(doc.diagnostics[0].message.contains("1501 components"));
+        assert!(doc.tasks().all(|t| t.op.is_none()));
     }
 }

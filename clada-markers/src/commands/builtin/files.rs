@@ -114,6 +114,7 @@ pub(crate) fn cat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
     let mut line_no = 0usize;
     let mut last_blank = false;
     for arg in operands {
+        env.in_time()?;
         if arg == "-" {
             // Standard input is empty.
             continue;
@@ -249,6 +250,7 @@ pub(crate) fn head_tail(
     let headers = verbose || (operands.len() > 1 && !quiet);
     let mut status = 0;
     for (i, arg) in operands.iter().enumerate() {
+        env.in_time()?;
         if arg == "-" {
             continue;
         }
@@ -326,6 +328,7 @@ pub(crate) fn wc(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
     let mut status = 0;
     let mut rows: Vec<([usize; 4], String)> = Vec::new();
     for arg in &operands {
+        env.in_time()?;
         let data = if arg == "-" {
             Some(Vec::new())
         } else {
@@ -439,6 +442,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
     let mut files = Vec::new();
     let mut dirs = Vec::new();
     for arg in &operands {
+        env.in_time()?;
         let at = env.read_path(arg)?;
         match env.tree.metadata(&at) {
             Ok(meta) if meta.kind == Kind::Dir && !o.directory => dirs.push((arg.clone(), at)),
@@ -667,6 +671,7 @@ pub(crate) fn stat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
     }
     let mut status = 0;
     for arg in &operands {
+        env.in_time()?;
         let at = env.read_path(arg)?;
         let meta = match env.tree.metadata(&at) {
             Ok(meta) => meta,
@@ -781,6 +786,7 @@ pub(crate) fn file(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         }
     }
     for arg in &operands {
+        env.in_time()?;
         let at = env.read_path(arg)?;
         let what = match env.tree.metadata(&at) {
             Err(FsError::NotFound { .. }) => "cannot open (No such file or directory)".to_owned(),
@@ -879,6 +885,7 @@ pub(crate) fn realpath(
     }
     let mut status = 0;
     for arg in &operands {
+        env.in_time()?;
         let at = env.read_path(arg)?;
         env.tree.check_no_links(&at)?;
         if must_exist && env.tree.metadata(&at).is_err() {
@@ -984,32 +991,47 @@ pub(crate) fn mkdir(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
     }
     let mut status = 0;
     for arg in &operands {
+        env.in_time()?;
         let at = env.write_path(arg)?;
-        let steps: Vec<Location> = if parents {
-            (1..=at.parts().len()).map(|n| at.truncated(n)).collect()
-        } else {
-            vec![at.clone()]
-        };
-        for step in steps {
-            if at.is_root() {
-                break;
+        if at.is_root() {
+            continue;
+        }
+        if parents {
+            // One walk down the path, the time limit checked at each
+            // directory on the way.
+            let mut late = None;
+            let walked = env.tree.create_dirs(&at, &mut |n, made| {
+                if let Err(e) = env.in_time() {
+                    late = Some(e);
+                    return false;
+                }
+                if made && verbose {
+                    say!(out, "mkdir: created directory '{}'", at.prefix(n));
+                }
+                true
+            });
+            if let Some(e) = late {
+                return Err(e);
             }
-            match env.tree.create_dir(&step) {
-                Ok(true) if verbose => say!(out, "mkdir: created directory '{}'", step.display()),
-                Ok(true) => {}
-                Ok(false) if parents => {}
-                Ok(false) => {
-                    out.error(
-                        "mkdir",
-                        format!("cannot create directory '{arg}': File exists"),
-                    );
-                    status = 1;
-                }
-                Err(e) => {
-                    env.failed(out, "mkdir", as_written(e, arg))?;
-                    status = 1;
-                    break;
-                }
+            if let Err(e) = walked {
+                env.failed(out, "mkdir", as_written(e, arg))?;
+                status = 1;
+            }
+            continue;
+        }
+        match env.tree.create_dir(&at) {
+            Ok(true) if verbose => say!(out, "mkdir: created directory '{}'", at.display()),
+            Ok(true) => {}
+            Ok(false) => {
+                out.error(
+                    "mkdir",
+                    format!("cannot create directory '{arg}': File exists"),
+                );
+                status = 1;
+            }
+            Err(e) => {
+                env.failed(out, "mkdir", as_written(e, arg))?;
+                status = 1;
             }
         }
     }
@@ -1036,6 +1058,7 @@ pub(crate) fn touch(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
     }
     let mut status = 0;
     for arg in &operands {
+        env.in_time()?;
         let at = env.write_path(arg)?;
         match env.tree.kind(&at) {
             Ok(_) => {
@@ -1088,6 +1111,7 @@ pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
     }
     let mut status = 0;
     for arg in &operands {
+        env.in_time()?;
         let at = env.write_path(arg)?;
         if at.is_root() || at.is_ancestor_of(&env.cwd) || at == env.cwd {
             out.error(
@@ -1204,6 +1228,7 @@ fn destinations(
     }
     let mut moves = Vec::new();
     for src in sources {
+        env.in_time()?;
         let from = env.read_path(src)?;
         let to = match (&target_dir, &dest) {
             (Some(dir), _) => {
@@ -1325,6 +1350,7 @@ pub(crate) fn cp(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
     };
     let mut status = 0;
     for (src, from, to) in moves {
+        env.in_time()?;
         let kind = match env.tree.kind(&from) {
             Ok(kind) => kind,
             Err(e) => {

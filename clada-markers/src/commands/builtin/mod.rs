@@ -92,6 +92,15 @@ pub(crate) trait Tree {
     }
     /// Makes the directory `at`; `Ok(false)` when one is there already.
     fn create_dir(&self, at: &Location) -> Result<bool, FsError>;
+    /// Makes the directory `at` and its missing parents, in one walk down
+    /// it: `step` hears each directory on the way (its number of
+    /// components, and whether it was made) and may stop the walk by
+    /// returning `false` (then `Ok(false)`).
+    fn create_dirs(
+        &self,
+        at: &Location,
+        step: &mut dyn FnMut(usize, bool) -> bool,
+    ) -> Result<bool, FsError>;
     /// Opens the file `at` for reading.
     fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError>;
     /// Replaces or creates the file `at`, atomically.
@@ -138,6 +147,14 @@ impl Tree for Root {
 
     fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
         Root::create_dir(self, at)
+    }
+
+    fn create_dirs(
+        &self,
+        at: &Location,
+        step: &mut dyn FnMut(usize, bool) -> bool,
+    ) -> Result<bool, FsError> {
+        Root::create_dirs(self, at, step)
     }
 
     fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError> {
@@ -232,6 +249,14 @@ impl Tree for Planned<'_, '_> {
 
     fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
         self.view.create_dir(at, self.by)
+    }
+
+    fn create_dirs(
+        &self,
+        at: &Location,
+        step: &mut dyn FnMut(usize, bool) -> bool,
+    ) -> Result<bool, FsError> {
+        self.view.create_dirs(at, self.by, step)
     }
 
     fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError> {
@@ -369,20 +394,32 @@ impl Env<'_> {
             format!("{}/{arg}", self.cwd.display())
         };
         crate::path::resolve(&text, self.allow_escape).map_err(|problem| {
-            let why = match problem {
-                crate::path::PathProblem::Absolute | crate::path::PathProblem::ParentEscape => {
-                    "names a path outside the root"
+            use crate::path::{PathProblem, TooDeep};
+            let message = match problem {
+                PathProblem::TooDeep => {
+                    let deep = TooDeep::of(&text, self.allow_escape).unwrap_or(TooDeep {
+                        components: crate::path::MAX_PATH_COMPONENTS + 1,
+                    });
+                    format!(
+                        "`{}`: {}; {}",
+                        crate::path::abbreviated(self.shown),
+                        deep.message("the argument", arg),
+                        TooDeep::help()
+                    )
                 }
-                other => other.describe(),
-            };
-            TaskError::new(
-                ErrorType::PathEscape,
-                format!(
-                    "`{}`: the argument `{}` {why}",
+                PathProblem::Absolute | PathProblem::ParentEscape => format!(
+                    "`{}`: the argument `{}` names a path outside the root",
                     self.shown,
                     crate::escape::escape_line(arg)
                 ),
-            )
+                other => format!(
+                    "`{}`: the argument `{}` {}",
+                    self.shown,
+                    crate::escape::escape_line(arg),
+                    other.describe()
+                ),
+            };
+            TaskError::new(ErrorType::PathEscape, message)
         })
     }
 
@@ -423,9 +460,11 @@ impl Env<'_> {
         e: FsError,
     ) -> Result<(), TaskError> {
         match e {
-            FsError::Escape { .. } | FsError::Symlink { .. } | FsError::Protected { .. } => {
-                Err(e.into())
-            }
+            FsError::Escape { .. }
+            | FsError::TooDeep { .. }
+            | FsError::TimedOut { .. }
+            | FsError::Symlink { .. }
+            | FsError::Protected { .. } => Err(e.into()),
             other => {
                 out.error(tool, describe(&other));
                 Ok(())
@@ -529,8 +568,10 @@ pub(crate) fn describe(e: &FsError) -> String {
         FsError::NotRegular { path } => format!("{path}: not a regular file"),
         FsError::Symlink { path } => format!("{path}: is a symbolic link, not followed"),
         FsError::Escape { path } => format!("{path}: outside the root"),
+        FsError::TooDeep { path, .. } => format!("{path}: too many components"),
         FsError::Protected { path, .. } => format!("{path}: a protected place"),
         FsError::Changed { path } => format!("{path}: changed on disk meanwhile"),
+        FsError::TimedOut { path } => format!("{path}: stopped at the time limit"),
         FsError::Os { path, errno, .. } => {
             let what = std::io::Error::from_raw_os_error(errno.raw_os_error());
             format!("{path}: {what}")

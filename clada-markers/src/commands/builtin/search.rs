@@ -224,6 +224,7 @@ pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         printed: false,
     };
     for operand in &operands {
+        env.in_time()?;
         if operand == "-" {
             // Standard input is empty.
             continue;
@@ -347,7 +348,10 @@ impl GrepRun<'_, '_> {
         self.trouble = true;
         if matches!(
             e,
-            FsError::Escape { .. } | FsError::Symlink { .. } | FsError::Protected { .. }
+            FsError::Escape { .. }
+                | FsError::TooDeep { .. }
+                | FsError::Symlink { .. }
+                | FsError::Protected { .. }
         ) {
             return Err(e.into());
         }
@@ -795,6 +799,7 @@ pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
     let (mut dirs, mut files) = (0usize, 0usize);
     let mut status = 0;
     for operand in &operands {
+        env.in_time()?;
         let at = env.read_path(operand)?;
         match env.tree.metadata(&at) {
             Ok(meta) if meta.kind == Kind::Dir => {}
