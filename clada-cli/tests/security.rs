@@ -42,6 +42,9 @@ struct Case {
     notes: Vec<String>,
     /// Text the output (stdout and stderr) must not hold.
     output_lacks: Vec<String>,
+    /// The case needs Landlock ABI 6 (signals and abstract sockets scoped
+    /// to the sandbox): skipped, and said so, on an older kernel.
+    scoped: bool,
 }
 
 /// What one run must report.
@@ -123,6 +126,7 @@ impl Case {
                 "repo" => c.repo = true,
                 "config" => c.config.push(two()?),
                 "home-is-root" => c.home_is_root = true,
+                "scoped" => c.scoped = true,
                 "absent" => c.absent.push(rest.to_owned()),
                 "present" => c.present.push(rest.to_owned()),
                 "output-lacks" => c.output_lacks.push(rest.to_owned()),
@@ -302,6 +306,13 @@ impl Ran {
 fn run_case(dir: &Path) -> Result<(), String> {
     let case =
         Case::read(&std::fs::read_to_string(dir.join("expect")).map_err(|e| e.to_string())?)?;
+    if case.scoped && !clada_markers::engine::sandbox_scoped() {
+        eprintln!(
+            "{}: skipped, the kernel has no Landlock ABI 6",
+            dir.display()
+        );
+        return Ok(());
+    }
     let ran = run(dir, &case, &[])?;
     let mut problems = ran.problems;
     let last = ran.runs.len().saturating_sub(1);
@@ -374,9 +385,7 @@ fn run(dir: &Path, case: &Case, extra: &[&str]) -> Result<Ran, String> {
     let mut shown = String::new();
     let mut runs = Vec::new();
     for (n, doc) in docs.iter().enumerate() {
-        let out = clada(case, &places, &home, work.path(), doc, extra)
-            .output()
-            .map_err(|e| e.to_string())?;
+        let out = output_within(clada(case, &places, &home, work.path(), doc, extra))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let run = if docs.len() > 1 {
@@ -467,6 +476,37 @@ fn run(dir: &Path, case: &Case, extra: &[&str]) -> Result<Ran, String> {
         problems,
         stdout: shown,
     })
+}
+
+/// How long one run of a case may take: clada never hangs, whatever a
+/// command left in the tree (a named pipe where git reads, say).
+const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Runs `cmd` to its end and takes its output, or kills it past
+/// [`RUN_LIMIT`] and says so.
+fn output_within(mut cmd: Command) -> Result<std::process::Output, String> {
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let pid = rustix::process::Pid::from_child(&child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(RUN_LIMIT) {
+        Ok(out) => out.map_err(|e| e.to_string()),
+        Err(_) => {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            let _ = rx.recv();
+            Err(format!(
+                "clada did not finish within {}s: it hung",
+                RUN_LIMIT.as_secs()
+            ))
+        }
+    }
 }
 
 /// Whether `name` has the shape of clada's temporary names

@@ -100,7 +100,7 @@ impl Chunk {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 enum State {
     #[default]
     Prose,
@@ -112,7 +112,7 @@ enum State {
 }
 
 /// Splits a stream of lines into units.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Splitter {
     buf: String,
     /// Stream offset of `buf`'s first byte.

@@ -877,3 +877,60 @@ fn mkdir_p_makes_a_path_as_deep_as_the_limit_in_one_walk() {
     let (kind, _, _) = fails(&root, "mkdir -p up/x/y");
     assert_eq!(kind, ErrorType::SymlinkNotAllowed);
 }
+
+/// A named pipe `.gitmodules` in a repository with a submodule (a command
+/// may leave one): libgit2 reads it for `git status`, and waited for a
+/// writer for ever, inside clada, where no time limit reaches. Refused,
+/// naming it.
+#[test]
+fn git_refuses_a_gitmodules_git_would_wait_on() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    repository(&root);
+    // The submodule: a repository of its own, a gitlink in the index.
+    let sub = git2::Repository::init(root.join("sm")).unwrap();
+    std::fs::write(root.join("sm/s.txt"), "s\n").unwrap();
+    let mut index = sub.index().unwrap();
+    index.add_path(Path::new("s.txt")).unwrap();
+    let tree = sub.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    sub.commit(Some("HEAD"), &sig, &sig, "s", &tree, &[])
+        .unwrap();
+    std::fs::write(
+        root.join(".gitmodules"),
+        "[submodule \"sm\"]\n\tpath = sm\n\turl = ../sm\n",
+    )
+    .unwrap();
+    let repo = git2::Repository::open(&root).unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new(".gitmodules")).unwrap();
+    index.add_path(Path::new("sm")).unwrap();
+    index.write().unwrap();
+    std::fs::write(root.join("sm/s.txt"), "changed\n").unwrap();
+    std::fs::remove_file(root.join(".gitmodules")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join(".gitmodules"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let at = root.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(run(&at, "git status"));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("git status waited on the named pipe");
+    assert_eq!(r.status, TaskStatus::Failed, "{r:#?}");
+    let e = r.error.unwrap();
+    assert_eq!(e.kind, ErrorType::GitOperationFailed);
+    assert!(
+        e.message.contains(".gitmodules is a named pipe"),
+        "{}",
+        e.message
+    );
+}

@@ -625,6 +625,48 @@ fn nobody_is_asked_to_run_a_command_where_git_would_find_another_repository() {
     assert!(asked.borrow().is_empty());
 }
 
+/// A dry run (and so the LSP hover) refuses, and says why, what the real
+/// run would refuse because git would find another repository where it
+/// runs: a line a person would be asked about, and an approved one. It
+/// never previews such a line as one that would run or be asked about.
+#[test]
+fn a_dry_run_refuses_where_git_would_find_another_repository_as_the_real_run() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/.git"), "gitdir: ../g\n").unwrap();
+    let options = approving(&s);
+    let approvals = options.approvals.clone().unwrap();
+    approvals
+        .update(|list| list.add("git status", Some("sub"), std::time::SystemTime::now()))
+        .unwrap();
+    let asked = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    for command in ["git status", "echo asked | cat"] {
+        let doc = format!("<<<<<<< RUN dir=\"sub\"\n{command}\n>>>>>>> END\n");
+        let doc = parse_with(&doc, ParseOptions::default());
+        let report = Apply::new(&root)
+            .unwrap()
+            .git(None)
+            .commands(options.clone())
+            .approver(Box::new(AlwaysNoting(asked.clone())))
+            .dry_run(true)
+            .run(&doc);
+        let r = crate::common::tasks(report).remove(0);
+        assert_eq!(
+            error_of(&r),
+            Some(ErrorType::CommandNotAllowed),
+            "{command}: {r:#?}"
+        );
+        assert!(!r.message.contains("Would"), "{command}: {}", r.message);
+        assert!(
+            r.message.contains("would use the repository of `sub/.git`"),
+            "{command}: {}",
+            r.message
+        );
+    }
+    assert!(asked.borrow().is_empty());
+}
+
 #[test]
 fn git_started_by_a_command_looks_no_higher_than_the_root_s_repository() {
     let s = sandbox();
@@ -706,4 +748,61 @@ fn the_built_in_git_refuses_a_repository_a_command_planted_a_link_in() {
         message.contains("refs/heads is a symbolic link"),
         "{message}"
     );
+}
+
+/// A dry run of an atomic unit ends as the real run when a built-in
+/// command changes (or removes) a file a task wrote and a later task
+/// fails: the file stays as the command left it, the task stays applied
+/// and is not said to be rolled back (the dry run said so, the real run
+/// did not).
+#[test]
+fn a_dry_run_keeps_what_a_built_in_changed_after_a_task_as_the_real_run() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    for (command, said) in [
+        (
+            "cp b.txt a.txt",
+            "a.txt was changed by the command of task 2 after task 1 wrote it",
+        ),
+        (
+            "rm a.txt",
+            "a.txt was removed (or what held it) by the command of task 2 after task 1 changed it",
+        ),
+    ] {
+        let doc = format!(
+            "<<<<<<< TASKS\n<<<<<<< WRITE path=\"a.txt\"\nnew\n>>>>>>> END\n\
+             <<<<<<< RUN\n{command}\n>>>>>>> END\n\
+             <<<<<<< SEARCH path=\"b.txt\"\nnothere\n=======\nx\n>>>>>>> REPLACE\n\
+             >>>>>>> TASKS\n"
+        );
+        let doc = parse_with(&doc, ParseOptions::default());
+        let mut seen = Vec::new();
+        for dry in [false, true] {
+            std::fs::write(root.join("a.txt"), "old\n").unwrap();
+            std::fs::write(root.join("b.txt"), "b\n").unwrap();
+            let report = Apply::new(&root)
+                .unwrap()
+                .git(None)
+                .atomic(Some(clada_markers::engine::Atomic::Unit))
+                .dry_run(dry)
+                .run(&doc);
+            let note = report.blocks[0].note.clone().unwrap_or_default();
+            assert!(note.contains(said), "{command}, dry run {dry}: {note}");
+            let tasks: Vec<(TaskStatus, bool)> = crate::common::tasks(report)
+                .into_iter()
+                .map(|t| (t.status, t.rolled_back))
+                .collect();
+            seen.push(tasks);
+        }
+        assert_eq!(
+            seen[0],
+            [
+                (TaskStatus::Success, false),
+                (TaskStatus::Success, false),
+                (TaskStatus::Failed, false)
+            ],
+            "{command}"
+        );
+        assert_eq!(seen[1], seen[0], "{command}");
+    }
 }

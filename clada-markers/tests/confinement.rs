@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clada_markers::engine::{RunOptions, sandbox_available};
+use clada_markers::engine::{RunOptions, sandbox_available, sandbox_scoped};
 use clada_markers::report::{TaskReport, TaskStatus};
 use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
 
@@ -107,6 +107,94 @@ fn a_confined_command_opens_no_tcp_connection() {
     assert_eq!(r.status, TaskStatus::Failed, "{r:#?}");
     assert!(!r.output.unwrap_or_default().contains("connected"));
     assert!(listener.accept().is_err(), "the listener was reached");
+    // Unconfined, it connects: the refusal above is the sandbox's.
+    let r = run(
+        root.path(),
+        &connect,
+        RunOptions {
+            allow_any: true,
+            ..RunOptions::default()
+        },
+    );
+    assert_eq!(r.output.as_deref(), Some("connected\n"), "{r:#?}");
+}
+
+/// Whether the kernel scopes signals and abstract sockets (Landlock ABI
+/// 6); the tests of them are skipped, said so, where it does not.
+fn scoped() -> bool {
+    let ok = landlock() && sandbox_scoped();
+    if !ok {
+        eprintln!("Landlock ABI 6 is not available on this kernel: scope tests skipped");
+    }
+    ok
+}
+
+#[test]
+fn a_confined_command_signals_no_process_outside_its_sandbox() {
+    if !scoped() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    // Another program of the user's, started before the command.
+    let mut other = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let pid = other.id();
+    for signal in ["-9", "-TERM", "-STOP", "-0"] {
+        let r = run(
+            root.path(),
+            &format!("kill {signal} {pid}"),
+            confined(temp.path()),
+        );
+        assert_eq!(r.status, TaskStatus::Failed, "kill {signal}: {r:#?}");
+        assert!(alive(pid), "kill {signal} reached process {pid}");
+    }
+    // Within its own sandbox it signals freely: its own children.
+    let r = run(
+        root.path(),
+        "sleep 60 & kill -9 $! && wait $!; echo $?",
+        confined(temp.path()),
+    );
+    assert!(
+        r.output.as_deref().is_some_and(|o| o.ends_with("137\n")),
+        "{r:#?}"
+    );
+    // Unconfined, the same command reaches it: the refusals above are the
+    // sandbox's.
+    let r = run(
+        root.path(),
+        &format!("kill -9 {pid}"),
+        RunOptions {
+            allow_any: true,
+            ..RunOptions::default()
+        },
+    );
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    other.wait().unwrap();
+}
+
+#[test]
+fn a_confined_command_connects_to_no_abstract_socket_made_outside_it() {
+    use std::os::linux::net::SocketAddrExt;
+    if !scoped() || !Path::new("/usr/bin/perl").exists() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let name = format!("clada-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let connect = format!(
+        "perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
+         connect($s, pack_sockaddr_un(\"\\0{name}\")) or die \"connect: $!\\n\"; print \"connected\\n\"'"
+    );
+    let r = run(root.path(), &connect, confined(temp.path()));
+    assert_eq!(r.status, TaskStatus::Failed, "{r:#?}");
+    assert!(!r.output.unwrap_or_default().contains("connected"));
+    assert!(listener.accept().is_err(), "the socket was reached");
     // Unconfined, it connects: the refusal above is the sandbox's.
     let r = run(
         root.path(),
@@ -346,4 +434,62 @@ fn a_confined_command_writes_neither_the_lock_directory_nor_another_run_s_temp()
             .collect();
         assert!(left.is_empty(), "{left:?}");
     });
+}
+
+/// With the home directory as the root, clada's configuration, state and
+/// runtime directories all lie inside it: a confined command may write
+/// none of them (its lock and journal included), while the rest of the
+/// home stays as writable as any root.
+#[test]
+fn a_confined_command_writes_none_of_clada_s_directories_inside_the_root() {
+    if !landlock() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let root = home.path();
+    let run_dir = root.join("run");
+    let dirs = clada_markers::engine::Dirs::from_lookup(|name| match name {
+        "HOME" => Some(root.as_os_str().to_owned()),
+        "XDG_RUNTIME_DIR" => Some(run_dir.as_os_str().to_owned()),
+        _ => None,
+    })
+    .unwrap();
+    for d in [&dirs.config, &dirs.state] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::create_dir_all(root.join("project")).unwrap();
+    let targets = [
+        "run/clada/locks/planted",
+        ".config/clada/approvals.json",
+        ".local/state/clada/planted",
+    ];
+    let mut tries: Vec<String> = targets
+        .iter()
+        .map(|t| format!("(echo x >> {t}) 2>/dev/null && echo \"wrote {t}\";"))
+        .collect();
+    // The run's own lock and journal, by whatever name they have.
+    tries.push(
+        "for f in run/clada/locks/*; do (echo x >> \"$f\") 2>/dev/null && echo \"wrote $f\"; done;"
+            .to_owned(),
+    );
+    let doc = format!(
+        "<<<<<<< WRITE path=\"project/a.txt\"\na\n>>>>>>> END\n<<<<<<< RUN\n{} ls run/clada/locks | wc -l && echo ok > project/b.txt && cat project/b.txt\n>>>>>>> END\n",
+        tries.join(" ")
+    );
+    let doc = parse_with(&doc, ParseOptions::default());
+    let report = Apply::new(root)
+        .unwrap()
+        .git(None)
+        .dirs(Some(dirs.clone()))
+        .commands(confined(temp.path()))
+        .run(&doc);
+    let r = crate::common::tasks(report).remove(1);
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    // It reads the lock directory (a lock and its journal), writes nothing
+    // there, and writes the rest of the root.
+    assert_eq!(r.output.as_deref(), Some("2\nok\n"), "{r:#?}");
+    for t in targets {
+        assert!(!root.join(t).exists(), "{t} was written");
+    }
 }

@@ -24,6 +24,7 @@ EXPECT_LINES = frozenset({"task", "exit", "error", "git-error"})
 SET_UP_LINES = frozenset(
     {"file", "dir", "link", "hardlink", "fifo", "repo", "config", "repo-above", "approve", "approve-in"}
     | {"no-runtime-dir", "flag", "home-is-root", "absent", "present", "content", "note", "output-lacks"}
+    | {"scoped"}
 )
 
 
@@ -66,6 +67,9 @@ class Case:
     notes: list[str] = field(default_factory=list)
     # Text the output (the report and what was printed) must not hold.
     output_lacks: list[str] = field(default_factory=list)
+    # The case needs Landlock ABI 6 (signals and abstract sockets scoped to
+    # the sandbox): skipped, saying so, on an older kernel.
+    scoped: bool = False
 
 
 def read_case(text: str) -> Case:
@@ -141,6 +145,8 @@ def read_case(text: str) -> Case:
                 case.present.append(rest)
             case "output-lacks":
                 case.output_lacks.append(rest)
+            case "scoped":
+                case.scoped = True
             case _:
                 raise bad
     return case

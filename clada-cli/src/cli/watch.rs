@@ -4,6 +4,12 @@
 //! what was applied is shared, and read afresh under its lock before each
 //! unit ([`WatchState`]).
 //!
+//! Each change reads only what was appended since the last ([`Tail`]): a
+//! file that grows by appends costs one pass over it in all, not one per
+//! change. A file replaced, made shorter, or rewritten before where the
+//! last read stopped is read again from its start; the memory keeps its
+//! units already applied from running again.
+//!
 //! What appears in the file while a unit with a command runs is never
 //! applied: a command could append units to the file that feeds the watch
 //! (it may write anywhere its sandbox lets it, and Landlock cannot carve
@@ -11,14 +17,14 @@
 //! and their commands, without end. Such units are reported and remembered,
 //! never run.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clada_markers::stream::{Chunk, Splitter};
-use clada_markers::syntax::DiagnosticKind;
+use clada_markers::syntax::{DiagnosticKind, MAX_DOCUMENT_SIZE};
 use clada_markers::watch::{Held, WatchState, key};
 use clada_markers::{Apply, Op, ParseOptions};
 use notify::{RecursiveMode, Watcher as _};
@@ -81,6 +87,8 @@ pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
         state,
         applied: HashSet::new(),
         list_read: 0,
+        tail: Tail::new(),
+        pending: VecDeque::new(),
         known: HashSet::new(),
         known_stamp: None,
         stop: stop.clone(),
@@ -117,6 +125,10 @@ struct Watch<'w> {
     applied: HashSet<String>,
     /// How much of the shared list `applied` holds.
     list_read: u64,
+    /// How far the file was read.
+    tail: Tail,
+    /// The units read and not yet taken, with their keys.
+    pending: VecDeque<(String, Chunk)>,
     /// The units complete in the file when it was last read, and its stamp
     /// then: what appears beside them while a command runs was written
     /// by the command.
@@ -137,9 +149,8 @@ fn stamp(file: &Path) -> Option<Stamp> {
 impl Watch<'_> {
     /// Applies each complete unit of the file not applied yet.
     fn pass(&mut self, totals: &mut Totals) -> Result<(), String> {
-        let units = self.read();
-        for chunk in units {
-            let unit_key = key(&chunk.text);
+        self.read_into_pending();
+        while let Some((unit_key, chunk)) = self.pending.pop_front() {
             if self.applied.contains(&unit_key) {
                 continue;
             }
@@ -161,16 +172,17 @@ impl Watch<'_> {
             let command = self.has_command(&chunk);
             if command && stamp(&self.file) != self.known_stamp {
                 // Written meanwhile, not by this unit's command.
-                self.read();
+                self.read_into_pending();
             }
             let number = totals.units() + 1;
             unit(self.args, self.apply, self.color, &chunk, None, totals);
             self.remember(&held, unit_key)?;
             if command && stamp(&self.file) != self.known_stamp {
-                let before = std::mem::take(&mut self.known);
                 for written in self.read() {
                     let written_key = key(&written.text);
-                    if before.contains(&written_key) || self.applied.contains(&written_key) {
+                    if !self.known.insert(written_key.clone())
+                        || self.applied.contains(&written_key)
+                    {
                         continue;
                     }
                     let refusal = Refusal {
@@ -197,13 +209,21 @@ impl Watch<'_> {
         Ok(())
     }
 
-    /// The units of the file that are complete now (an unfinished last one
-    /// waits), noted as known.
+    /// The units completed in the file since it was last read (an
+    /// unfinished last one waits).
     fn read(&mut self) -> Vec<Chunk> {
         self.known_stamp = stamp(&self.file);
-        let units = complete_units(&self.file);
-        self.known.extend(units.iter().map(|c| key(&c.text)));
-        units
+        self.tail.read(&self.file)
+    }
+
+    /// Reads the units completed since the file was last read, notes them
+    /// as known, and queues them.
+    fn read_into_pending(&mut self) {
+        for chunk in self.read() {
+            let unit_key = key(&chunk.text);
+            self.known.insert(unit_key.clone());
+            self.pending.push_back((unit_key, chunk));
+        }
     }
 
     fn has_command(&self, chunk: &Chunk) -> bool {
@@ -229,21 +249,174 @@ impl Watch<'_> {
     }
 }
 
-/// The units of `file` that are complete now (an unfinished last one waits).
-fn complete_units(file: &Path) -> Vec<Chunk> {
-    let Ok(bytes) = std::fs::read(file) else {
-        return Vec::new();
-    };
-    let bytes = &bytes[..bytes.len().min(clada_markers::syntax::MAX_DOCUMENT_SIZE)];
-    let mut splitter = Splitter::new();
-    // A unit that is not UTF-8 is refused where the bytes are (§11.6).
-    bytes
-        .split_inclusive(|&b| b == b'\n')
-        .filter_map(|l| splitter.push_bytes(l))
-        .collect()
+/// How many bytes before where it stopped reading the watch compares, to
+/// tell a file appended to from one rewritten.
+const CHECK: usize = 4096;
+
+/// Where a watch is in its file: each read takes only what was appended
+/// since the last, so that a file that grows by appends costs one pass in
+/// all, not one per change.
+struct Tail {
+    /// The file's inode when it was last read.
+    ino: u64,
+    /// How many of its bytes were read: whole lines, and a last line
+    /// without its line feed when it completed a unit.
+    offset: u64,
+    /// The bytes just before `offset` (at most [`CHECK`]).
+    last: Vec<u8>,
+    splitter: Splitter,
+}
+
+impl Tail {
+    fn new() -> Tail {
+        Tail {
+            ino: 0,
+            offset: 0,
+            last: Vec::new(),
+            splitter: Splitter::new(),
+        }
+    }
+
+    /// The units of `file` completed by what was appended since the last
+    /// read (an unfinished last one waits). A file replaced (another
+    /// inode), made shorter, or whose bytes before where the last read
+    /// stopped are no longer those it read is read again from its start:
+    /// its units already applied are known by their hash. Only the first
+    /// [`MAX_DOCUMENT_SIZE`] bytes are ever read.
+    fn read(&mut self, file: &Path) -> Vec<Chunk> {
+        use std::io::{Read as _, Seek as _};
+        use std::os::unix::fs::{FileExt as _, MetadataExt as _};
+        let Ok(mut f) = std::fs::File::open(file) else {
+            return Vec::new();
+        };
+        let Ok(meta) = f.metadata() else {
+            return Vec::new();
+        };
+        let appended = meta.ino() == self.ino && meta.len() >= self.offset && {
+            let mut was = vec![0; self.last.len()];
+            let at = self.offset - self.last.len() as u64;
+            f.read_exact_at(&mut was, at).is_ok() && was == self.last
+        };
+        if !appended {
+            *self = Tail::new();
+            self.ino = meta.ino();
+        }
+        let end = meta.len().min(MAX_DOCUMENT_SIZE as u64);
+        if end <= self.offset {
+            return Vec::new();
+        }
+        let mut bytes = Vec::new();
+        if f.seek(std::io::SeekFrom::Start(self.offset)).is_err()
+            || f.take(end - self.offset).read_to_end(&mut bytes).is_err()
+        {
+            return Vec::new();
+        }
+        // Whole lines: a line being written is read again next time.
+        let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        // A unit that is not UTF-8 is refused where the bytes are (§11.6).
+        let mut units: Vec<Chunk> = bytes[..whole]
+            .split_inclusive(|&b| b == b'\n')
+            .filter_map(|l| self.splitter.push_bytes(l))
+            .collect();
+        let mut taken = whole;
+        // A last line without its line feed completes a unit when it is
+        // its closer (a file that ends without one).
+        let rest = &bytes[whole..];
+        if rest.trim_ascii_start().starts_with(b">") {
+            let mut ahead = self.splitter.clone();
+            if let Some(unit) = ahead.push_bytes(rest) {
+                self.splitter = ahead;
+                units.push(unit);
+                taken = bytes.len();
+            }
+        }
+        if taken >= CHECK {
+            self.last = bytes[taken - CHECK..taken].to_vec();
+        } else {
+            self.last.extend_from_slice(&bytes[..taken]);
+            let cut = self.last.len().saturating_sub(CHECK);
+            self.last.drain(..cut);
+        }
+        self.offset += taken as u64;
+        units
+    }
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     a.file_name() == b.file_name() && canon(a) == canon(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(n: usize) -> String {
+        format!("<<<<<<< WRITE path=\"{n}.txt\"\n{n}\n>>>>>>> END\n")
+    }
+
+    fn append(file: &Path, text: &str) {
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(file)
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+
+    /// The text of the units read.
+    fn read(tail: &mut Tail, file: &Path) -> Vec<String> {
+        tail.read(file).into_iter().map(|c| c.text).collect()
+    }
+
+    #[test]
+    fn only_what_was_appended_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("replies.md");
+        std::fs::write(&file, format!("Prose.\n{}", unit(1))).unwrap();
+        let mut tail = Tail::new();
+        assert_eq!(read(&mut tail, &file), [unit(1)]);
+        assert_eq!(read(&mut tail, &file), Vec::<String>::new());
+        // An unfinished unit waits, a line being written too.
+        let two = unit(2);
+        let (head, rest) = two.split_at(two.len() - 6);
+        append(&file, head);
+        assert_eq!(read(&mut tail, &file), Vec::<String>::new());
+        append(&file, rest);
+        assert_eq!(read(&mut tail, &file), std::slice::from_ref(&two));
+        // A closer without its line feed ends the unit; the line feed
+        // that follows it starts nothing again.
+        let three = unit(3);
+        append(&file, three.trim_end());
+        assert_eq!(read(&mut tail, &file), [three.trim_end().to_owned()]);
+        append(&file, "\nMore prose.\n");
+        assert_eq!(read(&mut tail, &file), Vec::<String>::new());
+        assert_eq!(tail.offset, std::fs::metadata(&file).unwrap().len());
+    }
+
+    #[test]
+    fn a_file_rewritten_or_made_shorter_is_read_again_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("replies.md");
+        std::fs::write(&file, format!("{}{}", unit(1), unit(2))).unwrap();
+        let mut tail = Tail::new();
+        assert_eq!(read(&mut tail, &file).len(), 2);
+        // Replaced (another inode), longer than before.
+        let other = dir.path().join("other.md");
+        std::fs::write(&other, format!("{}{}{}", unit(4), unit(2), unit(5))).unwrap();
+        std::fs::rename(&other, &file).unwrap();
+        assert_eq!(read(&mut tail, &file), [unit(4), unit(2), unit(5)]);
+        // Made shorter in place.
+        std::fs::write(&file, unit(6)).unwrap();
+        assert_eq!(read(&mut tail, &file), [unit(6)]);
+        // Rewritten in place, as long or longer, a byte before the end
+        // changed.
+        let text = format!("{}{}", unit(7), unit(8));
+        std::fs::write(&file, &text).unwrap();
+        assert_eq!(read(&mut tail, &file), [unit(7), unit(8)]);
+        let nine = unit(7).replace("7\n>", "9\n>");
+        std::fs::write(&file, format!("{nine}{}{}", unit(8), unit(1))).unwrap();
+        assert_eq!(read(&mut tail, &file), [nine, unit(8), unit(1)]);
+    }
 }

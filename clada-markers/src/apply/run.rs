@@ -212,7 +212,13 @@ pub(crate) fn run<'h, 'd: 'h>(
                         config.commands.clone(),
                         approver.take().unwrap_or_else(|| Box::new(NoPrompt)),
                     )
-                    .with_repository(found.as_ref().map(Option::as_ref));
+                    .with_repository(found.as_ref().map(Option::as_ref))
+                    .keep_out(
+                        config
+                            .dirs
+                            .iter()
+                            .flat_map(|d| d.all().map(Path::to_path_buf)),
+                    );
                     engine = Some(Engine::new(root, &options, errors, Box::new(runner)));
                 }
                 Err(refusal) => refused = Some(refusal),
@@ -338,11 +344,22 @@ fn begin(
                 .map_err(|e| (e.error_type(), e.to_string()))?;
             held._lock = Some(lock);
             let journal = Journal::beside(&place, &config.root_path);
+            // A run that cannot note its temporary names does not write:
+            // killed, it would leave names no later run removes.
+            let unusable = |e: std::io::Error| {
+                (
+                    ErrorType::PermissionDenied,
+                    format!(
+                        "cannot use the journal {}: {e}; nothing ran, since a temporary name \
+                         it could not note would outlive a killed run (or pass --lock-file \
+                         PATH, for another lock and journal)",
+                        journal.path().display()
+                    ),
+                )
+            };
             // What killed runs left is removed before anything else.
-            let _ = journal.sweep(root);
-            if let Ok(writer) = journal.writer() {
-                root.keep_journal(writer);
-            }
+            journal.sweep(root).map_err(unusable)?;
+            root.keep_journal(journal.writer().map_err(unusable)?);
             held.journal = Some(journal);
         }
     }

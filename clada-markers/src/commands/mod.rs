@@ -26,6 +26,7 @@ mod reaper;
 pub(crate) mod sandbox;
 mod shell;
 mod temp;
+mod writable;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -99,6 +100,8 @@ pub(crate) struct CommandRunner<'r> {
     repo: Result<Option<&'r WorkTree>, &'r RepoError>,
     /// What built-in `cp` has copied in this run.
     copied: builtin::Copied,
+    /// What a confined command may never write: clada's own directories.
+    kept_out: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for CommandRunner<'_> {
@@ -126,7 +129,15 @@ impl<'r> CommandRunner<'r> {
             approver,
             repo: Ok(None),
             copied: builtin::Copied::default(),
+            kept_out: Vec::new(),
         }
+    }
+
+    /// Keeps confined commands out of `dirs` (clada's own), even where
+    /// they lie inside the root.
+    pub(crate) fn keep_out(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.kept_out.extend(dirs);
+        self
     }
 
     /// Gives the built-in git the run's repository, found once before any
@@ -420,7 +431,8 @@ impl CommandRunner<'_> {
                     env.push((name.to_owned(), path.to_owned()));
                 }
             }
-            let rules = sandbox::Confinement::for_root(&self.root_path, Some(dir.path()));
+            let rules =
+                sandbox::Confinement::for_root(&self.root_path, Some(dir.path()), &self.kept_out);
             temp = Some(dir);
             Some(rules)
         } else {
@@ -530,11 +542,16 @@ impl Runner for CommandRunner<'_> {
         if self.options.allow_any {
             return None;
         }
-        if self
+        // An approved line, and one a person would be asked about, never
+        // runs (nor is asked about) where git would find another
+        // repository: refused here as in the real run, never previewed as
+        // if it would run.
+        let approved = self
             .allowlist()
             .ok()?
-            .contains(command, dir_key(dir).as_deref())
-        {
+            .contains(command, dir_key(dir).as_deref());
+        let asked = !approved && builtin_argv(command).is_err() && self.approver.can_ask();
+        if approved || asked {
             return Self::foreign_repository(view, command, dir)
                 .err()
                 .map(|e| Err((e, RunOutput::default())));
@@ -547,8 +564,9 @@ impl Runner for CommandRunner<'_> {
             limit = limit.min(d.saturating_duration_since(Instant::now()));
         }
         // What it does stays, even when its unit is rolled back, as on disk.
-        let ran =
-            view.untracked(|| self.run_builtin(task, command, &argv, dir, limit, &tree, observer));
+        let ran = view.untracked(by, || {
+            self.run_builtin(task, command, &argv, dir, limit, &tree, observer)
+        });
         Some(ran)
     }
 

@@ -8,11 +8,17 @@
 //!
 //! The command may read and execute anything, write only below the root
 //! and its own temporary directory (`commands::temp`; and `/dev/null`,
-//! `/dev/tty`), and neither
-//! connect nor bind TCP sockets. Landlock does not govern UDP, abstract
-//! Unix sockets, signals to other processes or ptrace of non-descendants;
-//! see the README. Where the kernel cannot enforce all of this, the
-//! command does not run (`sandbox_unavailable`).
+//! `/dev/tty`), never clada's own directories even where they lie inside
+//! the root ([`super::writable`]), and neither
+//! connect nor bind TCP sockets (Landlock ABI 4, required: where the
+//! kernel cannot enforce this, the command does not run,
+//! `sandbox_unavailable`). Where the kernel has Landlock ABI 6, it can
+//! also neither signal a process outside its own sandbox (clada, the
+//! user's other programs, another command) nor connect to an abstract
+//! Unix socket made outside it; on an older kernel these two are left
+//! open and the command still runs ([`scoped`] says which). Landlock
+//! never governs UDP; ptrace of a process outside the sandbox is refused
+//! at every ABI. See the README.
 //!
 //! That no process of a command outlives it is not the sandbox's work but
 //! [`super::reaper`]'s, confined or not.
@@ -21,8 +27,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 
 /// What a confined command may write.
@@ -31,16 +37,20 @@ pub(crate) struct Confinement {
     pub(crate) writable: Vec<PathBuf>,
     /// The temporary directory it may write, given to it as `TMPDIR`.
     pub(crate) temp: PathBuf,
+    /// What it may never write, even inside `writable`: clada's own
+    /// directories ([`super::writable`]).
+    pub(crate) kept_out: Vec<PathBuf>,
 }
 
 impl Confinement {
     /// Writes below `root` and `temp` (the temporary directory when
-    /// `None`).
-    pub(crate) fn for_root(root: &Path, temp: Option<&Path>) -> Confinement {
+    /// `None`), never in `kept_out`.
+    pub(crate) fn for_root(root: &Path, temp: Option<&Path>, kept_out: &[PathBuf]) -> Confinement {
         let temp = temp.map_or_else(std::env::temp_dir, Path::to_path_buf);
         Confinement {
             writable: vec![root.to_path_buf(), temp.clone()],
             temp,
+            kept_out: kept_out.to_vec(),
         }
     }
 }
@@ -51,6 +61,10 @@ pub(crate) struct Unavailable(pub(crate) String);
 
 /// The Landlock version that governs TCP.
 const ABI_NET: ABI = ABI::V4;
+
+/// The Landlock version that scopes signals and abstract Unix sockets to
+/// the sandbox.
+const ABI_SCOPES: ABI = ABI::V6;
 
 /// Spawns `cmd` confined: on a thread of its own that restricts itself
 /// first.
@@ -70,7 +84,9 @@ pub(crate) fn spawn_confined(
     })
 }
 
-fn restrict_this_thread(rules: &Confinement) -> Result<(), Unavailable> {
+/// Restricts the calling thread; returns whether signals and abstract
+/// Unix sockets are scoped too (Landlock ABI 6).
+fn restrict_this_thread(rules: &Confinement) -> Result<bool, Unavailable> {
     let fail = |what: &str, e: &dyn std::fmt::Display| Unavailable(format!("{what}: {e}"));
     let abi = ABI_NET;
     let mut ruleset = Ruleset::default()
@@ -79,6 +95,11 @@ fn restrict_this_thread(rules: &Confinement) -> Result<(), Unavailable> {
         .map_err(|e| fail("the kernel cannot confine file access", &e))?
         .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
         .map_err(|e| fail("the kernel cannot confine the network", &e))?
+        // Best effort: an older kernel runs the command without them.
+        .set_compatibility(CompatLevel::BestEffort)
+        .scope(Scope::from_all(ABI_SCOPES))
+        .map_err(|e| fail("cannot scope signals and abstract sockets", &e))?
+        .set_compatibility(CompatLevel::HardRequirement)
         .create()
         .map_err(|e| fail("cannot create a Landlock ruleset", &e))?
         .add_rule(PathBeneath::new(
@@ -86,11 +107,14 @@ fn restrict_this_thread(rules: &Confinement) -> Result<(), Unavailable> {
             AccessFs::from_read(abi),
         ))
         .map_err(|e| fail("cannot allow reading", &e))?;
-    for dir in &rules.writable {
-        let fd =
-            PathFd::new(dir).map_err(|e| fail(&format!("cannot open {}", dir.display()), &e))?;
+    for grant in super::writable::grants(&rules.writable, &rules.kept_out).map_err(Unavailable)? {
+        let access = if grant.dir {
+            AccessFs::from_all(abi)
+        } else {
+            AccessFs::from_file(abi)
+        };
         ruleset = ruleset
-            .add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))
+            .add_rule(PathBeneath::new(grant.fd, access))
             .map_err(|e| fail("cannot allow writing", &e))?;
     }
     for device in ["/dev/null", "/dev/tty"] {
@@ -103,19 +127,39 @@ fn restrict_this_thread(rules: &Confinement) -> Result<(), Unavailable> {
     let status = ruleset
         .restrict_self()
         .map_err(|e| fail("cannot restrict the command", &e))?;
-    if status.ruleset != RulesetStatus::FullyEnforced {
-        return Err(Unavailable(format!(
-            "the kernel enforces the sandbox only partly ({:?})",
-            status.ruleset
-        )));
+    let scoped = matches!(
+        status.landlock,
+        LandlockStatus::Available { effective_abi, .. } if effective_abi >= ABI_SCOPES
+    );
+    // Everything but the scopes was a hard requirement: only their absence,
+    // on a kernel without them, may leave the ruleset partly enforced.
+    match status.ruleset {
+        RulesetStatus::FullyEnforced => Ok(scoped),
+        RulesetStatus::PartiallyEnforced if !scoped => Ok(false),
+        other => Err(Unavailable(format!(
+            "the kernel enforces the sandbox only partly ({other:?})"
+        ))),
     }
-    Ok(())
+}
+
+/// Restricts a probe thread, which then ends.
+fn probe() -> Option<bool> {
+    let probe = Confinement::for_root(&std::env::temp_dir(), None, &[]);
+    std::thread::spawn(move || restrict_this_thread(&probe).ok())
+        .join()
+        .ok()
+        .flatten()
 }
 
 /// Whether the kernel can confine commands as `--sandbox` asks.
 pub fn available() -> bool {
-    let probe = Confinement::for_root(&std::env::temp_dir(), None);
-    std::thread::spawn(move || restrict_this_thread(&probe).is_ok())
-        .join()
-        .unwrap_or(false)
+    probe().is_some()
+}
+
+/// Whether a confined command is also kept from signalling processes
+/// outside its sandbox (clada included) and from connecting to abstract
+/// Unix sockets made outside it (Landlock ABI 6); `false` also when there
+/// is no sandbox at all.
+pub fn scoped() -> bool {
+    probe().unwrap_or(false)
 }

@@ -90,6 +90,11 @@ impl Dirs {
         Ok(())
     }
 
+    /// The three directories.
+    pub(crate) fn all(&self) -> [&Path; 3] {
+        [&self.config, &self.state, &self.runtime]
+    }
+
     /// These directories, where they lie inside `root`, as locations below
     /// it: places no document may touch.
     pub(crate) fn inside(&self, root: &Path) -> Vec<Location> {
@@ -139,7 +144,7 @@ fn below(root: &Path, path: &Path) -> Option<Location> {
 }
 
 /// `path` with links resolved as far as it exists, the rest appended.
-fn canonical(path: &Path) -> PathBuf {
+pub(crate) fn canonical(path: &Path) -> PathBuf {
     let mut existing = path;
     let mut rest = Vec::new();
     loop {

@@ -940,13 +940,14 @@ impl Root {
     /// directory's line ends with `/` ([`crate::journal`]).
     fn note(&self, temp: &Location, dir: bool) -> Result<(), FsError> {
         if let Some(journal) = self.journal.borrow_mut().as_mut() {
-            let mut line = temp.display();
+            // Escaped: a name may hold a line feed (a command made it).
+            let mut line = crate::engine::journal::escape(temp.display().as_bytes());
             if dir {
-                line.push('/');
+                line.push(b'/');
             }
-            line.push('\n');
+            line.push(b'\n');
             journal
-                .write_all(line.as_bytes())
+                .write_all(&line)
                 .and_then(|()| journal.flush())
                 .map_err(|e| FsError::Os {
                     path: temp.display(),
@@ -1324,6 +1325,12 @@ fn temp_name(name: &str) -> String {
         cut -= 1;
     }
     let stem = name[..cut].strip_prefix('.').unwrap_or(&name[..cut]);
+    // No control character (a name a command made may hold a line feed):
+    // a temporary name is shown in reports and noted in the journal.
+    let stem: String = stem
+        .chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect();
     format!(".{stem}.clada-{pid}-{n}.tmp")
 }
 

@@ -139,7 +139,9 @@ impl WorkTree {
 
     /// Checks the repository as clada uses it, before each commit and each
     /// built-in git (a command may have changed it since it was opened):
-    /// the same git directories, no link anywhere a commit reads or writes.
+    /// the same git directories, no link anywhere a commit reads or writes,
+    /// no rules file in the work tree that git cannot read safely
+    /// ([`crate::engine::tree_check`]).
     pub(crate) fn check(&self) -> Result<(), RepoError> {
         let fail = |refusal| RepoError {
             top: self.layout.top.clone(),
@@ -149,7 +151,14 @@ impl WorkTree {
         if now != self.layout {
             return Err(fail(Refusal::Changed(now.git_dir)));
         }
-        Ok(())
+        // The rules files libgit2 reads in the work tree as it walks it.
+        crate::engine::tree_check::check(
+            &self.repo,
+            &self.layout.top,
+            &self.prefix,
+            &self.layout.common_dir,
+        )
+        .map_err(fail)
     }
 
     /// The run's one repository: the built-in git reads it, the commits go
@@ -501,6 +510,52 @@ mod tests {
         })
         .unwrap();
         assert_eq!(paths, ["a/kept.txt"]);
+    }
+
+    #[test]
+    fn never_commits_a_named_pipe_nor_waits_on_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        commit_files(&repo, &[("a.txt", "a\n")]);
+        let fifo = |at: &Path| {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                at,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
+        };
+        // One in place of a tracked file, one new, one in a new directory.
+        std::fs::remove_file(dir.path().join("a.txt")).unwrap();
+        fifo(&dir.path().join("a.txt"));
+        fifo(&dir.path().join("pipe"));
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        fifo(&dir.path().join("d/p"));
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        let top = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let tree = WorkTree::discover(&top).unwrap().unwrap();
+            let _ = tx.send(
+                tree.commit_all("m", &Author::default())
+                    .map(|c| c.is_some()),
+            );
+        });
+        // A commit that opened a pipe would wait for a writer for ever.
+        let committed = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the commit waited on a named pipe");
+        assert!(committed.unwrap());
+        let head = repo.head().unwrap().peel_to_tree().unwrap();
+        let mut paths = Vec::new();
+        head.walk(git2::TreeWalkMode::PreOrder, |d, e| {
+            paths.push(format!("{d}{}", e.name().unwrap()));
+            git2::TreeWalkResult::Ok
+        })
+        .unwrap();
+        assert_eq!(paths, ["b.txt"]);
     }
 
     #[test]

@@ -89,18 +89,38 @@ pub(crate) enum Refusal {
     Changed(PathBuf),
     #[error("libgit2 cannot open it: {0}")]
     Open(String),
+    #[error("{} is {}; remove it", .0.display(), .1)]
+    RulesFile(PathBuf, &'static str),
+    #[error(
+        "{} holds {} bytes, more than the {} git may read for clada's commit (each of its \
+         patterns is tried on every path); make it smaller",
+        .0.display(), .1, crate::engine::tree_check::MAX_RULES_FILE
+    )]
+    RulesFileTooLarge(PathBuf, u64),
 }
 
 /// A repository that failed the check, and where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "the repository of {} cannot be used: {refusal} (a person must fix it: no document may \
-     write in `.git`; or run with --no-git)",
-    .top.display()
+    "the repository of {} cannot be used: {refusal} (a person must fix it: {}; or run with \
+     --no-git)",
+    .top.display(), .refusal.why_a_person()
 )]
 pub(crate) struct RepoError {
     pub(crate) top: PathBuf,
     pub(crate) refusal: Refusal,
+}
+
+impl Refusal {
+    /// Why no document can fix it.
+    fn why_a_person(&self) -> &'static str {
+        match self {
+            Refusal::RulesFile(..) | Refusal::RulesFileTooLarge(..) => {
+                "the commit before the next run's tasks refuses it too, so no document can"
+            }
+            _ => "no document may write in `.git`",
+        }
+    }
 }
 
 /// The longest `.git` file read.

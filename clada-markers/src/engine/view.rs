@@ -242,6 +242,15 @@ struct Tx {
     /// What commands left at the paths they changed, put back once the
     /// rest is undone.
     kept: Vec<(Location, Option<Node>, Below<Node>)>,
+    /// The files a dry run's command changed after a task of the
+    /// transaction had: a rollback leaves them as the command left them,
+    /// and the task's change stays, said as the real run says it
+    /// ([`View::rollback`]).
+    said: Vec<Kept>,
+    /// The files the transaction had changed that a command took out of
+    /// their place (removed or moved), with the tasks their contents
+    /// carried.
+    taken: Vec<(Location, Vec<By>)>,
 }
 
 /// How to undo one change of the view.
@@ -269,6 +278,56 @@ struct State {
     tx: Option<Tx>,
     /// The number of the latest transaction.
     serial: u64,
+}
+
+/// What a dry run says when a command changed the file `at` (now `now`)
+/// that tasks of the transaction had changed before it: `undo` is the
+/// transaction's, whose first `start` entries came before the command.
+fn changed_before(
+    undo: &[Was],
+    start: usize,
+    at: &Location,
+    now: Option<&Node>,
+    taken: Option<&Vec<By>>,
+    command: By,
+) -> Option<Kept> {
+    let by = |was: Option<&Node>| match was {
+        Some(Node::File(f)) => Some(f.by.clone()),
+        _ => None,
+    };
+    fn entry<'w>(w: &'w Was, at: &Location) -> Option<Option<&'w Node>> {
+        match w {
+            Was::Entry { at: here, was } if here == at => Some(was.as_ref()),
+            _ => None,
+        }
+    }
+    // Before the transaction (nothing: a file made in it)...
+    let first = by(undo.get(..start)?.iter().find_map(|w| entry(w, at))?).unwrap_or_default();
+    // ...and as the command found it: noted when it changed it, taken
+    // out by it, or changed in place.
+    let found = undo
+        .get(start..)
+        .and_then(|u| u.iter().find_map(|w| entry(w, at).and_then(by)))
+        .or_else(|| taken.cloned())
+        .or_else(|| by(now))
+        .unwrap_or_default();
+    let tasks: Vec<By> = found
+        .into_iter()
+        .filter(|b| *b != command && !first.contains(b))
+        .collect();
+    if tasks.is_empty() {
+        return None;
+    }
+    let why = match now {
+        None | Some(Node::Absent) => KeptWhy::Gone,
+        Some(_) => KeptWhy::Written,
+    };
+    Some(Kept {
+        path: at.display(),
+        why,
+        by: tasks,
+        commands: vec![command.task],
+    })
 }
 
 impl State {
@@ -318,6 +377,13 @@ impl State {
     fn take(&mut self, at: &Location) -> Option<Node> {
         let mut node = self.nodes.remove(at)?;
         let saved = matches!(&node, Node::File(f) if f.saved == self.serial);
+        // A file the transaction changed, taken by a command: who had.
+        if let (Some(tx), Node::File(f)) = (&mut self.tx, &node)
+            && saved
+            && tx.untracked.is_some()
+        {
+            tx.taken.push((at.clone(), f.by.clone()));
+        }
         if self.tx.is_some() && !saved {
             let was = Some(node.clone());
             self.undo(|| Was::Entry {
@@ -1243,11 +1309,16 @@ impl<'r> View<'r> {
     /// Opens a transaction (see the module's documentation).
     /// Makes the changes of `f` as a command's own: a rollback of the open
     /// transaction leaves them, as it leaves what a command did on disk
-    /// (PROTOCOL §7.4). A dry run carries out built-in commands so.
-    pub(crate) fn untracked<R>(&self, f: impl FnOnce() -> R) -> R {
-        if let Some(tx) = &mut self.state.borrow_mut().tx {
-            tx.untracked = Some(Vec::new());
-        }
+    /// (PROTOCOL §7.4). A dry run carries out built-in commands so;
+    /// `command` is the task of the command.
+    pub(crate) fn untracked<R>(&self, command: By, f: impl FnOnce() -> R) -> R {
+        let start = match &mut self.state.borrow_mut().tx {
+            Some(tx) => {
+                tx.untracked = Some(Vec::new());
+                tx.undo.len()
+            }
+            None => 0,
+        };
         let result = f();
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
@@ -1256,9 +1327,22 @@ impl<'r> View<'r> {
         {
             // What the command left where it changed the view is what a
             // rollback leaves there.
+            for at in &touched {
+                let (entry, below) = st.nodes.copy_at(at);
+                tx.kept.push((at.clone(), entry, below));
+            }
+            // A file a task of the transaction had changed before: its
+            // change stays too.
+            let mut seen = HashSet::new();
             for at in touched {
-                let (entry, below) = st.nodes.copy_at(&at);
-                tx.kept.push((at, entry, below));
+                if !seen.insert(at.clone()) {
+                    continue;
+                }
+                let now = st.nodes.get(&at);
+                let taken = tx.taken.iter().find(|(t, _)| *t == at).map(|(_, by)| by);
+                if let Some(kept) = changed_before(&tx.undo, start, &at, now, taken, command) {
+                    tx.said.push(kept);
+                }
             }
         }
         result
@@ -1365,7 +1449,10 @@ impl<'r> View<'r> {
         }
         st.steps.truncate(tx.steps);
         drop(st);
-        let mut out = Undone::default();
+        let mut out = Undone {
+            kept: tx.said,
+            problems: Vec::new(),
+        };
         let mut disk = tx.disk;
         // Where what was set aside is gone, with everything below.
         let mut dropped: Vec<Location> = Vec::new();
