@@ -245,7 +245,13 @@ fn a_directory_swapped_for_a_link_never_lets_a_write_out() {
                     let _ = symlink(&outside, root.join("sub"));
                     spin();
                     let _ = std::fs::remove_file(root.join("sub"));
-                    let _ = std::fs::rename(root.join("sub.real"), root.join("sub"));
+                    if std::fs::rename(root.join("sub.real"), root.join("sub")).is_err() {
+                        // A WRITE made `sub` anew while it was away (or
+                        // before the link was in place): out of the way
+                        // with it, or no swap would succeed again.
+                        let _ = std::fs::remove_dir_all(root.join("sub"));
+                        let _ = std::fs::rename(root.join("sub.real"), root.join("sub"));
+                    }
                     swaps += 1;
                 }
                 spin();
