@@ -31,8 +31,8 @@ fn main() -> ExitCode {
         }
         cli::Command::Lsp { root } => lsp::run(root),
         cli::Command::Convert(args) => cli::convert::run(args),
-        cli::Command::Watch(args) => cli::apply::watch(args),
-        cli::Command::Mcp(args) => cli::mcp::run(args, PROMPT),
+        cli::Command::Watch(args) => cli::apply::watch(args.into_apply()),
+        cli::Command::Mcp(args) => cli::mcp::run(args.into_apply(), PROMPT),
         cli::Command::Schema { report } => {
             let schema = match report {
                 cli::SchemaKind::Check => clada_markers::report::check_schema(),

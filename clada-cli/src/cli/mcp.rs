@@ -2,25 +2,33 @@
 //! PROTOCOL §10.2.
 //!
 //! Tools: `apply` (a document's text, `dry_run`, `atomic`) and `check` (a
-//! document's text); both return the JSON report as structured content,
-//! with its schema as the output schema. The prompt of `clada prompt` is
-//! the prompt `clada`. The root and every policy flag come from the command
-//! line when the server starts; a call carries only the document and the
-//! two switches that narrow a run (a dry run, atomic units), never a root,
-//! an approval or a wider policy: a call's switch only narrows the
-//! server's (`dry_run` only turns a dry run on, `atomic` only moves from
-//! none to `unit` to `document`). The server never prompts: stdin is the
-//! protocol.
+//! document's text); both return the text report (what `clada apply` and
+//! `clada check` print: what a model reads) as content and the JSON report
+//! as structured content, with its schema as the output schema. The
+//! server's instructions and its prompt `clada` are the text of `clada
+//! prompt`. The root and every policy flag come from the command line when
+//! the server starts; a call carries only the document and the two
+//! switches that narrow a run (a dry run, atomic units), never a root, an
+//! approval or a wider policy: a call's switch only narrows the server's
+//! (`dry_run` only turns a dry run on, `atomic` only moves from none to
+//! `unit` to `document`). The server never prompts: stdin is the protocol.
+//! A server whose root cannot be opened answers every request, `initialize`
+//! first, with an error that says why, and ends.
+
+mod transport;
 
 use std::sync::Arc;
 
 use clada_markers::CheckReport;
+use clada_markers::dialect::Dialect;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, Content, ErrorData, GetPromptRequestParams,
-    GetPromptResult, Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, PromptMessage, PromptMessageRole, ServerCapabilities, ServerInfo, Tool,
+    CallToolRequestParams, CallToolResult, Content, CustomRequest, CustomResult, ErrorCode,
+    ErrorData, GetPromptRequestParams, GetPromptResult, Implementation, JsonRpcMessage,
+    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage,
+    PromptMessageRole, ServerCapabilities, ServerInfo, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, TxJsonRpcMessage};
+use rmcp::transport::Transport as _;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 
@@ -39,10 +47,12 @@ pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
         }
     };
     if let Err(e) = clada_markers::Apply::new(&args.root) {
-        eprintln!(
-            "clada: cannot open the root directory {}: {e}",
+        let message = format!(
+            "cannot open the root directory {}: {e}; start `clada mcp` with -C DIR, an existing directory",
             args.root.display()
         );
+        eprintln!("clada: {message}");
+        runtime.block_on(refuse(&message, &args.root));
         return 2;
     }
     let server = Server {
@@ -50,7 +60,7 @@ pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
         prompt,
     };
     runtime.block_on(async move {
-        match server.serve(rmcp::transport::stdio()).await {
+        match server.serve(transport::Stdio::new()).await {
             Ok(running) => match running.waiting().await {
                 Ok(_) => 0,
                 Err(e) => {
@@ -64,6 +74,28 @@ pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
             }
         }
     })
+}
+
+/// Answers every request with `message` until `initialize` has been
+/// answered, then returns: the client learns why there is no server, not
+/// only that its connection closed.
+async fn refuse(message: &str, root: &std::path::Path) {
+    let mut io = transport::Stdio::new();
+    while let Some(m) = io.receive().await {
+        let JsonRpcMessage::Request(r) = m else {
+            continue;
+        };
+        let initialize = matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_));
+        let error = ErrorData::new(
+            ErrorCode::INTERNAL_ERROR,
+            message.to_owned(),
+            Some(json!({"root": root.display().to_string()})),
+        );
+        let answer: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::error(error, Some(r.id));
+        if io.send(answer).await.is_err() || initialize {
+            return;
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -80,14 +112,33 @@ fn object(v: Value) -> Arc<Map<String, Value>> {
     })
 }
 
-fn tools() -> Vec<Tool> {
+/// What the server tells a client first: how to write a document (the
+/// text of `clada prompt`), after how to use the tools.
+fn instructions(prompt: &str) -> String {
+    format!(
+        "clada applies edits to the project at this server's root. Write them as a document \
+         in the format below (aider's SEARCH/REPLACE blocks, codex patches and CML are read \
+         too), then call `check` to validate it (nothing is touched) or `apply` to carry it \
+         out. Each call returns the text report (read it) and the JSON report as structured \
+         content. When something failed, the text ends with `Resend:`: send a new document \
+         with only the tasks it says to send again, fixed where they failed; never resend an \
+         applied task. The same text is the prompt `clada`.\n\n{prompt}"
+    )
+}
+
+/// The tools; `dry_run`: the server's own `--dry-run`, under which
+/// `apply` changes nothing.
+fn tools(dry_run: bool) -> Vec<Tool> {
     let document = json!({
         "type": "string",
         "description": "The document: a model's reply with clada blocks (or aider, codex or CML edits)"
     });
     let mut apply = Tool::new(
         "apply",
-        "Apply a document to the project: writes, edits, moves, removes and approved commands, confined to the root. Returns the JSON report (PROTOCOL §9.2).",
+        "Apply a document to the project: writes, edits, moves, removes and approved commands, \
+         never outside the root. Returns the text report (what `clada apply` prints: each task \
+         with ✓ or ✗ and why, then what to resend) and the JSON report as structured content \
+         (PROTOCOL §9.2). The result is an error when a task failed or the document has an error.",
         object(json!({
             "type": "object",
             "properties": {
@@ -102,9 +153,21 @@ fn tools() -> Vec<Tool> {
     apply.output_schema = Some(object(
         serde_json::to_value(clada_markers::report::apply_schema()).unwrap_or_default(),
     ));
+    // Its changes stay in the root, and commands run only when approved;
+    // a run can remove and overwrite files, and is not idempotent (an
+    // edit applied twice fails the second time).
+    apply.annotations = Some(
+        ToolAnnotations::with_title("Apply edits")
+            .read_only(dry_run)
+            .destructive(!dry_run)
+            .idempotent(dry_run)
+            .open_world(false),
+    );
     let mut check = Tool::new(
         "check",
-        "Parse and validate a document without touching anything. Returns the JSON report of `clada check`.",
+        "Parse and validate a document without touching anything. Returns the text report of \
+         `clada check` (each unit with its tasks, every problem with its line and how to fix \
+         it) and its JSON report as structured content.",
         object(json!({
             "type": "object",
             "properties": {"document": document},
@@ -115,6 +178,13 @@ fn tools() -> Vec<Tool> {
     check.output_schema = Some(object(
         serde_json::to_value(clada_markers::report::check_schema()).unwrap_or_default(),
     ));
+    check.annotations = Some(
+        ToolAnnotations::with_title("Check edits")
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+    );
     vec![apply, check]
 }
 
@@ -122,8 +192,17 @@ fn bad(message: impl Into<String>) -> ErrorData {
     ErrorData::invalid_params(message.into(), None)
 }
 
+/// A tool's answer: the text report and the JSON report.
+struct Answer {
+    text: String,
+    report: Value,
+}
+
+/// The name the text report gives the document of a call.
+const DOCUMENT: &str = "<document>";
+
 impl Server {
-    fn call(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, ErrorData> {
+    fn call(&self, name: &str, arguments: Map<String, Value>) -> Result<Answer, ErrorData> {
         if name != "apply" && name != "check" {
             return Err(bad(format!(
                 "no tool `{name}`: the tools are `apply` and `check`"
@@ -150,8 +229,17 @@ impl Server {
                 let (dialect, doc) = self.args.dialect.read(document, self.args.allow_escape);
                 let mut report = CheckReport::new(&doc);
                 report.dialect = dialect;
-                serde_json::to_value(&report)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+                // As `clada check` prints it.
+                let mut text = String::new();
+                if dialect != Dialect::Clada {
+                    text = format!("Dialect: {dialect}\n");
+                }
+                text += &clada_markers::report::render_check_text(&doc, DOCUMENT, false);
+                Ok(Answer {
+                    text,
+                    report: serde_json::to_value(&report)
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+                })
             }
             "apply" => {
                 let mut args = (*self.args).clone();
@@ -177,10 +265,13 @@ impl Server {
                     }
                     (None, None) => None,
                 };
-                let report = super::apply::report_of(&args, document)
+                let (report, text) = super::apply::report_of(&args, document, DOCUMENT)
                     .map_err(|e| ErrorData::internal_error(e, None))?;
-                serde_json::to_value(&report)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+                Ok(Answer {
+                    text,
+                    report: serde_json::to_value(&report)
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+                })
             }
             _ => Err(bad(format!(
                 "no tool `{name}`: the tools are `apply` and `check`"
@@ -198,6 +289,22 @@ impl ServerHandler for Server {
                 .build(),
         )
         .with_server_info(Implementation::new("clada", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions(self.prompt))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "Method not found: `{}`; clada's MCP server answers initialize, ping, tools/list, tools/call (tools `apply`, `check`), prompts/list and prompts/get (prompt `clada`)",
+                request.method
+            ),
+            None,
+        ))
     }
 
     async fn list_tools(
@@ -205,7 +312,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools(self.args.dry_run)))
     }
 
     async fn call_tool(
@@ -217,10 +324,10 @@ impl ServerHandler for Server {
         let name = request.name.to_string();
         let arguments = request.arguments.unwrap_or_default();
         // The run blocks (files, commands): off the protocol's thread.
-        let report = tokio::task::spawn_blocking(move || server.call(&name, arguments))
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
-        let text = serde_json::to_string(&report).unwrap_or_default();
+        let Answer { text, report } =
+            tokio::task::spawn_blocking(move || server.call(&name, arguments))
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
         let ok = report.get("ok").and_then(Value::as_bool).unwrap_or(false);
         let mut result = if ok {
             CallToolResult::success(vec![Content::text(text)])
