@@ -67,8 +67,11 @@ pub(crate) enum Command {
     },
     /// Serve the Language Server Protocol on standard input and output.
     ///
-    /// Diagnostics as you type, symbols, hover (a dry run against the
-    /// root), quick fixes and formatting for clada documents.
+    /// Diagnostics as you type, then a warning on each task that would fail
+    /// against the root (a dry run, once the document has settled);
+    /// symbols, hover (the dry run, with the diff), quick fixes and
+    /// formatting. For documents of language clada or markdown and files
+    /// named *.clada, *.md or *.markdown, in every dialect `check` reads.
     #[command(after_help = "Example (an editor starts it):\n  clada lsp -C ~/project")]
     Lsp {
         /// The workspace root a hover's dry run reads; without it, the
