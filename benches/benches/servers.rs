@@ -214,12 +214,13 @@ impl Lsp {
     }
 
     /// Waits for the diagnostics of `version` (a later publication, once
-    /// the document has settled, is not waited for).
+    /// the document has settled, is not waited for), or the next ones from
+    /// a server that gives no version.
     fn diagnostics(&mut self, version: usize) {
         loop {
             let m = self.read();
-            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version
-            {
+            let v = &m["params"]["version"];
+            if m["method"] == "textDocument/publishDiagnostics" && (v.is_null() || *v == version) {
                 return;
             }
         }

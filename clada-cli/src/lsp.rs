@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use clada_markers::dialect::{Dialect, detect, parse_dialect};
 use clada_markers::engine::Dirs;
-use clada_markers::escape::escape_controls;
+use clada_markers::escape::{escape_controls, escape_line};
 use clada_markers::report::{ApplyReport, BlockStatus, TaskStatus};
 use clada_markers::syntax::DiagnosticKind;
 use clada_markers::{Apply, Diagnostic, Document, ParseOptions, Severity, Span, Unit, print};
@@ -508,13 +508,15 @@ fn would_fail(doc: &Document<'_>, report: &ApplyReport, text: &str) -> Vec<Value
             let hint = e
                 .hint
                 .as_deref()
-                .map_or(String::new(), |h| format!("\nhint: {h}"));
+                .map_or(String::new(), |h| format!("\nhint: {}", escape_line(h)));
+            // Names read from the disk may hold control characters.
+            let message = escape_line(&e.message);
             Some(json!({
                 "range": lines.range(task.opener),
                 "severity": 2,
                 "code": e.kind.to_string(),
                 "source": "clada",
-                "message": format!("would fail against the root: {}{hint}", e.message),
+                "message": format!("would fail against the root: {message}{hint}"),
             }))
         })
         .collect()
