@@ -44,9 +44,9 @@ const SETTLE: Duration = Duration::from_millis(300);
 const HOVER_DIFF_LINES: usize = 40;
 
 /// Runs the server until the client shuts it down. Returns the exit code.
-pub(crate) fn run(root: Option<PathBuf>) -> u8 {
+pub(crate) fn run(root: Option<PathBuf>, matching: clada_markers::MatchMode) -> u8 {
     let (connection, io) = Connection::stdio();
-    let code = match serve(&connection, root) {
+    let code = match serve(&connection, root, matching) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("clada lsp: {e}");
@@ -68,7 +68,11 @@ fn capabilities() -> Value {
     })
 }
 
-fn serve(connection: &Connection, root: Option<PathBuf>) -> Result<(), String> {
+fn serve(
+    connection: &Connection,
+    root: Option<PathBuf>,
+    matching: clada_markers::MatchMode,
+) -> Result<(), String> {
     let (id, params) = connection.initialize_start().map_err(|e| e.to_string())?;
     connection
         .initialize_finish(
@@ -85,6 +89,7 @@ fn serve(connection: &Connection, root: Option<PathBuf>) -> Result<(), String> {
         .unwrap_or_else(|| PathBuf::from("."));
     let mut server = Server {
         root,
+        matching,
         docs: HashMap::new(),
         due: HashMap::new(),
     };
@@ -168,6 +173,9 @@ fn file_path(uri: &str) -> Option<PathBuf> {
 
 struct Server {
     root: PathBuf,
+    /// `--match`: how the dry run of warnings and hovers finds an edit's
+    /// text.
+    matching: clada_markers::MatchMode,
     /// Open documents by URI.
     docs: HashMap<String, Open>,
     /// When each changed document will have settled, for its dry run.
@@ -457,6 +465,7 @@ impl Server {
             apply
                 .dirs(Dirs::from_env().ok())
                 .git(None)
+                .matching(self.matching)
                 .dry_run(true)
                 // A hover never waits on a hostile document's plan.
                 .total_timeout(Some(std::time::Duration::from_secs(2)))

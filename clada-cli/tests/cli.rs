@@ -702,3 +702,95 @@ fn an_empty_tasks_block_is_no_failure() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.starts_with("Block 1 (TASKS block): ok"), "{out}");
 }
+
+#[test]
+fn the_text_report_says_how_an_edit_matched_and_what_to_resend() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.py"), "def f():\n    x = 1\n    y = 1\n").unwrap();
+    std::fs::write(root.join("b.txt"), "k\nx\nk\nk\nx\nk\n").unwrap();
+    let doc = "<<<<<<< SEARCH path=\"a.py\"\nx = 1\ny = 1\n=======\nx = 2\ny = 2\n>>>>>>> REPLACE\n\
+<<<<<<< SEARCH path=\"b.txt\"\nx\n=======\nz\n>>>>>>> REPLACE\n\
+<<<<<<< RUN\nnpm test\n>>>>>>> END\n";
+    std::fs::write(root.join("doc.md"), doc).unwrap();
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "--no-prompt", "doc.md"])
+            .current_dir(root)
+            .env("NO_COLOR", "1"),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("[task-1] ✓ Edited a.py (1 replacement, indented 4 more spaces)"),
+        "{out}"
+    );
+    // A count mismatch shows each occurrence with a line either side.
+    assert!(
+        out.contains("  line 2:\n        1 | k\n        2 | x\n        3 | k\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  line 5:\n        4 | k\n        5 | x\n        6 | k\n"),
+        "{out}"
+    );
+    // The resend section: each list, the approval line for the command.
+    let resend = &out[out.find("Resend:").unwrap()..];
+    assert!(
+        resend.contains("task 1: applied, never send again"),
+        "{resend}"
+    );
+    assert!(
+        resend.contains("task 2: failed, fix and send again"),
+        "{resend}"
+    );
+    assert!(
+        resend.contains(
+            "task 3: need the user's approval, then send again as written:\n    clada allow -C "
+        ),
+        "{resend}"
+    );
+    // `--match exact`: the shifted block is not found.
+    std::fs::write(root.join("a.py"), "def f():\n    x = 1\n    y = 1\n").unwrap();
+    std::fs::write(
+        root.join("doc.md"),
+        "<<<<<<< SEARCH path=\"a.py\"\nx = 1\ny = 1\n=======\nx = 2\ny = 2\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "--match", "exact", "doc.md"])
+            .current_dir(root),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("match_count_mismatch"), "{out}");
+}
+
+#[test]
+fn a_reply_whose_only_edit_is_a_unified_diff_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.py"), "a\nb\n").unwrap();
+    std::fs::write(
+        root.join("doc.md"),
+        "The fix:\n\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
+    )
+    .unwrap();
+    for cmd in ["apply", "check"] {
+        let (code, out, _) = status(
+            clada()
+                .args(
+                    [cmd, "--no-git", "doc.md"]
+                        .iter()
+                        .filter(|a| cmd == "apply" || **a != "--no-git"),
+                )
+                .current_dir(root)
+                .env("NO_COLOR", "1"),
+        );
+        assert_eq!(code, Some(1), "{cmd}: {out}");
+        assert!(out.contains("a unified diff"), "{cmd}: {out}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.py")).unwrap(),
+        "a\nb\n"
+    );
+}

@@ -259,25 +259,29 @@ fn a_markdown_reply_with_only_indented_markers_gets_diagnostics() {
     let text = "Here is the change:\n\n1. Edit it:\n\n   <<<<<<< SEARCH path=\"a.txt\"\n   x\n   =======\n   y\n   >>>>>>> REPLACE\n";
     c.open(uri, "markdown", 7, text);
     let ds = c.diagnostics(7);
-    // The opener and the closer (a line of `=` alone never counts); no
+    // Each marker line of the block (opener, separator, closer); no
     // `no_tasks`: a Markdown file need not hold a task.
     assert_eq!(
         codes(&ds),
         [
             ("malformed_marker".to_owned(), 1),
+            ("malformed_marker".to_owned(), 1),
             ("malformed_marker".to_owned(), 1)
         ],
         "{ds:#?}"
     );
+    let lines: Vec<&Value> = ds.iter().map(|d| &d["range"]["start"]["line"]).collect();
+    assert_eq!(lines, [4, 6, 8]);
     assert_eq!(ds[0]["range"]["start"], json!({"line": 4, "character": 0}));
     let actions = c.ask(
         "textDocument/codeAction",
         uri,
         json!({"range": ds[0]["range"], "context": {"diagnostics": ds}}),
     );
+    // One fix for the whole block: dedented, markers at column 0.
     assert_eq!(
         actions[0]["edit"]["changes"][uri][0]["newText"],
-        "<<<<<<< SEARCH path=\"a.txt\""
+        "<<<<<<< SEARCH path=\"a.txt\"\nx\n=======\ny\n>>>>>>> REPLACE"
     );
 }
 
@@ -363,7 +367,7 @@ fn a_task_that_would_fail_is_a_warning_once_the_document_settles() {
     let ds = c.diagnostics(1);
     assert_eq!(
         codes(&ds),
-        [("match_count_mismatch".to_owned(), 2)],
+        [("indentation_mismatch".to_owned(), 2)],
         "{ds:#?}"
     );
     assert_eq!(
@@ -372,7 +376,7 @@ fn a_task_that_would_fail_is_a_warning_once_the_document_settles() {
     );
     let message = ds[0]["message"].as_str().unwrap();
     assert!(
-        message.starts_with("would fail against the root: found 0 matches"),
+        message.starts_with("would fail against the root: the search text matches at line 2"),
         "{message}"
     );
     assert!(
@@ -404,7 +408,7 @@ fn a_task_that_would_fail_is_a_warning_once_the_document_settles() {
         .recv_timeout(Duration::from_millis(800))
         .map(|m| m.to_string())
         .unwrap_or_default();
-    assert!(!late.contains("match_count_mismatch"), "{late}");
+    assert!(!late.contains("indentation_mismatch"), "{late}");
 }
 
 /// Hover on a task that would fail shows the error, the hint and the diff

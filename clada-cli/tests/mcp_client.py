@@ -74,7 +74,7 @@ async def session_checks():
             assert r.is_error, r
             text = r.content[0].text
             assert "✗ Error: already_applied" in text, text
-            assert "task 1: failed, fix and send again" in text, text
+            assert "task 1: already applied before, drop them" in text, text
             assert r.structured_content["ok"] is False
             print("tools/call apply: a failure, said in words")
 

@@ -14,7 +14,9 @@
 //! registers answers `initialize`); `neovim-0.7` (run by a headless Neovim
 //! in `neovim.rs`); `lua`, `json`, `helix` (checked as Lua, JSON, and
 //! Helix's `languages.toml`); `rust` (a doctest of clada-markers, which
-//! includes the README); `not-run (why)`.
+//! includes the README); `python commands|output|agent-loop` (the Python
+//! section, run as printed by `clada-py/tests/test_readme.py`, which this
+//! test holds to the section and the block's language); `not-run (why)`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -258,14 +260,16 @@ fn case(name: &str) -> String {
             doc += "<<<<<<< EDIT path=\"/etc/passwd\"\nroot\n=======\nme\n>>>>>>> REPLACE\n";
             (doc, &[])
         }
-        // A TASKS block stopped by its second task, then three failures.
+        // A TASKS block stopped by its second task, applied before, then
+        // three failures and a command nobody approved.
         "resend" => (
             format!(
-                "<<<<<<< TASKS\n{fine}{}<<<<<<< WRITE path=\"later.txt\"\nx\n>>>>>>> END\n>>>>>>> TASKS\n{}{}{}",
-                missing(2),
+                "<<<<<<< TASKS\n{fine}{}<<<<<<< WRITE path=\"later.txt\"\nx\n>>>>>>> END\n>>>>>>> TASKS\n{}{}{}{}",
+                "<<<<<<< SEARCH path=\"src/greet.py\"\n    print(\"Hi, \" + name)\n=======\n    print(\"Hello, \" + name)\n>>>>>>> REPLACE\n",
                 missing(4),
                 missing(5),
-                missing(6)
+                missing(6),
+                "<<<<<<< RUN\nnpm test\n>>>>>>> END\n"
             ),
             &[],
         ),
@@ -281,9 +285,14 @@ fn case(name: &str) -> String {
         .args(flags)
         .current_dir(project.path())
         .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
         .output()
         .unwrap();
-    String::from_utf8(out.stdout).unwrap()
+    // The README's project is /home/me/project.
+    let root = std::fs::canonicalize(project.path()).unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .replace(root.to_str().unwrap(), "/home/me/project")
 }
 
 /// `text` without white space at line ends, which a README does not keep
@@ -387,6 +396,7 @@ fn every_readme_block_is_tested_as_written() {
         "json",
         "helix",
         "rust",
+        "python",
         "not-run",
     ];
     for b in &blocks {
@@ -500,6 +510,7 @@ fn every_readme_block_is_tested_as_written() {
                     "{at}: clada-markers no longer compiles the README's Rust"
                 );
             }
+            ["python", what] => check_python(b, what, &at),
             _ => panic!("{at}: a marker with the wrong arguments: {w:?}"),
         }
     }
@@ -542,5 +553,42 @@ fn check_lua(text: &str, at: &str) {
         out.status.success(),
         "{at}: not Lua: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A block of the Python section, which the package's tests run as
+/// printed (`.ci/run` builds the package first): the block is in the
+/// section `clada-py/tests/test_readme.py` reads, and that file takes
+/// blocks of its language from it.
+fn check_python(b: &Block, what: &str, at: &str) {
+    let tests = std::fs::read_to_string(repo().join("clada-py/tests/test_readme.py")).unwrap();
+    let heading = tests
+        .lines()
+        .find_map(|l| l.strip_prefix("SECTION = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{at}: test_readme.py names no SECTION"));
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| *l == heading)
+        .unwrap_or_else(|| panic!("{at}: README.md has no heading {heading:?}"));
+    let end = (start + 1..lines.len())
+        .find(|&i| lines[i].starts_with("## "))
+        .unwrap_or(lines.len());
+    assert!(
+        (start..end).contains(&(b.line - 1)),
+        "{at}: outside {heading:?}, where test_readme.py reads"
+    );
+    let language = match what {
+        "commands" => "sh",
+        "output" => "text",
+        "agent-loop" => "python",
+        _ => panic!("{at}: `python {what}`: commands, output or agent-loop"),
+    };
+    assert_eq!(b.info, language, "{at}");
+    assert!(
+        tests.contains(&format!("fenced(section(), \"{language}\")")),
+        "{at}: test_readme.py reads no ```{language} block"
     );
 }

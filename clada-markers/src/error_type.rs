@@ -28,6 +28,7 @@ pub enum ErrorType {
     CommandNotAllowed,
     MatchCountMismatch,
     AlreadyApplied,
+    IndentationMismatch,
     FileNotFound,
     PermissionDenied,
     ExecFailed,
@@ -63,6 +64,7 @@ impl ErrorType {
             | ErrorType::CommandNotAllowed => Category::Validation,
             ErrorType::MatchCountMismatch
             | ErrorType::AlreadyApplied
+            | ErrorType::IndentationMismatch
             | ErrorType::FileNotFound
             | ErrorType::ExecFailed
             | ErrorType::ExecTimeout

@@ -232,3 +232,118 @@ fn the_other_children_of_the_program_using_clada_live_on() {
         child.wait().unwrap();
     }
 }
+
+/// The attack of issue 19: a confined command plants links where clada,
+/// unconfined, writes afterwards (its lock and journal, in the runtime
+/// directory, which without `XDG_RUNTIME_DIR` lies in the temporary
+/// directory), or into the temporary directory another run's command
+/// works in. A confined command may write only its own temporary
+/// directory, made for it and removed after it.
+#[test]
+fn a_confined_command_writes_neither_the_lock_directory_nor_another_run_s_temp() {
+    if !landlock() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let dirs = clada_markers::engine::Dirs {
+        config: scratch.path().join("config"),
+        state: scratch.path().join("state"),
+        // As without XDG_RUNTIME_DIR: in the temporary directory.
+        runtime: tmp.join("clada-test"),
+    };
+    let (a, b) = (scratch.path().join("a"), scratch.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let apply = |root: &Path, command: &str| {
+        let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
+        let doc = parse_with(&doc, ParseOptions::default());
+        let mut options = confined(&tmp);
+        options.timeout = Duration::from_secs(20);
+        let report = Apply::new(root)
+            .unwrap()
+            .git(None)
+            .dirs(Some(dirs.clone()))
+            .commands(options)
+            .run(&doc);
+        crate::common::tasks(report).remove(0)
+    };
+    std::thread::scope(|scope| {
+        // Run A holds its lock and journal; its command says where its
+        // temporary directory is and waits.
+        let first = scope.spawn(|| {
+            apply(
+                &a,
+                "echo \"$TMPDIR\" > tmpdir.new && mv tmpdir.new tmpdir && echo x > \"$TMPDIR/mine\" && \
+                 i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done",
+            )
+        });
+        let theirs = (0..400)
+            .find_map(|_| {
+                let text = std::fs::read_to_string(a.join("tmpdir")).ok();
+                if text.is_none() {
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+                text
+            })
+            .expect("the first run's command started");
+        let theirs = theirs.trim().to_owned();
+        assert!(Path::new(&theirs).starts_with(&tmp), "{theirs}");
+        let locks = dirs.runtime.join("locks");
+        let mut targets = vec![
+            locks.join("planted"),
+            dirs.runtime.join("planted"),
+            tmp.join("planted"),
+            Path::new(&theirs).join("planted"),
+            Path::new(&theirs).join("mine"),
+        ];
+        // The lock and journal files of run A themselves.
+        for e in std::fs::read_dir(&locks).unwrap() {
+            targets.push(e.unwrap().path());
+        }
+        assert!(
+            targets
+                .iter()
+                .any(|t| t.to_string_lossy().ends_with(".lock.journal")),
+            "{targets:?}"
+        );
+        let tries: Vec<String> = targets
+            .iter()
+            .map(|t| {
+                let t = shell_words::quote(&t.to_string_lossy()).into_owned();
+                format!(
+                    "(echo x >> {t}) 2>/dev/null && echo \"wrote {t}\"; \
+                     ln -s /nowhere {t}.link 2>/dev/null && echo \"linked {t}\";"
+                )
+            })
+            .collect();
+        let r = apply(
+            &b,
+            &format!(
+                "{} echo own > \"$TMPDIR/own\" && cat \"$TMPDIR/own\"",
+                tries.join(" ")
+            ),
+        );
+        std::fs::write(a.join("go"), "").unwrap();
+        let output = r.output.clone().unwrap_or_default();
+        assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+        assert_eq!(output, "own\n", "the confined command wrote: {output}");
+        for t in &targets {
+            let link = format!("{}.link", t.display());
+            assert!(std::fs::symlink_metadata(link).is_err());
+        }
+        assert!(std::fs::symlink_metadata(locks.join("planted")).is_err());
+        assert!(std::fs::symlink_metadata(tmp.join("planted")).is_err());
+        let first = first.join().unwrap();
+        assert_eq!(first.status, TaskStatus::Success, "{first:#?}");
+        // Removed with what it held when its command ended.
+        assert!(!Path::new(&theirs).exists(), "{theirs} is left");
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().starts_with("clada-run-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    });
+}

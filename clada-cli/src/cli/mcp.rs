@@ -1,17 +1,17 @@
 //! `clada mcp -C ROOT`: a Model Context Protocol server on stdio (rmcp),
 //! PROTOCOL §10.2.
 //!
-//! Tools: `apply` (a document's text, `dry_run`, `atomic`) and `check` (a
-//! document's text); both return the text report (what `clada apply` and
+//! Tools: `apply` (a document's text, `dry_run`, `atomic`, `match`) and
+//! `check` (a document's text); both return the text report (what `clada apply` and
 //! `clada check` print: what a model reads) as content and the JSON report
 //! as structured content, with its schema as the output schema. The
 //! server's instructions and its prompt `clada` are the text of `clada
 //! prompt`. The root and every policy flag come from the command line when
-//! the server starts; a call carries only the document and the two
-//! switches that narrow a run (a dry run, atomic units), never a root, an
-//! approval or a wider policy: a call's switch only narrows the server's
-//! (`dry_run` only turns a dry run on, `atomic` only moves from none to
-//! `unit` to `document`). The server never prompts: stdin is the protocol.
+//! the server starts; a call carries only the document and the three
+//! switches that narrow a run (a dry run, atomic units, exact matching),
+//! never a root, an approval or a wider policy: a call's switch only
+//! narrows the server's (`dry_run` only turns a dry run on, `atomic` only
+//! moves from none to `unit` to `document`, `match` only to `exact`). The server never prompts: stdin is the protocol.
 //! A server whose root cannot be opened answers every request, `initialize`
 //! first, with an error that says why, and ends.
 
@@ -32,7 +32,7 @@ use rmcp::transport::Transport as _;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 
-use super::{ApplyArgs, AtomicArg};
+use super::{ApplyArgs, AtomicArg, MatchArg};
 
 pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
     args.no_prompt = true;
@@ -144,7 +144,8 @@ fn tools(dry_run: bool) -> Vec<Tool> {
             "properties": {
                 "document": document,
                 "dry_run": {"type": "boolean", "description": "Plan everything, change nothing, report a diff per file (false never undoes the server's --dry-run)"},
-                "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document (never less than the server's --atomic)"}
+                "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document (never less than the server's --atomic)"},
+                "match": {"type": "string", "enum": ["exact", "whitespace"], "description": "How an edit finds its text: as written only, or also at another indentation (one uniform shift) and with other white space at line ends, re-indenting the replacement (the default, unless the server was started with --match exact)"}
             },
             "required": ["document"],
             "additionalProperties": false
@@ -210,7 +211,7 @@ impl Server {
         }
         for key in arguments.keys() {
             let known = match name {
-                "apply" => ["document", "dry_run", "atomic"].contains(&key.as_str()),
+                "apply" => ["document", "dry_run", "atomic", "match"].contains(&key.as_str()),
                 _ => key == "document",
             };
             if !known {
@@ -227,8 +228,7 @@ impl Server {
         match name {
             "check" => {
                 let (dialect, doc) = self.args.dialect.read(document, self.args.allow_escape);
-                let mut report = CheckReport::new(&doc);
-                report.dialect = dialect;
+                let report = CheckReport::read_in(&doc, dialect);
                 // As `clada check` prints it.
                 let mut text = String::new();
                 if dialect != Dialect::Clada {
@@ -265,6 +265,18 @@ impl Server {
                     }
                     (None, None) => None,
                 };
+                // A call may narrow the matching, never widen it.
+                match arguments.get("match").map(|v| v.as_str()) {
+                    None => {}
+                    Some(Some("exact")) => args.matching = MatchArg::Exact,
+                    Some(Some("whitespace")) if args.matching == MatchArg::Whitespace => {}
+                    Some(Some("whitespace")) => {
+                        return Err(bad(
+                            "the server was started with --match exact: a call cannot widen it",
+                        ));
+                    }
+                    Some(_) => return Err(bad("`match` is \"exact\" or \"whitespace\"")),
+                }
                 let (report, text) = super::apply::report_of(&args, document, DOCUMENT)
                     .map_err(|e| ErrorData::internal_error(e, None))?;
                 Ok(Answer {

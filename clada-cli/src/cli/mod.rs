@@ -46,11 +46,14 @@ pub(crate) enum Command {
     /// Approve a command for RUN tasks, list approvals, or withdraw one.
     ///
     /// Approved commands run as `sh -c COMMAND` when a RUN task's body is
-    /// exactly that text. They are kept outside the tree, in
+    /// exactly that text and it runs where the approval says: at the root,
+    /// or in the directory given with --dir (a RUN's `dir`), never where
+    /// git would find a repository other than the root's. They are kept
+    /// outside the tree, in
     /// $XDG_CONFIG_HOME/clada/approvals.json (else ~/.config/clada/),
     /// under the root's canonical path; --list says where.
     #[command(
-        after_help = "Examples:\n  clada allow 'npm test'\n  clada allow --list\n  clada allow --remove 'npm test'\n  clada allow -C ~/project 'cargo test --workspace'"
+        after_help = "Examples:\n  clada allow 'npm test'\n  clada allow --list\n  clada allow --remove 'npm test'\n  clada allow -C ~/project 'cargo test --workspace'\n  clada allow --dir web 'npm test'"
     )]
     Allow(AllowArgs),
     /// Print a system prompt that teaches a language model to write
@@ -78,6 +81,11 @@ pub(crate) enum Command {
         /// client's root folder, else the working directory.
         #[arg(short = 'C', long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
+
+        /// How the dry run of warnings and hover finds an edit's text (as for
+        /// `apply`).
+        #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
+        matching: MatchArg,
     },
     /// Serve the Model Context Protocol on standard input and output.
     ///
@@ -85,9 +93,9 @@ pub(crate) enum Command {
     /// report as content and the JSON report as structured content; the
     /// server's instructions and its prompt `clada` are the text of `clada
     /// prompt`. The root and every policy flag are fixed here, when the
-    /// server starts: a call cannot widen them (its `dry_run` and `atomic`
-    /// only narrow the server's). Takes the flags of `apply` that set a
-    /// policy, and --error-detail for the text report; no FILE (the
+    /// server starts: a call cannot widen them (its `dry_run`, `atomic` and
+    /// `match` only narrow the server's). Takes the flags of `apply` that
+    /// set a policy, and --error-detail for the text report; no FILE (the
     /// documents come in calls), --format, --output-mode, --stream or
     /// --no-prompt (it never prompts: stdin is the protocol).
     #[command(after_help = "Example (an agent starts it):\n  clada mcp -C ~/project")]
@@ -239,6 +247,13 @@ pub(crate) struct ApplyArgs {
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub(crate) dialect: DialectArg,
 
+    /// How an edit finds its text: `exact`, as written only; `whitespace`
+    /// (the default), when it does not occur as written, also lines equal
+    /// but for one uniform indentation shift and white space at their
+    /// ends, the replacement re-indented in the file's characters.
+    #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
+    pub(crate) matching: MatchArg,
+
     /// How much to say about a failure, e.g. --error-detail full to see the
     /// task's source and the diff to the closest text.
     #[arg(long, value_enum, default_value_t = ErrorDetail::Minimal)]
@@ -280,16 +295,16 @@ pub(crate) struct ApplyArgs {
     pub(crate) allow_any_command: bool,
 
     /// Run approved and prompted commands confined (Linux Landlock): they
-    /// may write only below the root and the temporary directory and open
-    /// no TCP connection; where the kernel cannot confine, they do not run
+    /// may write only below the root and a temporary directory of their
+    /// own (TMPDIR, removed when they end) and open no TCP connection; where the kernel cannot confine, they do not run
     /// (sandbox_unavailable). --sandbox alone means on.
     #[arg(long, value_enum, value_name = "on|off", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub(crate) sandbox: Option<Switch>,
 
     /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock
-    /// (by default: clada.lock in the repository's git directory, else in
-    /// clada's runtime directory), so that runs on the same tree take
-    /// turns.
+    /// (by default: a file in clada's runtime directory named after the
+    /// repository or the root), so that runs on the same tree take turns.
+    /// A link as the file itself is never followed.
     #[arg(long, value_name = "PATH")]
     pub(crate) lock_file: Option<PathBuf>,
 
@@ -343,6 +358,13 @@ pub(crate) struct Policy {
     #[arg(long)]
     pub(crate) allow_escape: bool,
 
+    /// How an edit finds its text: `exact`, as written only; `whitespace`
+    /// (the default), when it does not occur as written, also lines equal
+    /// but for one uniform indentation shift and white space at their
+    /// ends, the replacement re-indented in the file's characters.
+    #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
+    pub(crate) matching: MatchArg,
+
     /// Limit of an approved command (built-in ones: 5s, or this if
     /// smaller), e.g. --timeout 2m.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = units::duration)]
@@ -364,16 +386,16 @@ pub(crate) struct Policy {
     pub(crate) allow_any_command: bool,
 
     /// Run approved and prompted commands confined (Linux Landlock): they
-    /// may write only below the root and the temporary directory and open
-    /// no TCP connection; where the kernel cannot confine, they do not run
+    /// may write only below the root and a temporary directory of their
+    /// own (TMPDIR, removed when they end) and open no TCP connection; where the kernel cannot confine, they do not run
     /// (sandbox_unavailable). --sandbox alone means on.
     #[arg(long, value_enum, value_name = "on|off", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub(crate) sandbox: Option<Switch>,
 
     /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock
-    /// (by default: clada.lock in the repository's git directory, else in
-    /// clada's runtime directory), so that runs on the same tree take
-    /// turns.
+    /// (by default: a file in clada's runtime directory named after the
+    /// repository or the root), so that runs on the same tree take turns.
+    /// A link as the file itself is never followed.
     #[arg(long, value_name = "PATH")]
     pub(crate) lock_file: Option<PathBuf>,
 
@@ -432,6 +454,7 @@ impl McpArgs {
             root: p.root,
             format: Format::Json,
             dialect: self.dialect,
+            matching: p.matching,
             error_detail: self.error_detail,
             output_mode: OutputMode::Buffer,
             allow_escape: p.allow_escape,
@@ -498,6 +521,7 @@ impl WatchArgs {
                 WatchFormat::Jsonl => Format::Jsonl,
             },
             dialect: DialectArg::Clada,
+            matching: p.matching,
             error_detail: self.error_detail,
             output_mode: self.output_mode,
             allow_escape: p.allow_escape,
@@ -514,6 +538,22 @@ impl WatchArgs {
             stream: true,
             atomic: p.atomic,
             lock_timeout: p.lock_timeout,
+        }
+    }
+}
+
+/// `--match`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MatchArg {
+    Exact,
+    Whitespace,
+}
+
+impl MatchArg {
+    pub(crate) fn mode(self) -> clada_markers::MatchMode {
+        match self {
+            MatchArg::Exact => clada_markers::MatchMode::Exact,
+            MatchArg::Whitespace => clada_markers::MatchMode::Whitespace,
         }
     }
 }
@@ -574,6 +614,12 @@ pub(crate) struct AllowArgs {
     /// The directory whose approvals to change, e.g. -C ~/project.
     #[arg(short = 'C', long = "root", value_name = "DIR", default_value = ".")]
     pub(crate) root: PathBuf,
+
+    /// Where below the root CMD runs (a RUN's `dir`), e.g. --dir web:
+    /// an approval holds only in the directory it names (default: the
+    /// root itself). Relative to the root, or absolute inside it.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -155,10 +155,12 @@ impl Tracked {
         live.push(main);
         drop(live);
         let started = Stat::read(main).map_or(0, |s| s.started);
+        // Read from /proc: getsid(2) gives 0 when the session's leader
+        // lies outside this PID namespace (a container), which rustix's
+        // `Pid` cannot hold.
         let own_session = isolated
-            .then(|| rustix::process::getsid(None).ok())
-            .flatten()
-            .map(|p| p.as_raw_nonzero().get());
+            .then(|| Stat::read(me()).map(|s| s.session))
+            .flatten();
         Tracked {
             main,
             started,

@@ -7,7 +7,8 @@
 //! inherits the restriction) and ends; no other work ever runs on it.
 //!
 //! The command may read and execute anything, write only below the root
-//! and the temporary directory (and `/dev/null`, `/dev/tty`), and neither
+//! and its own temporary directory (`commands::temp`; and `/dev/null`,
+//! `/dev/tty`), and neither
 //! connect nor bind TCP sockets. Landlock does not govern UDP, abstract
 //! Unix sockets, signals to other processes or ptrace of non-descendants;
 //! see the README. Where the kernel cannot enforce all of this, the

@@ -19,12 +19,14 @@
 //! fence lines); a block without one takes the previous block's file; a
 //! REPLACE section may end at a second `=======`. An empty SEARCH means
 //! "create the file, or append to it" (a WRITE with `append="true"`).
-//! Everything else is prose. Matching stays exact: one occurrence, as
-//! clada's SEARCH; the file name is checked like a `path` attribute.
+//! Everything else is prose (but lines almost aider's markers, which
+//! `super::foreign` reports). Matching is clada's SEARCH: one occurrence,
+//! as written or at one uniform indentation shift; the file name is
+//! checked like a `path` attribute.
 
 use std::borrow::Cow;
 
-use crate::ast::{Count, Document, Op, Task, Unit};
+use crate::ast::{Count, Document, Matching, Op, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -59,7 +61,7 @@ fn is_divider(line: &str) -> bool {
     marker(line, '=', "").is_some()
 }
 
-fn is_updated(line: &str) -> bool {
+pub(crate) fn is_updated(line: &str) -> bool {
     let t = text(line).trim();
     let n = t.chars().take_while(|&x| x == '>').count();
     (5..=9).contains(&n) && t[n..].starts_with(' ') && t[n..].trim() == "REPLACE"
@@ -224,6 +226,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 Op::Edit {
                     path,
                     count: Count::default(),
+                    matching: Matching::default(),
                     search: body(search),
                     replace: body(replace),
                 }
@@ -304,6 +307,7 @@ mod tests {
                 Op::Edit {
                     path: "app.py".into(),
                     count: Count::default(),
+                    matching: Matching::default(),
                     search: "a = 1\n".into(),
                     replace: "a = 2\n".into(),
                 },

@@ -21,9 +21,14 @@ pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod journal;
 pub(crate) mod listing;
+pub(crate) mod lock;
 pub(crate) mod matching;
+pub(crate) mod nearby;
 pub(crate) mod outcome;
 pub(crate) mod plan;
+pub(crate) mod repo_check;
+pub(crate) mod seek;
+pub(crate) mod tier;
 pub(crate) mod view;
 
 pub use crate::commands::RunOptions;
@@ -33,6 +38,7 @@ pub use crate::commands::sandbox::available as sandbox_available;
 pub use dirs::{Dirs, DirsError};
 pub use git::Author;
 pub use matching::{Edited, Mismatch, edit, edit_range};
+pub use seek::MatchMode;
 
 #[cfg(test)]
 mod model;
@@ -69,6 +75,8 @@ pub(crate) struct ApplyOptions {
     /// From how many coming edits a file is edited with an index
     /// (default: [`editing::INDEX_FROM`]); tests index from 1.
     pub(crate) index_from: Option<usize>,
+    /// `--match`: whether edits may look beyond exact text.
+    pub(crate) matching: MatchMode,
 }
 
 /// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
@@ -92,6 +100,8 @@ pub(crate) enum TaskError {
         message: String,
         path: Box<str>,
         os: Option<Box<str>>,
+        /// For a path not found: the existing path most like it.
+        closest: Option<Box<str>>,
     },
     /// The search text was not found as often as `count` asks (or the
     /// edit is already in the file): where it was, and what was closest.
@@ -170,6 +180,7 @@ impl From<FsError> for TaskError {
             message: e.to_string(),
             path: e.path().into(),
             os: e.os_detail().map(String::into_boxed_str),
+            closest: None,
         }
     }
 }
@@ -333,6 +344,8 @@ pub(crate) struct Engine<'e, 'r, 'h, 'd> {
     runner: Box<dyn Runner + 'e>,
     /// What the unit just run must say about its rollback.
     note: Option<Rollback>,
+    /// The tree's files, for the path most like one not found.
+    nearby: nearby::Nearby,
 }
 
 /// Tells `observer` what became of a task of `unit`.
@@ -361,6 +374,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             stop: None,
             runner,
             note: None,
+            nearby: nearby::Nearby::default(),
         };
         if engine.whole() {
             if errors {
@@ -388,13 +402,18 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         let allow_escape = self.options.allow_escape;
         let edits = units
             .flat_map(|u| u.tasks())
-            .filter_map(|t| matching::Search::of(t.op.as_ref()?))
+            .filter_map(|t| matching::Search::of(t.op.as_ref()?, self.loose()))
             .filter_map(|(path, search)| Some((fs::locate(path, allow_escape).ok()?, search)));
         self.view.expect(edits);
     }
 
     fn whole(&self) -> bool {
         self.options.atomic == Some(Atomic::Document)
+    }
+
+    /// Whether edits may look beyond exact text (`--match whitespace`).
+    fn loose(&self) -> bool {
+        self.options.matching == MatchMode::Whitespace
     }
 
     /// Runs `unit`, or reports it malformed if `diagnostics` (those filed
@@ -652,7 +671,8 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             task: task.number,
         };
         let dry = self.options.dry_run;
-        let result = plan::plan(op, &self.view, self.options.allow_escape).and_then(|p| {
+        let loose = self.loose();
+        let result = plan::plan(op, &self.view, self.options.allow_escape, loose).and_then(|p| {
             let Plan { action, effect } = p;
             match action {
                 Action::Write { at, contents } => {
@@ -747,7 +767,20 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                 report.status = TaskStatus::Success;
                 report.effect = Some(effect);
             }
-            Err(e) => {
+            Err(mut e) => {
+                // A path not found: the one most like it, to save a read.
+                if let TaskError::File {
+                    kind: ErrorType::FileNotFound,
+                    path,
+                    closest,
+                    ..
+                } = &mut e
+                {
+                    *closest = self
+                        .nearby
+                        .closest(self.view.root(), path)
+                        .map(String::into_boxed_str);
+                }
                 report.status = TaskStatus::Failed;
                 report.error = Some(e);
             }

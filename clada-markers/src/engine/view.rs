@@ -36,6 +36,7 @@ use crate::engine::fs::{Content, Files, FsError, Kind, Location, PutBack, Root, 
 use crate::engine::matching::{HINT_BUDGET, HintBudget, Search};
 use crate::engine::outcome::{Kept, KeptWhy};
 use crate::engine::plan;
+use crate::engine::seek::MIN_PIVOT;
 
 /// The task that made a change: unit and task numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -109,6 +110,11 @@ struct Expected {
 struct Coming {
     edits: usize,
     keys: HashSet<Box<[u8]>>,
+    /// The first non-blank lines of the search texts and replacements,
+    /// for the white-space tier: indexed only once an edit of the batch
+    /// needs them (one that does not occur as written), so that edits
+    /// that all occur as written pay nothing for them.
+    pivots: HashSet<Box<[u8]>>,
 }
 
 /// A change of the tree's shape, carried out on disk in order.
@@ -557,8 +563,13 @@ impl<'r> View<'r> {
         for (at, search) in edits {
             let coming = expected.by_file.entry(at).or_default();
             coming.edits += 1;
-            let texts = search.texts().chain([search.replace()]);
+            let texts = search.texts().chain([search.replace]);
             coming.keys.extend(texts.map(|t| editing::key(t).into()));
+            // The white-space tier looks for the first non-blank lines.
+            let pivots = search.pivots().filter(|p| p.len() >= MIN_PIVOT);
+            coming
+                .pivots
+                .extend(pivots.map(|p| editing::key_of_bytes(p).into()));
         }
     }
 
@@ -615,16 +626,33 @@ impl<'r> View<'r> {
         {
             edits.index(coming.keys.iter().map(|k| &**k), expected.generation);
         }
-        match edits.find(search) {
+        let mut answer = edits.find(search);
+        // The tier needs the first lines: the batch's are indexed with the
+        // rest, once, when an edit first needs them.
+        if matches!(answer, Some(Answer::Unknown))
+            && edits.generation() == Some(expected.generation)
+            && !edits.has_pivots_of(expected.generation)
+            && let Some(coming) = expected.by_file.get(at)
+            && search.pivots().any(|p| {
+                let key = editing::key_of_bytes(p);
+                !edits.knows_bytes(key) && coming.pivots.contains(key)
+            })
+        {
+            let keys = coming.keys.iter().chain(&coming.pivots);
+            edits.index_with_pivots(keys.map(|k| &**k), expected.generation);
+            answer = edits.find(search);
+        }
+        match answer {
             Some(Answer::Found(planned)) => Ok(Splice::Indexed(planned)),
-            Some(Answer::Mismatch)
-                if self.hints.spent()
-                    && let Some(m) = edits.mismatch(search) =>
-            {
-                // No closest region to look for: the index has the rest.
+            Some(Answer::Miss(mut m)) if m.found > 0 || m.already_applied || self.hints.spent() => {
+                // No closest region to look for (something was found, or
+                // the hints are spent): the index has the rest.
+                if m.found == 0 && !m.already_applied {
+                    m.closest_skipped = true;
+                }
                 Err(plan::mismatch(at, m))
             }
-            Some(Answer::Mismatch | Answer::Unknown) => {
+            Some(Answer::Miss(_) | Answer::Unknown) => {
                 // The whole text answers: the error with its hints, or an
                 // edit the index does not know.
                 let text = edits.text();
@@ -1514,6 +1542,39 @@ mod tests {
     }
 
     #[test]
+    fn the_index_takes_the_first_lines_in_when_an_edit_needs_the_tier() {
+        let file =
+            "class A:\n    def f(self):\n        return 1\n    def g(self):\n        return 2\n";
+        let dir = tree(&[("a.py", file)]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        let exact = Search::text("        return 2\n", "        return 3\n", Count::default());
+        let shifted = Search::text(
+            "def f(self):\n    return 1\n",
+            "def f(self):\n    return 4\n",
+            Count::default(),
+        );
+        view.expect([(at("a.py"), exact), (at("a.py"), shifted)].into_iter());
+        let by = By { unit: 1, task: 1 };
+        let s = view.find_edit(&at("a.py"), exact).unwrap();
+        assert!(matches!(s, Splice::Indexed(_)));
+        view.splice(&at("a.py"), &s, by).unwrap();
+        let s = view.find_edit(&at("a.py"), shifted).unwrap();
+        let Splice::Indexed(p) = &s else {
+            panic!("not from the index: {s:?}");
+        };
+        assert_eq!(p.how.matched, crate::outcome::Matched::Whitespace);
+        view.splice(&at("a.py"), &s, by).unwrap();
+        let Ok(Content::Text(t)) = view.contents(&at("a.py")) else {
+            panic!("no text");
+        };
+        assert_eq!(
+            t.text,
+            "class A:\n    def f(self):\n        return 4\n    def g(self):\n        return 3\n"
+        );
+    }
+
+    #[test]
     fn failed_edits_stop_looking_for_the_closest_region_once_the_hints_are_spent() {
         let dir = tree(&[("a.txt", "fn main() {\n    println!(\"hello\");\n}\n")]);
         let root = Root::open(dir.path()).unwrap();
@@ -1521,11 +1582,11 @@ mod tests {
             let mut view = View::new(&root, index_from);
             // One file of 38 bytes: the first failure reads it all.
             view.hints = HintBudget::new(10);
-            let miss = Search::Text {
-                search: "    println!(\"helo\");\n",
-                replace: "x\n",
-                count: Count::Exactly(std::num::NonZeroUsize::MIN),
-            };
+            let miss = Search::text(
+                "    println!(\"helo\");\n",
+                "x\n",
+                Count::Exactly(std::num::NonZeroUsize::MIN),
+            );
             view.expect([(at("a.txt"), miss), (at("a.txt"), miss)].into_iter());
             let mismatch = |e: TaskError| match e {
                 TaskError::Mismatch { mismatch, .. } => mismatch,

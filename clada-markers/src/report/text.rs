@@ -22,6 +22,10 @@ use crate::span::{Cursor, LineIndex};
 /// Diffs of at most this many lines are shown in the default output.
 const SHORT_DIFF: usize = 10;
 
+/// A summary line's tasks that succeeded, its tasks, and its block's
+/// status.
+type Tally = (usize, usize, BlockStatus);
+
 /// How much to say about a failure (`--error-detail`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Detail {
@@ -63,9 +67,12 @@ pub struct TextPrinter<'d, W: Write> {
     /// listed one by one after its diagnostics.
     malformed: bool,
     /// The summary's lines so far: the first and last of consecutive
-    /// blocks with the same line (`Blocks 2-700`), the line, and a block's
-    /// note.
-    lines: Vec<(usize, usize, String, Option<String>)>,
+    /// blocks with the same line (`Blocks 2-700`), the line's tasks that
+    /// succeeded, its tasks and its block's status, and a block's note.
+    lines: Vec<(usize, usize, Tally, Option<String>)>,
+    /// The `clada allow` line of each command that needs approval, by
+    /// task.
+    approvals: Vec<(usize, String)>,
     /// The document's line index, for `--error-detail debug`: built once.
     index: Option<LineIndex<'d>>,
     /// Whether a TASKS block has both applied and unapplied tasks.
@@ -103,6 +110,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             at: Cursor::new(source),
             malformed: false,
             lines: Vec::new(),
+            approvals: Vec::new(),
             index: None,
             split: false,
         }
@@ -138,12 +146,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             .iter()
             .filter(|t| t.status == TaskStatus::Success)
             .count();
-        let mark = match b.status {
-            BlockStatus::Success => self.paint("32", "✓"),
-            BlockStatus::Failed => self.paint("31", "✗"),
-            BlockStatus::Malformed => format!("{} (malformed, not run)", self.paint("31", "✗")),
-        };
-        let line = format!("{ok}/{} tasks succeeded {mark}", b.tasks.len());
+        let line = (ok, b.tasks.len(), b.status);
+        self.approvals.extend(b.tasks.iter().filter_map(|t| {
+            let approve = t.error.as_ref()?.approve.as_ref()?;
+            Some((t.number, approve.clone()))
+        }));
         match self.lines.last_mut() {
             Some((_, last, same, None)) if *same == line && b.note.is_none() => *last = b.number,
             _ => self.lines.push((b.number, b.number, line, b.note.clone())),
@@ -189,19 +196,31 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         } else {
             String::new()
         };
-        let would = if report.dry_run { " would have" } else { "" };
+        // A dry run says what would happen, throughout.
+        let succeeded = if report.dry_run {
+            "would succeed"
+        } else {
+            "succeeded"
+        };
         let _ = writeln!(
             self.out,
-            "Overall: {}/{} tasks{would} succeeded{rolled}",
+            "Overall: {}/{} tasks {succeeded}{rolled}",
             s.succeeded, s.tasks
         );
-        for (first, last, line, note) in std::mem::take(&mut self.lines) {
+        for (first, last, (ok, tasks, status), note) in std::mem::take(&mut self.lines) {
             let name = if first == last {
                 format!("Block {first}")
             } else {
                 format!("Blocks {first}-{last}")
             };
-            let _ = writeln!(self.out, "{name}: {line}");
+            let mark = match status {
+                BlockStatus::Success => self.paint("32", "✓"),
+                BlockStatus::Failed => self.paint("31", "✗"),
+                BlockStatus::Malformed => {
+                    format!("{} (malformed, not run)", self.paint("31", "✗"))
+                }
+            };
+            let _ = writeln!(self.out, "{name}: {ok}/{tasks} tasks {succeeded} {mark}");
             if let Some(note) = note {
                 let _ = writeln!(self.out, "  note: {}", line_of(&note));
             }
@@ -238,13 +257,37 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         let _ = writeln!(self.out, "Resend:");
         let lines = [
             (&r.applied, "applied, never send again"),
+            (&r.already_applied, "already applied before, drop them"),
             (&r.failed, "failed, fix and send again"),
-            (&r.skipped, "not applied, send again as written"),
         ];
         for (tasks, what) in lines {
             if !tasks.is_empty() {
                 let _ = writeln!(self.out, "  {}: {what}", task_ranges(tasks));
             }
+        }
+        if !r.needs_approval.is_empty() {
+            let _ = writeln!(
+                self.out,
+                "  {}: need the user's approval, then send again as written:",
+                task_ranges(&r.needs_approval)
+            );
+            let approvals = std::mem::take(&mut self.approvals);
+            let mut said: Vec<&str> = Vec::new();
+            for n in &r.needs_approval {
+                if let Some((_, line)) = approvals.iter().find(|(t, _)| t == n)
+                    && !said.contains(&line.as_str())
+                {
+                    let _ = writeln!(self.out, "    {}", esc(line));
+                    said.push(line);
+                }
+            }
+        }
+        if !r.skipped.is_empty() {
+            let _ = writeln!(
+                self.out,
+                "  {}: not applied, send again as written",
+                task_ranges(&r.skipped)
+            );
         }
         if split {
             let _ = writeln!(
@@ -419,6 +462,14 @@ impl<W: Write> TextPrinter<'_, W> {
         }
         if let Some(h) = &e.hint {
             let _ = writeln!(self.out, "  hint: {}", line_of(h));
+        }
+        // Each occurrence with a line either side: what to add as context
+        // without reading the file again.
+        for x in &e.excerpts {
+            let _ = writeln!(self.out, "  line {}:", x.line);
+            for (k, l) in x.text.iter().enumerate() {
+                let _ = writeln!(self.out, "    {:>5} | {}", x.start_line + k, esc(l));
+            }
         }
         if self.detail == Detail::Minimal {
             // A short diff says more than any hint (PROTOCOL §9.1).

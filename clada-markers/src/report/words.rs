@@ -7,7 +7,8 @@ use crate::ast::{Task, Unit};
 use crate::engine::TaskOutcome;
 use crate::engine::outcome::{Kept, KeptWhy, Rollback, Skip, UnitOutcome};
 use crate::engine::plan::Effect;
-use crate::outcome::TaskStatus;
+use crate::engine::seek::How;
+use crate::outcome::{Matched, Shift, TaskStatus};
 
 const ALL_OR_NOTHING: &str = "--atomic=document applies all of the document or nothing";
 
@@ -20,8 +21,11 @@ impl TaskReport {
         r.exit_code = o.exit_code;
         r.duration_ms = o.duration_ms;
         r.rolled_back = o.rolled_back;
-        if let Some(Effect::Edited { lines, .. }) = &o.effect {
+        if let Some(Effect::Edited { lines, how, .. }) = &o.effect {
             r.lines = Some(lines.clone());
+            r.matched = Some(how.matched);
+            r.shift.clone_from(&how.shift);
+            r.chosen = how.chosen;
         }
         r.message = match (o.status, &o.error, &o.skip) {
             (TaskStatus::Failed, Some(e), _) => e.message().to_owned(),
@@ -133,6 +137,55 @@ fn kept(k: &Kept) -> String {
     }
 }
 
+/// How an edit found its text, in words, when not simply as written
+/// (PROTOCOL §9.1): `indented 4 more spaces`.
+fn how_found(how: &How) -> Vec<String> {
+    let mut out = Vec::new();
+    match how.matched {
+        Matched::Exact => {}
+        Matched::Whitespace if how.shift.is_some() => {}
+        Matched::Whitespace => out.push("white space at line ends ignored".to_owned()),
+        Matched::Trailing => out.push("matched ignoring white space at line ends".to_owned()),
+        Matched::Trimmed => out.push("matched ignoring white space at both line ends".to_owned()),
+        Matched::Unicode => {
+            out.push("matched with Unicode dashes, quotes and spaces read as ASCII".to_owned());
+        }
+    }
+    if let Some(shift) = &how.shift {
+        out.push(shift_words(shift));
+    }
+    if let Some(c) = how.chosen {
+        out.push(format!(
+            "the nearest to line {} of {} candidates",
+            c.hint, c.candidates
+        ));
+    }
+    out
+}
+
+/// `indented 4 more spaces`, `indented 1 fewer tab`, `indented more by 1
+/// tab and 2 spaces`.
+pub(crate) fn shift_words(shift: &Shift) -> String {
+    let more = if shift.by > 0 { "more" } else { "fewer" };
+    let (tabs, spaces) = (
+        shift.indent.matches('\t').count(),
+        shift.indent.matches(' ').count(),
+    );
+    let n =
+        |k: usize, one: &str, many: &str| format!("{k} {more} {}", if k == 1 { one } else { many });
+    match (tabs, spaces) {
+        (0, s) => format!("indented {}", n(s, "space", "spaces")),
+        (t, 0) => format!("indented {}", n(t, "tab", "tabs")),
+        _ => {
+            let by = if shift.by > 0 { "more" } else { "less" };
+            format!(
+                "indented {by} by {}",
+                super::indentation_words(&shift.indent)
+            )
+        }
+    }
+}
+
 /// What a task did, or in a dry run would do.
 fn describe(effect: &Effect, dry: bool) -> String {
     let verb = |done: &'static str, would: &'static str| if dry { would } else { done };
@@ -141,11 +194,16 @@ fn describe(effect: &Effect, dry: bool) -> String {
         Effect::Replaced { path } => format!("{} {path}", verb("Wrote", "Would write")),
         Effect::Appended { path } => format!("{} {path}", verb("Appended to", "Would append to")),
         Effect::Edited {
-            path, replacements, ..
+            path,
+            replacements,
+            how,
+            ..
         } => {
             let s = if *replacements == 1 { "" } else { "s" };
             let v = verb("Edited", "Would edit");
-            format!("{v} {path} ({replacements} replacement{s})")
+            let mut said = vec![format!("{replacements} replacement{s}")];
+            said.extend(how_found(how));
+            format!("{v} {path} ({})", said.join(", "))
         }
         Effect::Moved { from, to } => format!("{} {from} to {to}", verb("Moved", "Would move")),
         Effect::Removed { path } => format!("{} {path}", verb("Removed", "Would remove")),

@@ -68,6 +68,8 @@ pub enum DiagnosticKind {
     MalformedAttribute,
     UnsupportedVersion,
     EmptySearch,
+    /// A SEARCH whose replacement is its search text: it changes nothing.
+    UnchangedEdit,
     EmptyRangeStart,
     EmptyRangeEnd,
     /// A body in a MOVE or REMOVE task.
@@ -81,6 +83,9 @@ pub enum DiagnosticKind {
     EmptyCommand,
     /// (warning) A document without a single task.
     NoTasks,
+    /// A document without a task that holds edits in a format its dialect
+    /// does not read (PROTOCOL §11.7).
+    ForeignFormat,
     InvalidUtf8,
     InputTooLarge,
     /// A unit that appeared in a watched file while the watch ran a unit

@@ -1401,6 +1401,10 @@ impl<'a> Git<'a> {
                     return Ok(1);
                 }
                 let which = which.unwrap_or_else(|| "stash@{0}".to_owned());
+                // Below the work tree's top, only the root's part of it.
+                for s in self.pathspecs(&[], &self.prefix)? {
+                    opts.pathspec(s);
+                }
                 let commit = self.commit_of(&which)?;
                 let base = commit.parent(0)?.tree()?;
                 let mut diff =
@@ -2469,13 +2473,30 @@ mod tests {
         commit(&repo, &[("sub/e.txt", "e\n")], "third");
         write(dir.path(), &[("sub/e.txt", "E\n")]);
         let root = dir.path().join("sub");
-        let tree = WorkTree::discover(&root).unwrap();
+        let tree = WorkTree::discover(&root).unwrap().unwrap();
         let repo = tree.repository();
         assert_eq!(ok(&root, repo, ".", "git status -s"), " M e.txt\n");
         assert_eq!(ok(&root, repo, ".", "git diff --name-only"), "sub/e.txt\n");
         assert_eq!(ok(&root, repo, ".", "git ls-files"), "e.txt\n");
         let e = refused(&root, Some(repo), "git diff -- ../a.txt");
         assert_eq!(e.error_type(), ErrorType::PathEscape);
+        // A stash holding changes beside the root shows only the root's.
+        let sig = Signature::new("Ada", "ada@example.com", &Time::new(1_700_000_000, 0)).unwrap();
+        let mut stashing = Repository::open(dir.path()).unwrap();
+        stashing.stash_save(&sig, "saved", None).unwrap();
+        let shown = ok(&root, repo, ".", "git stash show -p");
+        assert!(
+            shown.contains("sub/e.txt") && shown.contains("+E"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("a.txt") && !shown.contains("uno"),
+            "{shown}"
+        );
+        assert_eq!(
+            ok(&root, repo, ".", "git stash show --name-only"),
+            "sub/e.txt\n"
+        );
     }
 
     /// The attack of issue 8: a document writes a bare repository of its
@@ -2510,12 +2531,20 @@ mod tests {
         // No repository at the root: the fake one is never found.
         let bare = tempfile::tempdir().unwrap();
         fake(bare.path());
-        assert!(WorkTree::discover(bare.path()).is_none());
-        assert!(WorkTree::discover(&bare.path().join("f")).is_none());
+        assert!(WorkTree::discover(bare.path()).unwrap().is_none());
+        assert!(
+            WorkTree::discover(&bare.path().join("f"))
+                .unwrap()
+                .is_none()
+        );
         let (result, text) = run(bare.path(), None, "f", "git diff");
         assert_eq!(result, Ok(128), "{text}");
         // A root that is itself shaped like a bare repository is not one.
-        assert!(WorkTree::discover(&bare.path().join("f")).is_none());
+        assert!(
+            WorkTree::discover(&bare.path().join("f"))
+                .unwrap()
+                .is_none()
+        );
 
         // A real repository at the root, whose configuration and
         // attributes are hostile too.
@@ -2540,7 +2569,7 @@ mod tests {
             .unwrap();
         write(root, &[(".gitattributes", "* diff=x filter=x\n")]);
         fake(root);
-        let tree = WorkTree::discover(&root.join("f")).unwrap();
+        let tree = WorkTree::discover(&root.join("f")).unwrap().unwrap();
         assert_eq!(
             tree.repository().workdir().unwrap().canonicalize().unwrap(),
             root.canonicalize().unwrap()
