@@ -229,7 +229,9 @@ impl Watch<'_> {
     }
 }
 
-/// The units of `file` that are complete now (an unfinished last one waits).
+/// The units of `file` that are complete now (an unfinished last one
+/// waits), and the runs of prose that hold edits in another format or
+/// near-miss markers, the last one included (reported, never applied).
 fn complete_units(file: &Path) -> Vec<Chunk> {
     let Ok(bytes) = std::fs::read(file) else {
         return Vec::new();
@@ -237,10 +239,12 @@ fn complete_units(file: &Path) -> Vec<Chunk> {
     let bytes = &bytes[..bytes.len().min(clada_markers::syntax::MAX_DOCUMENT_SIZE)];
     let mut splitter = Splitter::new();
     // A unit that is not UTF-8 is refused where the bytes are (§11.6).
-    bytes
+    let mut chunks: Vec<Chunk> = bytes
         .split_inclusive(|&b| b == b'\n')
         .filter_map(|l| splitter.push_bytes(l))
-        .collect()
+        .collect();
+    chunks.extend(splitter.prose_so_far());
+    chunks
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
