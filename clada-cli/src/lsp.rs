@@ -552,9 +552,16 @@ fn diagnostics(uri: &str, text: &str, kind: Kind) -> Vec<Value> {
                     })
                 })
                 .collect();
+            // Prose about edits (a README's diff) is no error in Markdown:
+            // said, as information, not flagged.
+            let severity = match (d.severity, kind, d.kind) {
+                (_, Kind::Markdown, DiagnosticKind::ForeignFormat) => 3,
+                (Severity::Error, ..) => 1,
+                _ => 2,
+            };
             json!({
                 "range": lines.range(d.span),
-                "severity": if d.severity == Severity::Error { 1 } else { 2 },
+                "severity": severity,
                 "code": d.kind.name(),
                 "source": "clada",
                 "message": message,

@@ -285,6 +285,27 @@ fn a_markdown_reply_with_only_indented_markers_gets_diagnostics() {
     );
 }
 
+/// A unified diff in Markdown (a README's example, or a reply clada
+/// cannot apply) is said as information there, and as an error in a
+/// clada document.
+#[test]
+fn edits_in_a_format_nobody_reads_are_information_in_markdown() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let text =
+        "A change:\n\n```diff\n--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n```\n";
+    c.open("file:///w/notes.md", "markdown", 3, text);
+    let ds = c.diagnostics(3);
+    assert_eq!(codes(&ds), [("foreign_format".to_owned(), 3)], "{ds:#?}");
+    assert_eq!(ds[0]["range"]["start"]["line"], 3);
+    c.open("file:///w/reply.clada", "clada", 4, text);
+    let ds = c.diagnostics(4);
+    assert!(
+        codes(&ds).contains(&("foreign_format".to_owned(), 1)),
+        "{ds:#?}"
+    );
+}
+
 /// Every dialect `check` reads is read: a codex patch and an aider block
 /// in Markdown, CML in a `.clada` file opened as plain text (the name
 /// decides), each with its tasks as symbols; formatting leaves them alone
