@@ -183,7 +183,7 @@ impl Lsp {
             &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
             "textDocument": {"uri": uri, "languageId": "clada", "version": 0, "text": doc}}}),
         );
-        l.diagnostics();
+        l.diagnostics(0);
         l
     }
 
@@ -213,8 +213,17 @@ impl Lsp {
         serde_json::from_slice(&body).expect("JSON")
     }
 
-    fn diagnostics(&mut self) {
-        while self.read()["method"] != "textDocument/publishDiagnostics" {}
+    /// Waits for the diagnostics of `version` (a later publication, once
+    /// the document has settled, is not waited for), or the next ones from
+    /// a server that gives no version.
+    fn diagnostics(&mut self, version: usize) {
+        loop {
+            let m = self.read();
+            let v = &m["params"]["version"];
+            if m["method"] == "textDocument/publishDiagnostics" && (v.is_null() || *v == version) {
+                return;
+            }
+        }
     }
 
     fn change(&mut self, doc: &str, i: usize) {
@@ -224,7 +233,7 @@ impl Lsp {
             "textDocument": {"uri": uri, "version": i + 1},
             "contentChanges": [{"text": doc}]}}),
         );
-        self.diagnostics();
+        self.diagnostics(i + 1);
     }
 
     fn stop(mut self) {

@@ -1,27 +1,47 @@
-//! `clada lsp`: a language server over stdio (PROTOCOL §10.3).
+//! `clada lsp`: a language server over stdio (PROTOCOL §10.1).
 //!
-//! For documents of language `clada`, and Markdown documents that hold a
-//! marker line: diagnostics as the user types, document symbols (blocks
-//! and tasks), hover on a task with what it would do to the workspace (a
-//! dry run: nothing is written, no command runs), code actions for the
-//! fixes diagnostics carry, and formatting through the printer. Positions
-//! are UTF-16, as LSP requires.
+//! For documents of language `clada` or `markdown`, or whose file name ends
+//! in `.clada`, `.md` or `.markdown` (whatever the language id), in every
+//! dialect `clada check` reads: diagnostics as the user types (near misses
+//! included, so a Markdown reply whose markers are all indented is told
+//! so), then, once the document has settled, a warning on every task that
+//! would fail against the root (from a dry run); document symbols (blocks
+//! and tasks), hover on a task with what it would do to the workspace and
+//! the diff, code actions for the fixes diagnostics carry, and formatting
+//! of clada documents through the printer. Positions are UTF-16, as LSP
+//! requires.
 //!
-//! The root a hover's dry run reads is fixed when the server starts (`-C`,
-//! else the client's root folder, else the working directory); a document
-//! can never name another. Nothing is printed on stdout but the protocol.
+//! The root a dry run reads is fixed when the server starts (`-C`, else
+//! the client's root folder, else the working directory); a document can
+//! never name another. A dry run writes nothing and runs no command.
+//! Nothing is printed on stdout but the protocol.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use clada_markers::dialect::{detect, parse_dialect};
+use clada_markers::dialect::{Dialect, detect, parse_dialect};
 use clada_markers::engine::Dirs;
-use clada_markers::report::{ApplyReport, TaskStatus};
+use clada_markers::escape::{escape_controls, escape_line};
+use clada_markers::report::{ApplyReport, BlockStatus, TaskStatus};
+use clada_markers::syntax::DiagnosticKind;
 use clada_markers::{Apply, Diagnostic, Document, ParseOptions, Severity, Span, Unit, print};
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
 use lsp_types as lsp;
 use serde_json::{Value, json};
+
+/// The language ids the server reads.
+const LANGUAGES: &[&str] = &["clada", "markdown"];
+
+/// The file name endings it reads whatever the client calls the language.
+const EXTENSIONS: &[&str] = &["clada", "md", "markdown"];
+
+/// How long a document stays unchanged before its tasks are tried against
+/// the root: a dry run per keystroke would be wasted work.
+const SETTLE: Duration = Duration::from_millis(300);
+
+/// The most lines of a diff a hover shows.
+const HOVER_DIFF_LINES: usize = 40;
 
 /// Runs the server until the client shuts it down. Returns the exit code.
 pub(crate) fn run(
@@ -58,8 +78,15 @@ fn serve(
     matching: clada_markers::MatchMode,
     hover_timeout: Duration,
 ) -> Result<(), String> {
-    let params = connection
-        .initialize(capabilities())
+    let (id, params) = connection.initialize_start().map_err(|e| e.to_string())?;
+    connection
+        .initialize_finish(
+            id,
+            json!({
+                "capabilities": capabilities(),
+                "serverInfo": {"name": "clada", "version": env!("CARGO_PKG_VERSION")},
+            }),
+        )
         .map_err(|e| e.to_string())?;
     let root = root
         .or_else(|| client_root(&params))
@@ -70,8 +97,29 @@ fn serve(
         matching,
         docs: HashMap::new(),
         hover_timeout,
+        due: HashMap::new(),
     };
-    for message in &connection.receiver {
+    loop {
+        // The next message, or the moment a document has settled.
+        let message = match server.due.values().min() {
+            None => match connection.receiver.recv() {
+                Ok(m) => m,
+                Err(_) => return Ok(()),
+            },
+            Some(at) => {
+                let wait = at.saturating_duration_since(Instant::now());
+                match connection.receiver.recv_timeout(wait) {
+                    Ok(m) => m,
+                    Err(e) if e.is_timeout() => {
+                        for out in server.settled(Instant::now()) {
+                            send(connection, Message::Notification(out));
+                        }
+                        continue;
+                    }
+                    Err(_) => return Ok(()),
+                }
+            }
+        };
         match message {
             Message::Request(req) => {
                 if connection
@@ -91,7 +139,6 @@ fn serve(
             Message::Response(_) => {}
         }
     }
-    Ok(())
 }
 
 fn send(connection: &Connection, message: Message) {
@@ -132,12 +179,49 @@ fn file_path(uri: &str) -> Option<PathBuf> {
 
 struct Server {
     root: PathBuf,
-    /// `--match`: how a hover's dry run finds an edit's text.
+    /// `--match`: how the dry run of warnings and hovers finds an edit's
+    /// text.
     matching: clada_markers::MatchMode,
-    /// Open documents by URI: language and text.
-    docs: HashMap<String, (String, String)>,
+    /// Open documents by URI.
+    docs: HashMap<String, Open>,
+    /// When each changed document will have settled, for its dry run.
+    due: HashMap<String, Instant>,
     /// How long a hover's dry run may take (`--hover-timeout`).
     hover_timeout: Duration,
+}
+
+/// An open document.
+struct Open {
+    language: String,
+    version: Option<i32>,
+    text: String,
+}
+
+/// What clada reads a document of this language and URI as, if anything:
+/// by its language id, else by the end of its file name.
+fn reads(language: &str, uri: &str) -> Option<Kind> {
+    let kind = |name: &str| match name {
+        "clada" => Some(Kind::Clada),
+        _ => Some(Kind::Markdown),
+    };
+    if LANGUAGES.contains(&language) {
+        return kind(language);
+    }
+    let path = uri.split(['?', '#']).next().unwrap_or_default();
+    let name = path.rsplit('/').next().unwrap_or_default();
+    let (_, ext) = name.rsplit_once('.')?;
+    let ext = ext.to_ascii_lowercase();
+    EXTENSIONS.contains(&ext.as_str()).then_some(())?;
+    kind(&ext)
+}
+
+/// A document written for clada, or prose that may hold edits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Clada,
+    /// Markdown: a file without a task is no problem (`no_tasks` is not
+    /// said), and one whose markers are all indented gets its near misses.
+    Markdown,
 }
 
 impl Server {
@@ -157,9 +241,14 @@ impl Server {
                 else {
                     return Vec::new();
                 };
+                let d = p.text_document;
                 self.docs.insert(
                     uri.clone(),
-                    (p.text_document.language_id, p.text_document.text),
+                    Open {
+                        language: d.language_id,
+                        version: Some(d.version),
+                        text: d.text,
+                    },
                 );
             }
             "textDocument/didChange" => {
@@ -171,36 +260,93 @@ impl Server {
                 let Some(change) = p.content_changes.into_iter().last() else {
                     return Vec::new();
                 };
+                let version = Some(p.text_document.version);
                 match self.docs.get_mut(&uri) {
-                    Some(doc) => doc.1 = change.text,
+                    Some(doc) => {
+                        doc.text = change.text;
+                        doc.version = version;
+                    }
+                    // A change of a document never opened: read by its name.
                     None => {
-                        self.docs.insert(uri.clone(), ("clada".into(), change.text));
+                        self.docs.insert(
+                            uri.clone(),
+                            Open {
+                                language: String::new(),
+                                version,
+                                text: change.text,
+                            },
+                        );
                     }
                 }
             }
             "textDocument/didClose" => {
                 self.docs.remove(&uri);
-                return vec![publish(&uri, Vec::new())];
+                self.due.remove(&uri);
+                return vec![publish(&uri, None, Vec::new())];
             }
             _ => return Vec::new(),
         }
-        let diagnostics = self
-            .doc(&uri)
-            .map(|text| diagnostics(&uri, text))
-            .unwrap_or_default();
-        vec![publish(&uri, diagnostics)]
+        if self.doc(&uri).is_none() {
+            return vec![publish(&uri, None, Vec::new())];
+        }
+        let diagnostics = self.diagnostics(&uri);
+        self.due.insert(uri.clone(), Instant::now() + SETTLE);
+        vec![publish(&uri, self.version(&uri), diagnostics)]
     }
 
-    /// The text of an open document that clada reads: a `clada` document,
-    /// or a Markdown one with a marker line in it.
+    /// The text of an open document that clada reads ([`reads`]).
     fn doc(&self, uri: &str) -> Option<&str> {
-        let (language, text) = self.docs.get(uri)?;
-        let ours = language == "clada"
-            || (language == "markdown"
-                && text
-                    .lines()
-                    .any(|l| l.starts_with("<<<<<<< ") || l.starts_with(">>>>>>> ")));
-        ours.then_some(text.as_str())
+        let open = self.docs.get(uri)?;
+        reads(&open.language, uri).map(|_| open.text.as_str())
+    }
+
+    /// The diagnostics of an open document clada reads.
+    fn diagnostics(&self, uri: &str) -> Vec<Value> {
+        let Some(open) = self.docs.get(uri) else {
+            return Vec::new();
+        };
+        match reads(&open.language, uri) {
+            None => Vec::new(),
+            Some(kind) => diagnostics(uri, &open.text, kind),
+        }
+    }
+
+    fn version(&self, uri: &str) -> Option<i32> {
+        self.docs.get(uri).and_then(|d| d.version)
+    }
+
+    /// The diagnostics of each document that has settled by `now`, with a
+    /// warning on each task that would fail against the root; nothing for
+    /// a document none of whose tasks would.
+    fn settled(&mut self, now: Instant) -> Vec<Notification> {
+        let ready: Vec<String> = self
+            .due
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(uri, _)| uri.clone())
+            .collect();
+        let mut out = Vec::new();
+        for uri in ready {
+            self.due.remove(&uri);
+            let Some(text) = self.doc(&uri) else {
+                continue;
+            };
+            let doc = parse(text);
+            if doc.tasks().next().is_none() {
+                continue;
+            }
+            let Some(report) = self.dry_run(&doc) else {
+                continue;
+            };
+            let warnings = would_fail(&doc, &report, text);
+            if warnings.is_empty() {
+                continue;
+            }
+            let mut all = self.diagnostics(&uri);
+            all.extend(warnings);
+            out.push(publish(&uri, self.version(&uri), all));
+        }
+        out
     }
 
     fn request(&mut self, req: Request) -> Response {
@@ -221,7 +367,7 @@ impl Server {
                     (lines.offset(from), lines.offset(to)),
                 ))
             }),
-            "textDocument/formatting" => self.with_doc(&req, |_, text, _| Some(format(text))),
+            "textDocument/formatting" => self.with_doc(&req, |_, text, _| format(text)),
             _ => return method_not_found(id, &req.method),
         };
         match result {
@@ -277,10 +423,41 @@ impl Server {
                         .hint
                         .as_deref()
                         .map_or(String::new(), |h| format!("\n\n{h}"));
-                    format!("**{what}**: would fail: `{}`: {}{hint}", e.kind, e.message)
+                    // The closest text, as a diff from the search text.
+                    let diff = e
+                        .closest
+                        .as_ref()
+                        .map_or(String::new(), |c| format!("\n\n{}", fenced(&c.diff)));
+                    format!(
+                        "**{what}**: would fail: `{}`: {}{hint}{diff}",
+                        e.kind, e.message
+                    )
                 }
                 (TaskStatus::Skipped, _) => format!("**{what}**: {}", t.message),
-                _ => format!("**{what}**: {}", t.message),
+                _ => {
+                    // What the document would make of the task's file.
+                    let diffs: Vec<String> = report
+                        .changes
+                        .iter()
+                        .flatten()
+                        .filter(|c| {
+                            t.path
+                                .as_deref()
+                                .is_some_and(|p| c.path == p || c.from.as_deref() == Some(p))
+                        })
+                        .filter_map(|c| c.diff.as_deref())
+                        .map(fenced)
+                        .collect();
+                    let diffs = if diffs.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "\n\nThe document's changes to the file:\n\n{}",
+                            diffs.join("\n\n")
+                        )
+                    };
+                    format!("**{what}**: {}{diffs}", t.message)
+                }
             }
         };
         Some(json!({
@@ -310,18 +487,65 @@ fn method_not_found(id: RequestId, method: &str) -> Response {
     Response::new_err(id, -32601, format!("clada lsp does not handle {method}"))
 }
 
-fn publish(uri: &str, diagnostics: Vec<Value>) -> Notification {
-    Notification::new(
-        "textDocument/publishDiagnostics".into(),
-        json!({"uri": uri, "diagnostics": diagnostics}),
-    )
+fn publish(uri: &str, version: Option<i32>, diagnostics: Vec<Value>) -> Notification {
+    let mut params = json!({"uri": uri, "diagnostics": diagnostics});
+    if let Some(v) = version {
+        params["version"] = json!(v);
+    }
+    Notification::new("textDocument/publishDiagnostics".into(), params)
 }
 
-fn diagnostics(uri: &str, text: &str) -> Vec<Value> {
+/// A diff as a Markdown code block: at most [`HOVER_DIFF_LINES`] lines,
+/// control characters escaped, in a fence no line of it can close.
+fn fenced(diff: &str) -> String {
+    let diff = escape_controls(diff);
+    let lines: Vec<&str> = diff.lines().collect();
+    let mut shown = lines[..lines.len().min(HOVER_DIFF_LINES)].join("\n");
+    if lines.len() > HOVER_DIFF_LINES {
+        shown += &format!("\n… {} more lines", lines.len() - HOVER_DIFF_LINES);
+    }
+    let longest = shown.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}diff\n{shown}\n{fence}")
+}
+
+/// A warning on the opener of each task that a dry run says would fail,
+/// with its error, message and hint; tasks of units with errors are said
+/// already.
+fn would_fail(doc: &Document<'_>, report: &ApplyReport, text: &str) -> Vec<Value> {
+    let lines = Utf16::new(text);
+    report
+        .blocks
+        .iter()
+        .filter(|b| b.status != BlockStatus::Malformed)
+        .flat_map(|b| &b.tasks)
+        .filter(|t| t.status == TaskStatus::Failed)
+        .filter_map(|t| {
+            let e = t.error.as_ref()?;
+            let task = doc.tasks().find(|d| d.number == t.number)?;
+            let hint = e
+                .hint
+                .as_deref()
+                .map_or(String::new(), |h| format!("\nhint: {}", escape_line(h)));
+            // Names read from the disk may hold control characters.
+            let message = escape_line(&e.message);
+            Some(json!({
+                "range": lines.range(task.opener),
+                "severity": 2,
+                "code": e.kind.to_string(),
+                "source": "clada",
+                "message": format!("would fail against the root: {message}{hint}"),
+            }))
+        })
+        .collect()
+}
+
+fn diagnostics(uri: &str, text: &str, kind: Kind) -> Vec<Value> {
     let doc = parse(text);
     let lines = Utf16::new(text);
     doc.diagnostics
         .iter()
+        .filter(|d| kind == Kind::Clada || d.kind != DiagnosticKind::NoTasks)
         .map(|d| {
             let message = match &d.help {
                 Some(h) => format!("{}\nhelp: {h}", d.message),
@@ -337,9 +561,16 @@ fn diagnostics(uri: &str, text: &str) -> Vec<Value> {
                     })
                 })
                 .collect();
+            // Prose about edits (a README's diff) is no error in Markdown:
+            // said, as information, not flagged.
+            let severity = match (d.severity, kind, d.kind) {
+                (_, Kind::Markdown, DiagnosticKind::ForeignFormat) => 3,
+                (Severity::Error, ..) => 1,
+                _ => 2,
+            };
             json!({
                 "range": lines.range(d.span),
-                "severity": if d.severity == Severity::Error { 1 } else { 2 },
+                "severity": severity,
                 "code": d.kind.name(),
                 "source": "clada",
                 "message": message,
@@ -415,8 +646,12 @@ fn code_actions(uri: &str, text: &str, range: (usize, usize)) -> Value {
 }
 
 /// Each well-formed unit rewritten by the printer; prose and units with
-/// errors are left as they are.
-fn format(text: &str) -> Value {
+/// errors are left as they are, and so is a document in another dialect
+/// (the printer writes clada's).
+fn format(text: &str) -> Option<Value> {
+    if detect(text) != Dialect::Clada {
+        return Some(Value::Array(Vec::new()));
+    }
     let doc = parse(text);
     let lines = Utf16::new(text);
     let edits: Vec<Value> = doc
@@ -431,7 +666,7 @@ fn format(text: &str) -> Value {
             (current != printed).then(|| json!({"range": lines.range(extent), "newText": printed}))
         })
         .collect();
-    Value::Array(edits)
+    Some(Value::Array(edits))
 }
 
 fn position(v: &Value) -> Option<(u32, u32)> {

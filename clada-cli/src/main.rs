@@ -35,8 +35,8 @@ fn main() -> ExitCode {
             hover_timeout,
         } => lsp::run(root, matching.mode(), hover_timeout),
         cli::Command::Convert(args) => cli::convert::run(args),
-        cli::Command::Watch(args) => cli::apply::watch(args),
-        cli::Command::Mcp(args) => cli::mcp::run(args, PROMPT),
+        cli::Command::Watch(args) => cli::apply::watch(args.into_apply()),
+        cli::Command::Mcp(args) => cli::mcp::run(args.into_apply(), PROMPT),
         cli::Command::Schema { report } => {
             let schema = match report {
                 cli::SchemaKind::Check => clada_markers::report::check_schema(),

@@ -9,6 +9,8 @@ mod git;
 mod lock;
 mod lsp;
 mod mcp;
+mod neovim;
+mod readme;
 mod report;
 mod security;
 mod watch;

@@ -97,9 +97,35 @@ impl Client {
         }
     }
 
-    fn diagnostics(&mut self) -> Vec<Value> {
-        let m = self.wait(|m| m["method"] == "textDocument/publishDiagnostics");
+    /// The first diagnostics published for `version` of a document.
+    fn diagnostics(&mut self, version: i64) -> Vec<Value> {
+        let m = self.wait(|m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version
+        });
         m["params"]["diagnostics"].as_array().unwrap().clone()
+    }
+
+    /// Starts a server on `root`, initialized.
+    fn ready(root: &std::path::Path) -> Client {
+        let mut c = Client::start(root);
+        c.request("initialize", json!({"capabilities": {}}));
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    fn open(&mut self, uri: &str, language: &str, version: i64, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": language, "version": version, "text": text}}),
+        );
+    }
+
+    fn ask(&mut self, method: &str, uri: &str, more: Value) -> Value {
+        let mut params = json!({"textDocument": {"uri": uri}});
+        for (k, v) in more.as_object().cloned().unwrap_or_default() {
+            params[k] = v;
+        }
+        self.request(method, params)["result"].clone()
     }
 }
 
@@ -114,6 +140,7 @@ fn an_editor_session() {
     let caps = &init["result"]["capabilities"];
     assert_eq!(caps["hoverProvider"], true, "{init}");
     assert_eq!(caps["codeActionProvider"], true);
+    assert_eq!(init["result"]["serverInfo"]["name"], "clada", "{init}");
     c.notify("initialized", json!({}));
 
     // Open: an indented opener (a near miss) whose line holds characters
@@ -123,7 +150,7 @@ fn an_editor_session() {
         "textDocument/didOpen",
         json!({"textDocument": {"uri": URI, "languageId": "clada", "version": 1, "text": text}}),
     );
-    let ds = c.diagnostics();
+    let ds = c.diagnostics(1);
     assert_eq!(ds.len(), 1, "{ds:?}");
     assert_eq!(ds[0]["code"], "malformed_marker");
     assert_eq!(ds[0]["severity"], 1);
@@ -146,7 +173,7 @@ fn an_editor_session() {
         "textDocument/didChange",
         json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": fixed}]}),
     );
-    let ds = c.diagnostics();
+    let ds = c.diagnostics(2);
     // The WRITE now swallows the SEARCH as its body and has no closer.
     assert!(ds.iter().all(|d| d["code"] != "malformed_marker"), "{ds:?}");
     let unclosed = ds.iter().find(|d| d["code"] == "unclosed_opener").unwrap();
@@ -165,7 +192,7 @@ fn an_editor_session() {
         "textDocument/didChange",
         json!({"textDocument": {"uri": URI, "version": 3}, "contentChanges": [{"text": search}]}),
     );
-    assert!(c.diagnostics().is_empty());
+    assert!(c.diagnostics(3).is_empty());
     let hover = c.request(
         "textDocument/hover",
         json!({"textDocument": {"uri": URI}, "position": {"line": 1, "character": 2}}),
@@ -192,7 +219,7 @@ fn an_editor_session() {
         "textDocument/didChange",
         json!({"textDocument": {"uri": URI, "version": 4}, "contentChanges": [{"text": messy}]}),
     );
-    c.diagnostics();
+    c.diagnostics(4);
     let format = c.request(
         "textDocument/formatting",
         json!({"textDocument": {"uri": URI}, "options": {"tabSize": 4, "insertSpaces": true}}),
@@ -241,7 +268,7 @@ fn a_hover_of_a_deep_document_answers_within_its_deadline() {
         "textDocument/didOpen",
         json!({"textDocument": {"uri": URI, "languageId": "clada", "version": 1, "text": text}}),
     );
-    assert!(c.diagnostics().is_empty());
+    assert!(c.diagnostics(1).is_empty());
     let last_line = text.lines().count() - 2;
     for line in [0, last_line] {
         let hover = c.request(
@@ -262,4 +289,274 @@ fn a_hover_of_a_deep_document_answers_within_its_deadline() {
     }
     // A dry run: nothing was made.
     assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+}
+
+fn codes(ds: &[Value]) -> Vec<(String, i64)> {
+    ds.iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_owned(),
+                d["severity"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A Markdown reply whose markers are all indented (as in a list) holds no
+/// block, yet each near miss is an error with its fix.
+#[test]
+fn a_markdown_reply_with_only_indented_markers_gets_diagnostics() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let uri = "file:///work/reply.md";
+    let text = "Here is the change:\n\n1. Edit it:\n\n   <<<<<<< SEARCH path=\"a.txt\"\n   x\n   =======\n   y\n   >>>>>>> REPLACE\n";
+    c.open(uri, "markdown", 7, text);
+    let ds = c.diagnostics(7);
+    // Each marker line of the block (opener, separator, closer); no
+    // `no_tasks`: a Markdown file need not hold a task.
+    assert_eq!(
+        codes(&ds),
+        [
+            ("malformed_marker".to_owned(), 1),
+            ("malformed_marker".to_owned(), 1),
+            ("malformed_marker".to_owned(), 1)
+        ],
+        "{ds:#?}"
+    );
+    let lines: Vec<&Value> = ds.iter().map(|d| &d["range"]["start"]["line"]).collect();
+    assert_eq!(lines, [4, 6, 8]);
+    assert_eq!(ds[0]["range"]["start"], json!({"line": 4, "character": 0}));
+    let actions = c.ask(
+        "textDocument/codeAction",
+        uri,
+        json!({"range": ds[0]["range"], "context": {"diagnostics": ds}}),
+    );
+    // One fix for the whole block: dedented, markers at column 0.
+    assert_eq!(
+        actions[0]["edit"]["changes"][uri][0]["newText"],
+        "<<<<<<< SEARCH path=\"a.txt\"\nx\n=======\ny\n>>>>>>> REPLACE"
+    );
+}
+
+/// A unified diff in Markdown (a README's example, or a reply clada
+/// cannot apply) is said as information there, and as an error in a
+/// clada document.
+#[test]
+fn edits_in_a_format_nobody_reads_are_information_in_markdown() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let text =
+        "A change:\n\n```diff\n--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n```\n";
+    c.open("file:///w/notes.md", "markdown", 3, text);
+    let ds = c.diagnostics(3);
+    assert_eq!(codes(&ds), [("foreign_format".to_owned(), 3)], "{ds:#?}");
+    assert_eq!(ds[0]["range"]["start"]["line"], 3);
+    c.open("file:///w/reply.clada", "clada", 4, text);
+    let ds = c.diagnostics(4);
+    assert!(
+        codes(&ds).contains(&("foreign_format".to_owned(), 1)),
+        "{ds:#?}"
+    );
+}
+
+/// Every dialect `check` reads is read: a codex patch and an aider block
+/// in Markdown, CML in a `.clada` file opened as plain text (the name
+/// decides), each with its tasks as symbols; formatting leaves them alone
+/// (the printer writes clada's). A `.txt` opened as plain text is not read.
+#[test]
+fn every_dialect_and_the_file_name_decide_what_is_read() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let docs = [
+        (
+            "file:///w/codex.md",
+            "markdown",
+            "*** Begin Patch\n*** Add File: new.txt\n+hello\n*** Delete File: old.txt\n*** End Patch\n",
+            vec![
+                "block 1: TASKS",
+                "task 1: write new.txt",
+                "task 2: remove old.txt",
+            ],
+        ),
+        (
+            "file:///w/aider.md",
+            "markdown",
+            "app.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n",
+            vec!["task 1: edit app.py"],
+        ),
+        (
+            "file:///w/reply.clada",
+            "plaintext",
+            "<tasks>\n<write path=\"a.txt\"><![CDATA[a\n]]></write>\n</tasks>\n",
+            vec!["block 1: TASKS", "task 1: write a.txt"],
+        ),
+    ];
+    for (i, (uri, language, text, symbols)) in docs.iter().enumerate() {
+        c.open(uri, language, i as i64 + 1, text);
+        let ds = c.diagnostics(i as i64 + 1);
+        assert!(ds.iter().all(|d| d["severity"] != 1), "{uri}: {ds:#?}");
+        let got = c.ask("textDocument/documentSymbol", uri, json!({}));
+        let mut names: Vec<&str> = Vec::new();
+        for s in got.as_array().unwrap() {
+            names.push(s["name"].as_str().unwrap());
+            for child in s["children"].as_array().into_iter().flatten() {
+                names.push(child["name"].as_str().unwrap());
+            }
+        }
+        assert_eq!(&names, symbols, "{uri}");
+        let edits = c.ask(
+            "textDocument/formatting",
+            uri,
+            json!({"options": {"tabSize": 4, "insertSpaces": true}}),
+        );
+        assert_eq!(edits, json!([]), "{uri}");
+    }
+    // Not read: no diagnostics, no symbols.
+    let uri = "file:///w/notes.txt";
+    c.open(uri, "plaintext", 9, "  <<<<<<< SEARCH path=\"a\"\n");
+    let m = c.wait(|m| m["params"]["uri"] == uri);
+    assert_eq!(m["params"]["diagnostics"], json!([]));
+    assert_eq!(
+        c.ask("textDocument/documentSymbol", uri, json!({})),
+        Value::Null
+    );
+}
+
+/// Once a document settles, each task that would fail against the root is
+/// a warning on its opener carrying the error and its hint; the first
+/// publication, as the user types, has only the document's own problems.
+#[test]
+fn a_task_that_would_fail_is_a_warning_once_the_document_settles() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        root.path().join("app.py"),
+        "def greet(name):\n    print(name)\n",
+    )
+    .unwrap();
+    let mut c = Client::ready(root.path());
+    let text = "<<<<<<< SEARCH path=\"app.py\"\ndef greet(name):\n  print(name)\n=======\ndef greet(name):\n    print(name.upper())\n>>>>>>> REPLACE\n\
+                <<<<<<< WRITE path=\"ok.txt\"\nfine\n>>>>>>> END\n";
+    c.open(URI, "clada", 1, text);
+    assert!(c.diagnostics(1).is_empty());
+    let ds = c.diagnostics(1);
+    assert_eq!(
+        codes(&ds),
+        [("indentation_mismatch".to_owned(), 2)],
+        "{ds:#?}"
+    );
+    assert_eq!(
+        ds[0]["range"],
+        json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 28}})
+    );
+    let message = ds[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("would fail against the root: the search text matches at line 2"),
+        "{message}"
+    );
+    assert!(
+        message.contains("\nhint: ") && message.contains("indentation"),
+        "{message}"
+    );
+    // Nothing was written.
+    assert!(!root.path().join("ok.txt").exists());
+    // Fixed: published once, with no warning to add.
+    let fixed = text.replace("\n  print(name)\n=", "\n    print(name)\n=");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": fixed}]}),
+    );
+    assert!(c.diagnostics(2).is_empty());
+    let hover = c.ask(
+        "textDocument/hover",
+        URI,
+        json!({"position": {"line": 0, "character": 3}}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        shown.contains("```diff\n--- a/app.py\n+++ b/app.py\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("+    print(name.upper())"), "{shown}");
+    let late = c
+        .messages
+        .recv_timeout(Duration::from_millis(800))
+        .map(|m| m.to_string())
+        .unwrap_or_default();
+    assert!(!late.contains("indentation_mismatch"), "{late}");
+}
+
+/// Hover on a task that would fail shows the error, the hint and the diff
+/// to the closest text.
+#[test]
+fn hover_on_a_failing_task_shows_the_diff_to_the_closest_text() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("app.py"), "print(\"Hello, \" + name)\n").unwrap();
+    let mut c = Client::ready(root.path());
+    let text = "<<<<<<< SEARCH path=\"app.py\"\nprint(\"Hello \" + name)\n=======\nprint(name)\n>>>>>>> REPLACE\n";
+    c.open(URI, "clada", 1, text);
+    c.diagnostics(1);
+    let hover = c.ask(
+        "textDocument/hover",
+        URI,
+        json!({"position": {"line": 1, "character": 0}}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        shown.contains("would fail: `match_count_mismatch`"),
+        "{shown}"
+    );
+    assert!(shown.contains("closest text at line 1"), "{shown}");
+    assert!(
+        shown.contains("```diff\n--- search text\n+++ file, line 1\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("-print(\"Hello \" + name)\n+print(\"Hello, \" + name)"),
+        "{shown}"
+    );
+}
+
+/// A misspelt attribute name has a quick fix: the nearest known name, in
+/// place of the name only; the missing `path` it stands for has none of
+/// its own.
+#[test]
+fn an_unknown_attribute_is_fixed_to_the_nearest_name() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let text = "<<<<<<< WRITE pth=\"a.txt\" apend=\"true\"\nhi\n>>>>>>> END\n";
+    c.open(URI, "clada", 1, text);
+    let ds = c.diagnostics(1);
+    let actions = c.ask(
+        "textDocument/codeAction",
+        URI,
+        json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 40}},
+               "context": {"diagnostics": ds}}),
+    );
+    let edits: Vec<(String, Value)> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let e = &a["edit"]["changes"][URI][0];
+            (
+                e["newText"].as_str().unwrap().to_owned(),
+                e["range"].clone(),
+            )
+        })
+        .collect();
+    let at = |from: u32, to: u32| json!({"start": {"line": 0, "character": from}, "end": {"line": 0, "character": to}});
+    assert_eq!(
+        edits,
+        [
+            ("path".to_owned(), at(14, 17)),
+            ("append".to_owned(), at(26, 31))
+        ],
+        "{actions:#}"
+    );
+    let fixed = "<<<<<<< WRITE path=\"a.txt\" append=\"true\"\nhi\n>>>>>>> END\n";
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": fixed}]}),
+    );
+    assert!(c.diagnostics(2).is_empty());
 }

@@ -1,4 +1,8 @@
-//! `clada mcp` end to end: rmcp's client over a child process.
+//! `clada mcp` end to end: rmcp's client over a child process, raw
+//! JSON-RPC lines, and the official MCP Python SDK when it is installed.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
 
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, GetPromptRequestParams};
@@ -28,14 +32,27 @@ fn an_agent_session() {
         });
         let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
 
-        // Initialized; both tools, with input and output schemas.
+        // Initialized, with the prompt as instructions; both tools, with
+        // input and output schemas and what they do to the project.
         let info = client.peer_info().unwrap();
         assert_eq!(info.server_info.name, "clada");
+        let instructions = info.instructions.as_deref().unwrap_or_default();
+        assert!(instructions.contains("call `check`"), "{instructions}");
+        assert!(
+            instructions.ends_with(include_str!("../prompt.md")),
+            "the instructions do not carry the prompt"
+        );
         let tools = client.list_all_tools().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         assert_eq!(names, ["apply", "check"]);
         assert!(tools.iter().all(|t| t.input_schema.contains_key("properties")));
         assert!(tools.iter().all(|t| t.output_schema.is_some()));
+        let hints = |i: usize| {
+            let a = tools[i].annotations.clone().unwrap();
+            (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
+        };
+        assert_eq!(hints(0), (Some(false), Some(true), Some(false)), "apply");
+        assert_eq!(hints(1), (Some(true), Some(false), Some(true)), "check");
 
         // check: a document with an error comes back as a report.
         let r = client
@@ -48,6 +65,11 @@ fn an_agent_session() {
         let report = r.structured_content.unwrap();
         assert_eq!(report["ok"], false);
         assert_eq!(report["diagnostics"][0]["kind"], "missing_attribute");
+        // The text is the text report, not the JSON again.
+        let text = &r.content[0].as_text().unwrap().text;
+        assert!(text.contains("[missing_attribute] Error: SEARCH needs a `path` attribute"), "{text}");
+        assert!(text.contains("<document>:1:1"), "{text}");
+        assert!(text.ends_with("FAILED: 1 block, 1 task, 1 error, 0 warnings\n"), "{text}");
 
         // apply: a dry run writes nothing, a real one does.
         let doc = "<<<<<<< SEARCH path=\"app.py\"\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n";
@@ -196,6 +218,340 @@ fn a_call_only_narrows_the_servers_switches() {
         assert!(!root.path().join("a.txt").exists(), "dry_run false wrote");
         client.cancel().await.unwrap();
     });
+}
+
+fn clada() -> Command {
+    Command::new(insta_cmd::get_cargo_bin("clada"))
+}
+
+/// Sends `lines` to `clada mcp ARGS`, closes its input and gives back its
+/// answers, one JSON value per line, and its exit code.
+fn raw(args: &[&str], lines: &[&str]) -> (Vec<Value>, Option<i32>) {
+    let mut child = clada()
+        .arg("mcp")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let answers = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    (answers, child.wait().unwrap().code())
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// JSON-RPC 2.0 §5.1: a parse error and an invalid request whose id cannot
+/// be read are answered with `"id": null`; parameters that do not fit a
+/// method are -32602 under the request's id; an unknown method -32601 with
+/// a message that says what the server answers.
+#[test]
+fn json_rpc_errors_have_the_shapes_of_the_specification() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().to_str().unwrap();
+    let (answers, code) = raw(
+        &["-C", root],
+        &[
+            INITIALIZE,
+            INITIALIZED,
+            "{not json",
+            "[1, 2]",
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"check","arguments":"text"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"check","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"clada/nothing","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"check","arguments":{"document":"x"}}}"#,
+        ],
+    );
+    assert_eq!(code, Some(0));
+    let errors: Vec<(Value, i64)> = answers
+        .iter()
+        .filter(|a| a.get("error").is_some())
+        .map(|a| {
+            let o = a.as_object().unwrap();
+            assert!(o.contains_key("id"), "an error without an id: {a}");
+            (a["id"].clone(), a["error"]["code"].as_i64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (Value::Null, -32700),
+            (Value::Null, -32600),
+            (Value::Null, -32600),
+            (json!(2), -32602),
+            (json!(3), -32602),
+            (json!(4), -32601),
+        ],
+        "{answers:#?}"
+    );
+    let by_id = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap();
+    let message = by_id(2)["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`arguments` must be an object"),
+        "{message}"
+    );
+    let message = by_id(4)["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`clada/nothing`"), "{message}");
+    assert!(message.contains("tools/call"), "{message}");
+    // The server went on after each.
+    assert_eq!(by_id(5)["result"]["structuredContent"]["ok"], true);
+}
+
+/// A root that cannot be opened fails `initialize` with why (not only a
+/// closed connection), and the server ends with exit code 2.
+#[test]
+fn a_server_without_its_root_fails_initialize_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let (answers, code) = raw(&["-C", missing.to_str().unwrap()], &[INITIALIZE]);
+    assert_eq!(code, Some(2));
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["id"], 0);
+    let message = answers[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("cannot open the root directory")
+            && message.contains(missing.to_str().unwrap())
+            && message.contains("-C DIR"),
+        "{message}"
+    );
+}
+
+/// The text content of a call is what the command line prints for the same
+/// document and the same files: `clada check` and `clada apply`.
+#[test]
+fn the_text_content_is_what_the_command_line_prints() {
+    let mcp_root = tempfile::tempdir().unwrap();
+    let cli_root = tempfile::tempdir().unwrap();
+    for root in [&mcp_root, &cli_root] {
+        std::fs::write(root.path().join("app.py"), "x = 1\ny = 2\n").unwrap();
+    }
+    // An edit that applies, one that fails with a hint, and a command.
+    let doc = "<<<<<<< SEARCH path=\"app.py\"\nx = 1\n=======\nx = 3\n>>>>>>> REPLACE\n\
+               <<<<<<< SEARCH path=\"app.py\"\ny  = 2\n=======\ny = 4\n>>>>>>> REPLACE\n\
+               <<<<<<< RUN\ncat app.py\n>>>>>>> END\n";
+    let cli = |args: &[&str]| {
+        let mut child = clada()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(doc.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let root = cli_root.path().to_str().unwrap();
+    let check = cli(&["check"]);
+    let apply = cli(&["apply", "--no-git", "--output-mode", "buffer", "-C", root]);
+    assert!(apply.contains("hint: "), "{apply}");
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let command =
+            tokio::process::Command::new(insta_cmd::get_cargo_bin("clada")).configure(|c| {
+                c.args(["mcp", "--no-git", "-C"]).arg(mcp_root.path());
+            });
+        let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+        for (tool, expected) in [("check", &check), ("apply", &apply)] {
+            let r = client
+                .call_tool(
+                    CallToolRequestParams::new(tool).with_arguments(args(json!({"document": doc}))),
+                )
+                .await
+                .unwrap();
+            assert_eq!(r.content.len(), 1);
+            assert_eq!(&r.content[0].as_text().unwrap().text, expected, "{tool}");
+        }
+        client.cancel().await.unwrap();
+    });
+}
+
+/// Every `format` keyword in `schema` (a schema, not a property named
+/// `format`), with where it is.
+fn formats(schema: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match schema {
+        Value::Object(o) => {
+            if let Some(Value::String(f)) = o.get("format") {
+                out.push((at.to_owned(), f.clone()));
+            }
+            for (k, v) in o {
+                let at = format!("{at}/{k}");
+                if matches!(k.as_str(), "properties" | "$defs" | "patternProperties") {
+                    for (name, sub) in v.as_object().into_iter().flatten() {
+                        formats(sub, &format!("{at}/{name}"), out);
+                    }
+                } else {
+                    formats(v, &at, out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                formats(v, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The formats draft 2020-12 defines (§7.3 of its validation vocabulary).
+const DRAFT_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Standard JSON Schema only, by a strict validator: the schema is valid
+/// against its meta-schema, and a format the draft does not define (like
+/// schemars' `uint`) is an error. For the tools' input and output schemas
+/// as a client lists them, `clada schema`, and the committed files.
+#[test]
+fn every_schema_is_standard_json_schema() {
+    let root = tempfile::tempdir().unwrap();
+    let (answers, _) = raw(
+        &["-C", root.path().to_str().unwrap()],
+        &[
+            INITIALIZE,
+            INITIALIZED,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+        ],
+    );
+    let tools = answers.iter().find(|a| a["id"] == 1).unwrap()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let mut schemas: Vec<(String, Value)> = Vec::new();
+    for t in &tools {
+        for which in ["inputSchema", "outputSchema"] {
+            schemas.push((format!("{}.{which}", t["name"]), t[which].clone()));
+        }
+    }
+    for which in ["apply", "check"] {
+        let out = clada().args(["schema", which]).output().unwrap();
+        schemas.push((
+            format!("clada schema {which}"),
+            serde_json::from_slice(&out.stdout).unwrap(),
+        ));
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../grammar/schema/{which}.json"));
+        schemas.push((
+            format!("grammar/schema/{which}.json"),
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap(),
+        ));
+    }
+    assert_eq!(schemas.len(), 8);
+    for (name, schema) in &schemas {
+        if let Err(e) = jsonschema::options()
+            .should_validate_formats(true)
+            .should_ignore_unknown_formats(false)
+            .build(schema)
+        {
+            panic!("{name} is not standard JSON Schema: {e}");
+        }
+        let mut found = Vec::new();
+        formats(schema, "", &mut found);
+        found.retain(|(_, f)| !DRAFT_FORMATS.contains(&f.as_str()));
+        assert!(
+            found.is_empty(),
+            "{name} has formats no draft defines: {found:?}"
+        );
+        if let Some(root) = schema.get("$schema") {
+            assert_eq!(
+                root, "https://json-schema.org/draft/2020-12/schema",
+                "{name}"
+            );
+        }
+    }
+    // The walk finds a format where there is one.
+    let mut found = Vec::new();
+    formats(
+        &json!({"properties": {"format": {"type": "integer", "format": "uint"}}}),
+        "",
+        &mut found,
+    );
+    assert_eq!(
+        found,
+        [("/properties/format".to_owned(), "uint".to_owned())]
+    );
+}
+
+/// The Python interpreter to drive `clada mcp` with the official MCP SDK:
+/// `CLADA_MCP_PYTHON`, else `python3` when it can import `mcp`.
+fn python_with_mcp() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("CLADA_MCP_PYTHON") {
+        return Some(p.into());
+    }
+    let found = Command::new("python3")
+        .args(["-c", "import mcp"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    found.then(|| "python3".into())
+}
+
+/// A session of the official MCP Python SDK (`tests/mcp_client.py`): the
+/// SDK's own checks (the structured content against the output schema)
+/// and the script's (instructions, annotations, text reports, errors, a
+/// missing root). Skipped, saying so, where the SDK is not installed; CI
+/// (`.ci/run`) installs it and sets `CLADA_MCP_PYTHON`.
+#[test]
+fn a_python_sdk_session() {
+    let Some(python) = python_with_mcp() else {
+        assert!(
+            std::env::var_os("CLADA_MCP_PYTHON").is_some() || std::env::var_os("CI").is_none(),
+            "CI runs the MCP Python SDK: set CLADA_MCP_PYTHON (see .ci/run)"
+        );
+        eprintln!("skipped: no Python with the `mcp` package (set CLADA_MCP_PYTHON)");
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("app.py"), "x = 1\n").unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .arg(insta_cmd::get_cargo_bin("clada"))
+        .arg(root.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.ends_with("ok\n"),
+        "the MCP Python SDK session failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

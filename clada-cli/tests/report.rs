@@ -438,6 +438,91 @@ fn a_stream_applies_each_unit_as_it_arrives() {
     assert_eq!(events[4]["failed"], 1);
 }
 
+/// Edits a stream cannot read are said, never dropped: a codex patch and
+/// markers indented as in a list, in the prose between units, are errors
+/// (exit 1) where they are, nothing of them is applied, and the units
+/// around them still apply (PROTOCOL §11.5).
+#[test]
+fn a_stream_reports_edits_in_prose_it_does_not_read() {
+    let root = tempfile::tempdir().unwrap();
+    let stream = "<<<<<<< WRITE path=\"a.txt\"\na\n>>>>>>> END\n\
+                  Here is the patch:\n*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch\n\
+                  <<<<<<< WRITE path=\"c.txt\"\nc\n>>>>>>> END\n\
+                  1. and a list:\n   <<<<<<< WRITE path=\"d.txt\"\n   d\n   >>>>>>> END\n";
+    let run = |format: &str| {
+        let mut child = clada()
+            .args(["apply", "--stream", "--no-git", "--format", format, "-C"])
+            .arg(root.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(stream.as_bytes()).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let (code, out) = run("jsonl");
+    assert_eq!(code, Some(1), "{out}");
+    let events: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let said: Vec<(&str, &str, u64)> = events
+        .iter()
+        .filter(|e| e["event"] != "summary")
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap(),
+                e["kind"].as_str().or(e["status"].as_str()).unwrap(),
+                e["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("task", "success", 1),
+            ("diagnostic", "foreign_format", 5),
+            ("task", "success", 9),
+            ("diagnostic", "malformed_marker", 13),
+            ("diagnostic", "malformed_marker", 15),
+        ],
+        "{out}"
+    );
+    assert!(
+        events[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("codex patch")
+    );
+    assert!(!root.path().join("b.txt").exists());
+    assert!(!root.path().join("d.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("c.txt")).unwrap(),
+        "c\n"
+    );
+    let summary = events.last().unwrap();
+    assert_eq!(
+        (summary["ok"].clone(), summary["errors"].clone()),
+        (serde_json::json!(false), serde_json::json!(3))
+    );
+    // In text, under a heading of its own, with no `no_tasks` warning.
+    let (code, out) = run("text");
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("--- prose (line 4 of the stream) ---"),
+        "{out}"
+    );
+    assert!(
+        out.contains("--- unit 2 (line 9 of the stream) ---"),
+        "{out}"
+    );
+    assert!(!out.contains("no_tasks"), "{out}");
+}
+
 /// A unit holding bytes that are not UTF-8 is refused with its position,
 /// never written with replacement characters; the stream goes on
 /// (PROTOCOL §11.5).

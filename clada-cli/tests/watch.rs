@@ -117,6 +117,35 @@ fn two_watches_of_one_file_apply_each_unit_once() {
     assert_eq!(tasks(&a).len() + tasks(&b).len(), 3, "{a:?}\n{b:?}");
 }
 
+/// A codex patch pasted into the watched file is not applied (the watch
+/// reads clada's format) but said, once, as an error naming the dialect
+/// that reads it; a unit pasted after it applies.
+#[test]
+fn a_patch_in_another_format_is_said_once_never_applied() {
+    let scene = Scene::new();
+    let watch = scene.watch();
+    scene.append("*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch\n");
+    std::thread::sleep(Duration::from_millis(500));
+    scene.append("<<<<<<< WRITE path=\"a.txt\"\na\n>>>>>>> END\n");
+    eventually("the unit after the patch was not applied", || {
+        scene.read("a.txt") == "a\n"
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let events = stop(watch);
+    assert!(!scene.root.join("b.txt").exists());
+    let foreign: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "foreign_format")
+        .collect();
+    assert_eq!(foreign.len(), 1, "{events:#?}");
+    let help = foreign[0]["help"].as_str().unwrap();
+    assert!(help.contains("--dialect codex"), "{help}");
+    assert!(
+        events.iter().all(|e| e["kind"] != "no_tasks"),
+        "{events:#?}"
+    );
+}
+
 #[test]
 fn units_a_command_writes_into_the_watched_file_are_refused() {
     let scene = Scene::new();

@@ -112,3 +112,9 @@ pub use syntax::parser::{parse, parse_with};
 pub use syntax::printer::print;
 pub use syntax::span::{Position, Span};
 pub use syntax::validate::ParseOptions;
+
+/// The README's Rust snippets, compiled by `cargo test` as doctests: a
+/// change of the library that breaks one fails the tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeSnippets;

@@ -10,6 +10,13 @@
 //! rule of PROTOCOL §4, per unit); the stream goes on with the next unit.
 //! Prose is not read, whatever its bytes.
 //!
+//! Prose is checked as it is passed over, never applied: a run of prose
+//! that holds edits in another format (a codex patch, a unified diff, CML)
+//! or marker lines written almost right (indented, lower case) is handed
+//! out too, when it ends (at the next unit, at [`Splitter::finish`], or
+//! every [`PROSE_WINDOW`] bytes), as a chunk whose [`Chunk::document`] has
+//! those errors, so that no edit is dropped in silence (PROTOCOL §11.7).
+//!
 //! The depth rule is the parser's (PROTOCOL §2.4): inside a unit opened with
 //! N characters, only marker lines of exactly N count; an opener raises the
 //! depth, a closer at depth 0 ends the unit (a TASKS block ends at its
@@ -41,7 +48,8 @@ impl Chunk {
     /// gets an `invalid_utf8` error where the first was, which keeps it
     /// from running.
     pub fn document(&self, options: crate::ParseOptions) -> crate::Document<'_> {
-        let doc = crate::parse_with(&self.text, options);
+        let doc =
+            crate::dialect::parse_dialect(&self.text, crate::dialect::Dialect::Clada, options);
         let Some(offset) = self.invalid_utf8 else {
             return doc;
         };
@@ -111,9 +119,18 @@ enum State {
     },
 }
 
+/// The most prose checked at once: a longer run is checked in windows of
+/// whole lines of about this size, so memory stays bounded.
+pub const PROSE_WINDOW: usize = 1 << 20;
+
 /// Splits a stream of lines into units.
 #[derive(Clone, Debug, Default)]
 pub struct Splitter {
+    /// The run of prose being passed over (at most [`PROSE_WINDOW`] and a
+    /// line), its stream offset and first line.
+    prose: String,
+    prose_start: usize,
+    prose_line: usize,
     buf: String,
     /// Stream offset of `buf`'s first byte.
     start: usize,
@@ -175,11 +192,23 @@ impl Splitter {
         }
         match self.state {
             State::Prose => {
-                let m = marker.filter(|m| m.shape == Shape::Opener)?;
-                let keyword = m.keyword?;
-                if keyword != Keyword::Tasks && keyword.task().is_none() {
-                    return None;
-                }
+                let opener = marker
+                    .filter(|m| m.shape == Shape::Opener)
+                    .and_then(|m| Some((m, m.keyword?)))
+                    .filter(|(_, k)| *k == Keyword::Tasks || k.task().is_some());
+                let Some((m, keyword)) = opener else {
+                    if self.prose.is_empty() {
+                        self.prose_start = offset;
+                        self.prose_line = self.lines;
+                    }
+                    self.prose.push_str(line);
+                    return if self.prose.len() >= PROSE_WINDOW {
+                        self.take_prose()
+                    } else {
+                        None
+                    };
+                };
+                let prose = self.take_prose();
                 self.keep(line);
                 self.start = offset;
                 self.start_line = self.lines;
@@ -188,7 +217,7 @@ impl Splitter {
                     depth: 0,
                     block: keyword == Keyword::Tasks,
                 };
-                None
+                prose
             }
             State::Unit {
                 fence,
@@ -223,10 +252,47 @@ impl Splitter {
     /// parse says what is missing).
     pub fn finish(mut self) -> Option<Chunk> {
         if self.buf.is_empty() {
-            None
+            self.take_prose()
         } else {
             self.take()
         }
+    }
+
+    /// The prose passed over since the last unit, as a chunk, if it holds
+    /// edits in another format or near-miss markers (errors of its
+    /// document); else nothing. Either way the run is done with.
+    fn take_prose(&mut self) -> Option<Chunk> {
+        let text = std::mem::take(&mut self.prose);
+        let doc = crate::dialect::parse_dialect(
+            &text,
+            crate::dialect::Dialect::Clada,
+            crate::ParseOptions::default(),
+        );
+        let problems = doc.diagnostics.iter().any(crate::Diagnostic::is_error);
+        drop(doc);
+        problems.then_some(Chunk {
+            text,
+            offset: self.prose_start,
+            line: self.prose_line,
+            invalid_utf8: None,
+        })
+    }
+
+    /// What [`Splitter::finish`] hands out when the stream ends in prose,
+    /// without ending it: for a reader that reads the same text again
+    /// later (`clada watch`), which never waits for an unfinished unit but
+    /// reports what the prose after the last unit holds.
+    pub fn prose_so_far(&self) -> Option<Chunk> {
+        if matches!(self.state, State::Unit { .. }) || self.prose.is_empty() {
+            return None;
+        }
+        let mut copy = Splitter {
+            prose: self.prose.clone(),
+            prose_start: self.prose_start,
+            prose_line: self.prose_line,
+            ..Splitter::default()
+        };
+        copy.take_prose()
     }
 
     fn take(&mut self) -> Option<Chunk> {
@@ -252,6 +318,70 @@ mod tests {
             .collect();
         out.extend(s.finish());
         out
+    }
+
+    /// Plain prose is passed over; a run that holds a codex patch or an
+    /// indented marker is handed out when it ends, its document with the
+    /// errors, and never runs.
+    #[test]
+    fn prose_that_holds_edits_is_handed_out_with_its_errors() {
+        let doc = "Plain words.\n<<<<<<< WRITE path=\"a\"\nx\n>>>>>>> END\n\
+                   Then:\n*** Begin Patch\n*** Add File: b\n+b\n*** End Patch\n\
+                   <<<<<<< WRITE path=\"c\"\nc\n>>>>>>> END\n  <<<<<<< WRITE path=\"d\"\n  d\n  >>>>>>> END\n";
+        let chunks = split(doc);
+        let starts: Vec<(usize, &str)> = chunks
+            .iter()
+            .map(|c| (c.line, c.text.lines().next().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            starts,
+            [
+                (2, "<<<<<<< WRITE path=\"a\""),
+                (5, "Then:"),
+                (10, "<<<<<<< WRITE path=\"c\""),
+                (13, "  <<<<<<< WRITE path=\"d\""),
+            ]
+        );
+        let options = crate::ParseOptions::default();
+        for (prose, kind) in [
+            (&chunks[1], DiagnosticKind::ForeignFormat),
+            (&chunks[3], DiagnosticKind::MalformedMarker),
+        ] {
+            let d = prose.document(options);
+            assert!(d.units.is_empty());
+            assert!(
+                d.diagnostics.iter().any(|x| x.kind == kind && x.is_error()),
+                "{:?}",
+                d.diagnostics
+            );
+        }
+        // The watch's view of a file that ends in such prose.
+        let mut s = Splitter::new();
+        for l in "<<<<<<< WRITE path=\"a\"\nx\n>>>>>>> END\n*** Begin Patch\n".split_inclusive('\n')
+        {
+            s.push_line(l);
+        }
+        assert_eq!(s.prose_so_far().map(|c| c.line), Some(4));
+        let mut plain = Splitter::new();
+        plain.push_line("just words\n");
+        assert_eq!(plain.prose_so_far(), None);
+        assert_eq!(plain.finish(), None);
+    }
+
+    /// A long run of prose is checked in windows: memory stays bounded.
+    #[test]
+    fn prose_is_checked_in_windows() {
+        let mut s = Splitter::new();
+        let line = "words words words words words words words words words\n";
+        let mut out = Vec::new();
+        for _ in 0..(3 * PROSE_WINDOW / line.len()) {
+            out.extend(s.push_line(line));
+            assert!(s.prose.len() <= PROSE_WINDOW + line.len());
+        }
+        out.extend(s.push_line("*** Begin Patch\n"));
+        out.extend(s.finish());
+        assert_eq!(out.len(), 1);
+        assert!(out[0].text.ends_with("*** Begin Patch\n"));
     }
 
     #[test]

@@ -43,7 +43,7 @@ def test_the_install_command_is_the_one_ci_runs() -> None:
 
 
 def test_the_example_command_prints_what_the_readme_shows() -> None:
-    commands, printed = fenced(section(), "sh")[0], fenced(section(), "")[0]
+    commands, printed = fenced(section(), "sh")[0], fenced(section(), "text")[0]
     example = commands.splitlines()[1]
     # `python3` is the interpreter the package is installed in.
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}

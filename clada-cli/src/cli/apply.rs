@@ -218,17 +218,36 @@ fn elapsed(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// A whole run of `text` under the flags of `args`, never prompting, with
-/// its report: what the MCP server's `apply` tool does. Refuses a document
-/// over the size limit.
-pub(crate) fn report_of(args: &ApplyArgs, text: &str) -> Result<ApplyReport, String> {
+/// A whole run of `text` under the flags of `args`, never prompting: its
+/// report, and the text `clada apply` would print (without colour, command
+/// output after each task, the document called `name`). What the MCP
+/// server's `apply` tool does. Refuses a document over the size limit.
+pub(crate) fn report_of(
+    args: &ApplyArgs,
+    text: &str,
+    name: &str,
+) -> Result<(ApplyReport, String), String> {
     let started = Instant::now();
     if text.len() > clada_markers::syntax::MAX_DOCUMENT_SIZE {
         return Err(clada_markers::syntax::too_large().message);
     }
     let (dialect, doc) = args.dialect.read(text, args.allow_escape);
     let mut apply = applier(args)?.dialect(dialect);
-    let mut report = apply.run(&doc);
+    let mut printer = TextPrinter::new(
+        Vec::new(),
+        text,
+        name,
+        detail(args),
+        ExecOutput::Buffer,
+        false,
+    );
+    let mut report = apply.run_observed(&doc, &mut printer);
     report.duration_ms = elapsed(started);
-    Ok(report)
+    printer.finish(&report);
+    let mut printed = String::new();
+    if dialect != Dialect::Clada {
+        printed = format!("Dialect: {dialect}\n\n");
+    }
+    printed += &String::from_utf8_lossy(&printer.into_inner());
+    Ok((report, printed))
 }

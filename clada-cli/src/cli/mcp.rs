@@ -1,28 +1,36 @@
 //! `clada mcp -C ROOT`: a Model Context Protocol server on stdio (rmcp),
 //! PROTOCOL §10.2.
 //!
-//! Tools: `apply` (a document's text, `dry_run`, `atomic`) and `check` (a
-//! document's text); both return the JSON report as structured content,
-//! with its schema as the output schema. The prompt of `clada prompt` is
-//! the prompt `clada`. The root and every policy flag come from the command
-//! line when the server starts; a call carries only the document and the
-//! two switches that narrow a run (a dry run, atomic units), never a root,
-//! an approval or a wider policy: a call's switch only narrows the
-//! server's (`dry_run` only turns a dry run on, `atomic` only moves from
-//! none to `unit` to `document`). The server never prompts: stdin is the
-//! protocol.
+//! Tools: `apply` (a document's text, `dry_run`, `atomic`, `match`) and
+//! `check` (a document's text); both return the text report (what `clada apply` and
+//! `clada check` print: what a model reads) as content and the JSON report
+//! as structured content, with its schema as the output schema. The
+//! server's instructions and its prompt `clada` are the text of `clada
+//! prompt`. The root and every policy flag come from the command line when
+//! the server starts; a call carries only the document and the three
+//! switches that narrow a run (a dry run, atomic units, exact matching),
+//! never a root, an approval or a wider policy: a call's switch only
+//! narrows the server's (`dry_run` only turns a dry run on, `atomic` only
+//! moves from none to `unit` to `document`, `match` only to `exact`). The server never prompts: stdin is the protocol.
+//! A server whose root cannot be opened answers every request, `initialize`
+//! first, with an error that says why, and ends.
+
+mod transport;
 
 use std::sync::Arc;
 
 use clada_markers::CheckReport;
+use clada_markers::dialect::Dialect;
 use clada_markers::engine::{Atomic, MatchMode};
 use clada_markers::mcp::{self, Switches};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, Content, ErrorData, GetPromptRequestParams,
-    GetPromptResult, Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, PromptMessage, PromptMessageRole, ServerCapabilities, ServerInfo, Tool,
+    CallToolRequestParams, CallToolResult, Content, CustomRequest, CustomResult, ErrorCode,
+    ErrorData, GetPromptRequestParams, GetPromptResult, Implementation, JsonRpcMessage,
+    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage,
+    PromptMessageRole, ServerCapabilities, ServerInfo, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, TxJsonRpcMessage};
+use rmcp::transport::Transport as _;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 
@@ -41,10 +49,12 @@ pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
         }
     };
     if let Err(e) = clada_markers::Apply::new(&args.root) {
-        eprintln!(
-            "clada: cannot open the root directory {}: {e}",
+        let message = format!(
+            "cannot open the root directory {}: {e}; start `clada mcp` with -C DIR, an existing directory",
             args.root.display()
         );
+        eprintln!("clada: {message}");
+        runtime.block_on(refuse(&message, &args.root));
         return 2;
     }
     let server = Server {
@@ -52,7 +62,7 @@ pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
         prompt,
     };
     runtime.block_on(async move {
-        match server.serve(rmcp::transport::stdio()).await {
+        match server.serve(transport::Stdio::new()).await {
             Ok(running) => match running.waiting().await {
                 Ok(_) => 0,
                 Err(e) => {
@@ -66,6 +76,28 @@ pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
             }
         }
     })
+}
+
+/// Answers every request with `message` until `initialize` has been
+/// answered, then returns: the client learns why there is no server, not
+/// only that its connection closed.
+async fn refuse(message: &str, root: &std::path::Path) {
+    let mut io = transport::Stdio::new();
+    while let Some(m) = io.receive().await {
+        let JsonRpcMessage::Request(r) = m else {
+            continue;
+        };
+        let initialize = matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_));
+        let error = ErrorData::new(
+            ErrorCode::INTERNAL_ERROR,
+            message.to_owned(),
+            Some(json!({"root": root.display().to_string()})),
+        );
+        let answer: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::error(error, Some(r.id));
+        if io.send(answer).await.is_err() || initialize {
+            return;
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -82,14 +114,33 @@ fn object(v: Value) -> Arc<Map<String, Value>> {
     })
 }
 
-fn tools() -> Vec<Tool> {
+/// What the server tells a client first: how to write a document (the
+/// text of `clada prompt`), after how to use the tools.
+fn instructions(prompt: &str) -> String {
+    format!(
+        "clada applies edits to the project at this server's root. Write them as a document \
+         in the format below (aider's SEARCH/REPLACE blocks, codex patches and CML are read \
+         too), then call `check` to validate it (nothing is touched) or `apply` to carry it \
+         out. Each call returns the text report (read it) and the JSON report as structured \
+         content. When something failed, the text ends with `Resend:`: send a new document \
+         with only the tasks it says to send again, fixed where they failed; never resend an \
+         applied task. The same text is the prompt `clada`.\n\n{prompt}"
+    )
+}
+
+/// The tools; `dry_run`: the server's own `--dry-run`, under which
+/// `apply` changes nothing.
+fn tools(dry_run: bool) -> Vec<Tool> {
     let document = json!({
         "type": "string",
         "description": "The document: a model's reply with clada blocks (or aider, codex or CML edits)"
     });
     let mut apply = Tool::new(
         "apply",
-        "Apply a document to the project: writes, edits, moves, removes and approved commands, confined to the root. Returns the JSON report (PROTOCOL §9.2).",
+        "Apply a document to the project: writes, edits, moves, removes and approved commands, \
+         never outside the root. Returns the text report (what `clada apply` prints: each task \
+         with ✓ or ✗ and why, then what to resend) and the JSON report as structured content \
+         (PROTOCOL §9.2). The result is an error when a task failed or the document has an error.",
         object(json!({
             "type": "object",
             "properties": {
@@ -105,9 +156,21 @@ fn tools() -> Vec<Tool> {
     apply.output_schema = Some(object(
         serde_json::to_value(clada_markers::report::apply_schema()).unwrap_or_default(),
     ));
+    // Its changes stay in the root, and commands run only when approved;
+    // a run can remove and overwrite files, and is not idempotent (an
+    // edit applied twice fails the second time).
+    apply.annotations = Some(
+        ToolAnnotations::with_title("Apply edits")
+            .read_only(dry_run)
+            .destructive(!dry_run)
+            .idempotent(dry_run)
+            .open_world(false),
+    );
     let mut check = Tool::new(
         "check",
-        "Parse and validate a document without touching anything. Returns the JSON report of `clada check`.",
+        "Parse and validate a document without touching anything. Returns the text report of \
+         `clada check` (each unit with its tasks, every problem with its line and how to fix \
+         it) and its JSON report as structured content.",
         object(json!({
             "type": "object",
             "properties": {"document": document},
@@ -118,6 +181,13 @@ fn tools() -> Vec<Tool> {
     check.output_schema = Some(object(
         serde_json::to_value(clada_markers::report::check_schema()).unwrap_or_default(),
     ));
+    check.annotations = Some(
+        ToolAnnotations::with_title("Check edits")
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+    );
     vec![apply, check]
 }
 
@@ -125,8 +195,17 @@ fn bad(message: impl Into<String>) -> ErrorData {
     ErrorData::invalid_params(message.into(), None)
 }
 
+/// A tool's answer: the text report and the JSON report.
+struct Answer {
+    text: String,
+    report: Value,
+}
+
+/// The name the text report gives the document of a call.
+const DOCUMENT: &str = "<document>";
+
 impl Server {
-    fn call(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, ErrorData> {
+    fn call(&self, name: &str, arguments: Map<String, Value>) -> Result<Answer, ErrorData> {
         // The arguments are checked in the library (`clada_markers::mcp`,
         // where the fuzz target `mcp_args` reaches them); a call's
         // switches only narrow the server's.
@@ -146,8 +225,17 @@ impl Server {
                     .dialect
                     .read(call.document, self.args.allow_escape);
                 let report = CheckReport::read_in(&doc, dialect);
-                serde_json::to_value(&report)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+                // As `clada check` prints it.
+                let mut text = String::new();
+                if dialect != Dialect::Clada {
+                    text = format!("Dialect: {dialect}\n");
+                }
+                text += &clada_markers::report::render_check_text(&doc, DOCUMENT, false);
+                Ok(Answer {
+                    text,
+                    report: serde_json::to_value(&report)
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+                })
             }
             mcp::Tool::Apply => {
                 let mut args = (*self.args).clone();
@@ -160,10 +248,13 @@ impl Server {
                     MatchMode::Exact => MatchArg::Exact,
                     MatchMode::Whitespace => MatchArg::Whitespace,
                 };
-                let report = super::apply::report_of(&args, call.document)
+                let (report, text) = super::apply::report_of(&args, call.document, DOCUMENT)
                     .map_err(|e| ErrorData::internal_error(e, None))?;
-                serde_json::to_value(&report)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+                Ok(Answer {
+                    text,
+                    report: serde_json::to_value(&report)
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+                })
             }
         }
     }
@@ -178,6 +269,22 @@ impl ServerHandler for Server {
                 .build(),
         )
         .with_server_info(Implementation::new("clada", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions(self.prompt))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "Method not found: `{}`; clada's MCP server answers initialize, ping, tools/list, tools/call (tools `apply`, `check`), prompts/list and prompts/get (prompt `clada`)",
+                request.method
+            ),
+            None,
+        ))
     }
 
     async fn list_tools(
@@ -185,7 +292,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools(self.args.dry_run)))
     }
 
     async fn call_tool(
@@ -197,10 +304,10 @@ impl ServerHandler for Server {
         let name = request.name.to_string();
         let arguments = request.arguments.unwrap_or_default();
         // The run blocks (files, commands): off the protocol's thread.
-        let report = tokio::task::spawn_blocking(move || server.call(&name, arguments))
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
-        let text = serde_json::to_string(&report).unwrap_or_default();
+        let Answer { text, report } =
+            tokio::task::spawn_blocking(move || server.call(&name, arguments))
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
         let ok = report.get("ok").and_then(Value::as_bool).unwrap_or(false);
         let mut result = if ok {
             CallToolResult::success(vec![Content::text(text)])

@@ -70,8 +70,11 @@ pub(crate) enum Command {
     },
     /// Serve the Language Server Protocol on standard input and output.
     ///
-    /// Diagnostics as you type, symbols, hover (a dry run against the
-    /// root), quick fixes and formatting for clada documents.
+    /// Diagnostics as you type, then a warning on each task that would fail
+    /// against the root (a dry run, once the document has settled);
+    /// symbols, hover (the dry run, with the diff), quick fixes and
+    /// formatting. For documents of language clada or markdown and files
+    /// named *.clada, *.md or *.markdown, in every dialect `check` reads.
     #[command(after_help = "Example (an editor starts it):\n  clada lsp -C ~/project")]
     Lsp {
         /// The workspace root a hover's dry run reads; without it, the
@@ -79,7 +82,8 @@ pub(crate) enum Command {
         #[arg(short = 'C', long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
 
-        /// How a hover's dry run finds an edit's text (as for `apply`).
+        /// How the dry run of warnings and hover finds an edit's text (as for
+        /// `apply`).
         #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
         matching: MatchArg,
         /// How long a hover's dry run may take: past it, the tasks not
@@ -89,23 +93,30 @@ pub(crate) enum Command {
     },
     /// Serve the Model Context Protocol on standard input and output.
     ///
-    /// Tools `apply` and `check` take a document's text and return the JSON
-    /// report; the prompt of `clada prompt` is the prompt `clada`. The root
-    /// and every policy flag are fixed here, when the server starts: a call
-    /// cannot widen them (its `dry_run` and `atomic` only narrow the
-    /// server's). It never prompts (stdin is the protocol).
+    /// Tools `apply` and `check` take a document's text and return the text
+    /// report as content and the JSON report as structured content; the
+    /// server's instructions and its prompt `clada` are the text of `clada
+    /// prompt`. The root and every policy flag are fixed here, when the
+    /// server starts: a call cannot widen them (its `dry_run`, `atomic` and
+    /// `match` only narrow the server's). Takes the flags of `apply` that
+    /// set a policy, and --error-detail for the text report; no FILE (the
+    /// documents come in calls), --format, --output-mode, --stream or
+    /// --no-prompt (it never prompts: stdin is the protocol).
     #[command(after_help = "Example (an agent starts it):\n  clada mcp -C ~/project")]
-    Mcp(ApplyArgs),
+    Mcp(McpArgs),
     /// Follow a file and apply each unit once, when it is complete there.
     ///
     /// For a person who pastes a model's replies into FILE: each unit is
     /// applied the first time it appears complete, and never again (units
     /// are remembered by the hash of their text in clada's state directory,
     /// not in the tree, shared by every watch of the file). A unit that
-    /// appears while a unit's command runs is refused, never applied. Takes
-    /// the flags of `apply`; Ctrl-C stops.
+    /// appears while a unit's command runs is refused, never applied.
+    /// Takes the flags of `apply` but --dialect (FILE is read as clada's
+    /// own format), --dry-run, --stream (a watch always applies unit by
+    /// unit) and --no-prompt (it never prompts); --format is text or
+    /// jsonl. Ctrl-C stops.
     #[command(after_help = "Example:\n  clada watch replies.md -C ~/project")]
-    Watch(ApplyArgs),
+    Watch(WatchArgs),
     /// Rewrite a document in another dialect.
     ///
     /// Reads FILE (or standard input) in --from, and prints its tasks in
@@ -337,6 +348,204 @@ pub(crate) struct ApplyArgs {
     pub(crate) lock_timeout: Duration,
 }
 
+/// The flags of `apply` that set a run's policy, for the commands that
+/// take only those (`mcp`, `watch`): each says what `apply`'s says (a test
+/// holds them together).
+#[derive(Clone, Debug, Args)]
+pub(crate) struct Policy {
+    /// The directory tasks act on, e.g. -C ~/project.
+    #[arg(short = 'C', long = "root", value_name = "DIR", default_value = ".")]
+    pub(crate) root: PathBuf,
+
+    /// Accept absolute paths and paths that climb out of the root, e.g.
+    /// path="/etc/hosts" or path="../shared/x". Links are refused anyway.
+    #[arg(long)]
+    pub(crate) allow_escape: bool,
+
+    /// How an edit finds its text: `exact`, as written only; `whitespace`
+    /// (the default), when it does not occur as written, also lines equal
+    /// but for one uniform indentation shift and white space at their
+    /// ends, the replacement re-indented in the file's characters.
+    #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
+    pub(crate) matching: MatchArg,
+
+    /// Limit of an approved command (built-in ones: 5s, or this if
+    /// smaller), e.g. --timeout 2m.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = units::duration)]
+    pub(crate) timeout: Duration,
+
+    /// Stop after this long: the running command is killed and the tasks
+    /// not yet started are skipped, e.g. --total-timeout 10m.
+    #[arg(long, value_name = "DURATION", value_parser = units::duration)]
+    pub(crate) total_timeout: Option<Duration>,
+
+    /// Output kept (and shown) per command; the rest is read and dropped,
+    /// e.g. --max-output 1MiB.
+    #[arg(long, value_name = "SIZE", default_value = "10MB", value_parser = units::size)]
+    pub(crate) max_output: usize,
+
+    /// Run every command as an approved one, in `sh -c` (for sandboxes and
+    /// CI). Turns --sandbox on unless --sandbox=off is given.
+    #[arg(long)]
+    pub(crate) allow_any_command: bool,
+
+    /// Run approved and prompted commands confined (Linux Landlock): they
+    /// may write only below the root and a temporary directory of their
+    /// own (TMPDIR, removed when they end) and open no TCP connection; where the kernel cannot confine, they do not run
+    /// (sandbox_unavailable). --sandbox alone means on.
+    #[arg(long, value_enum, value_name = "on|off", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub(crate) sandbox: Option<Switch>,
+
+    /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock
+    /// (by default: a file in clada's runtime directory named after the
+    /// repository or the root), so that runs on the same tree take turns.
+    /// A link as the file itself is never followed.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) lock_file: Option<PathBuf>,
+
+    /// Do not commit before and after the tasks (by default clada commits
+    /// uncommitted changes first and the tasks' changes after).
+    #[arg(long)]
+    pub(crate) no_git: bool,
+
+    /// Author and committer of the commits, e.g. "Ada <ada@example.com>"
+    /// or a bare name.
+    #[arg(long, value_name = "AUTHOR", default_value = "clada <clada@localhost>")]
+    pub(crate) git_author: Author,
+
+    /// Roll back a unit that fails, so that it leaves no trace
+    /// (--atomic=document: the whole document or nothing). What a command
+    /// did cannot be undone; the report says so.
+    #[arg(long, value_enum, value_name = "unit|document", num_args = 0..=1, require_equals = true, default_missing_value = "unit")]
+    pub(crate) atomic: Option<AtomicArg>,
+
+    /// How long to wait for the lock, e.g. 10s or 500ms.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::duration)]
+    pub(crate) lock_timeout: Duration,
+}
+
+/// The flags of `clada mcp`: a policy, the dialect, a dry run, and how
+/// much the text report says.
+#[derive(Clone, Debug, Args)]
+pub(crate) struct McpArgs {
+    #[command(flatten)]
+    pub(crate) policy: Policy,
+
+    /// The edit format of the document (as for `check`).
+    #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
+    pub(crate) dialect: DialectArg,
+
+    /// How much to say about a failure, e.g. --error-detail full to see the
+    /// task's source and the diff to the closest text.
+    #[arg(long, value_enum, default_value_t = ErrorDetail::Minimal)]
+    pub(crate) error_detail: ErrorDetail,
+
+    /// Plan every task against the files as they are and report what would
+    /// change (a diff per file), writing nothing, running no command and
+    /// committing nothing. Built-in commands run on the plan, checked as
+    /// for real. The exit code is the real run's.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+impl McpArgs {
+    /// The run every call starts from: `apply --format json --no-prompt`
+    /// with these flags.
+    pub(crate) fn into_apply(self) -> ApplyArgs {
+        let p = self.policy;
+        ApplyArgs {
+            file: None,
+            root: p.root,
+            format: Format::Json,
+            dialect: self.dialect,
+            matching: p.matching,
+            error_detail: self.error_detail,
+            output_mode: OutputMode::Buffer,
+            allow_escape: p.allow_escape,
+            timeout: p.timeout,
+            total_timeout: p.total_timeout,
+            max_output: p.max_output,
+            no_prompt: true,
+            allow_any_command: p.allow_any_command,
+            sandbox: p.sandbox,
+            lock_file: p.lock_file,
+            no_git: p.no_git,
+            git_author: p.git_author,
+            dry_run: self.dry_run,
+            stream: false,
+            atomic: p.atomic,
+            lock_timeout: p.lock_timeout,
+        }
+    }
+}
+
+/// The flags of `clada watch`: the file, a policy, and how to report.
+#[derive(Clone, Debug, Args)]
+pub(crate) struct WatchArgs {
+    /// The file to follow, e.g. replies.md.
+    pub(crate) file: PathBuf,
+
+    #[command(flatten)]
+    pub(crate) policy: Policy,
+
+    /// How to print the result: text as each unit ends, or one JSON object
+    /// per task and a summary (JSON Lines), e.g. --format jsonl.
+    #[arg(long, value_enum, default_value_t = WatchFormat::Text)]
+    pub(crate) format: WatchFormat,
+
+    /// How much to say about a failure, e.g. --error-detail full to see the
+    /// task's source and the diff to the closest text.
+    #[arg(long, value_enum, default_value_t = ErrorDetail::Minimal)]
+    pub(crate) error_detail: ErrorDetail,
+
+    /// When to print command output: as it comes, after each task, or not
+    /// at all (text format only), e.g. --output-mode buffer.
+    #[arg(long, value_enum, default_value_t = OutputMode::Stream)]
+    pub(crate) output_mode: OutputMode,
+}
+
+/// `--format` of `clada watch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum WatchFormat {
+    Text,
+    /// JSON Lines, one event per task and a summary.
+    Jsonl,
+}
+
+impl WatchArgs {
+    /// The run of each unit: `apply --stream --no-prompt FILE` with these
+    /// flags (units are read as clada's own format).
+    pub(crate) fn into_apply(self) -> ApplyArgs {
+        let p = self.policy;
+        ApplyArgs {
+            file: Some(self.file),
+            root: p.root,
+            format: match self.format {
+                WatchFormat::Text => Format::Text,
+                WatchFormat::Jsonl => Format::Jsonl,
+            },
+            dialect: DialectArg::Clada,
+            matching: p.matching,
+            error_detail: self.error_detail,
+            output_mode: self.output_mode,
+            allow_escape: p.allow_escape,
+            timeout: p.timeout,
+            total_timeout: p.total_timeout,
+            max_output: p.max_output,
+            no_prompt: true,
+            allow_any_command: p.allow_any_command,
+            sandbox: p.sandbox,
+            lock_file: p.lock_file,
+            no_git: p.no_git,
+            git_author: p.git_author,
+            dry_run: false,
+            stream: true,
+            atomic: p.atomic,
+            lock_timeout: p.lock_timeout,
+        }
+    }
+}
+
 /// `--match`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum MatchArg {
@@ -421,4 +630,54 @@ pub(crate) struct AllowArgs {
 pub(crate) enum CheckFormat {
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    /// `mcp` and `watch` take some of `apply`'s flags: each says what
+    /// `apply`'s says, with the same default, and neither takes a flag it
+    /// would not use.
+    #[test]
+    fn mcp_and_watch_flags_are_apply_flags_they_use() {
+        let cli = super::Cli::command();
+        let sub = |name: &str| cli.find_subcommand(name).cloned().unwrap_or_default();
+        let apply = sub("apply");
+        let ids = |c: &clap::Command| -> Vec<String> {
+            c.get_arguments()
+                .filter(|a| a.get_id() != "help")
+                .map(|a| a.get_id().to_string())
+                .collect()
+        };
+        for (name, own) in [("mcp", &[][..]), ("watch", &["file", "format"][..])] {
+            let command = sub(name);
+            for arg in command.get_arguments().filter(|a| a.get_id() != "help") {
+                let id = arg.get_id().as_str();
+                if own.contains(&id) {
+                    continue;
+                }
+                let Some(same) = apply.get_arguments().find(|a| a.get_id() == id) else {
+                    panic!("`{name}` has `{id}`, which `apply` has not");
+                };
+                let said = |a: &clap::Arg| {
+                    (
+                        a.get_help().map(ToString::to_string),
+                        a.get_default_values().to_vec(),
+                        a.get_long().map(str::to_owned),
+                        a.get_short(),
+                    )
+                };
+                assert_eq!(said(arg), said(same), "`{name} --{id}` and `apply --{id}`");
+            }
+            let taken = ids(&command);
+            let unused: &[&str] = match name {
+                "mcp" => &["file", "format", "output_mode", "stream", "no_prompt"],
+                _ => &["dialect", "dry_run", "stream", "no_prompt"],
+            };
+            for id in unused {
+                assert!(!taken.iter().any(|t| t == id), "`{name}` takes `{id}`");
+            }
+        }
+    }
 }

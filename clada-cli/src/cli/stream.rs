@@ -120,17 +120,28 @@ pub(crate) fn unit(
         allow_escape: args.allow_escape,
     };
     // A unit that is not UTF-8 comes with its error: refused, not run.
-    let doc = match refused {
+    let mut doc = match refused {
         None => chunk.document(options),
         Some(r) => chunk.refused(options, r.kind, r.message, r.help),
     };
+    if doc.units.is_empty() {
+        // Prose is not meant to hold a task: only what it holds is said.
+        doc.diagnostics
+            .retain(|d| d.kind != DiagnosticKind::NoTasks);
+    }
     // Numbers in the stream: the unit is parsed alone (its own block 1,
     // task 1), and its report is moved on by what came before.
     let (blocks_before, tasks_before) = (totals.blocks, totals.tasks);
     if args.format == Format::Text {
+        // Prose handed on for what it holds: edits in another format or
+        // near-miss markers, errors that apply nothing.
+        let what = if doc.units.is_empty() {
+            "prose".to_owned()
+        } else {
+            format!("unit {}", blocks_before + 1)
+        };
         output::print(&format!(
-            "--- unit {} (line {} of the stream) ---\n",
-            blocks_before + 1,
+            "--- {what} (line {} of the stream) ---\n",
             chunk.line
         ));
     }

@@ -278,7 +278,9 @@ impl Tail {
     }
 
     /// The units of `file` completed by what was appended since the last
-    /// read (an unfinished last one waits). A file replaced (another
+    /// read (an unfinished last one waits), and the runs of prose that
+    /// hold edits in another format or near-miss markers, the last one
+    /// included. A file replaced (another
     /// inode), made shorter, or whose bytes before where the last read
     /// stopped are no longer those it read is read again from its start:
     /// its units already applied are known by their hash. Only the first
@@ -338,6 +340,9 @@ impl Tail {
             self.last.drain(..cut);
         }
         self.offset += taken as u64;
+        // The prose after the last unit, when it holds edits in another
+        // format or near-miss markers (reported, never applied).
+        units.extend(self.splitter.prose_so_far());
         units
     }
 }

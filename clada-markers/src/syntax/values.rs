@@ -41,6 +41,8 @@ pub(crate) fn attributes_of<'a>(
         };
         out.push(Diagnostic::new(K::MalformedAttribute, e.span(), message).with_help(help));
     }
+    // Names an unknown attribute's fix writes: not inserted again.
+    let mut renamed: Vec<&str> = Vec::new();
     for (i, a) in attrs.iter().enumerate() {
         if !specs.iter().any(|s| s.name == a.name) {
             let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
@@ -50,6 +52,12 @@ pub(crate) fn attributes_of<'a>(
                 format!("{keyword} has no attribute `{}`", a.name),
             );
             d = match nearest(a.name, &names) {
+                // The name as it should be, unless it is given already.
+                Some(s) if !attrs.iter().any(|b| b.name == s) && !renamed.contains(&s) => {
+                    renamed.push(s);
+                    d.with_help(format!("did you mean `{s}`?"))
+                        .with_fix(a.name_span, s)
+                }
                 Some(s) => d.with_help(format!("did you mean `{s}`?")),
                 None if names.is_empty() => d.with_help(format!("{keyword} takes no attributes")),
                 None => d.with_help(format!("{keyword} takes {}", list(&names))),
@@ -69,18 +77,22 @@ pub(crate) fn attributes_of<'a>(
     }
     for spec in specs.iter().filter(|s| s.required) {
         if !attrs.iter().any(|a| a.name == spec.name) {
-            out.push(
-                Diagnostic::new(
-                    K::MissingAttribute,
-                    opener.line(),
-                    format!("{keyword} needs a `{}` attribute", spec.name),
-                )
-                .with_help(format!("add `{}=\"…\"` after `{keyword}`", spec.name))
-                .with_fix(
+            let d = Diagnostic::new(
+                K::MissingAttribute,
+                opener.line(),
+                format!("{keyword} needs a `{}` attribute", spec.name),
+            )
+            .with_help(format!("add `{}=\"…\"` after `{keyword}`", spec.name));
+            // Renaming the misspelt attribute gives it; an empty one
+            // inserted beside would be wrong.
+            out.push(if renamed.contains(&spec.name) {
+                d
+            } else {
+                d.with_fix(
                     Span::empty(opener.word().end),
                     format!(" {}=\"\"", spec.name),
-                ),
-            );
+                )
+            });
         }
     }
     attrs

@@ -213,7 +213,12 @@ pub(crate) fn assert_matches_schema(
         LazyLock::new(|| validator(clada_markers::report::apply_schema()));
     fn validator(schema: schemars::Schema) -> jsonschema::Validator {
         let value = serde_json::to_value(schema).unwrap();
-        jsonschema::validator_for(&value).unwrap()
+        // Strict: a format the draft does not define is an error.
+        jsonschema::options()
+            .should_validate_formats(true)
+            .should_ignore_unknown_formats(false)
+            .build(&value)
+            .unwrap()
     }
     let value = serde_json::to_value(report).unwrap();
     let v = match schema {

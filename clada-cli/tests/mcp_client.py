@@ -1,0 +1,116 @@
+"""`clada mcp` driven by the official MCP Python SDK (the `mcp` package).
+
+Run by `clada-cli/tests/mcp.rs` (`a_python_sdk_session`) when an interpreter
+with `mcp` installed is at hand: `CLADA_MCP_PYTHON`, else `python3`; `.ci/run`
+makes one in a virtual environment with pinned versions. Usage:
+
+    python mcp_client.py CLADA ROOT
+
+ROOT holds `app.py` (`x = 1`). Prints what it checked; exits non-zero (with
+the assertion that failed) when the server is not what a client expects.
+"""
+
+import asyncio
+import os
+import sys
+import tempfile
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
+CLADA, ROOT = sys.argv[1], sys.argv[2]
+
+
+def server(*args):
+    return StdioServerParameters(command=CLADA, args=["mcp", *args])
+
+
+async def session_checks():
+    async with stdio_client(server("--no-git", "-C", ROOT)) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            assert init.server_info.name == "clada", init.server_info
+            # The instructions teach the format (the text of `clada prompt`).
+            assert "<<<<<<< SEARCH" in (init.instructions or ""), init.instructions
+            print("initialize: serverInfo and instructions")
+
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert sorted(tools) == ["apply", "check"], sorted(tools)
+            check, apply = tools["check"], tools["apply"]
+            assert check.annotations.read_only_hint is True, check.annotations
+            assert apply.annotations.read_only_hint is False, apply.annotations
+            assert apply.annotations.destructive_hint is True, apply.annotations
+            assert check.output_schema and apply.output_schema
+            print("tools/list: annotations and output schemas")
+
+            # A good document: the SDK validates the structured content
+            # against the output schema (jsonschema) before returning it.
+            doc = '<<<<<<< SEARCH path="app.py"\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n'
+            r = await session.call_tool("check", {"document": doc})
+            assert not r.is_error, r
+            assert r.structured_content["ok"] is True, r.structured_content
+            text = r.content[0].text
+            assert text.startswith("Block 1 (standalone task): ok"), text
+            assert "OK: 1 block, 1 task, 0 errors, 0 warnings" in text, text
+            print("tools/call check: the text report, the JSON report validated")
+
+            r = await session.call_tool("apply", {"document": doc, "dry_run": True})
+            assert not r.is_error, r
+            assert r.structured_content["dry_run"] is True
+            assert "Would edit app.py" in r.content[0].text, r.content[0].text
+            with open(os.path.join(ROOT, "app.py")) as f:
+                assert f.read() == "x = 1\n"
+            r = await session.call_tool("apply", {"document": doc})
+            assert not r.is_error, r
+            assert "[task-1] ✓ Edited app.py (1 replacement)" in r.content[0].text
+            with open(os.path.join(ROOT, "app.py")) as f:
+                assert f.read() == "x = 2\n"
+            print("tools/call apply: dry run, then for real")
+
+            # The same edit again fails: a tool error whose text says why
+            # and what to send next.
+            r = await session.call_tool("apply", {"document": doc})
+            assert r.is_error, r
+            text = r.content[0].text
+            assert "✗ Error: already_applied" in text, text
+            assert "task 1: already applied before, drop them" in text, text
+            assert r.structured_content["ok"] is False
+            print("tools/call apply: a failure, said in words")
+
+            # Arguments the tool does not take are a protocol error.
+            try:
+                await session.call_tool("apply", {"document": doc, "root": "/"})
+            except MCPError as e:
+                assert e.error.code == -32602, e.error
+                assert "root" in e.error.message, e.error.message
+            else:
+                raise AssertionError("an unknown argument was accepted")
+            print("tools/call with an unknown argument: -32602")
+
+            prompt = await session.get_prompt("clada")
+            assert "<<<<<<< WRITE" in prompt.messages[0].content.text
+            print("prompts/get clada")
+
+
+async def bad_root_checks():
+    missing = os.path.join(tempfile.mkdtemp(), "no-such-dir")
+    try:
+        async with stdio_client(server("-C", missing)) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+    except (MCPError, BaseExceptionGroup) as e:
+        # anyio may wrap the error in groups, one in another.
+        while isinstance(e, BaseExceptionGroup):
+            e = e.exceptions[0]
+        assert isinstance(e, MCPError), repr(e)
+        message = e.error.message
+    else:
+        raise AssertionError("a server without its root initialized")
+    assert "cannot open the root directory" in message and missing in message, message
+    print("a missing root: initialize fails, saying why")
+
+
+asyncio.run(session_checks())
+asyncio.run(bad_root_checks())
+print("ok")
