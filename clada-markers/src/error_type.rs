@@ -29,6 +29,7 @@ pub enum ErrorType {
     MatchCountMismatch,
     AlreadyApplied,
     FileNotFound,
+    FileExists,
     PermissionDenied,
     ExecFailed,
     ExecTimeout,
@@ -64,6 +65,7 @@ impl ErrorType {
             ErrorType::MatchCountMismatch
             | ErrorType::AlreadyApplied
             | ErrorType::FileNotFound
+            | ErrorType::FileExists
             | ErrorType::ExecFailed
             | ErrorType::ExecTimeout
             | ErrorType::FileChanged => Category::Runtime,

@@ -99,7 +99,7 @@ pub use apply::{Apply, Listener};
 pub use dialect::Dialect;
 pub use error_type::{Category, ErrorType};
 pub use report::{ApplyReport, CheckReport};
-pub use syntax::ast::{Block, Count, Document, Op, Task, Unit};
+pub use syntax::ast::{Block, BlockRules, Count, Document, Op, Task, Unit};
 pub use syntax::diagnostics::{Diagnostic, Fix, Severity, render};
 pub use syntax::input::decode;
 pub use syntax::parser::{parse, parse_with};

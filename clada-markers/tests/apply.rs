@@ -13,7 +13,7 @@ use clada_markers::{Apply, ParseOptions, Position};
 
 /// What is at a path, for comparing trees.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Entry {
+pub(crate) enum Entry {
     Dir,
     File(Vec<u8>),
     Link(String),
@@ -118,7 +118,7 @@ impl Expect {
 
 /// Reads a tree: every directory, file and link below `dir`, by relative
 /// path; `.gitkeep` files are left out.
-fn read_tree(dir: &Path) -> BTreeMap<String, Entry> {
+pub(crate) fn read_tree(dir: &Path) -> BTreeMap<String, Entry> {
     let mut out = BTreeMap::new();
     if dir.exists() {
         walk(dir, dir, &mut out);
@@ -153,7 +153,7 @@ fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Entry>) {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for (rel, entry) in read_tree(from) {
         let dest = to.join(&rel);
@@ -165,7 +165,7 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn show(tree: &BTreeMap<String, Entry>) -> String {
+pub(crate) fn show(tree: &BTreeMap<String, Entry>) -> String {
     tree.iter()
         .map(|(p, e)| match e {
             Entry::Dir => format!("{p}/\n"),

@@ -26,7 +26,7 @@
 
 use std::borrow::Cow;
 
-use crate::ast::{Block, Count, Document, Op, Task, Unit};
+use crate::ast::{Block, BlockRules, Count, Document, Op, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -220,6 +220,13 @@ fn patch<'a>(
         version: None,
         tasks,
         closer,
+        // codex deletes and moves files, not directories, and ends every
+        // file it updates with a line break.
+        rules: BlockRules {
+            files_only: true,
+            final_line_break: true,
+            ..BlockRules::default()
+        },
     };
     (Unit::Block(block), i)
 }

@@ -605,6 +605,12 @@ impl Editing {
         &raw[..raw.len().min(self.key_max)]
     }
 
+    /// Makes the file end with a line break: the one it is matched as
+    /// having becomes its own (codex ends every file it updates so).
+    pub(crate) fn end_with_line_break(&mut self) {
+        self.virtual_final = false;
+    }
+
     fn brk(&self) -> &'static [u8] {
         if self.crlf { b"\r\n" } else { b"\n" }
     }
