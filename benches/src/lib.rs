@@ -1,6 +1,8 @@
 //! Inputs for clada's benchmarks: generated documents of a given size, and
 //! the baseline they are measured against.
 
+pub mod replay;
+
 use std::fmt::Write as _;
 
 /// A document made mostly of content: WRITE tasks with long bodies of

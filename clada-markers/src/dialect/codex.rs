@@ -450,7 +450,7 @@ fn task<'a>(
 
 /// Numbers blocks and tasks, and files each diagnostic under the block and
 /// task it lies in.
-fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
+pub(crate) fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
     let mut task_no = 0;
     for (n, unit) in units.iter_mut().enumerate() {
         if let Unit::Block(b) = unit {

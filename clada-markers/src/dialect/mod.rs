@@ -16,6 +16,7 @@ pub(crate) mod aider;
 pub(crate) mod cml;
 pub(crate) mod codex;
 mod convert;
+pub(crate) mod udiff;
 
 pub use convert::{ConvertError, convert};
 
@@ -32,6 +33,8 @@ pub enum Dialect {
     Codex,
     /// CML v1.0, the XML format clada descends from.
     Cml,
+    /// Unified diffs (`git diff`, `diff -u`), one TASKS block per file.
+    Udiff,
 }
 
 impl Dialect {
@@ -41,6 +44,7 @@ impl Dialect {
             Dialect::Aider => "aider",
             Dialect::Codex => "codex",
             Dialect::Cml => "cml",
+            Dialect::Udiff => "udiff",
         }
     }
 }
@@ -56,7 +60,9 @@ impl std::fmt::Display for Dialect {
 /// One document is never read in two dialects.
 pub fn detect(source: &str) -> Dialect {
     let mut aider = false;
-    let mut codex = false;
+    // A codex patch and a unified diff are unmistakable: the first found
+    // decides (a diff may show a patch's lines, and a patch a diff's).
+    let mut first: Option<Dialect> = None;
     let mut before: [&str; 3] = [""; 3];
     for line in source.lines() {
         if let Some(m) = crate::lexer::classify(line, 1)
@@ -66,15 +72,21 @@ pub fn detect(source: &str) -> Dialect {
         {
             return Dialect::Clada;
         }
-        codex |= codex::is_begin(line);
+        if first.is_none() {
+            if codex::is_begin(line) {
+                first = Some(Dialect::Codex);
+            } else if udiff::is_header(&before, line) {
+                first = Some(Dialect::Udiff);
+            }
+        }
         if !aider && aider::is_head(line) && aider::file_name(&before).is_some() {
             aider = true;
         }
         before = [before[1], before[2], line];
     }
-    // A patch is unmistakable; aider blocks may sit in a patch's prose.
-    if codex {
-        Dialect::Codex
+    // aider blocks may sit in a patch's prose.
+    if let Some(d) = first {
+        d
     } else if cml::has_elements(source) {
         Dialect::Cml
     } else if aider {
@@ -106,5 +118,6 @@ pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> D
         Dialect::Aider => aider::parse(source, options),
         Dialect::Codex => codex::parse(source, options),
         Dialect::Cml => cml::parse(source, options),
+        Dialect::Udiff => udiff::parse(source, options),
     }
 }

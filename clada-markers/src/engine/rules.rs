@@ -47,7 +47,11 @@ pub(crate) fn check(
                 return Err(exists(to, "the file it would be renamed to"));
             }
         }
-        Op::Write { path, content, .. } if rules.create_only => match kind(path)? {
+        Op::Write {
+            path,
+            content,
+            append: false,
+        } if rules.create_only => match kind(path)? {
             Some((Kind::File, at)) if files.read(&at)? == content.as_bytes() => {
                 return Err(TaskError::new(
                     ErrorType::AlreadyApplied,
@@ -59,6 +63,22 @@ pub(crate) fn check(
             Some(_) => return Err(exists(path, "the file to create")),
             None => {}
         },
+        // Lines with nothing around them can go anywhere in a file that
+        // holds any: only an empty (or new) file gives them one place.
+        Op::Write {
+            path, append: true, ..
+        } if rules.create_only => {
+            if let Some((Kind::File, at)) = kind(path)?
+                && !files.read(&at)?.is_empty()
+            {
+                return Err(TaskError::new(
+                    ErrorType::MatchCountMismatch,
+                    format!(
+                        "these lines come with no context or removed lines, and {path} is not empty: they could go anywhere in it"
+                    ),
+                ));
+            }
+        }
         _ => {}
     }
     Ok(())

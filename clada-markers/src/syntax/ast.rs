@@ -173,8 +173,9 @@ pub struct BlockRules {
     /// unified diffs' file operations).
     pub files_only: bool,
     /// A WRITE creates, and a MOVE lands, only where nothing is
-    /// (`file_exists` otherwise): a unified diff's new file or rename, as
-    /// `git apply` refuses to overwrite.
+    /// (`file_exists` otherwise), and an appending WRITE adds only to an
+    /// empty file: a unified diff's new file, rename, or lines without
+    /// context, as `git apply` places them.
     pub create_only: bool,
     /// A file an edit changed ends with a line break (codex adds one).
     pub final_line_break: bool,
