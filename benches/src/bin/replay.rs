@@ -24,7 +24,8 @@ usage: replay SUBCOMMAND ARGS…
   dump GIT_DIR COMMIT DIR            write DIR/before/ (the parent's files) and DIR/patch.diff
   sample GIT_DIR REV COUNT OUT KIB   of those commits, write to OUT the ones clada and git
                                      apply agree on, smallest first, up to KIB KiB in all
-                                     (with every kind of header among them)";
+                                     (the smallest showing each kind of header first, and
+                                     the three smallest ambiguous ones)";
 
 /// What became of one commit.
 #[derive(Debug)]
@@ -132,26 +133,36 @@ fn forms(patch: &str) -> Vec<&'static str> {
 
 fn sample(repo: &Path, rev: &str, count: usize, out: &Path, kib: usize) {
     let all = run(repo, rev, count);
-    let size = |r: &Replayed| {
-        r.case.patch.len()
-            + r.case.before.values().map(Vec::len).sum::<usize>()
-            + r.git
-                .iter()
-                .flat_map(|t| t.values())
-                .map(Vec::len)
-                .sum::<usize>()
-    };
+    let size =
+        |r: &Replayed| r.case.patch.len() + r.case.before.values().map(Vec::len).sum::<usize>();
+    let text = |t: &Tree| t.values().all(|v| std::str::from_utf8(v).is_ok());
     let mut good: Vec<&Replayed> = all
         .iter()
         .filter(|r| {
-            let t = |t: &Tree| t.values().all(|v| std::str::from_utf8(v).is_ok());
-            t(&r.case.before) && r.git.as_ref().is_some_and(t)
+            text(&r.case.before)
+                && r.git.as_ref().is_some_and(text)
+                && !r.case.before.keys().any(|p| p.contains('\n'))
+                && verdict(&r.git, &r.clada) == "same"
+                && verdict(&r.git, &r.stripped) == "same"
         })
         .collect();
     good.sort_by_key(|r| size(r));
-    // Every form first (the smallest commit showing it), then the smallest.
+    let mut ambiguous: Vec<&Replayed> = all
+        .iter()
+        .filter(|r| text(&r.case.before) && verdict(&r.git, &r.clada) == "ambiguous")
+        .collect();
+    ambiguous.sort_by_key(|r| size(r));
+    // Every form first (the smallest commit showing it), then the three
+    // smallest ambiguous ones (the line numbers are to settle them), then
+    // the smallest.
     let mut chosen: Vec<&Replayed> = Vec::new();
     let mut budget = kib * 1024;
+    for r in ambiguous.iter().take(3) {
+        if size(r) <= budget {
+            budget -= size(r);
+            chosen.push(r);
+        }
+    }
     for form in [
         "new file",
         "deleted file",
@@ -179,7 +190,11 @@ fn sample(repo: &Path, rev: &str, count: usize, out: &Path, kib: usize) {
     for (i, r) in chosen.iter().enumerate() {
         let dir = out.join(format!("{:03}-{}", i + 1, &r.case.commit[..10]));
         write_tree(&dir.join("before"), &r.case.before).expect("before");
-        write_tree(&dir.join("after"), r.git.as_ref().expect("applied")).expect("after");
+        std::fs::write(
+            dir.join("after"),
+            manifest(r.git.as_ref().expect("applied")),
+        )
+        .expect("after");
         std::fs::write(dir.join("patch.diff"), &r.case.patch).expect("patch");
         let note = format!(
             "{} numbered {}, stripped {}\n",
@@ -196,6 +211,17 @@ fn sample(repo: &Path, rev: &str, count: usize, out: &Path, kib: usize) {
         out.display(),
         (kib * 1024 - budget) / 1024
     );
+}
+
+/// The tree git apply left, as git's blob hash and path of each file, one
+/// a line: what the test compares clada's tree with.
+fn manifest(tree: &Tree) -> String {
+    tree.iter()
+        .map(|(path, data)| {
+            let id = git2::Oid::hash_object(git2::ObjectType::Blob, data).expect("hash");
+            format!("{id} {path}\n")
+        })
+        .collect()
 }
 
 fn main() {
