@@ -43,8 +43,8 @@ struct Expect {
     ranges: Vec<(usize, String)>,
     /// `resend applied|failed|skipped N …`: the report's resend list.
     resend: Vec<(String, String)>,
-    /// `dialect clada|aider|auto`: how to read the document (default
-    /// clada).
+    /// `dialect clada|aider|codex|cml|udiff|cline|auto`: how to read the
+    /// document (default clada).
     dialect: Option<String>,
     /// `hint N TEXT`: task N's error hint holds TEXT.
     hints: Vec<(usize, String)>,
@@ -96,7 +96,7 @@ impl Expect {
                 }
                 [
                     "dialect",
-                    d @ ("clada" | "aider" | "codex" | "cml" | "auto"),
+                    d @ ("clada" | "aider" | "codex" | "cml" | "udiff" | "cline" | "auto"),
                 ] => e.dialect = Some((*d).into()),
                 ["hint", k, ..] => {
                     let text = raw.trim_start()["hint".len()..].trim_start();
@@ -206,6 +206,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         Some("aider") => Dialect::Aider,
         Some("codex") => Dialect::Codex,
         Some("cml") => Dialect::Cml,
+        Some("udiff") => Dialect::Udiff,
         Some("auto") => clada_markers::dialect::detect(text),
         _ => Dialect::Clada,
     };
