@@ -121,3 +121,51 @@ pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> D
         Dialect::Udiff => udiff::parse(source, options),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_reads_each_dialect_by_what_only_it_writes() {
+        let cases = [
+            ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", Dialect::Udiff),
+            (
+                "Here:\n```diff\ndiff --git a/x b/x\nindex 1..2\n",
+                Dialect::Udiff,
+            ),
+            ("*** Begin Patch\n*** End Patch\n", Dialect::Codex),
+            (
+                "x.py\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n",
+                Dialect::Aider,
+            ),
+            (
+                "<edit path=\"x\"><search>a</search><replace>b</replace></edit>\n",
+                Dialect::Cml,
+            ),
+            ("--- a rule of prose\n+++ and more\n", Dialect::Clada),
+            // A diff of a clada document is a diff; an opener with
+            // attributes makes the whole document clada's.
+            (
+                "--- a/d.md\n+++ b/d.md\n@@ @@\n-<<<<<<< WRITE path=\"x\"\n+y\n",
+                Dialect::Udiff,
+            ),
+            (
+                "<<<<<<< WRITE path=\"p.diff\"\n--- a/x\n+++ b/x\n@@ @@\n>>>>>>> END\n",
+                Dialect::Clada,
+            ),
+            // A diff that shows a patch's lines, and a patch first.
+            (
+                "--- a/p\n+++ b/p\n@@ @@\n *** Begin Patch\n",
+                Dialect::Udiff,
+            ),
+            (
+                "*** Begin Patch\n*** End Patch\n--- a/x\n+++ b/x\n@@ @@\n",
+                Dialect::Codex,
+            ),
+        ];
+        for (src, want) in cases {
+            assert_eq!(detect(src), want, "{src}");
+        }
+    }
+}
