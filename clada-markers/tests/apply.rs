@@ -207,6 +207,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         Some("codex") => Dialect::Codex,
         Some("cml") => Dialect::Cml,
         Some("udiff") => Dialect::Udiff,
+        Some("cline") => Dialect::Cline,
         Some("auto") => clada_markers::dialect::detect(text),
         _ => Dialect::Clada,
     };

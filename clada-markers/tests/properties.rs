@@ -67,7 +67,7 @@ proptest! {
     #[test]
     fn every_front_end_reads_any_text_and_keeps_spans_in_bounds(src in prop_oneof![document(), any::<String>()]) {
         use clada_markers::dialect::{Dialect, parse_dialect};
-        for dialect in [Dialect::Aider, Dialect::Codex, Dialect::Cml, Dialect::Udiff] {
+        for dialect in [Dialect::Aider, Dialect::Codex, Dialect::Cml, Dialect::Udiff, Dialect::Cline] {
             let doc = parse_dialect(&src, dialect, clada_markers::ParseOptions::default());
             for u in &doc.units {
                 for s in std::iter::once(u.span()).chain(u.tasks().iter().map(|t| t.span)) {

@@ -164,9 +164,9 @@ pub(crate) struct CheckArgs {
     pub(crate) allow_escape: bool,
 
     /// The edit format of the document: clada's own, aider's
-    /// SEARCH/REPLACE blocks, codex's patches, CML XML, unified diffs, or
-    /// `auto` (clada unless no opener has attributes and the document holds
-    /// another's blocks).
+    /// SEARCH/REPLACE blocks, codex's patches, CML XML, unified diffs,
+    /// Cline's and Roo's blocks, or `auto` (clada unless no opener has
+    /// attributes and the document holds another's blocks).
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub(crate) dialect: DialectArg,
 }
@@ -180,6 +180,7 @@ pub(crate) enum DialectArg {
     Codex,
     Cml,
     Udiff,
+    Cline,
 }
 
 impl DialectArg {
@@ -193,6 +194,7 @@ impl DialectArg {
             DialectArg::Codex => Dialect::Codex,
             DialectArg::Cml => Dialect::Cml,
             DialectArg::Udiff => Dialect::Udiff,
+            DialectArg::Cline => Dialect::Cline,
         }
     }
 

@@ -123,7 +123,7 @@ pub(crate) fn file_name<'l>(before: &[&'l str]) -> Option<&'l str> {
 /// lines are read nearest first, going on only past fence lines; of the
 /// names found, the first with a `.` wins, else the first (aider's
 /// choice when it does not ask the repository).
-fn file_name_at<'l>(before: &[&'l str]) -> Option<(usize, &'l str)> {
+pub(crate) fn file_name_at<'l>(before: &[&'l str]) -> Option<(usize, &'l str)> {
     let mut found: Vec<(usize, &str)> = Vec::new();
     for (i, line) in before.iter().enumerate().rev().take(3) {
         if let Some(name) = strip_name(text(line)) {

@@ -86,6 +86,10 @@ pub fn convert(doc: &Document<'_>, to: Dialect) -> Result<String, ConvertError> 
             task: None,
             message: "writing CML is not supported; read it with --from cml and write clada".into(),
         }),
+        Dialect::Cline => Err(ConvertError {
+            task: None,
+            message: "writing Cline's blocks is not supported; read them with --from cline and write clada, aider, codex or udiff".into(),
+        }),
     }
 }
 

@@ -13,6 +13,7 @@ use crate::ast::Document;
 use crate::validate::ParseOptions;
 
 pub(crate) mod aider;
+pub(crate) mod cline;
 pub(crate) mod cml;
 pub(crate) mod codex;
 mod convert;
@@ -35,6 +36,9 @@ pub enum Dialect {
     Cml,
     /// Unified diffs (`git diff`, `diff -u`), one TASKS block per file.
     Udiff,
+    /// Cline's and Roo's SEARCH/REPLACE blocks, in their tool calls or
+    /// after a file-name line.
+    Cline,
 }
 
 impl Dialect {
@@ -45,6 +49,7 @@ impl Dialect {
             Dialect::Codex => "codex",
             Dialect::Cml => "cml",
             Dialect::Udiff => "udiff",
+            Dialect::Cline => "cline",
         }
     }
 }
@@ -60,8 +65,9 @@ impl std::fmt::Display for Dialect {
 /// One document is never read in two dialects.
 pub fn detect(source: &str) -> Dialect {
     let mut aider = false;
-    // A codex patch and a unified diff are unmistakable: the first found
-    // decides (a diff may show a patch's lines, and a patch a diff's).
+    // A codex patch, a unified diff and Cline's or Roo's blocks are
+    // unmistakable: the first found decides (a diff may show a patch's
+    // lines, and a patch a diff's).
     let mut first: Option<Dialect> = None;
     let mut before: [&str; 3] = [""; 3];
     for line in source.lines() {
@@ -77,6 +83,8 @@ pub fn detect(source: &str) -> Dialect {
                 first = Some(Dialect::Codex);
             } else if udiff::is_header(&before, line) {
                 first = Some(Dialect::Udiff);
+            } else if cline::shows_blocks(before[2], line) {
+                first = Some(Dialect::Cline);
             }
         }
         if !aider && aider::is_head(line) && aider::file_name(&before).is_some() {
@@ -119,6 +127,7 @@ pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> D
         Dialect::Codex => codex::parse(source, options),
         Dialect::Cml => cml::parse(source, options),
         Dialect::Udiff => udiff::parse(source, options),
+        Dialect::Cline => cline::parse(source, options),
     }
 }
 
@@ -162,6 +171,19 @@ mod tests {
             (
                 "*** Begin Patch\n*** End Patch\n--- a/x\n+++ b/x\n@@ @@\n",
                 Dialect::Codex,
+            ),
+            (
+                "a.py\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n",
+                Dialect::Cline,
+            ),
+            (
+                "I'll edit it.\n<replace_in_file>\n<path>a</path>\n",
+                Dialect::Cline,
+            ),
+            ("<apply_diff><path>a</path><diff>\n", Dialect::Cline),
+            (
+                "a.py\n<<<<<<< SEARCH\n:start_line:3\n-------\nx\n=======\ny\n>>>>>>> REPLACE\n",
+                Dialect::Cline,
             ),
         ];
         for (src, want) in cases {

@@ -919,7 +919,7 @@ fn block<'a>(span: Span, opener: Span, tasks: Vec<Task<'a>>) -> Unit<'a> {
             all_or_none: true,
             files_only: true,
             create_only: true,
-            final_line_break: false,
+            ..BlockRules::default()
         },
     })
 }

@@ -533,7 +533,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                 TaskOutcome::skipped(task.number, Skip::TotalTimeout)
             } else {
                 let r = self.task(unit.number(), task, rules, observer);
-                if r.status == TaskStatus::Failed {
+                if r.status == TaskStatus::Failed && !rules.independent {
                     stopped_at = Some(task.number);
                 }
                 r

@@ -179,6 +179,9 @@ pub struct BlockRules {
     pub create_only: bool,
     /// A file an edit changed ends with a line break (codex adds one).
     pub final_line_break: bool,
+    /// A failed task does not stop the block: each task stands alone (Roo
+    /// applies each block of a call that matches).
+    pub independent: bool,
 }
 
 /// One operation, as written.
