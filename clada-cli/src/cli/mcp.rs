@@ -81,7 +81,7 @@ fn object(v: Value) -> Arc<Map<String, Value>> {
 fn tools() -> Vec<Tool> {
     let document = json!({
         "type": "string",
-        "description": "The document: a model's reply with clada blocks (or aider, codex or CML edits)"
+        "description": "The document: a model's reply with clada blocks (or aider, codex, unified-diff, Cline, Roo or CML edits)"
     });
     let mut apply = Tool::new(
         "apply",
