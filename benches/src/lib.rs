@@ -391,6 +391,14 @@ pub fn dialect_documents(size: usize) -> (String, String, String, String) {
     (clada, aider, codex, cml)
 }
 
+/// `clada` (a document of standalone SEARCH and WRITE tasks, as
+/// [`dialect_documents`] makes) as a unified diff: the same change, one
+/// file's diff per task.
+pub fn udiff_document(clada: &str) -> String {
+    use clada_markers::dialect::{Dialect, convert};
+    convert(&clada_markers::parse(clada), Dialect::Udiff).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,6 +500,7 @@ mod tests {
             .cloned()
             .collect();
         assert_eq!(ops(&aider, Dialect::Aider), edits);
+        assert_eq!(ops(&udiff_document(&clada), Dialect::Udiff), all);
     }
 
     #[test]

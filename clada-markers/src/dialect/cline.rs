@@ -403,22 +403,36 @@ struct Call {
 }
 
 /// The calls of `source`, in order, found where Cline finds them: an
-/// opening tag anywhere, its content up to the first closing tag.
+/// opening tag anywhere, its content up to the first closing tag. Where
+/// each kind of tag is next is remembered, so that the text is searched
+/// once for each.
 fn calls(source: &str) -> Vec<Call> {
+    let kinds = [(CLINE_CALL, Mode::Cline), (ROO_CALL, Mode::Roo)];
+    let find = |name: &str, from: usize| {
+        source
+            .get(from..)
+            .and_then(|s| s.find(&format!("<{name}>")))
+            .map(|i| from + i)
+    };
+    let mut next: Vec<Option<usize>> = kinds.iter().map(|(n, _)| find(n, 0)).collect();
     let mut out = Vec::new();
     let mut at = 0;
     loop {
-        let next = [(CLINE_CALL, Mode::Cline), (ROO_CALL, Mode::Roo)]
+        // A tag found before `at` lay inside the last call: look again.
+        for (k, (name, _)) in kinds.iter().enumerate() {
+            if next[k].is_some_and(|p| p < at) {
+                next[k] = find(name, at);
+            }
+        }
+        let Some((k, start)) = next
             .iter()
-            .filter_map(|&(name, mode)| {
-                source[at..]
-                    .find(&format!("<{name}>"))
-                    .map(|i| (at + i, name, mode))
-            })
-            .min_by_key(|c| c.0);
-        let Some((start, name, mode)) = next else {
+            .enumerate()
+            .filter_map(|(k, p)| p.map(|p| (k, p)))
+            .min_by_key(|&(_, p)| p)
+        else {
             break;
         };
+        let (name, mode) = kinds[k];
         let open = Span::new(start, start + name.len() + 2);
         let closing = format!("</{name}>");
         let (inner_end, close) = match source[open.end..].find(&closing) {
@@ -435,6 +449,7 @@ fn calls(source: &str) -> Vec<Call> {
             close,
         });
         at = close.map_or(source.len(), |c| c.end);
+        next[k] = find(name, at);
     }
     out
 }
@@ -477,28 +492,47 @@ fn call<'a>(cx: &Context<'a>, c: &Call, units: &mut Vec<Unit<'a>>, out: &mut Vec
     }
     // Each `<path>` names the file of the `<diff>`s after it, up to the
     // next `<path>`.
-    let paths = elements(source, from, to, "path");
     let diffs = elements(source, from, to, "diff");
-    let mut tasks = Vec::new();
-    let mut checked: Vec<(usize, Attribute<'a>, bool)> = Vec::new();
-    for d in &diffs {
-        let named = paths.iter().rev().find(|p| p.end <= d.start);
-        let path = named.map(|p| {
-            let raw = &source[p.range()];
-            let value = raw.trim();
-            let at = p.start + (raw.len() - raw.trim_start().len());
-            (p.start, value, Span::new(at, at + value.len()))
-        });
-        let attr = path.map(|(key, value, span)| {
-            if let Some((_, a, ok)) = checked.iter().find(|(k, ..)| *k == key) {
-                return (a.clone(), *ok);
+    // A `<path>` inside a diff is its text (a file being edited may hold
+    // one), not the call's: as Cline reads a parameter to its closing tag.
+    let mut k = 0;
+    let paths: Vec<Span> = elements(source, from, to, "path")
+        .into_iter()
+        .filter(|p| {
+            while diffs.get(k).is_some_and(|d| d.end < p.start) {
+                k += 1;
             }
-            let a = Attribute::implied("path", Cow::Borrowed(value), span);
-            let before = out.len();
-            crate::validate::check_path_attribute(cx, &a, out);
-            let ok = !out[before..].iter().any(Diagnostic::is_error);
-            checked.push((key, a.clone(), ok));
-            (a, ok)
+            !diffs
+                .get(k)
+                .is_some_and(|d| d.start <= p.start && p.start <= d.end)
+        })
+        .collect();
+    let mut tasks = Vec::new();
+    // The `<path>` before the current `<diff>` (both lists are in order),
+    // checked once.
+    let mut p = 0;
+    let mut checked: Option<(usize, Attribute<'a>, bool)> = None;
+    for d in &diffs {
+        while paths.get(p).is_some_and(|s| s.end <= d.start) {
+            p += 1;
+        }
+        let path = p.checked_sub(1).map(|k| {
+            let s = paths[k];
+            let raw = &source[s.range()];
+            let value = raw.trim();
+            let at = s.start + (raw.len() - raw.trim_start().len());
+            (k, value, Span::new(at, at + value.len()))
+        });
+        let attr = path.map(|(key, value, span)| match &checked {
+            Some((k, a, ok)) if *k == key => (a.clone(), *ok),
+            _ => {
+                let a = Attribute::implied("path", Cow::Borrowed(value), span);
+                let before = out.len();
+                crate::validate::check_path_attribute(cx, &a, out);
+                let ok = !out[before..].iter().any(Diagnostic::is_error);
+                checked = Some((key, a.clone(), ok));
+                (a, ok)
+            }
         });
         // Roo's `<args>` form: the blocks are in `<content>`s, a
         // `<start_line>` beside them.
@@ -757,6 +791,20 @@ mod tests {
                 edit("test.ts", "a\n", "b\n"),
                 edit("test.ts", "c\n", "d\n"),
                 edit("other.md", "e\n", "f\n")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_path_tag_inside_a_diff_is_text() {
+        let src = "<apply_diff>\n<path>a.xml</path>\n<diff>\n<<<<<<< SEARCH\n<path>x</path>\n=======\n<path>y</path>\n>>>>>>> REPLACE\n</diff>\n<diff>\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n</diff>\n</apply_diff>\n";
+        let (ops, ds) = ops(src);
+        assert!(ds.is_empty(), "{ds:?}");
+        assert_eq!(
+            ops,
+            vec![
+                edit("a.xml", "<path>x</path>\n", "<path>y</path>\n"),
+                edit("a.xml", "z\n", "w\n")
             ]
         );
     }
