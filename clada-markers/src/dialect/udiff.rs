@@ -360,10 +360,11 @@ fn hunk(lines: &[Line<'_>], at: usize, indent: usize, out: &mut Vec<Diagnostic>)
     let mut h = Hunk {
         span: Span::new(header.start, lines[end - 1].span().end),
         header: header.span(),
-        lines: Span::new(
-            lines.get(at + 1).map_or(header.span().end, |l| l.start),
-            lines[end - 1].span().end,
-        ),
+        lines: if end > at + 1 {
+            Span::new(lines[at + 1].start, lines[end - 1].span().end)
+        } else {
+            Span::empty(header.span().end)
+        },
         old: String::with_capacity(old_size),
         new: String::with_capacity(new_size),
         changes: false,
@@ -1255,6 +1256,19 @@ mod tests {
         // Each hunk a task with its own place.
         let spans: Vec<&str> = doc.tasks().map(|t| &src[t.span.range()]).collect();
         assert_eq!(spans[1], "@@ -9 +9 @@\n-c\n+d");
+    }
+
+    #[test]
+    fn a_hunk_without_lines_keeps_its_spans_in_order() {
+        // Found by the fuzzer: an `@@` line followed by another.
+        let src = "--- a/x\n+++ b/x\n@@commit\n@-0 @,0 +1 @@\n+evil\n";
+        let doc = parse(src, ParseOptions::default());
+        for t in doc.tasks() {
+            for s in std::iter::once(t.span).chain(t.sections.iter().copied()) {
+                assert!(s.start <= s.end && s.end <= src.len(), "{s:?}");
+            }
+        }
+        assert!(doc.has_errors());
     }
 
     #[test]
