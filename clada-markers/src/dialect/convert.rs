@@ -290,10 +290,12 @@ fn codex(doc: &Document<'_>) -> Result<String, ConvertError> {
 
 /// A path as a diff header names it: quoted as git quotes one when it
 /// holds a quote, a backslash, a control character or white space at an
-/// end.
+/// end, or ends in what reads as a timestamp.
 fn diff_path(p: &str) -> String {
-    let plain =
-        !p.starts_with('"') && p.trim() == p && !p.chars().any(|c| c == '\\' || c.is_control());
+    let plain = !p.starts_with('"')
+        && p.trim() == p
+        && !p.chars().any(|c| c == '\\' || c.is_control())
+        && super::udiff::timestamp_at(p).is_none();
     if plain {
         return p.to_owned();
     }
@@ -515,6 +517,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("rename to \"\\tnew\"\n"), "{text}");
+        // Found by the fuzz target: a path ending in what reads as a
+        // timestamp is quoted.
+        let src = "<<<<<<< SEARCH path=\"a/x 2024-01-31 10:05:00 +0000\"\none\n=======\ntwo\n>>>>>>> REPLACE\n";
+        let text = convert(&crate::parse(src), Dialect::Udiff).unwrap_or_default();
+        assert_eq!(ops(&text, Dialect::Udiff), ops(src, Dialect::Clada), "{text}");
     }
 
     #[test]

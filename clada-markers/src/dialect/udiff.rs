@@ -183,7 +183,7 @@ fn strip_prefix<'a>(raw: Cow<'a, str>, span: Span, prefix: &str) -> Named<'a> {
 /// Where a `diff -u` timestamp starts in `text` (`file.py 2024-01-31
 /// 10:00:00.000000000 +0100`): at the space before a date and a time that
 /// run to the end of the line.
-fn timestamp_at(text: &str) -> Option<usize> {
+pub(crate) fn timestamp_at(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     let stamp = |i: usize| {
         let shape = b"dddd-dd-dd dd:dd";
