@@ -338,13 +338,20 @@ fn diff_lines(out: &mut String, text: &str, prefix: char) {
 fn hunk_lines(out: &mut String, old: &str, new: &str) -> bool {
     let a: Vec<&str> = old.split_inclusive('\n').collect();
     let b: Vec<&str> = new.split_inclusive('\n').collect();
-    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let tail = a[head..]
-        .iter()
-        .rev()
-        .zip(b[head..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
+    // An edit that changes nothing is still one: its lines removed and
+    // added again, not all context (a hunk of context only says nothing).
+    let (head, tail) = if a == b {
+        (0, 0)
+    } else {
+        let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let tail = a[head..]
+            .iter()
+            .rev()
+            .zip(b[head..].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        (head, tail)
+    };
     let part = |lines: &[&str]| lines.concat();
     let removed = &a[head..a.len() - tail];
     let added = &b[head..b.len() - tail];
@@ -517,8 +524,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("rename to \"\\tnew\"\n"), "{text}");
-        // Found by the fuzz target: a path ending in what reads as a
-        // timestamp is quoted.
+        // Found by the fuzz target: an edit that changes nothing stays an
+        // edit, and a path ending in what reads as a timestamp is quoted.
+        let src = "<<<<<<< SEARCH path=\"a\"\nsame\n=======\nsame\n>>>>>>> REPLACE\n";
+        let text = convert(&crate::parse(src), Dialect::Udiff).unwrap_or_default();
+        assert_eq!(ops(&text, Dialect::Udiff), ops(src, Dialect::Clada), "{text}");
         let src = "<<<<<<< SEARCH path=\"a/x 2024-01-31 10:05:00 +0000\"\none\n=======\ntwo\n>>>>>>> REPLACE\n";
         let text = convert(&crate::parse(src), Dialect::Udiff).unwrap_or_default();
         assert_eq!(ops(&text, Dialect::Udiff), ops(src, Dialect::Clada), "{text}");
