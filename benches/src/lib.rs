@@ -213,6 +213,31 @@ pub fn big_file_fixture(lines: usize, edits: usize) -> EditFixture {
     }
 }
 
+/// A file of about `bytes` bytes of indented source lines, and `edits`
+/// standalone SEARCH edits of it that all fail: each searches for a line
+/// of the file with a typo (`compute({l}, 1)` for `compute({l})`), as a
+/// model misremembering the file would. Returns the file's path, its text
+/// and the document.
+pub fn failing_fixture(bytes: usize, edits: usize) -> (String, String, String) {
+    let line = |l: usize| format!("    let value_{l} = compute({l});\n");
+    let mut text = String::with_capacity(bytes + 64);
+    let mut lines = 0;
+    while text.len() < bytes {
+        text.push_str(&line(lines));
+        lines += 1;
+    }
+    let step = (lines / edits.max(1)).max(1);
+    let mut document = String::new();
+    for e in 0..edits {
+        let l = (e * step + step / 2) % lines.max(1);
+        let _ = write!(
+            document,
+            "<<<<<<< SEARCH path=\"src/big.rs\"\n    let value_{l} = compute({l}, 1);\n=======\n    let value_{l} = compute_faster({l});\n>>>>>>> REPLACE\n"
+        );
+    }
+    ("src/big.rs".to_owned(), text, document)
+}
+
 /// The fixture's document with every edit a unit of its own (how models
 /// write them): the TASKS lines taken away.
 pub fn standalone(document: &str) -> String {
@@ -484,8 +509,23 @@ mod tests {
         let ops = |text: &str, d: Dialect| {
             let doc = parse_dialect(text, d, ParseOptions::default());
             assert!(!doc.has_errors(), "{d}: {:?}", doc.diagnostics.first());
+            // The same operations, but for the matching policy each
+            // dialect gives its edits (codex's passes).
+            let codex = format!(
+                ", matching: {:?}",
+                clada_markers::Matching {
+                    policy: clada_markers::Policy::Codex,
+                    line: None
+                }
+            );
             doc.tasks()
-                .filter_map(|t| t.op.clone().map(|o| format!("{o:?}")))
+                .filter_map(|t| t.op.clone().map(|o| format!("{o:?}").replace(&codex, "")))
+                .map(|o| {
+                    o.replace(
+                        &format!(", matching: {:?}", clada_markers::Matching::default()),
+                        "",
+                    )
+                })
                 .collect::<Vec<_>>()
         };
         let all = ops(&clada, Dialect::Clada);

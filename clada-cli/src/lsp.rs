@@ -23,9 +23,9 @@ use lsp_types as lsp;
 use serde_json::{Value, json};
 
 /// Runs the server until the client shuts it down. Returns the exit code.
-pub(crate) fn run(root: Option<PathBuf>) -> u8 {
+pub(crate) fn run(root: Option<PathBuf>, matching: clada_markers::MatchMode) -> u8 {
     let (connection, io) = Connection::stdio();
-    let code = match serve(&connection, root) {
+    let code = match serve(&connection, root, matching) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("clada lsp: {e}");
@@ -47,7 +47,11 @@ fn capabilities() -> Value {
     })
 }
 
-fn serve(connection: &Connection, root: Option<PathBuf>) -> Result<(), String> {
+fn serve(
+    connection: &Connection,
+    root: Option<PathBuf>,
+    matching: clada_markers::MatchMode,
+) -> Result<(), String> {
     let params = connection
         .initialize(capabilities())
         .map_err(|e| e.to_string())?;
@@ -57,6 +61,7 @@ fn serve(connection: &Connection, root: Option<PathBuf>) -> Result<(), String> {
         .unwrap_or_else(|| PathBuf::from("."));
     let mut server = Server {
         root,
+        matching,
         docs: HashMap::new(),
     };
     for message in &connection.receiver {
@@ -120,6 +125,8 @@ fn file_path(uri: &str) -> Option<PathBuf> {
 
 struct Server {
     root: PathBuf,
+    /// `--match`: how a hover's dry run finds an edit's text.
+    matching: clada_markers::MatchMode,
     /// Open documents by URI: language and text.
     docs: HashMap<String, (String, String)>,
 }
@@ -280,6 +287,7 @@ impl Server {
             apply
                 .dirs(Dirs::from_env().ok())
                 .git(None)
+                .matching(self.matching)
                 .dry_run(true)
                 // A hover never waits on a hostile document's plan.
                 .total_timeout(Some(std::time::Duration::from_secs(2)))

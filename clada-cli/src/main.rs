@@ -29,7 +29,7 @@ fn main() -> ExitCode {
             output::print(&String::from_utf8_lossy(&out));
             0
         }
-        cli::Command::Lsp { root } => lsp::run(root),
+        cli::Command::Lsp { root, matching } => lsp::run(root, matching.mode()),
         cli::Command::Convert(args) => cli::convert::run(args),
         cli::Command::Watch(args) => cli::apply::watch(args),
         cli::Command::Mcp(args) => cli::mcp::run(args, PROMPT),

@@ -199,7 +199,9 @@ A block outside TASKS is a unit of its own; units succeed or fail \
 independently. Inside a block opened with N <, only markers of exactly N \
 characters count, so a longer fence makes shorter markers text. A RUN runs \
 as a built-in command inside clada, as an approved command (sh -c, see \
-clada allow), or after a question on the terminal. The full protocol is \
+clada allow: an approval holds at the root, or in the directory given with \
+--dir, and never where git would find another repository), or after a \
+question on the terminal. The full protocol is \
 grammar/PROTOCOL.md in clada's repository; clada prompt prints a system \
 prompt that teaches it to a model.",
     ),
@@ -242,6 +244,7 @@ clada apply -C ~/project --format json < reply.md
 clada apply --dry-run reply.md
 clada check reply.md
 clada allow 'npm test'
+clada allow --dir web 'npm test'
 clada allow --list
 clada prompt > system-prompt.md",
     ),
@@ -249,8 +252,12 @@ clada prompt > system-prompt.md",
         "FILES",
         "\
 $XDG_CONFIG_HOME/clada/approvals.json (else ~/.config/clada/approvals.json): \
-the approved commands of every root. The lock of a run: clada.lock in the \
-repository's git directory, else a file in $XDG_RUNTIME_DIR/clada/locks/.",
+the approved commands of every root, each with the directory it holds in. \
+The lock of a run and its journal: a file in $XDG_RUNTIME_DIR/clada/locks/ \
+(else clada-UID/locks/ in the temporary directory), named after the \
+repository or the root, never in the tree or in .git. A sandboxed command's \
+temporary directory: clada-run-* in the temporary directory, its own, \
+removed when it ends.",
     ),
     (
         "ENVIRONMENT",

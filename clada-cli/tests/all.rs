@@ -11,3 +11,4 @@ mod lsp;
 mod mcp;
 mod report;
 mod security;
+mod watch;

@@ -46,7 +46,7 @@ fn a_prompt_on_the_terminal_runs_once_or_remembers() {
         cmd.args(["apply", "--no-git", "doc.md"]).current_dir(root);
         with_home(&mut cmd, home);
         let mut p = rexpect::session::spawn_command(cmd, Some(10_000)).unwrap();
-        p.exp_string("Run it? [o]nce, [a]lways (remember it), [n]o:")
+        p.exp_string("Run it? [o]nce, [a]lways (remember it at the root), [n]o:")
             .unwrap();
         p.send_line(answer).unwrap();
         p.exp_eof().unwrap()
@@ -118,6 +118,92 @@ fn without_a_terminal_the_refusal_says_how_to_approve() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+#[test]
+fn an_approval_holds_only_in_the_directory_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let clada = |root: &Path| clada_at(root, home.path());
+    let allow = clada(root)
+        .args(["allow", "echo hi | wc -c"])
+        .output()
+        .unwrap();
+    assert!(allow.status.success());
+    std::fs::write(
+        root.join("doc.md"),
+        "<<<<<<< RUN dir=\"sub\"\necho hi | wc -c\n>>>>>>> END\n",
+    )
+    .unwrap();
+    let apply = || {
+        clada(root)
+            .args([
+                "apply",
+                "--no-git",
+                "--no-prompt",
+                "--format",
+                "json",
+                "doc.md",
+            ])
+            .output()
+            .unwrap()
+    };
+    // Approved at the root, not in `sub`: refused, saying so and naming
+    // the approval that would hold there.
+    let out = apply();
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error = &report["blocks"][0]["tasks"][0]["error"];
+    assert_eq!(error["type"], "command_not_allowed");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("approved at the root, not in `sub`"),
+        "{message}"
+    );
+    let canonical = std::fs::canonicalize(root).unwrap();
+    let hint = format!(
+        "clada allow -C {} --dir sub 'echo hi | wc -c'",
+        shell_words::quote(&canonical.display().to_string())
+    );
+    assert!(message.contains(&hint), "{message}");
+    let words = shell_words::split(&hint).unwrap();
+    let allow = clada(home.path()).args(&words[1..]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&allow.stdout),
+        "Approved: echo hi | wc -c\t(in sub)\n"
+    );
+    let out = apply();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let list = clada(root).args(["allow", "--list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        list.contains("echo hi | wc -c\t(in sub, approved "),
+        "{list}"
+    );
+    // An approval of another directory is no approval of this one.
+    let removed = clada(root)
+        .args(["allow", "--dir", "sub", "--remove", "echo hi | wc -c"])
+        .output()
+        .unwrap();
+    assert!(removed.status.success());
+    let elsewhere = clada(root)
+        .args(["allow", "--dir", "other", "echo hi | wc -c"])
+        .output()
+        .unwrap();
+    assert!(elsewhere.status.success());
+    assert_eq!(apply().status.code(), Some(1));
+    // A directory outside the root is no place to approve.
+    let out = clada(root)
+        .args(["allow", "--dir", "../x", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Crash safety: `clada apply` killed with SIGKILL at random moments leaves
 //! every file with its old content or its new content, never a mix; the
-//! next run removes the temporary files a killed one left.
+//! next run removes the temporary files (and directories set aside) a
+//! killed one left.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -163,4 +164,58 @@ fn temp_files(dir: &Path) -> usize {
             clada_markers_is_temp(&name.to_string_lossy())
         })
         .count()
+}
+
+#[test]
+fn the_next_run_removes_a_directory_a_killed_run_set_aside() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    std::fs::create_dir_all(root.join("d/sub")).unwrap();
+    std::fs::write(root.join("d/sub/x.txt"), "old").unwrap();
+    // The unit removes `d` (set aside under a temporary name until the
+    // unit ends); its command kills clada before the unit ends.
+    let doc = scratch.path().join("doc.md");
+    std::fs::write(
+        &doc,
+        "<<<<<<< TASKS\n<<<<<<< REMOVE path=\"d\"\n>>>>>>> END\n\
+         <<<<<<< RUN\nkill -9 $PPID\n>>>>>>> END\n>>>>>>> TASKS\n",
+    )
+    .unwrap();
+    let home = scratch.path().join("home");
+    let apply = |doc: &Path, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_clada"))
+            .args(["apply", "--no-git", "--atomic"])
+            .args(extra)
+            .arg("-C")
+            .arg(&root)
+            .arg(doc)
+            .env("HOME", &home)
+            .env("XDG_RUNTIME_DIR", home.join("run"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+    };
+    // Unconfined: the sandbox may one day keep a command from signalling
+    // clada.
+    let killed = apply(&doc, &["--allow-any-command", "--sandbox=off"]);
+    assert_eq!(killed.code(), None, "clada was not killed: {killed:?}");
+    let left: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.len() == 1 && clada_markers_is_temp(&left[0]),
+        "the killed run left {left:?}"
+    );
+    // Any next run on the root removes it, with all it holds.
+    let next = scratch.path().join("next.md");
+    std::fs::write(&next, "<<<<<<< WRITE path=\"a.txt\"\na\n>>>>>>> END\n").unwrap();
+    assert!(apply(&next, &[]).success());
+    let names: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["a.txt"]);
 }

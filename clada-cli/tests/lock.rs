@@ -131,7 +131,7 @@ fn concurrent_runs_take_a_lock_on_the_root_by_default() {
 }
 
 #[test]
-fn in_a_repository_the_default_lock_is_in_its_git_directory() {
+fn in_a_repository_the_default_lock_is_in_the_runtime_directory_never_in_git() {
     let dir = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     git2::Repository::init(dir.path()).unwrap();
@@ -140,6 +140,22 @@ fn in_a_repository_the_default_lock_is_in_its_git_directory() {
         home.path(),
         &["--git-author", "t <t@example.com>"],
     );
-    assert!(dir.path().join(".git/clada.lock").exists());
-    assert!(!home.path().join("run/clada/locks").exists());
+    // Nothing of clada's in `.git`, where a command may write.
+    let in_git: Vec<_> = std::fs::read_dir(dir.path().join(".git"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("clada"))
+        .collect();
+    assert!(in_git.is_empty(), "{in_git:?}");
+    // One lock for the repository, in a directory nobody else may use.
+    let locks = home.path().join("run/clada/locks");
+    let names: Vec<_> = std::fs::read_dir(&locks)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".lock"))
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&locks).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
 }

@@ -438,6 +438,53 @@ fn a_stream_applies_each_unit_as_it_arrives() {
     assert_eq!(events[4]["failed"], 1);
 }
 
+/// A unit holding bytes that are not UTF-8 is refused with its position,
+/// never written with replacement characters; the stream goes on
+/// (PROTOCOL §11.5).
+#[test]
+fn a_stream_refuses_a_unit_that_is_not_utf8_and_goes_on() {
+    let root = tempfile::tempdir().unwrap();
+    let stream: &[u8] = b"prose \xff\n<<<<<<< WRITE path=\"a.txt\"\ncaf\xe9\n>>>>>>> END\n\
+        <<<<<<< WRITE path=\"b.txt\"\nb\n>>>>>>> END\n";
+    let mut child = clada()
+        .args(["apply", "--stream", "--no-git", "--format", "jsonl", "-C"])
+        .arg(root.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), stream).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!root.path().join("a.txt").exists(), "the unit was applied");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("b.txt")).unwrap(),
+        "b\n"
+    );
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let d = &events[0];
+    assert_eq!(
+        (d["event"].as_str(), d["code"].as_str()),
+        (Some("diagnostic"), Some("invalid_utf8"))
+    );
+    assert_eq!(
+        (d["start"]["line"].as_u64(), d["start"]["column"].as_u64()),
+        (Some(3), Some(4))
+    );
+    assert_eq!(d["start"]["offset"], 38);
+    assert_eq!(events[1]["error"]["type"], "invalid_utf8");
+    assert_eq!(events[2]["status"], "success");
+    let summary = events.last().unwrap();
+    assert_eq!(
+        (summary["succeeded"].as_u64(), summary["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+}
+
 /// Waits until `f` holds, or fails after 20 s.
 fn eventually(what: &str, f: impl Fn() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

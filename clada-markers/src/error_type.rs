@@ -28,6 +28,7 @@ pub enum ErrorType {
     CommandNotAllowed,
     MatchCountMismatch,
     AlreadyApplied,
+    IndentationMismatch,
     FileNotFound,
     FileExists,
     PermissionDenied,
@@ -64,6 +65,7 @@ impl ErrorType {
             | ErrorType::CommandNotAllowed => Category::Validation,
             ErrorType::MatchCountMismatch
             | ErrorType::AlreadyApplied
+            | ErrorType::IndentationMismatch
             | ErrorType::FileNotFound
             | ErrorType::FileExists
             | ErrorType::ExecFailed

@@ -17,9 +17,13 @@ fn needs_escape(c: char, next: Option<char>) -> bool {
     match c {
         '\n' | '\t' => false,
         '\r' => !matches!(next, None | Some('\n')),
-        '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
-        _ => c.is_control(),
+        _ => c.is_control() || is_bidi(c),
     }
+}
+
+/// The bidirectional formatting characters, which reorder what is shown.
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 fn push_escape(out: &mut String, c: char) {
@@ -36,6 +40,26 @@ fn push_escape(out: &mut String, c: char) {
 /// none (the usual case).
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
     escape_mapped(text).0
+}
+
+/// `text` as one line of a report: every control character escaped,
+/// line feeds, tabs and carriage returns too (`\x0a`). For what a report
+/// prints on a line of its own: a task's line, an error, a hint, a path, a
+/// name read from the disk. A name holding a line feed can then never
+/// print a line of its own (a forged `[task-9] ✓` line).
+pub fn escape_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() || is_bidi(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c.is_control() || is_bidi(c) {
+            push_escape(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// `text` escaped, and where it grew: for each escaped character, its
@@ -93,6 +117,14 @@ mod tests {
         assert_eq!(escape_controls("over\rwrite"), "over\\x0dwrite");
         assert_eq!(escape_controls("\x7f"), "\\x7f");
         assert_eq!(escape_controls("é\u{0}"), "é\\x00");
+    }
+
+    #[test]
+    fn a_line_never_holds_a_line_break() {
+        assert_eq!(escape_line("a\n[task-9] ✓ x"), "a\\x0a[task-9] ✓ x");
+        assert_eq!(escape_line("t\tab\r\n"), "t\\x09ab\\x0d\\x0a");
+        assert_eq!(escape_line("x\u{9b}\u{202e}"), "x\\u{9b}\\u{202e}");
+        assert!(matches!(escape_line("plain é"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -159,8 +159,8 @@ impl Model {
 }
 
 /// Whether `op` can be written at all: a search and a range's start and
-/// end are never empty, a command is not blank, paths are relative and
-/// below the root.
+/// end are never empty, a search differs from its replacement, a command
+/// is not blank, paths are relative and below the root.
 pub fn is_writable(op: &Op<'_>) -> bool {
     let path_ok = |p: &str| {
         crate::path::normalize(p).is_ok_and(|c| !c.is_empty())
@@ -168,7 +168,12 @@ pub fn is_writable(op: &Op<'_>) -> bool {
     };
     match op {
         Op::Write { path, .. } | Op::Remove { path } => path_ok(path),
-        Op::Edit { path, search, .. } => path_ok(path) && !search.is_empty(),
+        Op::Edit {
+            path,
+            search,
+            replace,
+            ..
+        } => path_ok(path) && !search.is_empty() && search != replace,
         Op::EditRange {
             path, start, end, ..
         } => path_ok(path) && !start.is_empty() && !end.is_empty() && !start.ends_with('\r'),
@@ -322,6 +327,7 @@ pub mod strategy {
                 Op::Edit {
                     path: c(p),
                     count,
+                    matching: crate::ast::Matching::default(),
                     search: c(search),
                     replace: c(replace),
                 }
@@ -338,6 +344,7 @@ pub mod strategy {
                     Op::EditRange {
                         path: c(p),
                         count,
+                        matching: crate::ast::Matching::default(),
                         start: c(start),
                         end: c(end),
                         replace: c(replace),
@@ -469,6 +476,7 @@ mod arbitrary_impls {
             1 => Op::Edit {
                 path: path(u)?,
                 count: count(u)?,
+                matching: crate::ast::Matching::default(),
                 search: body(u, 1)?,
                 replace: body(u, 0)?,
             },
@@ -478,6 +486,7 @@ mod arbitrary_impls {
                 Op::EditRange {
                     path: path(u)?,
                     count: count(u)?,
+                    matching: crate::ast::Matching::default(),
                     start,
                     end: body(u, 1)?,
                     replace: body(u, 0)?,

@@ -85,6 +85,8 @@ mod outcome;
 pub mod report;
 pub mod stream;
 pub mod syntax;
+#[cfg(feature = "engine")]
+pub mod watch;
 
 // The layers' modules by their short names, inside the crate.
 #[cfg(feature = "engine")]
@@ -97,9 +99,11 @@ use syntax::{
 #[cfg(feature = "engine")]
 pub use apply::{Apply, Listener};
 pub use dialect::Dialect;
+#[cfg(feature = "engine")]
+pub use engine::MatchMode;
 pub use error_type::{Category, ErrorType};
 pub use report::{ApplyReport, CheckReport};
-pub use syntax::ast::{Block, BlockRules, Count, Document, Op, Task, Unit};
+pub use syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
 pub use syntax::diagnostics::{Diagnostic, Fix, Severity, render};
 pub use syntax::input::decode;
 pub use syntax::parser::{parse, parse_with};

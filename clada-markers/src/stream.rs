@@ -3,6 +3,13 @@
 //! moment its closer is read, with where it started; prose between units is
 //! passed over and never kept. Memory is the current unit, not the stream.
 //!
+//! The stream is read as bytes ([`Splitter::push_bytes`]): a unit holding
+//! bytes that are not UTF-8 is handed out with where the first one is, and
+//! [`Chunk::document`] parses it with an `invalid_utf8` error at that
+//! place, so that it is reported and never applied (the whole-document
+//! rule of PROTOCOL §4, per unit); the stream goes on with the next unit.
+//! Prose is not read, whatever its bytes.
+//!
 //! The depth rule is the parser's (PROTOCOL §2.4): inside a unit opened with
 //! N characters, only marker lines of exactly N count; an opener raises the
 //! depth, a closer at depth 0 ends the unit (a TASKS block ends at its
@@ -10,6 +17,7 @@
 //! then parsed on its own, so a malformed unit is reported alone and the
 //! stream goes on.
 
+use crate::diagnostics::DiagnosticKind;
 use crate::input::MAX_DOCUMENT_SIZE;
 use crate::lexer::classify;
 use crate::syntax::{Keyword, Shape};
@@ -18,9 +26,78 @@ use crate::syntax::{Keyword, Shape};
 /// starts at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chunk {
+    /// The text; bytes that are not UTF-8 are replaced (U+FFFD), and
+    /// `invalid_utf8` says where the first was.
     pub text: String,
     pub offset: usize,
     pub line: usize,
+    /// Where in `text` the first byte that is not UTF-8 was, if any: the
+    /// unit is then refused ([`Chunk::document`]).
+    pub invalid_utf8: Option<usize>,
+}
+
+impl Chunk {
+    /// The unit parsed on its own; one that held bytes that are not UTF-8
+    /// gets an `invalid_utf8` error where the first was, which keeps it
+    /// from running.
+    pub fn document(&self, options: crate::ParseOptions) -> crate::Document<'_> {
+        let doc = crate::parse_with(&self.text, options);
+        let Some(offset) = self.invalid_utf8 else {
+            return doc;
+        };
+        let at = crate::span::LineIndex::new(&self.text).position(offset);
+        let message = format!(
+            "the unit is not valid UTF-8 at line {}, column {} of the stream (byte offset {}); \
+             nothing of it was applied",
+            at.line + self.line - 1,
+            at.column,
+            self.offset + offset
+        );
+        let help = "save the reply as UTF-8 and send the unit again";
+        self.refuse(doc, offset, DiagnosticKind::InvalidUtf8, message, help)
+    }
+
+    /// The unit parsed on its own and refused with an error of `kind` at
+    /// its start: nothing of it runs, and the report says why.
+    pub fn refused(
+        &self,
+        options: crate::ParseOptions,
+        kind: DiagnosticKind,
+        message: String,
+        help: &str,
+    ) -> crate::Document<'_> {
+        let doc = self.document(options);
+        self.refuse(doc, 0, kind, message, help)
+    }
+
+    /// `doc` with an error of `kind` at `offset`, filed under the unit
+    /// there (which therefore does not run).
+    fn refuse<'t>(
+        &'t self,
+        mut doc: crate::Document<'t>,
+        offset: usize,
+        kind: DiagnosticKind,
+        message: String,
+        help: &str,
+    ) -> crate::Document<'t> {
+        let block = doc
+            .units
+            .iter()
+            .rev()
+            .find(|u| u.span().start <= offset)
+            .or(doc.units.first())
+            .map(crate::Unit::number);
+        let end = self.text[offset..]
+            .chars()
+            .next()
+            .map_or(offset, |c| offset + c.len_utf8());
+        let mut d =
+            crate::Diagnostic::new(kind, crate::Span::new(offset, end), message).with_help(help);
+        d.block = block;
+        doc.diagnostics.push(d);
+        crate::diagnostics::sort_in_document_order(&mut doc.diagnostics);
+        doc
+    }
 }
 
 #[derive(Debug, Default)]
@@ -46,6 +123,10 @@ pub struct Splitter {
     lines: usize,
     start_line: usize,
     state: State,
+    /// Where in the line being pushed its first byte that is not UTF-8
+    /// was, and where in `buf` the first of the unit's was.
+    bad_in_line: Option<usize>,
+    bad: Option<usize>,
 }
 
 impl Splitter {
@@ -53,13 +134,45 @@ impl Splitter {
         Splitter::default()
     }
 
+    /// Takes the next line as bytes (with its line break, if it has one);
+    /// returns the unit it completes, if any. A unit with bytes that are
+    /// not UTF-8 is handed out with where the first was
+    /// ([`Chunk::invalid_utf8`]).
+    pub fn push_bytes(&mut self, line: &[u8]) -> Option<Chunk> {
+        match std::str::from_utf8(line) {
+            Ok(text) => self.push_line(text),
+            Err(e) => {
+                self.bad_in_line = Some(e.valid_up_to());
+                let chunk = self.push(&String::from_utf8_lossy(line), line.len());
+                self.bad_in_line = None;
+                chunk
+            }
+        }
+    }
+
+    /// Adds `line` to the unit's text.
+    fn keep(&mut self, line: &str) {
+        if let (Some(at), None) = (self.bad_in_line, self.bad) {
+            self.bad = Some(self.buf.len() + at);
+        }
+        self.buf.push_str(line);
+    }
+
     /// Takes the next line (with its line break, if it has one); returns
     /// the unit it completes, if any.
     pub fn push_line(&mut self, line: &str) -> Option<Chunk> {
+        self.push(line, line.len())
+    }
+
+    /// Takes `line`, which was `raw` bytes of the stream.
+    fn push(&mut self, line: &str, raw: usize) -> Option<Chunk> {
         let offset = self.at;
-        self.at += line.len();
+        self.at += raw;
         self.lines += 1;
         let marker = classify(line, offset);
+        if matches!(self.state, State::Unit { .. }) {
+            self.keep(line);
+        }
         match self.state {
             State::Prose => {
                 let m = marker.filter(|m| m.shape == Shape::Opener)?;
@@ -67,7 +180,7 @@ impl Splitter {
                 if keyword != Keyword::Tasks && keyword.task().is_none() {
                     return None;
                 }
-                self.buf.push_str(line);
+                self.keep(line);
                 self.start = offset;
                 self.start_line = self.lines;
                 self.state = State::Unit {
@@ -82,7 +195,6 @@ impl Splitter {
                 ref mut depth,
                 block,
             } => {
-                self.buf.push_str(line);
                 let mut done = false;
                 if let Some(m) = marker.filter(|m| m.fence() == fence) {
                     match m.shape {
@@ -123,6 +235,7 @@ impl Splitter {
             text: std::mem::take(&mut self.buf),
             offset: self.start,
             line: self.start_line,
+            invalid_utf8: self.bad.take(),
         })
     }
 }
@@ -159,6 +272,41 @@ mod tests {
         assert_eq!(
             &doc[chunks[1].offset..chunks[1].offset + 13],
             "<<<<<<< TASKS"
+        );
+    }
+
+    #[test]
+    fn a_unit_with_bytes_that_are_not_utf8_is_refused_where_they_are() {
+        let stream: &[&[u8]] = &[
+            b"prose \xff is not read\n",
+            b"<<<<<<< WRITE path=\"a.txt\"\n",
+            b"ok\n",
+            b"caf\xe9\n",
+            b">>>>>>> END\n",
+            b"<<<<<<< WRITE path=\"b.txt\"\n",
+            b"fine\n",
+            b">>>>>>> END\n",
+        ];
+        let mut s = Splitter::new();
+        let chunks: Vec<Chunk> = stream.iter().filter_map(|l| s.push_bytes(l)).collect();
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(chunks[0].invalid_utf8, Some(33));
+        assert_eq!(chunks[1].invalid_utf8, None);
+        let doc = chunks[0].document(crate::ParseOptions::default());
+        let d = &doc.diagnostics[0];
+        assert_eq!(d.kind, DiagnosticKind::InvalidUtf8);
+        assert_eq!((d.span.start, d.block), (33, Some(1)));
+        assert!(
+            d.message
+                .contains("line 4, column 4 of the stream (byte offset 53)"),
+            "{}",
+            d.message
+        );
+        assert!(doc.has_errors());
+        assert!(
+            !chunks[1]
+                .document(crate::ParseOptions::default())
+                .has_errors()
         );
     }
 

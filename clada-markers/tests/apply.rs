@@ -25,6 +25,8 @@ struct Expect {
     tasks: BTreeMap<usize, String>,
     allow_escape: bool,
     symlinks: Vec<(String, String)>,
+    /// `hardlink PATH TARGET`: another name of the input file TARGET.
+    hardlinks: Vec<(String, String)>,
     modes: Vec<(String, u32)>,
     expect_symlinks: Vec<(String, String)>,
     expect_modes: Vec<(String, u32)>,
@@ -48,6 +50,31 @@ struct Expect {
     dialect: Option<String>,
     /// `hint N TEXT`: task N's error hint holds TEXT.
     hints: Vec<(usize, String)>,
+    /// `note N TEXT`: block N's note holds TEXT.
+    notes: Vec<(usize, String)>,
+    /// `match exact|whitespace`: `--match` (default whitespace).
+    exact: bool,
+    /// `matched N HOW [SHIFT]`: how task N's edit found its text, and the
+    /// shift of its replacement (`+4`, `-2`; none when absent).
+    matched: Vec<(usize, String, Option<i64>)>,
+    /// `twice`: the document is applied a second time, after which the
+    /// tree is still `expected/` (no byte changed).
+    twice: bool,
+    /// `again N OUTCOME`: task N's outcome in the second run.
+    again: BTreeMap<usize, String>,
+    /// `diagnostic error|warning KIND LINE`: a diagnostic of the document.
+    diagnostics: Vec<String>,
+    /// `closest-path N PATH`: task N's error names PATH as the closest
+    /// existing path.
+    closest_paths: Vec<(usize, String)>,
+    /// `excerpt N LINE`: task N's error shows an occurrence at LINE with
+    /// the lines around it.
+    excerpts: Vec<(usize, usize)>,
+    /// `report-dialect D`: the report names dialect D.
+    report_dialect: Option<String>,
+    /// `chosen N CANDIDATES HINT`: task N's line hint HINT chose among
+    /// CANDIDATES equal occurrences.
+    chosen: Vec<(usize, usize, usize)>,
 }
 
 impl Expect {
@@ -74,6 +101,25 @@ impl Expect {
                 ["task", k, "rolled-back"] => {
                     e.tasks.insert(num(k)?, "rolled-back".into());
                 }
+                ["again", k, outcome @ ..] => {
+                    e.again.insert(num(k)?, outcome.join(" "));
+                }
+                ["twice"] => e.twice = true,
+                ["match", "exact"] => e.exact = true,
+                ["match", "whitespace"] => e.exact = false,
+                ["matched", k, how] => e.matched.push((num(k)?, (*how).into(), None)),
+                ["matched", k, how, by] => {
+                    let by = by.parse::<i64>().map_err(|_| bad())?;
+                    e.matched.push((num(k)?, (*how).into(), Some(by)));
+                }
+                ["diagnostic", sev @ ("error" | "warning"), kind, line] => {
+                    num(line)?;
+                    e.diagnostics.push(format!("{sev} {kind} {line}"));
+                }
+                ["closest-path", k, p] => e.closest_paths.push((num(k)?, (*p).into())),
+                ["excerpt", k, line] => e.excerpts.push((num(k)?, num(line)?)),
+                ["report-dialect", d] => e.report_dialect = Some((*d).into()),
+                ["chosen", k, c, h] => e.chosen.push((num(k)?, num(c)?, num(h)?)),
                 ["allow-escape"] => e.allow_escape = true,
                 ["dry-run"] => e.dry_run = true,
                 ["atomic"] => e.atomic = Some(Atomic::Unit),
@@ -91,7 +137,12 @@ impl Expect {
                     e.at.push(((*what).into(), num(k)?, (*place).into()));
                 }
                 ["ranges", k, rs @ ..] => e.ranges.push((num(k)?, rs.join(" "))),
-                ["resend", list @ ("applied" | "failed" | "skipped"), ns @ ..] => {
+                [
+                    "resend",
+                    list
+                    @ ("applied" | "already_applied" | "failed" | "needs_approval" | "skipped"),
+                    ns @ ..,
+                ] => {
                     e.resend.push(((*list).into(), ns.join(" ")));
                 }
                 [
@@ -103,7 +154,13 @@ impl Expect {
                     let text = text[k.len()..].trim_start();
                     e.hints.push((num(k)?, text.to_owned()));
                 }
+                ["note", k, ..] => {
+                    let text = raw.trim_start()["note".len()..].trim_start();
+                    let text = text[k.len()..].trim_start();
+                    e.notes.push((num(k)?, text.to_owned()));
+                }
                 ["symlink", p, t] => e.symlinks.push(((*p).into(), (*t).into())),
+                ["hardlink", p, t] => e.hardlinks.push(((*p).into(), (*t).into())),
                 ["mode", p, m] => e.modes.push(((*p).into(), mode(m)?)),
                 ["expect-symlink", p, t] => e.expect_symlinks.push(((*p).into(), (*t).into())),
                 ["expect-mode", p, m] => e.expect_modes.push(((*p).into(), mode(m)?)),
@@ -190,6 +247,9 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         }
         std::os::unix::fs::symlink(t, at)?;
     }
+    for (p, t) in &expect.hardlinks {
+        std::fs::hard_link(root_dir.join(t), root_dir.join(p))?;
+    }
     for (p, m) in &expect.modes {
         std::fs::set_permissions(root_dir.join(p), std::fs::Permissions::from_mode(*m))?;
     }
@@ -221,12 +281,22 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     // What the command line does, without git and without clada's own
     // directories: built-in commands run (on the plan in a dry run), and
     // nothing else is approved.
-    let report = Apply::new(&root_dir)?
-        .git(None)
-        .allow_escape(expect.allow_escape)
-        .dry_run(expect.dry_run)
-        .atomic(expect.atomic)
-        .run(&doc);
+    let mode = if expect.exact {
+        clada_markers::MatchMode::Exact
+    } else {
+        clada_markers::MatchMode::Whitespace
+    };
+    let run = || -> std::io::Result<clada_markers::ApplyReport> {
+        Ok(Apply::new(&root_dir)?
+            .dialect(dialect)
+            .git(None)
+            .allow_escape(expect.allow_escape)
+            .dry_run(expect.dry_run)
+            .atomic(expect.atomic)
+            .matching(mode)
+            .run(&doc))
+    };
+    let report = run()?;
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     crate::common::assert_matches_schema(Schema::Apply, &report);
 
@@ -318,11 +388,94 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
             "task {n}'s hint `{hint}` lacks `{want}`"
         );
     }
+    for (n, want) in &expect.notes {
+        let note = report
+            .blocks
+            .iter()
+            .find(|b| b.number == *n)
+            .and_then(|b| b.note.clone())
+            .unwrap_or_default();
+        assert!(
+            note.contains(want.as_str()),
+            "block {n}'s note `{note}` lacks `{want}`"
+        );
+    }
+    let task = |n: usize| {
+        report
+            .blocks
+            .iter()
+            .flat_map(|b| &b.tasks)
+            .find(|t| t.number == n)
+    };
+    for (n, how, by) in &expect.matched {
+        let t = task(*n);
+        let got = t.and_then(|t| t.matched).map(|m| m.as_str().to_owned());
+        assert_eq!(
+            got.as_deref(),
+            Some(how.as_str()),
+            "task {n} matched; report:\n{json}"
+        );
+        let shift = t.and_then(|t| t.shift.as_ref()).map(|s| s.by);
+        assert_eq!(shift, *by, "task {n}'s shift; report:\n{json}");
+    }
+    for (n, candidates, hint) in &expect.chosen {
+        let got = task(*n)
+            .and_then(|t| t.chosen.as_ref())
+            .map(|c| (c.candidates, c.hint));
+        assert_eq!(
+            got,
+            Some((*candidates, *hint)),
+            "task {n}'s chosen candidate; report:\n{json}"
+        );
+    }
+    for (n, path) in &expect.closest_paths {
+        let got = task(*n)
+            .and_then(|t| t.error.as_ref())
+            .and_then(|e| e.closest_path.clone());
+        assert_eq!(
+            got.as_ref(),
+            Some(path),
+            "task {n}'s closest path; report:\n{json}"
+        );
+    }
+    for (n, line) in &expect.excerpts {
+        let e = task(*n).and_then(|t| t.error.as_ref());
+        let x = e.and_then(|e| e.excerpts.iter().find(|x| x.line == *line));
+        let x = x.unwrap_or_else(|| {
+            panic!("task {n} shows no occurrence at line {line}; report:\n{json}")
+        });
+        // A line either side, where there is one.
+        assert!(
+            x.start_line < x.line || x.line == 1,
+            "no line before: {x:?}"
+        );
+        assert!(x.text.len() >= 2, "no line after: {x:?}");
+    }
+    if let Some(d) = &expect.report_dialect {
+        assert_eq!(report.dialect.name(), d, "the report's dialect");
+    }
+    if !expect.diagnostics.is_empty() {
+        let lines = clada_markers::syntax::LineIndex::new(text);
+        let mut got: Vec<String> = doc
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let sev = if d.is_error() { "error" } else { "warning" };
+                format!("{sev} {} {}", d.kind, lines.line(d.span.start))
+            })
+            .collect();
+        got.sort();
+        let mut want = expect.diagnostics.clone();
+        want.sort();
+        assert_eq!(got, want, "the document's diagnostics");
+    }
     for (list, want) in &expect.resend {
         let r = report.resend.clone().unwrap_or_default();
         let got = match list.as_str() {
             "applied" => r.applied,
+            "already_applied" => r.already_applied,
             "failed" => r.failed,
+            "needs_approval" => r.needs_approval,
             _ => r.skipped,
         };
         let got: Vec<String> = got.iter().map(usize::to_string).collect();
@@ -353,6 +506,33 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         show(&want),
         show(&got)
     );
+    if expect.twice {
+        // The same reply again changes no byte.
+        let second = run()?;
+        let json = serde_json::to_string_pretty(&second).unwrap_or_default();
+        let outcomes: BTreeMap<usize, String> = second
+            .blocks
+            .iter()
+            .flat_map(|b| &b.tasks)
+            .map(|t| {
+                let o = match (t.status, &t.error) {
+                    (TaskStatus::Success, _) => "success".to_owned(),
+                    (TaskStatus::Skipped, _) => "skipped".to_owned(),
+                    (TaskStatus::Failed, Some(e)) => format!("failed {}", e.kind),
+                    (TaskStatus::Failed, None) => "failed ?".to_owned(),
+                };
+                (t.number, o)
+            })
+            .collect();
+        assert_eq!(outcomes, expect.again, "second run; report:\n{json}");
+        let again = read_tree(&root_dir);
+        assert!(
+            again == want,
+            "the second run changed the tree\n--- expected\n{}--- got\n{}report:\n{json}",
+            show(&want),
+            show(&again)
+        );
+    }
     for (p, m) in &expect.expect_modes {
         let mode = std::fs::metadata(root_dir.join(p))?.permissions().mode() & 0o7777;
         assert_eq!(mode, *m, "mode of {p}");

@@ -743,3 +743,39 @@ fn built_in_cp_stops_once_a_run_has_copied_its_allowance() {
     let names: Vec<_> = std::fs::read_dir(root.join("d")).unwrap().collect();
     assert_eq!(names.len(), 1);
 }
+
+/// A named pipe is never read (it would block) nor compared as if it were
+/// empty: the reading tools refuse it with a message (PROTOCOL §6).
+#[test]
+fn the_reading_tools_refuse_a_pipe() {
+    let t = tree();
+    let root = root_of(&t);
+    std::fs::create_dir(root.join("l")).unwrap();
+    std::fs::create_dir(root.join("r")).unwrap();
+    for p in ["p", "l/p", "r/p"] {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join(p),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+    }
+    for command in ["diff p a.txt", "diff a.txt p", "diff -r l r"] {
+        let (kind, code, output) = fails(&root, command);
+        assert_eq!((kind, code), (ErrorType::ExecFailed, Some(2)), "{command}");
+        assert!(
+            output.contains("not a regular file or directory"),
+            "{command}: {output}"
+        );
+    }
+    for command in ["cat p", "head p", "tail p", "wc p", "grep x p", "xxd p"] {
+        let (kind, _, output) = fails(&root, command);
+        assert_eq!(kind, ErrorType::ExecFailed, "{command}");
+        assert!(
+            output.contains("p: not a regular file"),
+            "{command}: {output}"
+        );
+    }
+}

@@ -29,7 +29,7 @@ impl Observer for Heard {
 struct Answering(Answer, std::rc::Rc<std::cell::Cell<usize>>);
 
 impl Approver for Answering {
-    fn ask(&mut self, _command: &str) -> Option<Answer> {
+    fn ask(&mut self, _command: &str, _dir: Option<&str>) -> Option<Answer> {
         self.1.set(self.1.get() + 1);
         Some(self.0)
     }
@@ -214,8 +214,8 @@ fn approved_commands_run_in_a_shell_and_multi_line_bodies_too() {
     let approvals = options.approvals.clone().unwrap();
     approvals
         .update(|list| {
-            list.add("echo hi | tr a-z A-Z", std::time::SystemTime::now());
-            list.add(script, std::time::SystemTime::now())
+            list.add("echo hi | tr a-z A-Z", None, std::time::SystemTime::now());
+            list.add(script, None, std::time::SystemTime::now())
         })
         .unwrap();
     let doc = format!(
@@ -229,6 +229,48 @@ fn approved_commands_run_in_a_shell_and_multi_line_bodies_too() {
     assert_eq!(heard.lines[&1], ["HI"]);
     // stdout and stderr, merged in order.
     assert_eq!(heard.lines[&2], ["one", "two"]);
+}
+
+#[test]
+fn commands_approved_for_one_run_run_then_and_are_never_written() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let mut options = approving(&s);
+    let approvals = options.approvals.clone().unwrap();
+    options.approved = vec!["  echo hi | tr a-z A-Z ".to_owned()];
+    let doc = "<<<<<<< RUN\necho hi | tr a-z A-Z\n>>>>>>> END\n<<<<<<< RUN\necho other | cat\n>>>>>>> END\n";
+    let (r, heard) = run_with(&root, doc, options.clone(), Box::new(NoPrompt), None);
+    assert_eq!(r[0].status, TaskStatus::Success, "{r:#?}");
+    assert_eq!(heard.lines[&1], ["HI"]);
+    // Exactly that command line, nothing else.
+    assert_eq!(error_of(&r[1]), Some(ErrorType::CommandNotAllowed));
+    assert!(!approvals.file().exists(), "nothing kept on disk");
+    // A dry run says it would run, as for a command `clada allow` approved.
+    let doc = parse_with(doc, ParseOptions::default());
+    let report = Apply::new(&root)
+        .unwrap()
+        .git(None)
+        .commands(options.clone())
+        .dry_run(true)
+        .run(&doc);
+    let tasks = crate::common::tasks(report);
+    assert_eq!(tasks[0].status, TaskStatus::Success, "{tasks:#?}");
+    assert!(
+        tasks[0].message.contains("approved"),
+        "{}",
+        tasks[0].message
+    );
+    // The next run, without them, refuses it.
+    options.approved.clear();
+    let r = run_with(
+        &root,
+        "<<<<<<< RUN\necho hi | tr a-z A-Z\n>>>>>>> END\n",
+        options,
+        Box::new(NoPrompt),
+        None,
+    )
+    .0;
+    assert_eq!(error_of(&r[0]), Some(ErrorType::CommandNotAllowed));
 }
 
 #[test]
@@ -264,10 +306,10 @@ fn a_prompt_decides_once_always_or_no() {
     assert_eq!(error_of(&r[0]), Some(ErrorType::CommandNotAllowed));
     let (r, _) = run_with(&root, doc, options.clone(), once(Answer::Once), None);
     assert_eq!(r[0].status, TaskStatus::Success);
-    assert!(!approvals.load().unwrap().contains("echo asked | cat"));
+    assert!(!approvals.load().unwrap().contains("echo asked | cat", None));
     let (r, _) = run_with(&root, doc, options.clone(), once(Answer::Always), None);
     assert_eq!(r[0].status, TaskStatus::Success);
-    assert!(approvals.load().unwrap().contains("echo asked | cat"));
+    assert!(approvals.load().unwrap().contains("echo asked | cat", None));
     assert!(!root.join(".clada").exists());
     assert_eq!(asked.get(), 3);
     // Approved now: no question.
@@ -500,4 +542,168 @@ fn a_dry_run_keeps_the_total_timeout() {
         "{free:?}"
     );
     assert!(!root.join("b").exists() && !root.join("w.txt").exists());
+}
+
+/// Answers "always", noting where each question was about.
+struct AlwaysNoting(std::rc::Rc<std::cell::RefCell<Vec<Option<String>>>>);
+
+impl Approver for AlwaysNoting {
+    fn ask(&mut self, _command: &str, dir: Option<&str>) -> Option<Answer> {
+        self.0.borrow_mut().push(dir.map(str::to_owned));
+        Some(Answer::Always)
+    }
+}
+
+#[test]
+fn an_approval_given_at_a_prompt_holds_only_where_it_was_asked() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let options = approving(&s);
+    let approvals = options.approvals.clone().unwrap();
+    let asked = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let doc = "<<<<<<< RUN dir=\"src\"\necho here | cat\n>>>>>>> END\n";
+    let (r, _) = run_with(
+        &root,
+        doc,
+        options.clone(),
+        Box::new(AlwaysNoting(asked.clone())),
+        None,
+    );
+    assert_eq!(r[0].status, TaskStatus::Success, "{r:#?}");
+    assert_eq!(*asked.borrow(), [Some("src".to_owned())]);
+    let list = approvals.load().unwrap();
+    assert!(list.contains("echo here | cat", Some("src")));
+    assert!(!list.contains("echo here | cat", None));
+    // At the root it is not approved.
+    let r = run_with(
+        &root,
+        "<<<<<<< RUN\necho here | cat\n>>>>>>> END\n",
+        options,
+        Box::new(NoPrompt),
+        None,
+    )
+    .0
+    .remove(0);
+    assert_eq!(error_of(&r), Some(ErrorType::CommandNotAllowed));
+    let message = &r.error.unwrap().message;
+    assert!(
+        message.contains("approved in `src`, not at the root"),
+        "{message}"
+    );
+}
+
+#[test]
+fn nobody_is_asked_to_run_a_command_where_git_would_find_another_repository() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    std::fs::create_dir_all(root.join("src/objects")).unwrap();
+    std::fs::create_dir_all(root.join("src/refs")).unwrap();
+    std::fs::write(root.join("src/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let asked = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    // In the fake repository, and below it: git would find it from both.
+    std::fs::create_dir_all(root.join("src/deeper")).unwrap();
+    for dir in ["src", "src/deeper"] {
+        let doc = format!("<<<<<<< RUN dir=\"{dir}\"\ngit status\necho\n>>>>>>> END\n");
+        let (r, _) = run_with(
+            &root,
+            &doc,
+            approving(&s),
+            Box::new(AlwaysNoting(asked.clone())),
+            None,
+        );
+        assert_eq!(
+            error_of(&r[0]),
+            Some(ErrorType::CommandNotAllowed),
+            "{r:#?}"
+        );
+        let message = &r[0].error.as_ref().unwrap().message;
+        assert!(
+            message.contains("would use `src` as a git directory"),
+            "{message}"
+        );
+    }
+    assert!(asked.borrow().is_empty());
+}
+
+#[test]
+fn git_started_by_a_command_looks_no_higher_than_the_root_s_repository() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let command = "printf '%s' \"$GIT_CEILING_DIRECTORIES\"";
+    let options = approving(&s);
+    let approvals = options.approvals.clone().unwrap();
+    approvals
+        .update(|list| list.add(command, None, std::time::SystemTime::now()))
+        .unwrap();
+    let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
+    // No repository: no higher than the root.
+    let (r, _) = run_with(&root, &doc, options.clone(), Box::new(NoPrompt), None);
+    let parent = s.path().canonicalize().unwrap();
+    assert_eq!(r[0].output.as_deref(), Some(parent.to_str().unwrap()));
+    // The root below a work tree's top: no higher than the top.
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    git2::Repository::init(&root).unwrap();
+    let sub_options = RunOptions {
+        approvals: Some(
+            Approvals::new(
+                &Dirs::from_lookup(|name| (name == "HOME").then(|| s.path().join("home").into()))
+                    .unwrap(),
+                &root.join("sub"),
+            )
+            .unwrap(),
+        ),
+        ..RunOptions::default()
+    };
+    sub_options
+        .approvals
+        .as_ref()
+        .unwrap()
+        .update(|list| list.add(command, None, std::time::SystemTime::now()))
+        .unwrap();
+    let (r, _) = run_with(
+        &root.join("sub"),
+        &doc,
+        sub_options,
+        Box::new(NoPrompt),
+        None,
+    );
+    assert_eq!(
+        r[0].output.as_deref(),
+        Some(parent.to_str().unwrap()),
+        "{r:#?}"
+    );
+}
+
+#[test]
+fn the_built_in_git_refuses_a_repository_a_command_planted_a_link_in() {
+    let s = sandbox();
+    let root = s.path().join("root");
+    let repo = git2::Repository::init(&root).unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new("a.txt")).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "one", &tree, &[])
+        .unwrap();
+    let plant = "rm -rf .git/refs/heads && ln -s ../../../outside .git/refs/heads";
+    let options = approving(&s);
+    options
+        .approvals
+        .as_ref()
+        .unwrap()
+        .update(|list| list.add(plant, None, std::time::SystemTime::now()))
+        .unwrap();
+    let doc = format!(
+        "<<<<<<< RUN\ngit log --oneline\n>>>>>>> END\n<<<<<<< RUN\n{plant}\n>>>>>>> END\n<<<<<<< RUN\ngit log --oneline\n>>>>>>> END\n"
+    );
+    let (r, _) = run_with(&root, &doc, options, Box::new(NoPrompt), None);
+    assert_eq!(r[0].status, TaskStatus::Success, "{r:#?}");
+    assert_eq!(r[1].status, TaskStatus::Success, "{r:#?}");
+    assert_eq!(error_of(&r[2]), Some(ErrorType::GitOperationFailed));
+    let message = &r[2].error.as_ref().unwrap().message;
+    assert!(
+        message.contains("refs/heads is a symbolic link"),
+        "{message}"
+    );
 }

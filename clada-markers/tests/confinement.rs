@@ -1,5 +1,6 @@
 //! `--sandbox`: Landlock confinement of approved commands, for real, and
-//! no process of a command outliving its timeout, `setsid` included.
+//! no process of a command outliving it, `setsid` included, while the
+//! other children of the program that uses clada live on.
 
 use std::path::Path;
 use std::time::Duration;
@@ -135,7 +136,9 @@ fn a_process_that_left_the_group_dies_at_the_timeout() {
     };
     let r = run(
         root.path(),
-        "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' &\nsleep 60",
+        // The pid is written by the command: another test's command ending
+        // meanwhile may end the escaped process first.
+        "setsid sh -c 'exec sleep 60' &\necho $! > escaped.pid\nsleep 60",
         options,
     );
     assert_eq!(r.error.map(|e| e.kind), Some(ErrorType::ExecTimeout));
@@ -166,4 +169,181 @@ fn a_process_that_left_the_group_dies_at_the_timeout() {
         gone,
         "process {pid} left the group with setsid and survived"
     );
+}
+
+/// Whether the process is still there (a zombie counts as gone).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[test]
+fn the_other_children_of_the_program_using_clada_live_on() {
+    // Commands are told from the program's own children by their session,
+    // which needs the `setsid` program.
+    if !["/usr/bin/setsid", "/bin/setsid"]
+        .iter()
+        .any(|p| Path::new(p).exists())
+    {
+        eprintln!("no setsid on this machine: test skipped");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let mut before = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    // Another started by the program while the command runs.
+    let during = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_millis(300));
+        std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap()
+    });
+    let r = run(
+        root.path(),
+        "setsid env -i sh -c 'exec sleep 30' > /dev/null 2>&1 &\necho $! > escaped.pid\nsleep 1",
+        RunOptions {
+            allow_any: true,
+            ..RunOptions::default()
+        },
+    );
+    let mut during = during.join().unwrap();
+    assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+    let escaped: u32 = std::fs::read_to_string(root.path().join("escaped.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !alive(escaped),
+        "the command's process {escaped} survived it"
+    );
+    assert!(alive(before.id()) && before.try_wait().unwrap().is_none());
+    assert!(alive(during.id()) && during.try_wait().unwrap().is_none());
+    for child in [&mut before, &mut during] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
+/// The attack of issue 19: a confined command plants links where clada,
+/// unconfined, writes afterwards (its lock and journal, in the runtime
+/// directory, which without `XDG_RUNTIME_DIR` lies in the temporary
+/// directory), or into the temporary directory another run's command
+/// works in. A confined command may write only its own temporary
+/// directory, made for it and removed after it.
+#[test]
+fn a_confined_command_writes_neither_the_lock_directory_nor_another_run_s_temp() {
+    if !landlock() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let dirs = clada_markers::engine::Dirs {
+        config: scratch.path().join("config"),
+        state: scratch.path().join("state"),
+        // As without XDG_RUNTIME_DIR: in the temporary directory.
+        runtime: tmp.join("clada-test"),
+    };
+    let (a, b) = (scratch.path().join("a"), scratch.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let apply = |root: &Path, command: &str| {
+        let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
+        let doc = parse_with(&doc, ParseOptions::default());
+        let mut options = confined(&tmp);
+        options.timeout = Duration::from_secs(20);
+        let report = Apply::new(root)
+            .unwrap()
+            .git(None)
+            .dirs(Some(dirs.clone()))
+            .commands(options)
+            .run(&doc);
+        crate::common::tasks(report).remove(0)
+    };
+    std::thread::scope(|scope| {
+        // Run A holds its lock and journal; its command says where its
+        // temporary directory is and waits.
+        let first = scope.spawn(|| {
+            apply(
+                &a,
+                "echo \"$TMPDIR\" > tmpdir.new && mv tmpdir.new tmpdir && echo x > \"$TMPDIR/mine\" && \
+                 i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done",
+            )
+        });
+        let theirs = (0..400)
+            .find_map(|_| {
+                let text = std::fs::read_to_string(a.join("tmpdir")).ok();
+                if text.is_none() {
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+                text
+            })
+            .expect("the first run's command started");
+        let theirs = theirs.trim().to_owned();
+        assert!(Path::new(&theirs).starts_with(&tmp), "{theirs}");
+        let locks = dirs.runtime.join("locks");
+        let mut targets = vec![
+            locks.join("planted"),
+            dirs.runtime.join("planted"),
+            tmp.join("planted"),
+            Path::new(&theirs).join("planted"),
+            Path::new(&theirs).join("mine"),
+        ];
+        // The lock and journal files of run A themselves.
+        for e in std::fs::read_dir(&locks).unwrap() {
+            targets.push(e.unwrap().path());
+        }
+        assert!(
+            targets
+                .iter()
+                .any(|t| t.to_string_lossy().ends_with(".lock.journal")),
+            "{targets:?}"
+        );
+        let tries: Vec<String> = targets
+            .iter()
+            .map(|t| {
+                let t = shell_words::quote(&t.to_string_lossy()).into_owned();
+                format!(
+                    "(echo x >> {t}) 2>/dev/null && echo \"wrote {t}\"; \
+                     ln -s /nowhere {t}.link 2>/dev/null && echo \"linked {t}\";"
+                )
+            })
+            .collect();
+        let r = apply(
+            &b,
+            &format!(
+                "{} echo own > \"$TMPDIR/own\" && cat \"$TMPDIR/own\"",
+                tries.join(" ")
+            ),
+        );
+        std::fs::write(a.join("go"), "").unwrap();
+        let output = r.output.clone().unwrap_or_default();
+        assert_eq!(r.status, TaskStatus::Success, "{r:#?}");
+        assert_eq!(output, "own\n", "the confined command wrote: {output}");
+        for t in &targets {
+            let link = format!("{}.link", t.display());
+            assert!(std::fs::symlink_metadata(link).is_err());
+        }
+        assert!(std::fs::symlink_metadata(locks.join("planted")).is_err());
+        assert!(std::fs::symlink_metadata(tmp.join("planted")).is_err());
+        let first = first.join().unwrap();
+        assert_eq!(first.status, TaskStatus::Success, "{first:#?}");
+        // Removed with what it held when its command ended.
+        assert!(!Path::new(&theirs).exists(), "{theirs} is left");
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().starts_with("clada-run-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    });
 }

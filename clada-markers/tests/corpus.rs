@@ -62,6 +62,7 @@ fn parse_case(path: &Path, bytes: Vec<u8>) -> datatest_stable::Result<()> {
                 &clada_markers::CheckReport::new(&doc),
             );
             round_trip(src, &doc, options);
+            fixes_work_in_one_round(src, &doc, options);
             let lines = clada_markers::syntax::LineIndex::new(src);
             let mut a = Actual {
                 blocks: doc.units.len(),
@@ -101,6 +102,44 @@ fn parse_case(path: &Path, bytes: Vec<u8>) -> datatest_stable::Result<()> {
         insta::assert_snapshot!(stem.to_owned(), snapshot);
     });
     Ok(())
+}
+
+/// A document with a near-miss marker (PROTOCOL §2.1): applying every fix
+/// its errors offer gives a document without an error, in one round. (A
+/// warning's fix is for a line that may be prose: it is not applied.)
+fn fixes_work_in_one_round(src: &str, doc: &clada_markers::Document<'_>, options: ParseOptions) {
+    let near_miss = doc
+        .diagnostics
+        .iter()
+        .any(|d| d.kind.name() == "malformed_marker" && d.is_error() && d.fix.is_some());
+    if !near_miss {
+        return;
+    }
+    let mut fixes: Vec<&clada_markers::Fix> = doc
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .filter_map(|d| d.fix.as_ref())
+        .collect();
+    fixes.sort_by_key(|f| (f.span.start, f.span.end));
+    let mut fixed = String::new();
+    let mut at = 0;
+    for f in fixes {
+        // Fixes that overlap one already applied are the same repair.
+        if f.span.start < at {
+            continue;
+        }
+        fixed.push_str(&src[at..f.span.start]);
+        fixed.push_str(&f.replacement);
+        at = f.span.end;
+    }
+    fixed.push_str(&src[at..]);
+    let again = parse_with(&fixed, options);
+    let errors: Vec<_> = again.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert!(
+        errors.is_empty(),
+        "the fixes leave errors:\n{fixed}\n{errors:#?}"
+    );
 }
 
 /// When every task is well formed, printing the document and parsing the

@@ -11,16 +11,11 @@ use clada_markers::{Apply, ParseOptions};
 
 use crate::apply::{Entry, copy_tree, read_tree};
 
-/// Commits with a hunk whose text occurs more than once in its file.
-/// Without the `@@` numbers nothing can choose: each must fail with that
-/// ambiguity and leave its files as they were, always.
+/// Commits with a hunk whose text occurs more than once in its file. With
+/// their `@@` numbers, the line hint chooses and they give git apply's
+/// tree; without them nothing can choose: each must fail with that
+/// ambiguity and leave its files as they were.
 const AMBIGUOUS: &[&str] = &["032-94197cb25d", "034-a39cec8e1d", "086-a6a31c7b82"];
-
-/// Whether the `@@` numbers choose between equal candidates (the line hint
-/// of an edit, which the udiff front end keeps in `Hunk::line`): not yet,
-/// so the numbered ambiguous commits fail as they do without numbers. When
-/// it is `true` they must give git apply's tree.
-const NUMBERS_CHOOSE: bool = false;
 
 /// `@@ -1,3 +1,4 @@ f` becomes `@@ @@ f`.
 fn strip_numbers(patch: &str) -> String {
@@ -63,7 +58,7 @@ pub(crate) fn udiff_history(patch: &Path) -> datatest_stable::Result<()> {
         } else {
             "without numbers"
         };
-        let waiting = ambiguous && !(numbered && NUMBERS_CHOOSE);
+        let waiting = ambiguous && !numbered;
         let scratch = tempfile::tempdir()?;
         let root = scratch.path().join("root");
         copy_tree(&case.join("before"), &root);
@@ -81,7 +76,7 @@ pub(crate) fn udiff_history(patch: &Path) -> datatest_stable::Result<()> {
                 .collect();
             assert!(
                 !report.ok,
-                "{name} ({how}) applies: the numbers choose now (set NUMBERS_CHOOSE), or it is not ambiguous"
+                "{name} ({how}) applies: it is not ambiguous (take it out of AMBIGUOUS)"
             );
             assert!(
                 failed.iter().all(|t| t

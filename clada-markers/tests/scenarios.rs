@@ -9,24 +9,15 @@ use clada_markers::{Apply, ParseOptions};
 
 use crate::apply::{copy_tree, read_tree, show};
 
-/// The scenarios clada does not pass yet, each with the reason: codex's
-/// lenient matching passes, which the engine does not have yet (exact
-/// matching only). A listed scenario must still fail: one that passes is
-/// taken off the list.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "lenient_1_trailing_white_space",
-        "codex's second pass (trailing white space ignored)",
-    ),
-    (
-        "lenient_2_trimmed",
-        "codex's third pass (both ends trimmed)",
-    ),
-    (
-        "lenient_3_unicode_punctuation",
-        "codex's fourth pass (Unicode dashes, quotes and spaces folded)",
-    ),
-];
+/// The scenarios where clada decides otherwise than codex, each with the
+/// reason (PROTOCOL §11.2). A listed scenario must still fail: one that
+/// passes is taken off the list.
+const NOT_YET: &[(&str, &str)] = &[(
+    "lenient_2_trimmed",
+    "clada asks for one uniform indentation shift: lines off by 2 and 4 are \
+     indentation_mismatch, where codex's trimmed pass writes the patch's \
+     lines as they stand, unindented",
+)];
 
 pub(crate) fn codex_scenario(patch: &Path) -> datatest_stable::Result<()> {
     let case = patch.parent().ok_or("scenario without a directory")?;

@@ -22,6 +22,8 @@ usage: gen SUBCOMMAND ARGS…
   standalone FILES FILE     only the standalone document of `edits FILES`
   bigfile LINES EDITS DIR   one file of LINES lines and EDITS edits, written like `edits`
                             (bigfile: 200000 5000)
+  failing MIB EDITS DIR     DIR/tree/src/big.rs of MIB MiB and DIR/failing.md, EDITS standalone
+                            SEARCH edits of it that all fail (tier: 1 1000)
   errors UNITS FILE         UNITS standalone SEARCH units, each with exactly one error
                             (report: 12500 to 100000; memory: 100000)
   aider BLOCKS FILE         an aider-style reply of BLOCKS blocks without path=, read as clada,
@@ -51,6 +53,14 @@ fn main() {
             &clada_benches::big_file_fixture(number(lines), number(edits)),
             Path::new(dir),
         ),
+        ["failing", mib, edits, dir] => {
+            let (path, text, doc) = clada_benches::failing_fixture(mib_of(mib), number(edits));
+            let dir = Path::new(dir);
+            let file = dir.join("tree").join(&path);
+            std::fs::create_dir_all(file.parent().unwrap_or(dir))
+                .and_then(|()| std::fs::write(&file, text))
+                .and_then(|()| std::fs::write(dir.join("failing.md"), doc))
+        }
         ["errors", units, file] => write(file, &clada_benches::every_unit_an_error(number(units))),
         ["aider", blocks, file] => write(file, &clada_benches::aider_reply(number(blocks))),
         ["small-tasks", n, dir] => {

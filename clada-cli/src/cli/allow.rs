@@ -1,9 +1,11 @@
-//! `clada allow`: approve commands for a root, list them, withdraw them.
-//! Approvals live in clada's configuration directory, never in the tree.
+//! `clada allow`: approve commands for a root (at the root, or in a
+//! directory below it with `--dir`), list them, withdraw them. Approvals
+//! live in clada's configuration directory, never in the tree.
 
+use std::path::Path;
 use std::time::SystemTime;
 
-use clada_markers::engine::Approvals;
+use clada_markers::engine::{Allowlist, Approvals};
 
 use super::AllowArgs;
 
@@ -20,6 +22,19 @@ pub(crate) fn run(args: AllowArgs) -> u8 {
             );
             return 2;
         }
+    };
+    let dir = match args.dir.as_deref().map(|d| dir_below(approvals.root(), d)) {
+        None => None,
+        Some(Ok(dir)) => dir,
+        Some(Err(e)) => {
+            eprintln!("clada: {e}");
+            return 2;
+        }
+    };
+    let dir = dir.as_deref();
+    let shown = |command: &str| match dir {
+        None => command.to_owned(),
+        Some(d) => format!("{command}\t(in {d})"),
     };
     if args.list {
         let list = match approvals.load() {
@@ -38,17 +53,21 @@ pub(crate) fn run(args: AllowArgs) -> u8 {
             println!("No command is approved for {}.", approvals.root());
             return 0;
         }
-        for (command, added) in list.commands() {
+        for (command, at, added) in list.commands() {
+            let at = at.map(|d| format!("in {d}, "));
             match added {
-                Some(when) => println!("{command}\t(approved {when})"),
-                None => println!("{command}"),
+                Some(when) => println!("{command}\t({}approved {when})", at.unwrap_or_default()),
+                None => match at {
+                    Some(at) => println!("{command}\t({})", at.trim_end_matches(", ")),
+                    None => println!("{command}"),
+                },
             }
         }
         return 0;
     }
     let (result, done, not_done, command) = match &args.remove {
         Some(command) => (
-            approvals.update(|list| list.remove(command)),
+            approvals.update(|list| list.remove(command, dir)),
             "Withdrawn",
             "Not approved",
             command.trim().to_owned(),
@@ -60,7 +79,7 @@ pub(crate) fn run(args: AllowArgs) -> u8 {
                 return 2;
             }
             (
-                approvals.update(|list| list.add(&command, SystemTime::now())),
+                approvals.update(|list| list.add(&command, dir, SystemTime::now())),
                 "Approved",
                 "Already approved",
                 command.trim().to_owned(),
@@ -69,7 +88,11 @@ pub(crate) fn run(args: AllowArgs) -> u8 {
     };
     match result {
         Ok(changed) => {
-            println!("{}: {command}", if changed { done } else { not_done });
+            println!(
+                "{}: {}",
+                if changed { done } else { not_done },
+                shown(&command)
+            );
             u8::from(args.remove.is_some() && !changed)
         }
         Err(e) => {
@@ -77,6 +100,23 @@ pub(crate) fn run(args: AllowArgs) -> u8 {
             1
         }
     }
+}
+
+/// The directory `dir` of `--dir` as approvals name it: relative to the
+/// root (`root`, canonical), or absolute inside it; `None` for the root.
+fn dir_below(root: &str, dir: &Path) -> Result<Option<String>, String> {
+    let relative = if dir.is_absolute() {
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        dir.strip_prefix(root)
+            .map_err(|_| format!("--dir {} is not inside the root {root}", dir.display()))?
+            .to_path_buf()
+    } else {
+        dir.to_path_buf()
+    };
+    let text = relative
+        .to_str()
+        .ok_or_else(|| format!("--dir {} is not UTF-8", dir.display()))?;
+    Allowlist::dir_key(text).map_err(|e| format!("--dir: {e}; name a directory below the root"))
 }
 
 /// The text a RUN body must carry to be approved: a single argument as
@@ -92,7 +132,22 @@ fn approved_text(words: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::approved_text;
+    use super::{approved_text, dir_below};
+
+    #[test]
+    fn a_directory_is_named_below_the_root() {
+        assert_eq!(
+            dir_below("/r", "web/./app/".as_ref()).unwrap().as_deref(),
+            Some("web/app")
+        );
+        assert_eq!(dir_below("/r", ".".as_ref()).unwrap(), None);
+        assert_eq!(
+            dir_below("/r", "/r/web".as_ref()).unwrap().as_deref(),
+            Some("web")
+        );
+        assert!(dir_below("/r", "/elsewhere".as_ref()).is_err());
+        assert!(dir_below("/r", "../x".as_ref()).is_err());
+    }
 
     #[test]
     fn one_argument_is_taken_as_written_several_are_quoted() {

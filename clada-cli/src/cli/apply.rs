@@ -108,9 +108,9 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
     // Each unit is dropped once reported: a run holds a batch of units,
     // not the tree.
     let parsed = parse_units(text, dialect, options);
+    let mut apply = apply.dialect(dialect);
     let finish = |report: &mut ApplyReport| {
         report.duration_ms = elapsed(started);
-        report.dialect = dialect;
     };
     match args.format {
         Format::Text => {
@@ -191,6 +191,7 @@ pub(crate) fn applier(args: &ApplyArgs) -> Result<Apply, String> {
             ..RunOptions::default()
         })
         .dry_run(args.dry_run)
+        .matching(args.matching.mode())
         .atomic(args.atomic.map(|a| match a {
             AtomicArg::Unit => Atomic::Unit,
             AtomicArg::Document => Atomic::Document,
@@ -225,10 +226,9 @@ pub(crate) fn report_of(args: &ApplyArgs, text: &str) -> Result<ApplyReport, Str
     if text.len() > clada_markers::syntax::MAX_DOCUMENT_SIZE {
         return Err(clada_markers::syntax::too_large().message);
     }
-    let mut apply = applier(args)?;
     let (dialect, doc) = args.dialect.read(text, args.allow_escape);
+    let mut apply = applier(args)?.dialect(dialect);
     let mut report = apply.run(&doc);
     report.duration_ms = elapsed(started);
-    report.dialect = dialect;
     Ok(report)
 }

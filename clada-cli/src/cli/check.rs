@@ -45,10 +45,9 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
             // Each block is written as its unit is read; the totals after.
             let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             let mut json = JsonReport::new(out, &CheckReport::empty(dialect));
-            let mut report = CheckBuilder::new(text);
+            let mut report = CheckBuilder::new(text).dialect(dialect);
             diagnostics = syntax::each_unit(parsed, |u, ds| json.write_block(&report.unit(u, ds)));
-            let mut report = report.finish(Vec::new(), &diagnostics);
-            report.dialect = dialect;
+            let report = report.finish(Vec::new(), &diagnostics);
             json.finish(&report).map(drop)
         }
         CheckFormat::Text => {

@@ -7,7 +7,9 @@
 //! the prompt `clada`. The root and every policy flag come from the command
 //! line when the server starts; a call carries only the document and the
 //! two switches that narrow a run (a dry run, atomic units), never a root,
-//! an approval or a wider policy. The server never prompts: stdin is the
+//! an approval or a wider policy: a call's switch only narrows the
+//! server's (`dry_run` only turns a dry run on, `atomic` only moves from
+//! none to `unit` to `document`). The server never prompts: stdin is the
 //! protocol.
 
 use std::sync::Arc;
@@ -22,7 +24,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 
-use super::{ApplyArgs, AtomicArg};
+use super::{ApplyArgs, AtomicArg, MatchArg};
 
 pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
     args.no_prompt = true;
@@ -90,8 +92,9 @@ fn tools() -> Vec<Tool> {
             "type": "object",
             "properties": {
                 "document": document,
-                "dry_run": {"type": "boolean", "description": "Plan everything, change nothing, report a diff per file"},
-                "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document"}
+                "dry_run": {"type": "boolean", "description": "Plan everything, change nothing, report a diff per file (false never undoes the server's --dry-run)"},
+                "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document (never less than the server's --atomic)"},
+                "match": {"type": "string", "enum": ["exact", "whitespace"], "description": "How an edit finds its text: as written only, or also at another indentation (one uniform shift) and with other white space at line ends, re-indenting the replacement (the default, unless the server was started with --match exact)"}
             },
             "required": ["document"],
             "additionalProperties": false
@@ -129,7 +132,7 @@ impl Server {
         }
         for key in arguments.keys() {
             let known = match name {
-                "apply" => ["document", "dry_run", "atomic"].contains(&key.as_str()),
+                "apply" => ["document", "dry_run", "atomic", "match"].contains(&key.as_str()),
                 _ => key == "document",
             };
             if !known {
@@ -146,8 +149,7 @@ impl Server {
         match name {
             "check" => {
                 let (dialect, doc) = self.args.dialect.read(document, self.args.allow_escape);
-                let mut report = CheckReport::new(&doc);
-                report.dialect = dialect;
+                let report = CheckReport::read_in(&doc, dialect);
                 serde_json::to_value(&report)
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None))
             }
@@ -158,11 +160,34 @@ impl Server {
                     Some(Value::Bool(b)) => args.dry_run |= *b,
                     Some(_) => return Err(bad("`dry_run` is a boolean")),
                 }
-                match arguments.get("atomic").map(|v| v.as_str()) {
-                    None => {}
-                    Some(Some("unit")) => args.atomic = Some(AtomicArg::Unit),
-                    Some(Some("document")) => args.atomic = Some(AtomicArg::Document),
+                // A call narrows the server's policy, never widens it: the
+                // whole document, then each unit, then nothing rolls back.
+                let asked = match arguments.get("atomic").map(|v| v.as_str()) {
+                    None => None,
+                    Some(Some("unit")) => Some(AtomicArg::Unit),
+                    Some(Some("document")) => Some(AtomicArg::Document),
                     Some(_) => return Err(bad("`atomic` is \"unit\" or \"document\"")),
+                };
+                args.atomic = match (args.atomic, asked) {
+                    (Some(AtomicArg::Document), _) | (_, Some(AtomicArg::Document)) => {
+                        Some(AtomicArg::Document)
+                    }
+                    (Some(AtomicArg::Unit), _) | (_, Some(AtomicArg::Unit)) => {
+                        Some(AtomicArg::Unit)
+                    }
+                    (None, None) => None,
+                };
+                // A call may narrow the matching, never widen it.
+                match arguments.get("match").map(|v| v.as_str()) {
+                    None => {}
+                    Some(Some("exact")) => args.matching = MatchArg::Exact,
+                    Some(Some("whitespace")) if args.matching == MatchArg::Whitespace => {}
+                    Some(Some("whitespace")) => {
+                        return Err(bad(
+                            "the server was started with --match exact: a call cannot widen it",
+                        ));
+                    }
+                    Some(_) => return Err(bad("`match` is \"exact\" or \"whitespace\"")),
                 }
                 let report = super::apply::report_of(&args, document)
                     .map_err(|e| ErrorData::internal_error(e, None))?;

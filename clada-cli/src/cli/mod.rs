@@ -46,11 +46,14 @@ pub(crate) enum Command {
     /// Approve a command for RUN tasks, list approvals, or withdraw one.
     ///
     /// Approved commands run as `sh -c COMMAND` when a RUN task's body is
-    /// exactly that text. They are kept outside the tree, in
+    /// exactly that text and it runs where the approval says: at the root,
+    /// or in the directory given with --dir (a RUN's `dir`), never where
+    /// git would find a repository other than the root's. They are kept
+    /// outside the tree, in
     /// $XDG_CONFIG_HOME/clada/approvals.json (else ~/.config/clada/),
     /// under the root's canonical path; --list says where.
     #[command(
-        after_help = "Examples:\n  clada allow 'npm test'\n  clada allow --list\n  clada allow --remove 'npm test'\n  clada allow -C ~/project 'cargo test --workspace'"
+        after_help = "Examples:\n  clada allow 'npm test'\n  clada allow --list\n  clada allow --remove 'npm test'\n  clada allow -C ~/project 'cargo test --workspace'\n  clada allow --dir web 'npm test'"
     )]
     Allow(AllowArgs),
     /// Print a system prompt that teaches a language model to write
@@ -75,13 +78,18 @@ pub(crate) enum Command {
         /// client's root folder, else the working directory.
         #[arg(short = 'C', long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
+
+        /// How a hover's dry run finds an edit's text (as for `apply`).
+        #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
+        matching: MatchArg,
     },
     /// Serve the Model Context Protocol on standard input and output.
     ///
     /// Tools `apply` and `check` take a document's text and return the JSON
     /// report; the prompt of `clada prompt` is the prompt `clada`. The root
     /// and every policy flag are fixed here, when the server starts: a call
-    /// cannot widen them. It never prompts (stdin is the protocol).
+    /// cannot widen them (its `dry_run` and `atomic` only narrow the
+    /// server's). It never prompts (stdin is the protocol).
     #[command(after_help = "Example (an agent starts it):\n  clada mcp -C ~/project")]
     Mcp(ApplyArgs),
     /// Follow a file and apply each unit once, when it is complete there.
@@ -89,7 +97,9 @@ pub(crate) enum Command {
     /// For a person who pastes a model's replies into FILE: each unit is
     /// applied the first time it appears complete, and never again (units
     /// are remembered by the hash of their text in clada's state directory,
-    /// not in the tree). Takes the flags of `apply`; Ctrl-C stops.
+    /// not in the tree, shared by every watch of the file). A unit that
+    /// appears while a unit's command runs is refused, never applied. Takes
+    /// the flags of `apply`; Ctrl-C stops.
     #[command(after_help = "Example:\n  clada watch replies.md -C ~/project")]
     Watch(ApplyArgs),
     /// Rewrite a document in another dialect.
@@ -232,6 +242,13 @@ pub(crate) struct ApplyArgs {
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub(crate) dialect: DialectArg,
 
+    /// How an edit finds its text: `exact`, as written only; `whitespace`
+    /// (the default), when it does not occur as written, also lines equal
+    /// but for one uniform indentation shift and white space at their
+    /// ends, the replacement re-indented in the file's characters.
+    #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
+    pub(crate) matching: MatchArg,
+
     /// How much to say about a failure, e.g. --error-detail full to see the
     /// task's source and the diff to the closest text.
     #[arg(long, value_enum, default_value_t = ErrorDetail::Minimal)]
@@ -273,16 +290,16 @@ pub(crate) struct ApplyArgs {
     pub(crate) allow_any_command: bool,
 
     /// Run approved and prompted commands confined (Linux Landlock): they
-    /// may write only below the root and the temporary directory and open
-    /// no TCP connection; where the kernel cannot confine, they do not run
+    /// may write only below the root and a temporary directory of their
+    /// own (TMPDIR, removed when they end) and open no TCP connection; where the kernel cannot confine, they do not run
     /// (sandbox_unavailable). --sandbox alone means on.
     #[arg(long, value_enum, value_name = "on|off", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub(crate) sandbox: Option<Switch>,
 
     /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock
-    /// (by default: clada.lock in the repository's git directory, else in
-    /// clada's runtime directory), so that runs on the same tree take
-    /// turns.
+    /// (by default: a file in clada's runtime directory named after the
+    /// repository or the root), so that runs on the same tree take turns.
+    /// A link as the file itself is never followed.
     #[arg(long, value_name = "PATH")]
     pub(crate) lock_file: Option<PathBuf>,
 
@@ -298,12 +315,14 @@ pub(crate) struct ApplyArgs {
 
     /// Plan every task against the files as they are and report what would
     /// change (a diff per file), writing nothing, running no command and
-    /// committing nothing. The exit code is the real run's.
+    /// committing nothing. Built-in commands run on the plan, checked as
+    /// for real. The exit code is the real run's.
     #[arg(long)]
     pub(crate) dry_run: bool,
 
     /// Apply each unit as soon as its closer is read from the input, the
-    /// stream going on after a malformed unit (clada documents only; no
+    /// stream going on after a malformed unit or one that is not UTF-8
+    /// (clada documents only; no
     /// prompting: stdin is the document). Each unit is its own run, with
     /// its own lock and, in a repository, its own commit.
     #[arg(long)]
@@ -318,6 +337,22 @@ pub(crate) struct ApplyArgs {
     /// How long to wait for the lock, e.g. 10s or 500ms.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::duration)]
     pub(crate) lock_timeout: Duration,
+}
+
+/// `--match`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MatchArg {
+    Exact,
+    Whitespace,
+}
+
+impl MatchArg {
+    pub(crate) fn mode(self) -> clada_markers::MatchMode {
+        match self {
+            MatchArg::Exact => clada_markers::MatchMode::Exact,
+            MatchArg::Whitespace => clada_markers::MatchMode::Whitespace,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -376,6 +411,12 @@ pub(crate) struct AllowArgs {
     /// The directory whose approvals to change, e.g. -C ~/project.
     #[arg(short = 'C', long = "root", value_name = "DIR", default_value = ".")]
     pub(crate) root: PathBuf,
+
+    /// Where below the root CMD runs (a RUN's `dir`), e.g. --dir web:
+    /// an approval holds only in the directory it names (default: the
+    /// root itself). Relative to the root, or absolute inside it.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -5,7 +5,8 @@ use std::io::BufRead;
 
 use clada_markers::report::text::TextPrinter;
 use clada_markers::stream::{Chunk, Splitter};
-use clada_markers::{Apply, ParseOptions, Position, parse_with};
+use clada_markers::syntax::DiagnosticKind;
+use clada_markers::{Apply, ParseOptions, Position};
 use serde_json::{Value, json};
 
 use super::{ApplyArgs, Format};
@@ -49,19 +50,23 @@ pub(crate) fn run(args: &ApplyArgs, apply: &mut Apply, color: bool) -> u8 {
                 return 2;
             }
         }
-        let text = String::from_utf8_lossy(&line);
-        if let Some(chunk) = splitter.push_line(&text) {
-            unit(args, apply, color, chunk, &mut totals);
+        if let Some(chunk) = splitter.push_bytes(&line) {
+            unit(args, apply, color, &chunk, None, &mut totals);
         }
     }
     if let Some(chunk) = splitter.finish() {
-        unit(args, apply, color, chunk, &mut totals);
+        unit(args, apply, color, &chunk, None, &mut totals);
     }
     totals.finish(args.format);
     u8::from(!totals.ok)
 }
 
 impl Totals {
+    /// The units reported so far.
+    pub(crate) fn units(&self) -> usize {
+        self.blocks
+    }
+
     pub(crate) fn new() -> Totals {
         Totals {
             ok: true,
@@ -95,20 +100,30 @@ fn print_line(v: &Value) {
     output::print(&format!("{v}\n"));
 }
 
-/// Parses, numbers, runs and reports one unit.
+/// Why a unit is refused before it runs, in the report's words.
+pub(crate) struct Refusal {
+    pub(crate) kind: DiagnosticKind,
+    pub(crate) message: String,
+    pub(crate) help: &'static str,
+}
+
+/// Parses, numbers, runs and reports one unit, or reports it `refused`.
 pub(crate) fn unit(
     args: &ApplyArgs,
     apply: &mut Apply,
     color: bool,
-    chunk: Chunk,
+    chunk: &Chunk,
+    refused: Option<Refusal>,
     totals: &mut Totals,
 ) {
-    let doc = parse_with(
-        &chunk.text,
-        ParseOptions {
-            allow_escape: args.allow_escape,
-        },
-    );
+    let options = ParseOptions {
+        allow_escape: args.allow_escape,
+    };
+    // A unit that is not UTF-8 comes with its error: refused, not run.
+    let doc = match refused {
+        None => chunk.document(options),
+        Some(r) => chunk.refused(options, r.kind, r.message, r.help),
+    };
     // Numbers in the stream: the unit is parsed alone (its own block 1,
     // task 1), and its report is moved on by what came before.
     let (blocks_before, tasks_before) = (totals.blocks, totals.tasks);

@@ -13,9 +13,10 @@ use crate::commands::RunOptions;
 use crate::commands::allowlist::Approvals;
 use crate::commands::approve::{Approver, NoPrompt};
 use crate::diagnostics::Diagnostic;
+use crate::dialect::Dialect;
 use crate::dirs::{Dirs, locations_in};
 use crate::engine::fs::Root;
-use crate::engine::{Atomic, Observer, Quiet, TaskOutcome};
+use crate::engine::{Atomic, MatchMode, Observer, Quiet, TaskOutcome};
 use crate::git::Author;
 use crate::report::{ApplyReport, BlockReport};
 use crate::syntax::Parsed;
@@ -70,6 +71,8 @@ impl Apply {
                 dirs: None,
                 dry_run: false,
                 atomic: None,
+                matching: MatchMode::default(),
+                dialect: Dialect::Clada,
             },
             approver: Box::new(NoPrompt),
         })
@@ -91,6 +94,20 @@ impl Apply {
     /// leaves no trace.
     pub fn atomic(mut self, atomic: Option<Atomic>) -> Self {
         self.config.atomic = atomic;
+        self
+    }
+
+    /// `--match`: how far edits look for their text (PROTOCOL §3): as
+    /// written only, or also through the white-space tier (the default).
+    pub fn matching(mut self, mode: MatchMode) -> Self {
+        self.config.matching = mode;
+        self
+    }
+
+    /// The dialect the documents were read in (PROTOCOL §11), which the
+    /// report names; clada by default.
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.config.dialect = dialect;
         self
     }
 

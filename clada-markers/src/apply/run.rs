@@ -18,9 +18,12 @@ use crate::ast::{Document, Op, Unit};
 use crate::commands::approve::{Approver, NoPrompt};
 use crate::commands::{CommandRunner, RunOptions};
 use crate::diagnostics::Diagnostic;
+use crate::dialect::Dialect;
 use crate::dirs::Dirs;
 use crate::engine::fs::Root;
-use crate::engine::{self, ApplyOptions, Atomic, Engine};
+use crate::engine::lock::{Lock, LockError, Place};
+use crate::engine::repo_check::RepoError;
+use crate::engine::{self, ApplyOptions, Atomic, Engine, MatchMode};
 use crate::error_type::ErrorType;
 use crate::git::{Author, WorkTree};
 use crate::journal::Journal;
@@ -49,6 +52,10 @@ pub(crate) struct RunConfig {
     pub(crate) dry_run: bool,
     /// `--atomic[=unit|document]`.
     pub(crate) atomic: Option<Atomic>,
+    /// `--match`: whether edits may look beyond exact text.
+    pub(crate) matching: MatchMode,
+    /// The dialect the document was read in, for the report.
+    pub(crate) dialect: Dialect,
 }
 
 /// A unit as a run reads it, with the diagnostics filed under it; or,
@@ -141,6 +148,7 @@ pub(crate) fn run<'h, 'd: 'h>(
         atomic: config.atomic,
         settle_after: None,
         index_from: None,
+        matching: config.matching,
     };
     let mut builder = ApplyBuilder::new(source);
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
@@ -148,7 +156,8 @@ pub(crate) fn run<'h, 'd: 'h>(
     // Set up at the first task: the run's one repository (PROTOCOL §6),
     // found before any task and used by the lock, the commits and the
     // built-in git alike; the lock and its journal; the commit before.
-    let tree_slot: std::cell::OnceCell<Option<WorkTree>> = std::cell::OnceCell::new();
+    let tree_slot: std::cell::OnceCell<Result<Option<WorkTree>, RepoError>> =
+        std::cell::OnceCell::new();
     let mut held: Option<Held> = None;
     let mut approver = Some(approver);
     let mut engine: Option<Engine<'_, '_, 'h, 'd>> = None;
@@ -192,10 +201,8 @@ pub(crate) fn run<'h, 'd: 'h>(
             .iter()
             .any(|d| d.block == Some(unit.number()) && d.is_error());
         if engine.is_none() && refused.is_none() && !unit.tasks().is_empty() {
-            let tree = tree_slot
-                .get_or_init(|| WorkTree::discover(&config.root_path))
-                .as_ref();
-            match begin(root, config, tree, &mut git) {
+            let found = tree_slot.get_or_init(|| WorkTree::discover(&config.root_path));
+            match begin(root, config, found, &mut git) {
                 Ok((kept, commits)) => {
                     held = Some(kept);
                     commit_after = commits;
@@ -205,7 +212,7 @@ pub(crate) fn run<'h, 'd: 'h>(
                         config.commands.clone(),
                         approver.take().unwrap_or_else(|| Box::new(NoPrompt)),
                     )
-                    .with_repository(tree.map(WorkTree::repository));
+                    .with_repository(found.as_ref().map(Option::as_ref));
                     engine = Some(Engine::new(root, &options, errors, Box::new(runner)));
                 }
                 Err(refusal) => refused = Some(refusal),
@@ -248,7 +255,7 @@ pub(crate) fn run<'h, 'd: 'h>(
         changes = planned;
     }
 
-    if commit_after && let (Some(Some(tree)), Some(author)) = (tree_slot.get(), &config.git) {
+    if commit_after && let (Some(Ok(Some(tree))), Some(author)) = (tree_slot.get(), &config.git) {
         let (tasks, ok) = builder.counts();
         let message = format!(
             "clada: after apply {} ({ok}/{tasks} tasks succeeded)",
@@ -270,6 +277,7 @@ pub(crate) fn run<'h, 'd: 'h>(
     drop(held);
     crate::diagnostics::sort_in_document_order(&mut diagnostics);
     let mut report = builder.finish(Vec::new(), &diagnostics, git);
+    report.dialect = config.dialect;
     if let Some((kind, message)) = refused {
         report.ok = false;
         report.error = Some(ErrorReport::new(kind, message));
@@ -298,26 +306,38 @@ struct Held {
 fn begin(
     root: &Root,
     config: &RunConfig,
-    tree: Option<&WorkTree>,
+    found: &Result<Option<WorkTree>, RepoError>,
     git: &mut GitReport,
 ) -> Result<(Held, bool), (ErrorType, String)> {
     let mut held = Held {
         _lock: None,
         journal: None,
     };
+    // A repository clada does not use is not committed to: nothing runs
+    // (with `--no-git`, only the built-in git refuses it).
+    let tree = match found {
+        Ok(tree) => tree.as_ref(),
+        Err(e) if config.git.is_some() => {
+            let message = format!("{e}; nothing ran and nothing was committed");
+            git.error = Some(message.clone());
+            return Err((ErrorType::GitOperationFailed, message));
+        }
+        Err(_) => None,
+    };
     // A dry run writes nothing, not even a lock file: it reads the tree
     // as it is.
     if !config.dry_run {
-        let path = match &config.lock_file {
-            Some(path) => Some(path.clone()),
-            None => default_lock(tree, config.dirs.as_ref(), &config.root_path)
-                .map_err(|e| (e.error_type(), e.to_string()))?,
-        };
-        if let Some(path) = path {
-            let lock = Lock::acquire(&path, config.lock_timeout)
+        let place = match &config.lock_file {
+            Some(path) => Some(Place::named(path)),
+            None => default_lock(tree, config.dirs.as_ref(), &config.root_path).transpose(),
+        }
+        .transpose()
+        .map_err(|e| (e.error_type(), e.to_string()))?;
+        if let Some(place) = place {
+            let lock = Lock::acquire(&place, config.lock_timeout)
                 .map_err(|e| (e.error_type(), e.to_string()))?;
             held._lock = Some(lock);
-            let journal = Journal::beside(&path, &config.root_path);
+            let journal = Journal::beside(&place, &config.root_path);
             // What killed runs left is removed before anything else.
             let _ = journal.sweep(root);
             if let Ok(writer) = journal.writer() {
@@ -328,7 +348,13 @@ fn begin(
     }
     let commits = match (&config.git, tree) {
         (None, _) => false,
-        (Some(_), _) if config.dry_run => {
+        (Some(_), tree) if config.dry_run => {
+            // Refused as the real run would refuse it.
+            if let Some(Err(e)) = tree.map(WorkTree::check) {
+                let message = format!("{e}; nothing would run");
+                git.error = Some(message.clone());
+                return Err((ErrorType::GitOperationFailed, message));
+            }
             git.note = Some("dry run: nothing committed".to_owned());
             false
         }
@@ -352,134 +378,27 @@ fn begin(
     Ok((held, commits))
 }
 
-/// Where the lock on a root is without `--lock-file`: `clada.lock` in the
-/// repository's git directory, else a file named after the root's
-/// canonical path in `locks/` of clada's runtime directory (a per-user
-/// 0700 directory). Never a new file in the tree. `None` without a
-/// repository and without clada's directories (no home to find them in).
+/// Where the lock on a root is without `--lock-file`: a file in `locks/`
+/// of clada's runtime directory named after the repository's work tree
+/// (so that runs on one repository, which commit to it, exclude each
+/// other), else after the root's canonical path. Never a file in the tree
+/// or in `.git`. `None` without clada's directories (no home to find them
+/// in).
 pub(crate) fn default_lock(
     tree: Option<&WorkTree>,
     dirs: Option<&Dirs>,
     root: &Path,
-) -> Result<Option<PathBuf>, LockError> {
-    if let Some(tree) = tree {
-        let path = tree.repository().path().join("clada.lock");
-        let writable = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .is_ok();
-        if writable {
-            return Ok(Some(path));
-        }
-    }
+) -> Result<Option<Place>, LockError> {
     let Some(dirs) = dirs else {
         return Ok(None);
     };
-    let locks = dirs.runtime.join("locks");
-    Dirs::ensure(&dirs.runtime)
-        .and_then(|()| Dirs::ensure(&locks))
-        .map_err(|source| LockError::Directory {
-            dir: locks.clone(),
-            source,
-        })?;
-    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let key = git2::Oid::hash_object(
-        git2::ObjectType::Blob,
-        canonical.as_os_str().as_encoded_bytes(),
-    )
-    .map_err(|source| LockError::Name { source })?;
-    Ok(Some(locks.join(format!("{key}.lock"))))
+    let key = match tree {
+        Some(tree) => tree.top().to_path_buf(),
+        None => std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+    };
+    Place::default_lock(dirs, &key).map(Some)
 }
 
 fn now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
-
-/// Why the run's lock was not taken (PROTOCOL §7): nothing runs then.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum LockError {
-    #[error(
-        "cannot make the directory of the default lock, {}: {source}; pass --lock-file PATH",
-        .dir.display()
-    )]
-    Directory {
-        dir: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot name the default lock: {}", .source.message())]
-    Name {
-        #[source]
-        source: git2::Error,
-    },
-    #[error("cannot open the lock file {}: {source}", .path.display())]
-    Open {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot lock {}: {source}", .path.display())]
-    Lock {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("another run holds the lock {}; gave up after {}s", .path.display(), .waited.as_secs_f64())]
-    Timeout { path: PathBuf, waited: Duration },
-}
-
-impl LockError {
-    /// The protocol's error type: `lock_timeout` when another run held the
-    /// lock, else `permission_denied`.
-    pub(crate) fn error_type(&self) -> ErrorType {
-        match self {
-            LockError::Timeout { .. } => ErrorType::LockTimeout,
-            _ => ErrorType::PermissionDenied,
-        }
-    }
-}
-
-/// An exclusive advisory lock (`flock`) on a file, held while the run
-/// lasts and released when the file is closed.
-struct Lock {
-    _file: std::fs::File,
-}
-
-impl Lock {
-    /// Waits up to `timeout` for the lock on `path` (created if missing).
-    fn acquire(path: &Path, timeout: Duration) -> Result<Lock, LockError> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|source| LockError::Open {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        let until = Instant::now() + timeout;
-        let mut pause = Duration::from_millis(1);
-        loop {
-            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-                Ok(()) => return Ok(Lock { _file: file }),
-                Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR) => {}
-                Err(errno) => {
-                    return Err(LockError::Lock {
-                        path: path.to_path_buf(),
-                        source: errno.into(),
-                    });
-                }
-            }
-            if Instant::now() >= until {
-                return Err(LockError::Timeout {
-                    path: path.to_path_buf(),
-                    waited: timeout,
-                });
-            }
-            std::thread::sleep(pause.min(until.saturating_duration_since(Instant::now())));
-            pause = (pause * 2).min(Duration::from_millis(50));
-        }
-    }
 }

@@ -1,14 +1,21 @@
 //! Approved commands (PROTOCOL §6), kept outside every tree a document can
 //! write: one file in clada's configuration directory,
 //! `$XDG_CONFIG_HOME/clada/approvals.json`, with each root's approvals
-//! under its canonical path.
+//! under its canonical path. An approval names a command line and where it
+//! runs: `commands` run at the root, `dirs` holds the approvals of
+//! directories below it, by their path (`web/app`), each approved on its
+//! own. Files written before approvals had a directory hold only
+//! `commands`, which still mean "at the root".
 //!
 //! ```json
 //! {
 //!   "roots": {
 //!     "/home/ada/project": {
 //!       "commands": ["npm test"],
-//!       "added": {"npm test": "2026-01-20T10:30:00Z"}
+//!       "added": {"npm test": "2026-01-20T10:30:00Z"},
+//!       "dirs": {
+//!         "web": {"commands": ["npm test"], "added": {"npm test": "2026-01-21T09:00:00Z"}}
+//!       }
 //!     }
 //!   }
 //! }
@@ -33,12 +40,17 @@ use crate::engine::fs::{Files, Location, Root};
 /// Where approvals lived before they moved out of the root; ignored.
 pub const LEGACY_PATH: &str = ".clada/allowed-commands.json";
 
-/// The approved commands of one root.
+/// The approved commands of one root: those approved at the root, and
+/// those of each directory below it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Allowlist {
     commands: Vec<String>,
     #[serde(default)]
     added: BTreeMap<String, String>,
+    /// Approvals for directories below the root, by their `/`-separated
+    /// path ([`Allowlist::dir_key`]); their own `dirs` are empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    dirs: BTreeMap<String, Allowlist>,
 }
 
 /// The whole file.
@@ -130,7 +142,7 @@ impl Approvals {
             return Ok(false);
         }
         list.normalise();
-        store.roots.retain(|_, l| !l.commands.is_empty());
+        store.roots.retain(|_, l| !l.is_empty());
         let mut text = serde_json::to_string_pretty(&store)
             .map_err(|e| AllowlistError::Invalid(self.file.clone(), e.to_string()))?;
         text.push('\n');
@@ -168,49 +180,102 @@ pub(crate) fn legacy_file(root: &Root) -> bool {
 }
 
 impl Allowlist {
-    pub fn contains(&self, command: &str) -> bool {
-        self.commands
-            .binary_search_by(|c| c.as_str().cmp(command))
-            .is_ok()
+    /// The key of a directory below the root as approvals name it: its
+    /// components joined with `/`, `.` and `..` resolved; `None` for the
+    /// root itself. An error for a path that leaves the root or is
+    /// absolute.
+    pub fn dir_key(dir: &str) -> Result<Option<String>, String> {
+        if dir.is_empty() {
+            return Ok(None);
+        }
+        let parts = crate::path::normalize(dir)
+            .map_err(|p| format!("the directory `{dir}` {}", p.describe()))?;
+        Ok((!parts.is_empty()).then(|| parts.join("/")))
     }
 
-    pub fn commands(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+    /// Whether `command` is approved to run in `dir` (`None`: the root).
+    pub fn contains(&self, command: &str, dir: Option<&str>) -> bool {
+        let list = match dir {
+            None => Some(self),
+            Some(dir) => self.dirs.get(dir),
+        };
+        list.is_some_and(|l| {
+            l.commands
+                .binary_search_by(|c| c.as_str().cmp(command))
+                .is_ok()
+        })
+    }
+
+    /// Every approval: the command, where it runs (`None`: the root), and
+    /// when it was approved.
+    pub fn commands(&self) -> impl Iterator<Item = (&str, Option<&str>, Option<&str>)> {
+        let at_root = self.own().map(|(c, when)| (c, None, when));
+        let below = self.dirs.iter().flat_map(|(dir, list)| {
+            list.own()
+                .map(move |(c, when)| (c, Some(dir.as_str()), when))
+        });
+        at_root.chain(below)
+    }
+
+    fn own(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
         self.commands
             .iter()
             .map(|c| (c.as_str(), self.added.get(c).map(String::as_str)))
     }
 
-    /// Approves `command` (trimmed), noting when. Returns false if it was
-    /// already approved.
-    pub fn add(&mut self, command: &str, when: SystemTime) -> bool {
+    /// Approves `command` (trimmed) in `dir` (`None`: the root), noting
+    /// when. Returns false if it was already approved there.
+    pub fn add(&mut self, command: &str, dir: Option<&str>, when: SystemTime) -> bool {
         let command = command.trim().to_owned();
-        if self.contains(&command) {
+        if self.contains(&command, dir) {
             return false;
         }
-        self.added.insert(
+        let list = match dir {
+            None => self,
+            Some(dir) => self.dirs.entry(dir.to_owned()).or_default(),
+        };
+        list.added.insert(
             command.clone(),
             humantime::format_rfc3339_seconds(when).to_string(),
         );
-        self.commands.push(command);
-        self.normalise();
+        list.commands.push(command);
+        list.normalise();
         true
     }
 
-    /// Withdraws approval. Returns false if it was not approved.
-    pub fn remove(&mut self, command: &str) -> bool {
+    /// Withdraws the approval of `command` in `dir`. Returns false if it
+    /// was not approved there.
+    pub fn remove(&mut self, command: &str, dir: Option<&str>) -> bool {
         let command = command.trim();
-        let before = self.commands.len();
-        self.commands.retain(|c| c != command);
-        self.added.remove(command);
-        self.commands.len() != before
+        let list = match dir {
+            None => Some(self),
+            Some(dir) => self.dirs.get_mut(dir),
+        };
+        let Some(list) = list else {
+            return false;
+        };
+        let before = list.commands.len();
+        list.commands.retain(|c| c != command);
+        list.added.remove(command);
+        list.commands.len() != before
     }
 
-    /// Sorted, without duplicates, and no dates for commands not listed.
+    fn is_empty(&self) -> bool {
+        self.commands.is_empty() && self.dirs.is_empty()
+    }
+
+    /// Sorted, without duplicates, no dates for commands not listed, and
+    /// no empty directory.
     fn normalise(&mut self) {
         self.commands.sort();
         self.commands.dedup();
         let commands = &self.commands;
         self.added.retain(|c, _| commands.binary_search(c).is_ok());
+        for list in self.dirs.values_mut() {
+            list.dirs.clear();
+            list.normalise();
+        }
+        self.dirs.retain(|_, l| !l.commands.is_empty());
     }
 }
 
@@ -224,16 +289,64 @@ mod tests {
     fn keeps_commands_sorted_with_their_dates() {
         let mut list = Allowlist::default();
         let when = UNIX_EPOCH + Duration::from_secs(1_768_905_000);
-        assert!(list.add("npm test", when));
-        assert!(list.add("  cargo build ", when));
-        assert!(!list.add("npm test", when));
+        assert!(list.add("npm test", None, when));
+        assert!(list.add("  cargo build ", None, when));
+        assert!(!list.add("npm test", None, when));
         let json = serde_json::to_string(&list).unwrap();
         assert_eq!(
             json,
             r#"{"commands":["cargo build","npm test"],"added":{"cargo build":"2026-01-20T10:30:00Z","npm test":"2026-01-20T10:30:00Z"}}"#
         );
-        assert!(list.contains("cargo build"));
-        assert!(list.remove("npm test"));
-        assert!(!list.contains("npm test"));
+        assert!(list.contains("cargo build", None));
+        assert!(list.remove("npm test", None));
+        assert!(!list.contains("npm test", None));
+    }
+
+    #[test]
+    fn an_approval_holds_only_where_it_was_given() {
+        let mut list = Allowlist::default();
+        let when = UNIX_EPOCH + Duration::from_secs(1_768_905_000);
+        assert!(list.add("git add -A", None, when));
+        assert!(!list.contains("git add -A", Some("fake")));
+        assert!(list.add("make", Some("web"), when));
+        assert!(list.contains("make", Some("web")));
+        assert!(!list.contains("make", None));
+        assert!(!list.contains("make", Some("web/app")));
+        let json = serde_json::to_string(&list).unwrap();
+        assert_eq!(
+            json,
+            r#"{"commands":["git add -A"],"added":{"git add -A":"2026-01-20T10:30:00Z"},"dirs":{"web":{"commands":["make"],"added":{"make":"2026-01-20T10:30:00Z"}}}}"#
+        );
+        let all: Vec<_> = list.commands().map(|(c, d, _)| (c, d)).collect();
+        assert_eq!(all, [("git add -A", None), ("make", Some("web"))]);
+        assert!(!list.remove("make", None));
+        assert!(list.remove("make", Some("web")));
+        let mut again: Allowlist = serde_json::from_str(&json).unwrap();
+        again.remove("make", Some("web"));
+        again.normalise();
+        assert_eq!(
+            serde_json::to_string(&again).unwrap(),
+            r#"{"commands":["git add -A"],"added":{"git add -A":"2026-01-20T10:30:00Z"}}"#
+        );
+    }
+
+    #[test]
+    fn an_old_file_without_dirs_means_the_root() {
+        let list: Allowlist = serde_json::from_str(r#"{"commands":["npm test"]}"#).unwrap();
+        assert!(list.contains("npm test", None));
+        assert!(!list.contains("npm test", Some("sub")));
+    }
+
+    #[test]
+    fn directories_are_named_once_and_stay_in_the_root() {
+        assert_eq!(Allowlist::dir_key(".").unwrap(), None);
+        assert_eq!(Allowlist::dir_key("").unwrap(), None);
+        assert_eq!(
+            Allowlist::dir_key("a/./b/").unwrap().as_deref(),
+            Some("a/b")
+        );
+        assert_eq!(Allowlist::dir_key("a/../b").unwrap().as_deref(), Some("b"));
+        assert!(Allowlist::dir_key("../x").is_err());
+        assert!(Allowlist::dir_key("/etc").is_err());
     }
 }

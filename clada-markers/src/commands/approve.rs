@@ -12,8 +12,10 @@ pub enum Answer {
 
 /// Asks whether a command may run.
 pub trait Approver {
+    /// Whether `command` may run in `dir` (a directory below the root, or
+    /// `None` for the root itself; "always" approves it there only).
     /// `None` when there is nobody to ask.
-    fn ask(&mut self, command: &str) -> Option<Answer>;
+    fn ask(&mut self, command: &str, dir: Option<&str>) -> Option<Answer>;
 
     /// Whether there may be somebody to ask (a dry run asks nobody).
     fn can_ask(&self) -> bool {
@@ -22,8 +24,8 @@ pub trait Approver {
 }
 
 impl<A: Approver + ?Sized> Approver for &mut A {
-    fn ask(&mut self, command: &str) -> Option<Answer> {
-        (**self).ask(command)
+    fn ask(&mut self, command: &str, dir: Option<&str>) -> Option<Answer> {
+        (**self).ask(command, dir)
     }
 
     fn can_ask(&self) -> bool {
@@ -36,7 +38,7 @@ impl<A: Approver + ?Sized> Approver for &mut A {
 pub struct NoPrompt;
 
 impl Approver for NoPrompt {
-    fn ask(&mut self, _command: &str) -> Option<Answer> {
+    fn ask(&mut self, _command: &str, _dir: Option<&str>) -> Option<Answer> {
         None
     }
 
@@ -58,7 +60,7 @@ impl Approver for Terminal {
             .is_ok()
     }
 
-    fn ask(&mut self, command: &str) -> Option<Answer> {
+    fn ask(&mut self, command: &str, dir: Option<&str>) -> Option<Answer> {
         let tty = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -71,10 +73,14 @@ impl Approver for Terminal {
             .lines()
             .map(|l| format!("  {l}"))
             .collect();
+        let place = match dir {
+            None => "at the root".to_owned(),
+            Some(dir) => format!("in {}", crate::escape::escape_controls(dir)),
+        };
         loop {
             let _ = write!(
                 out,
-                "clada: this command is not approved:\n{}\nRun it? [o]nce, [a]lways (remember it), [n]o: ",
+                "clada: this command is not approved {place}:\n{}\nRun it? [o]nce, [a]lways (remember it {place}), [n]o: ",
                 shown.join("\n")
             );
             let _ = out.flush();

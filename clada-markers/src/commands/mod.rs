@@ -6,32 +6,38 @@
 //!    task's path, and only documented flags are accepted. Limit: 5 s, or
 //!    `--timeout` if smaller.
 //! 2. **Approved**: the trimmed body equals a command approved for this
-//!    root, in clada's configuration directory ([`allowlist`]), where no
-//!    document can write. It runs as `sh -c BODY`. Limit: `--timeout`.
+//!    root and the RUN's directory, in clada's configuration directory
+//!    ([`allowlist`]), where no document can write. It runs as `sh -c
+//!    BODY`, never where git would find a repository other than the
+//!    root's. Limit: `--timeout`.
 //! 3. **Anything else**: a person is asked on the terminal (once, always,
 //!    no); without one, `command_not_allowed`, with the `clada allow`
 //!    command that would approve it.
 //!
 //! `--allow-any-command` runs every command as tier 2. `--sandbox` confines
-//! tiers 2 and 3 ([`sandbox`]). Each command is a process group of its
-//! own (`process`).
+//! tiers 2 and 3 ([`sandbox`]). Each command is a session of its own
+//! (`process`), and every process it started ends with it (`reaper`).
 
 pub(crate) mod allowlist;
 pub(crate) mod approve;
 pub(crate) mod builtin;
 mod process;
+mod reaper;
 pub(crate) mod sandbox;
 mod shell;
+mod temp;
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::engine::fs::{Location, Root};
+use crate::engine::fs::{Files, Location, Root};
+use crate::engine::repo_check::RepoError;
 use crate::engine::view::{By, View};
 use crate::engine::{Observer, RunOutput, Runner, TaskError};
 use crate::error_type::ErrorType;
+use crate::git::WorkTree;
 use allowlist::{Allowlist, Approvals};
 use approve::{Answer, Approver};
 
@@ -53,11 +59,17 @@ pub struct RunOptions {
     /// Where this root's approvals are kept; `None`: nothing is approved,
     /// and an "always" answer cannot be kept.
     pub approvals: Option<Approvals>,
+    /// Commands approved for this run only, as `clada allow` approves
+    /// them (the exact text of a RUN's body, trimmed), besides those of
+    /// `approvals`. Kept in memory: never written anywhere.
+    pub approved: Vec<String>,
     /// `--sandbox`: approved and prompted commands run confined
     /// (Landlock, PROTOCOL §6), or not at all.
     pub sandbox: bool,
-    /// The temporary directory a confined command may write (and gets as
-    /// `TMPDIR`); the process's own when `None`.
+    /// Where a confined command's own temporary directory is made (a fresh
+    /// 0700 directory for each command, the only one it may write, given
+    /// to it as `TMPDIR`, removed when it ends); the process's temporary
+    /// directory when `None`.
     pub sandbox_temp: Option<PathBuf>,
 }
 
@@ -69,6 +81,7 @@ impl Default for RunOptions {
             allow_any: false,
             allow_escape: false,
             approvals: None,
+            approved: Vec::new(),
             sandbox: false,
             sandbox_temp: None,
         }
@@ -81,8 +94,9 @@ pub(crate) struct CommandRunner<'r> {
     root_path: PathBuf,
     options: RunOptions,
     approver: Box<dyn Approver + 'r>,
-    /// The run's repository, for the built-in git (PROTOCOL §6).
-    repo: Option<&'r git2::Repository>,
+    /// The run's repository (PROTOCOL §6), for the built-in git and to
+    /// tell it from other repositories; or why it is not used.
+    repo: Result<Option<&'r WorkTree>, &'r RepoError>,
     /// What built-in `cp` has copied in this run.
     copied: builtin::Copied,
 }
@@ -110,17 +124,39 @@ impl<'r> CommandRunner<'r> {
             root_path,
             options,
             approver,
-            repo: None,
+            repo: Ok(None),
             copied: builtin::Copied::default(),
         }
     }
 
     /// Gives the built-in git the run's repository, found once before any
-    /// task (PROTOCOL §6). Without one, built-in git reports that there is
-    /// no repository.
-    pub(crate) fn with_repository(mut self, repo: Option<&'r git2::Repository>) -> Self {
+    /// task (PROTOCOL §6), or why it is not used. Without one, built-in
+    /// git reports that there is no repository.
+    pub(crate) fn with_repository(
+        mut self,
+        repo: Result<Option<&'r WorkTree>, &'r RepoError>,
+    ) -> Self {
         self.repo = repo;
         self
+    }
+
+    /// The repository the built-in git reads, checked again first (a
+    /// command may have planted a link in it since).
+    fn checked_repository(&self) -> Result<Option<&'r git2::Repository>, TaskError> {
+        let refused = |e: &RepoError| {
+            TaskError::new(
+                ErrorType::GitOperationFailed,
+                format!("the built-in git does not read this repository: {e}"),
+            )
+        };
+        match self.repo {
+            Ok(None) => Ok(None),
+            Ok(Some(tree)) => {
+                tree.check().map_err(|e| refused(&e))?;
+                Ok(Some(tree.repository()))
+            }
+            Err(e) => Err(refused(e)),
+        }
     }
 
     /// The working directory of a command: the root, or `dir` below it,
@@ -157,6 +193,12 @@ impl<'r> CommandRunner<'r> {
         observer: &mut dyn Observer,
     ) -> Result<RunOutput, (TaskError, RunOutput)> {
         let shown = shell_words::join(argv);
+        let repo = match argv.first().map(String::as_str) {
+            Some("git") => self
+                .checked_repository()
+                .map_err(|e| (e, RunOutput::default()))?,
+            _ => None,
+        };
         let cwd = match dir {
             Some(dir) => {
                 tree.check_dir(dir)
@@ -166,13 +208,12 @@ impl<'r> CommandRunner<'r> {
             None => Location::below_root(&[]),
         };
         let env = builtin::Env {
-            root: self.root,
             tree,
             root_path: &self.root_path,
             cwd,
             allow_escape: self.options.allow_escape,
             deadline: Instant::now() + timeout,
-            repo: self.repo,
+            repo,
             shown: &shown,
             copied: &self.copied,
         };
@@ -198,7 +239,7 @@ impl<'r> CommandRunner<'r> {
             )),
             Err(mut e) => {
                 if e.error_type() == ErrorType::CommandNotAllowed {
-                    let hint = self.hint(command);
+                    let hint = self.hint(command, dir);
                     e = TaskError::NotApproved {
                         message: format!(
                             "{}; to run it anyway, approve this exact command: {hint}",
@@ -218,44 +259,215 @@ impl<'r> CommandRunner<'r> {
         }
     }
 
+    /// The commands approved for this root, and for this run only.
     fn allowlist(&self) -> Result<Allowlist, TaskError> {
-        let Some(approvals) = &self.options.approvals else {
-            return Ok(Allowlist::default());
+        let mut list = match &self.options.approvals {
+            None => Allowlist::default(),
+            Some(approvals) => approvals.load().map_err(|e| {
+                TaskError::new(
+                    ErrorType::CommandNotAllowed,
+                    format!("cannot read the approved commands: {e}"),
+                )
+            })?,
         };
-        approvals.load().map_err(|e| {
-            TaskError::new(
-                ErrorType::CommandNotAllowed,
-                format!("cannot read the approved commands: {e}"),
-            )
-        })
+        // At the root, as `clada allow` without `--dir` approves.
+        for command in &self.options.approved {
+            list.add(command, None, SystemTime::now());
+        }
+        Ok(list)
     }
 }
 
 impl CommandRunner<'_> {
-    /// The command that would approve `command` for this root, ready to
-    /// paste in a shell.
-    fn hint(&self, command: &str) -> String {
-        match &self.options.approvals {
-            Some(a) => format!(
-                "clada allow -C {} {}",
-                shell_words::quote(a.root()),
-                shell_words::quote(command)
-            ),
-            None => format!("clada allow {}", shell_words::quote(command)),
+    /// The command that would approve `command` in `dir` for this root,
+    /// ready to paste in a shell.
+    fn hint(&self, command: &str, dir: Option<&Location>) -> String {
+        let mut hint = "clada allow".to_owned();
+        if let Some(a) = &self.options.approvals {
+            hint.push_str(&format!(" -C {}", shell_words::quote(a.root())));
         }
+        if let Some(dir) = dir_key(dir) {
+            hint.push_str(&format!(" --dir {}", shell_words::quote(&dir)));
+        }
+        hint.push(' ');
+        hint.push_str(&shell_words::quote(command));
+        hint
     }
 
-    fn not_allowed(&self, command: &str, why: &str) -> TaskError {
-        let hint = self.hint(command);
+    fn not_allowed(&self, command: &str, dir: Option<&Location>, why: &str) -> TaskError {
+        let hint = self.hint(command, dir);
         TaskError::NotApproved {
             message: format!("`{command}` is not allowed ({why}); to approve it, run: {hint}"),
             approve: hint.into(),
         }
     }
+
+    /// Why `command`, approved somewhere, is not approved in `dir`.
+    fn approved_elsewhere(
+        list: &Allowlist,
+        command: &str,
+        dir: Option<&Location>,
+    ) -> Option<String> {
+        let (_, other, _) = list.commands().find(|(c, _, _)| *c == command)?;
+        let there = match other {
+            None => "at the root".to_owned(),
+            Some(d) => format!("in `{d}`"),
+        };
+        let here = match dir_key(dir) {
+            None => "at the root".to_owned(),
+            Some(d) => format!("in `{d}`"),
+        };
+        Some(format!(
+            "it is approved {there}, not {here}: an approval holds only where it was given"
+        ))
+    }
+
+    /// Refuses to run `command` in `dir` when git, started there, would
+    /// find a repository other than the root's (whose configuration can
+    /// make it run programs nobody approved): a `.git` in `dir` or in a
+    /// directory between it and the root, or a directory shaped like a
+    /// git directory (`HEAD`, `objects`, `refs`) on the way, the root
+    /// included when it has no `.git` of its own. Looked up in `files`:
+    /// the disk, or a dry run's plan.
+    fn foreign_repository(
+        files: &dyn Files,
+        command: &str,
+        dir: Option<&Location>,
+    ) -> Result<(), TaskError> {
+        let root = Location::below_root(&[]);
+        let start = dir.cloned().unwrap_or_else(|| root.clone());
+        let exists = |at: &Location| matches!(files.kind(at), Ok(Some(_)));
+        let root_repo = exists(&root.join(".git"));
+        let mut level = Some(start);
+        while let Some(at) = level {
+            let own = at.is_root() && root_repo;
+            let dot_git = at.join(".git");
+            let found = if own {
+                None
+            } else if exists(&dot_git) {
+                Some(format!("the repository of `{}`", dot_git.display()))
+            } else if ["HEAD", "objects", "refs"]
+                .iter()
+                .all(|name| exists(&at.join(name)))
+            {
+                Some(format!(
+                    "`{}` as a git directory (it holds HEAD, objects and refs)",
+                    at.display()
+                ))
+            } else {
+                None
+            };
+            if let Some(found) = found {
+                return Err(TaskError::new(
+                    ErrorType::CommandNotAllowed,
+                    format!(
+                        "`{}` was not run: git started in `{}` would use {found}, not the root's \
+                         repository, and its configuration can run programs nobody approved; an \
+                         approved command never runs there (remove what makes it a repository, \
+                         or run the command elsewhere)",
+                        first_line(command),
+                        start_display(dir),
+                    ),
+                ));
+            }
+            level = at.parent();
+        }
+        Ok(())
+    }
+
+    /// Runs `command` as `sh -c` in `cwd`: confined in a fresh temporary
+    /// directory of its own with `--sandbox`, and with git's discovery
+    /// stopped above the root's repository.
+    fn external(
+        &self,
+        task: usize,
+        command: &str,
+        cwd: &Path,
+        timeout: Duration,
+        observer: &mut dyn Observer,
+    ) -> Result<RunOutput, (TaskError, RunOutput)> {
+        let mut env = Vec::new();
+        if let Some(ceiling) = self.git_ceiling() {
+            env.push(("GIT_CEILING_DIRECTORIES".to_owned(), ceiling));
+        }
+        let mut temp = None;
+        let sandbox = if self.options.sandbox {
+            let base = self
+                .options
+                .sandbox_temp
+                .clone()
+                .unwrap_or_else(std::env::temp_dir);
+            let dir = temp::PrivateTemp::new(&base).map_err(|e| {
+                (
+                    TaskError::new(
+                        ErrorType::SandboxUnavailable,
+                        format!(
+                            "`{}` was not run: cannot make its temporary directory in {}: {e}",
+                            first_line(command),
+                            base.display()
+                        ),
+                    ),
+                    RunOutput::default(),
+                )
+            })?;
+            if let Some(path) = dir.path().to_str() {
+                for name in ["TMP", "TEMP", "TEMPDIR"] {
+                    env.push((name.to_owned(), path.to_owned()));
+                }
+            }
+            let rules = sandbox::Confinement::for_root(&self.root_path, Some(dir.path()));
+            temp = Some(dir);
+            Some(rules)
+        } else {
+            None
+        };
+        let spec = process::Spawn {
+            program: "sh".to_owned(),
+            args: vec!["-c".to_owned(), command.to_owned()],
+            env,
+            cwd: Some(cwd.to_path_buf()),
+            shown: first_line(command),
+            timeout,
+            max_output: self.options.max_output,
+            sandbox,
+        };
+        let ran = process::run(&spec, task, observer);
+        // Removed with all the command left in it.
+        drop(temp);
+        ran
+    }
+
+    /// `GIT_CEILING_DIRECTORIES` for a command: git looks for a
+    /// repository no higher than the root's (the work tree's top, or the
+    /// root outside one), before any the environment named.
+    fn git_ceiling(&self) -> Option<String> {
+        let top = match self.repo {
+            Ok(Some(tree)) => tree.top().to_path_buf(),
+            _ => self.root_path.canonicalize().ok()?,
+        };
+        let mut ceiling = top.parent()?.to_str()?.to_owned();
+        if let Some(more) = std::env::var_os("GIT_CEILING_DIRECTORIES")
+            .and_then(|v| v.into_string().ok())
+            .filter(|v| !v.is_empty())
+        {
+            ceiling.push(':');
+            ceiling.push_str(&more);
+        }
+        Some(ceiling)
+    }
+}
+
+/// How approvals name where a RUN runs: `None` at the root.
+fn dir_key(dir: Option<&Location>) -> Option<String> {
+    dir.filter(|d| !d.is_root()).map(Location::display)
+}
+
+fn start_display(dir: Option<&Location>) -> String {
+    dir.map_or_else(|| ".".to_owned(), Location::display)
 }
 
 impl Runner for CommandRunner<'_> {
-    fn preview(&mut self, command: &str, _dir: Option<&Location>) -> Result<String, TaskError> {
+    fn preview(&mut self, command: &str, dir: Option<&Location>) -> Result<String, TaskError> {
         let command = command.trim();
         let shown = first_line(command);
         let confined = if self.options.sandbox {
@@ -268,17 +480,23 @@ impl Runner for CommandRunner<'_> {
                 "Would run {shown} (any command is allowed{confined})"
             ));
         }
-        if self.allowlist()?.contains(command) {
-            return Ok(format!(
-                "Would run {shown} (approved for this root{confined})"
-            ));
+        let list = self.allowlist()?;
+        if list.contains(command, dir_key(dir).as_deref()) {
+            let place = match dir_key(dir) {
+                None => "for this root".to_owned(),
+                Some(d) => format!("in `{d}`"),
+            };
+            return Ok(format!("Would run {shown} (approved {place}{confined})"));
         }
         match builtin_argv(command) {
             Ok(_) => Ok(format!("Would run {shown} (built-in, inside clada)")),
             Err(why) if self.approver.can_ask() => Ok(format!(
                 "Would ask on the terminal whether to run {shown} ({why})"
             )),
-            Err(why) => Err(self.not_allowed(command, &why)),
+            Err(why) => {
+                let why = Self::approved_elsewhere(&list, command, dir).unwrap_or(why);
+                Err(self.not_allowed(command, dir, &why))
+            }
         }
     }
 
@@ -287,25 +505,42 @@ impl Runner for CommandRunner<'_> {
         task: usize,
         command: &str,
         dir: Option<&Location>,
+        deadline: Option<Instant>,
         view: &View<'_>,
         by: By,
         observer: &mut dyn Observer,
     ) -> Option<Result<RunOutput, (TaskError, RunOutput)>> {
         let command = command.trim();
-        // What runs as an approved command is a program whose effect is
-        // not known: previewed only.
-        if self.options.allow_any || self.allowlist().ok()?.contains(command) {
-            return None;
-        }
-        let argv = builtin_argv(command).ok()?;
-        if !argv
-            .first()
-            .is_some_and(|name| builtin::CHANGING.contains(&name.as_str()))
-        {
-            return None;
-        }
         let tree = builtin::Planned { view, by };
-        let limit = self.options.timeout.min(BUILTIN_TIMEOUT);
+        // As in a real run, any command's `dir` is checked first (on the
+        // plan: made, moved or removed by the tasks before).
+        if let Some(dir) = dir
+            && let Err(e) = builtin::Tree::check_dir(&tree, dir)
+        {
+            return Some(Err((TaskError::from(e), RunOutput::default())));
+        }
+        // What runs as an approved command is a program whose effect is
+        // not known: previewed only, after the check of where it would
+        // run, made on the plan.
+        if self.options.allow_any {
+            return None;
+        }
+        if self
+            .allowlist()
+            .ok()?
+            .contains(command, dir_key(dir).as_deref())
+        {
+            return Self::foreign_repository(view, command, dir)
+                .err()
+                .map(|e| Err((e, RunOutput::default())));
+        }
+        // Every built-in runs on the plan, through the real run's checks
+        // of every flag and path: a dry run ends as the real run would.
+        let argv = builtin_argv(command).ok()?;
+        let mut limit = self.options.timeout.min(BUILTIN_TIMEOUT);
+        if let Some(d) = deadline {
+            limit = limit.min(d.saturating_duration_since(Instant::now()));
+        }
         // What it does stays, even when its unit is rolled back, as on disk.
         let ran =
             view.untracked(|| self.run_builtin(task, command, &argv, dir, limit, &tree, observer));
@@ -327,42 +562,34 @@ impl Runner for CommandRunner<'_> {
             Some(d) => limit.min(d.saturating_duration_since(Instant::now())),
             None => limit,
         };
-        let approved = |timeout| process::Spawn {
-            program: "sh".to_owned(),
-            args: vec!["-c".to_owned(), command.to_owned()],
-            env: Vec::new(),
-            cwd: Some(cwd.clone()),
-            shown: first_line(command),
-            timeout,
-            max_output: self.options.max_output,
-            sandbox: self.options.sandbox.then(|| {
-                sandbox::Confinement::for_root(
-                    &self.root_path,
-                    self.options.sandbox_temp.as_deref(),
-                )
-            }),
-        };
         let timeout = left(self.options.timeout);
         if self.options.allow_any {
-            return process::run(&approved(timeout), task, observer);
+            return self.external(task, command, &cwd, timeout, observer);
         }
+        let key = dir_key(dir);
         let list = self.allowlist().map_err(none)?;
-        if list.contains(command) {
-            return process::run(&approved(timeout), task, observer);
+        if list.contains(command, key.as_deref()) {
+            Self::foreign_repository(self.root, command, dir).map_err(none)?;
+            return self.external(task, command, &cwd, timeout, observer);
         }
         let why = match builtin_argv(command) {
             Ok(argv) => {
                 let limit = left(self.options.timeout.min(BUILTIN_TIMEOUT));
                 return self.run_builtin(task, command, &argv, dir, limit, self.root, observer);
             }
-            Err(why) => why,
+            Err(why) => Self::approved_elsewhere(&list, command, dir).unwrap_or(why),
         };
-        match self.approver.ask(command) {
-            Some(Answer::Once) => process::run(&approved(timeout), task, observer),
+        if !self.approver.can_ask() {
+            return Err(none(self.not_allowed(command, dir, &why)));
+        }
+        // Nobody is asked about what would be refused anyway.
+        Self::foreign_repository(self.root, command, dir).map_err(none)?;
+        match self.approver.ask(command, key.as_deref()) {
+            Some(Answer::Once) => self.external(task, command, &cwd, timeout, observer),
             Some(Answer::Always) => {
                 let saved = match &self.options.approvals {
                     Some(approvals) => approvals
-                        .update(|list| list.add(command, SystemTime::now()))
+                        .update(|list| list.add(command, key.as_deref(), SystemTime::now()))
                         .map_err(|e| e.to_string()),
                     None => Err("there is no configuration directory to keep it in".to_owned()),
                 };
@@ -372,13 +599,13 @@ impl Runner for CommandRunner<'_> {
                         format!("cannot save the approval: {e}"),
                     ))
                 })?;
-                process::run(&approved(timeout), task, observer)
+                self.external(task, command, &cwd, timeout, observer)
             }
             Some(Answer::No) => Err(none(TaskError::new(
                 ErrorType::CommandNotAllowed,
                 format!("`{}` was declined", first_line(command)),
             ))),
-            None => Err(none(self.not_allowed(command, &why))),
+            None => Err(none(self.not_allowed(command, dir, &why))),
         }
     }
 }

@@ -1,13 +1,15 @@
-//! Running a command as its own process group, with a time limit and a
-//! bounded record of its output.
+//! Running a command in a session of its own (a process group of its own
+//! where the system has no `setsid`), with a time limit and a bounded
+//! record of its output.
 //!
 //! The child gets an empty stdin and one pipe for both stdout and stderr,
 //! so their lines stay in the order they were written. One loop waits on
 //! the pipe and on the child (a pidfd) at once with `poll`: lines are passed
 //! on as they come and at most `max_output` bytes are kept; the rest is read
 //! and dropped. On a timeout the whole group gets SIGTERM, then SIGKILL
-//! after a short grace; when the command ends, whatever it left running in
-//! its group is killed too, so no process of a RUN outlives it.
+//! after a short grace; when the command ends, whatever it left running,
+//! in its group or not, is killed ([`super::reaper`]) before the rest of
+//! its output is read, so no process of a RUN outlives it.
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -19,14 +21,15 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, PidfdFlags, Signal};
 
+use super::reaper;
 use crate::engine::{Observer, RunOutput, TaskError};
 use crate::error_type::ErrorType;
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 pub(crate) const KILL_GRACE: Duration = Duration::from_millis(500);
 
-/// How long output may keep coming after the command ended, from a process
-/// that left its group.
+/// How long output may keep coming after the command and what it left
+/// were killed (from a process out of clada's reach that holds the pipe).
 const AFTER_EXIT: Duration = Duration::from_millis(500);
 
 /// What to run and under which limits.
@@ -132,13 +135,23 @@ pub(crate) fn run(
             );
         }
     };
-    super::sandbox::become_subreaper();
-    let mark = super::sandbox::new_mark();
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .stdin(Stdio::null())
-        .process_group(0)
-        .env(super::sandbox::MARK, &mark);
+    let starting = reaper::Starting::now();
+    // A session of its own: none of its processes can ever join clada's
+    // again, so they are told from the processes of a program using clada.
+    let setsid = reaper::setsid_program();
+    let mut cmd = match setsid {
+        Some(setsid) => {
+            let mut cmd = Command::new(setsid);
+            cmd.arg(&spec.program);
+            cmd
+        }
+        None => {
+            let mut cmd = Command::new(&spec.program);
+            cmd.process_group(0);
+            cmd
+        }
+    };
+    cmd.args(&spec.args).stdin(Stdio::null());
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
@@ -162,7 +175,12 @@ pub(crate) fn run(
         }
     }
     let spawned = match &spec.sandbox {
-        None => cmd.spawn(),
+        None => {
+            let spawned = cmd.spawn();
+            // Our copies of the pipe's write end go with it.
+            drop(cmd);
+            spawned
+        }
         Some(rules) => match super::sandbox::spawn_confined(cmd, rules) {
             Ok(spawned) => spawned,
             Err(super::sandbox::Unavailable(why)) => {
@@ -177,8 +195,8 @@ pub(crate) fn run(
             }
         },
     };
-    // The command held our copies of the pipe's write end (dropped with
-    // it): the end of output is seen when the children close theirs.
+    // The command held our copies of the pipe's write end (dropped by
+    // now): the end of output is seen when the children close theirs.
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
@@ -201,6 +219,7 @@ pub(crate) fn run(
             RunOutput::default(),
         );
     };
+    let tracked = reaper::Tracked::new(starting, group, setsid.is_some());
     // Where pidfds are missing, the child is polled every few milliseconds.
     let pidfd: Option<OwnedFd> = rustix::process::pidfd_open(group, PidfdFlags::empty()).ok();
 
@@ -217,9 +236,11 @@ pub(crate) fn run(
             && let Ok(Some(s)) = child.try_wait()
         {
             status = Some(s);
-            exited_at = Some(Instant::now());
-            // What the command left behind in its group goes with it.
+            // What the command left behind goes with it, in its group or
+            // not.
             let _ = rustix::process::kill_process_group(group, Signal::KILL);
+            tracked.end_all();
+            exited_at = Some(Instant::now());
         }
         if eof && status.is_some() {
             break;
@@ -228,10 +249,11 @@ pub(crate) fn run(
         if status.is_none() && now >= deadline {
             timed_out = true;
             status = Some(stop_group(group, &mut child));
+            tracked.end_all();
             exited_at = Some(Instant::now());
             continue;
         }
-        // Output after the end is from a process that left the group.
+        // Output after the end is from a process out of reach.
         if exited_at.is_some_and(|t| t.elapsed() > AFTER_EXIT) {
             break;
         }
@@ -274,9 +296,6 @@ pub(crate) fn run(
         }
     }
 
-    // Whatever the command started and left running, inside its group or
-    // not (`setsid`), dies with it.
-    super::sandbox::kill_marked(&mark);
     let output = out.finish();
     let status = status.unwrap_or_else(|| ExitStatus::from_raw(0));
     let result = RunOutput {

@@ -7,16 +7,15 @@
 //! inherits the restriction) and ends; no other work ever runs on it.
 //!
 //! The command may read and execute anything, write only below the root
-//! and the temporary directory (and `/dev/null`, `/dev/tty`), and neither
+//! and its own temporary directory (`commands::temp`; and `/dev/null`,
+//! `/dev/tty`), and neither
 //! connect nor bind TCP sockets. Landlock does not govern UDP, abstract
 //! Unix sockets, signals to other processes or ptrace of non-descendants;
 //! see the README. Where the kernel cannot enforce all of this, the
 //! command does not run (`sandbox_unavailable`).
 //!
-//! Processes that leave the command's process group (`setsid`) are found
-//! afterwards: clada is a child subreaper, so orphans of the command
-//! become its children, and every process of the command carries a
-//! marker in its environment.
+//! That no process of a command outlives it is not the sandbox's work but
+//! [`super::reaper`]'s, confined or not.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -111,77 +110,6 @@ fn restrict_this_thread(rules: &Confinement) -> Result<(), Unavailable> {
         )));
     }
     Ok(())
-}
-
-/// The environment variable that marks a command's processes.
-pub(crate) const MARK: &str = "CLADA_RUN";
-
-/// Makes this process the subreaper of its descendants, once.
-pub(crate) fn become_subreaper() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
-    });
-}
-
-/// A marker for one command's processes, unique in this process.
-pub(crate) fn new_mark() -> String {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{}-{n}", std::process::id())
-}
-
-/// Kills every process that carries `mark` in its environment, and reaps
-/// those that were handed to us as their subreaper. Bounded: a few rounds,
-/// for processes started while the last ones were killed.
-pub(crate) fn kill_marked(mark: &str) -> usize {
-    let needle = format!("{MARK}={mark}\0");
-    let me = rustix::process::getpid().as_raw_nonzero().get();
-    let mut killed = 0;
-    for _ in 0..8 {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return killed;
-        };
-        let mut found = Vec::new();
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-                continue;
-            };
-            if pid != me && memchr::memmem::find(&environ, needle.as_bytes()).is_some() {
-                found.push((pid, parent_of(pid) == Some(me)));
-            }
-        }
-        if found.is_empty() {
-            break;
-        }
-        for (pid, ours) in found {
-            let Some(pid) = rustix::process::Pid::from_raw(pid) else {
-                continue;
-            };
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            killed += 1;
-            if ours {
-                // An orphan handed to us: killed, it ends at once.
-                let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
-            }
-        }
-    }
-    killed
-}
-
-/// The parent of `pid`, from `/proc/PID/stat`.
-fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
-    let after = stat.rsplit_once(')')?.1;
-    after.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Whether the kernel can confine commands as `--sandbox` asks.

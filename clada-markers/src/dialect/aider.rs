@@ -22,13 +22,14 @@
 //! the previous block's file; a REPLACE section may end at a second
 //! `=======`; a shell fence (```` ```bash ````…) holds commands, not
 //! blocks. An empty SEARCH means "create the file, or append to it" (a
-//! WRITE with `append="true"`). Everything else is prose. Matching stays
-//! exact: one occurrence, as clada's SEARCH; the file name is checked like
-//! a `path` attribute.
+//! WRITE with `append="true"`). Everything else is prose (but lines almost
+//! aider's markers, which `super::foreign` reports). Matching is clada's
+//! SEARCH: one occurrence, as written or at one uniform indentation shift;
+//! the file name is checked like a `path` attribute.
 
 use std::borrow::Cow;
 
-use crate::ast::{Count, Document, Op, Task, Unit};
+use crate::ast::{Count, Document, Matching, Op, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -102,7 +103,7 @@ fn is_divider(line: &str) -> bool {
 }
 
 /// `>>>>>>> REPLACE`: aider's `^>{5,9} REPLACE\s*$`.
-fn is_updated(line: &str) -> bool {
+pub(crate) fn is_updated(line: &str) -> bool {
     let t = text(line).trim();
     run_of(t, '>').is_some_and(|n| &t[n..] == " REPLACE")
 }
@@ -300,6 +301,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 Op::Edit {
                     path,
                     count: Count::default(),
+                    matching: Matching::default(),
                     search: body(search),
                     replace: body(replace),
                 }
@@ -440,6 +442,7 @@ mod tests {
                 Op::Edit {
                     path: "app.py".into(),
                     count: Count::default(),
+                    matching: Matching::default(),
                     search: "a = 1\n".into(),
                     replace: "a = 2\n".into(),
                 },

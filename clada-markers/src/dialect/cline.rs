@@ -1,5 +1,5 @@
 //! Cline's and Roo's SEARCH/REPLACE blocks (`--dialect cline`, PROTOCOL
-//! §11.8), read as clada tasks.
+//! §11.9), read as clada tasks.
 //!
 //! ~~~text
 //! <replace_in_file>
@@ -25,15 +25,17 @@
 //! What each tool's own parser accepts for structure is accepted: Cline's
 //! markers of three or more characters, `<<<<<<<` and `>>>>>>>` for its
 //! legacy ones, a missing `+++++++ REPLACE` at the end of a `<diff>`; Roo's
-//! escaped markers (`\=======`) in bodies. Matching is clada's: exact,
-//! found once. A `replace_in_file` call applies all its blocks or none, as
+//! escaped markers (`\=======`) in bodies. Matching is clada's SEARCH:
+//! found once, as written or by the white-space tier; Roo's `:start_line:`
+//! is the edit's line hint. A `replace_in_file` call applies all its blocks or none, as
 //! Cline writes a file only when every block matched; an empty SEARCH
 //! there fills a new or empty file. Roo applies each block that matches:
 //! each is a unit of its own. Nothing here reads the file system.
 
 use std::borrow::Cow;
+use std::num::NonZeroUsize;
 
-use crate::ast::{Block, BlockRules, Count, Document, Op, Task, Unit};
+use crate::ast::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -155,10 +157,6 @@ struct Read {
     /// `:start_line:N` (or the `<start_line>` of its `<diff>`): what
     /// chooses between equal candidates (the line hint of an edit,
     /// PROTOCOL §3), never where the block is looked for.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "the line hint of an edit (issue 20) will take it")
-    )]
     line: Option<usize>,
 }
 
@@ -339,7 +337,7 @@ fn blocks(
 /// The SEARCH a block lowers to (an empty SEARCH: a WRITE that fills a
 /// new or empty file, in a `replace_in_file` call only). `path` is the
 /// block's file and whether it passed the path checks (a refused one has
-/// its own error). (Issue 20's line hint of an edit is `b.line`.)
+/// its own error).
 fn task<'a>(
     b: Read,
     path: Option<(&Attribute<'a>, bool)>,
@@ -385,6 +383,10 @@ fn task<'a>(
     t.op = ok.then_some(Op::Edit {
         path: p,
         count: Count::default(),
+        matching: Matching {
+            line: b.line.and_then(NonZeroUsize::new),
+            ..Matching::default()
+        },
         search: Cow::Owned(b.old),
         replace: Cow::Owned(b.new),
     });
@@ -671,21 +673,46 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
 mod tests {
     use super::*;
 
+    /// The operations of `src`, without their line hints (see
+    /// `lines_of`).
     fn ops(src: &str) -> (Vec<Op<'_>>, Vec<Diagnostic>) {
         let doc = parse(src, ParseOptions::default());
-        (
-            doc.tasks().filter_map(|t| t.op.clone()).collect(),
-            doc.diagnostics,
-        )
+        let mut ops: Vec<Op<'_>> = doc.tasks().filter_map(|t| t.op.clone()).collect();
+        for op in &mut ops {
+            if let Op::Edit { matching, .. } = op {
+                matching.line = None;
+            }
+        }
+        (ops, doc.diagnostics)
+    }
+
+    /// The line hint of each edit of `src`.
+    fn lines_of(src: &str) -> Vec<Option<usize>> {
+        parse(src, ParseOptions::default())
+            .tasks()
+            .filter_map(|t| match &t.op {
+                Some(Op::Edit { matching, .. }) => Some(matching.line.map(NonZeroUsize::get)),
+                _ => None,
+            })
+            .collect()
     }
 
     fn edit(path: &str, search: &str, replace: &str) -> Op<'static> {
         Op::Edit {
             path: path.to_owned().into(),
             count: Count::default(),
+            matching: Matching::default(),
             search: search.to_owned().into(),
             replace: replace.to_owned().into(),
         }
+    }
+
+    #[test]
+    fn roo_start_line_is_the_edits_line_hint() {
+        let src = "<apply_diff>\n<path>a.py</path>\n<diff>\n<<<<<<< SEARCH\n:start_line:7\n-------\nx\n=======\ny\n>>>>>>> REPLACE\n\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n</diff>\n</apply_diff>\n";
+        assert_eq!(lines_of(src), [Some(7), None]);
+        let cline = "a.py\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n";
+        assert_eq!(lines_of(cline), [None]);
     }
 
     #[test]
@@ -748,7 +775,9 @@ mod tests {
         let src = "<apply_diff>\n<path>t.ts</path>\n<diff>\nt.ts\n<<<<<<< SEARCH\n:start_line:2\n:end_line:2\n-------\n\\=======\n=======\nsep\n>>>>>>> REPLACE\n</diff>\n</apply_diff>\n<apply_diff>\n<args>\n<file>\n  <path>a.py</path>\n  <diff>\n    <content>\n```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n    </content>\n    <start_line>7</start_line>\n  </diff>\n</file>\n<file>\n  <path>b.py</path>\n  <diff>\n    <content>\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n    </content>\n  </diff>\n</file>\n</args>\n</apply_diff>\n";
         let doc = parse(src, ParseOptions::default());
         assert!(doc.diagnostics.is_empty(), "{:?}", doc.diagnostics);
-        let ops: Vec<_> = doc.tasks().filter_map(|t| t.op.clone()).collect();
+        // `:start_line:` and `<start_line>` are the edits' line hints.
+        assert_eq!(lines_of(src), [Some(2), Some(7), None]);
+        let (ops, _) = ops(src);
         assert_eq!(
             ops,
             vec![

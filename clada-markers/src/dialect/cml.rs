@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
-use crate::ast::{Block, Count, Document, Op, Task, Unit};
+use crate::ast::{Block, Count, Document, Matching, Op, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -472,6 +472,7 @@ fn task<'a>(
             value("path").map(|path| Op::Edit {
                 path,
                 count: Count::default(),
+                matching: Matching::default(),
                 search,
                 replace: child("replace").unwrap_or_default(),
             })
@@ -494,6 +495,7 @@ fn task<'a>(
             value("path").map(|path| Op::EditRange {
                 path,
                 count: Count::default(),
+                matching: Matching::default(),
                 start,
                 end,
                 replace: child("replace").unwrap_or_default(),
@@ -646,6 +648,7 @@ mod tests {
                 Op::Edit {
                     path: "src/app.js".into(),
                     count: Count::default(),
+                    matching: Matching::default(),
                     search: "\"hello\"".into(),
                     replace: "\"world\"".into()
                 },
@@ -670,6 +673,7 @@ mod tests {
             Some(Op::EditRange {
                 path: "a".into(),
                 count: Count::default(),
+                matching: Matching::default(),
                 start: "a < b".into(),
                 end: "x ]]> y".into(),
                 replace: "z".into()

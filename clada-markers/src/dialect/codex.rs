@@ -16,17 +16,18 @@
 //!
 //! A patch is one TASKS block: codex applies a patch as a unit. `Add File`
 //! is a WRITE, `Delete File` a REMOVE, each hunk of `Update File` a SEARCH
-//! of its context and removed lines (exact, one occurrence) replaced by its
-//! context and added lines, then `Move to` a MOVE. Marker lines may be
-//! padded with white space, as codex's parser allows; a hunk that only adds
-//! lines after an `@@ anchor` line replaces the anchor line by itself and
-//! the added lines; with no anchor it appends to the file. Content matching
-//! stays exact: an `@@` anchor is not searched for, and `*** End of File`
-//! does not pin a hunk to the end (both only guide codex's loose search).
+//! of its context and removed lines (one occurrence, found with codex's
+//! passes: the edit carries [`Policy::Codex`]) replaced by its context and
+//! added lines, then `Move to` a MOVE. Marker lines may be padded with
+//! white space, as codex's parser allows; a hunk that only adds lines after
+//! an `@@ anchor` line replaces the anchor line by itself and the added
+//! lines; with no anchor it appends to the file. An `@@` anchor is not
+//! searched for, and `*** End of File` does not pin a hunk to the end (both
+//! only guide codex's own search).
 
 use std::borrow::Cow;
 
-use crate::ast::{Block, BlockRules, Count, Document, Op, Task, Unit};
+use crate::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -61,6 +62,14 @@ impl Line<'_> {
 }
 
 /// The lines of `source`, split with `memchr` into a vector allocated once.
+/// How codex finds a hunk's lines: its passes (PROTOCOL §11.2).
+fn codex_matching() -> Matching {
+    Matching {
+        policy: Policy::Codex,
+        line: None,
+    }
+}
+
 fn lines(source: &str) -> Vec<Line<'_>> {
     let bytes = source.as_bytes();
     let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
@@ -349,6 +358,7 @@ fn update<'a>(
                 Op::Edit {
                     path: p,
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: Cow::Owned(old),
                     replace: Cow::Owned(new),
                 },
@@ -359,6 +369,7 @@ fn update<'a>(
                 Op::Edit {
                     path: p,
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: Cow::Owned(format!("{anchor}\n")),
                     replace: Cow::Owned(format!("{anchor}\n{new}")),
                 },
@@ -530,6 +541,7 @@ mod tests {
                 Op::Edit {
                     path: "src/app.py".into(),
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: "    print(\"Hi\")\n".into(),
                     replace: "    print(\"Hello\")\n".into(),
                 },
@@ -558,12 +570,14 @@ mod tests {
                 Op::Edit {
                     path: "a.py".into(),
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: "class A:\n".into(),
                     replace: "class A:\n    x = 1\n".into(),
                 },
                 Op::Edit {
                     path: "a.py".into(),
                     count: Count::default(),
+                    matching: codex_matching(),
                     search: "a\nb\n\n".into(),
                     replace: "a\n\nc\n".into(),
                 },

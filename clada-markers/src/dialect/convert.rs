@@ -126,6 +126,7 @@ fn aider(doc: &Document<'_>) -> Result<String, ConvertError> {
                 count,
                 search,
                 replace,
+                ..
             }) => {
                 if *count != Count::default() {
                     return Err(refuse(
@@ -250,6 +251,7 @@ fn codex(doc: &Document<'_>) -> Result<String, ConvertError> {
                     count,
                     search,
                     replace,
+                    ..
                 }) if *count == Count::default() && whole(search) && whole(replace) => {
                     let _ = write!(
                         out,
@@ -404,6 +406,7 @@ fn udiff(doc: &Document<'_>) -> Result<String, ConvertError> {
                     count,
                     search,
                     replace,
+                    ..
                 }) if *count == Count::default() => {
                     let mut hunk = String::from("@@ ... @@\n");
                     if !hunk_lines(&mut hunk, search, replace) {
@@ -489,10 +492,20 @@ mod tests {
     use crate::dialect::parse_dialect;
     use crate::validate::ParseOptions;
 
+    /// The operations of `text`, without the matching policy its dialect
+    /// gives its edits (codex's passes): the same tasks in every dialect.
     fn ops(text: &str, dialect: Dialect) -> Vec<Op<'_>> {
         let doc = parse_dialect(text, dialect, ParseOptions::default());
         assert!(!doc.has_errors(), "{text}\n{:?}", doc.diagnostics);
-        doc.tasks().filter_map(|t| t.op.clone()).collect()
+        doc.tasks()
+            .filter_map(|t| t.op.clone())
+            .map(|mut op| {
+                if let Op::Edit { matching, .. } | Op::EditRange { matching, .. } = &mut op {
+                    *matching = crate::ast::Matching::default();
+                }
+                op
+            })
+            .collect()
     }
 
     #[test]
@@ -508,7 +521,7 @@ mod tests {
 
     #[test]
     fn file_operations_round_trip_through_a_unified_diff() {
-        let src = "<<<<<<< TASKS\n<<<<<<< SEARCH path=\"a b.py\"\nkeep\nx = 1\ntail\n=======\nkeep\nx = 2\ntail\n>>>>>>> REPLACE\n<<<<<<< SEARCH path=\"a b.py\"\n-- x\n=======\n+y\n>>>>>>> REPLACE\n>>>>>>> TASKS\n<<<<<<< WRITE path=\"new.txt\"\none\n>>>>>>> END\n<<<<<<< MOVE from=\"old\" to=\"\tnew\"\n>>>>>>> END\n<<<<<<< REMOVE path=\"gone\"\n>>>>>>> END\n";
+        let src = "<<<<<<< TASKS\n<<<<<<< SEARCH path=\"a b.py\"\nkeep\nx = 1\ntail\n=======\nkeep\nx = 2\ntail\n>>>>>>> REPLACE\n<<<<<<< SEARCH path=\"a b.py\"\n-- x\n=======\n+y\n>>>>>>> REPLACE\n>>>>>>> TASKS\n<<<<<<< WRITE path=\"new.txt\"\none\n>>>>>>> END\n<<<<<<< MOVE from=\"old\" to=\"new 2024-01-31 10:05:00 +0000\"\n>>>>>>> END\n<<<<<<< REMOVE path=\"gone\"\n>>>>>>> END\n";
         let doc = crate::parse(src);
         let text = convert(&doc, Dialect::Udiff).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
@@ -523,15 +536,19 @@ mod tests {
             text.contains("@@ ... @@\n keep\n-x = 1\n+x = 2\n tail\n"),
             "{text}"
         );
-        assert!(text.contains("rename to \"\\tnew\"\n"), "{text}");
-        // Found by the fuzz target: an edit that changes nothing stays an
-        // edit, and a path ending in what reads as a timestamp is quoted.
-        let src = "<<<<<<< SEARCH path=\"a\"\nsame\n=======\nsame\n>>>>>>> REPLACE\n";
-        let text = convert(&crate::parse(src), Dialect::Udiff).unwrap_or_default();
-        assert_eq!(ops(&text, Dialect::Udiff), ops(src, Dialect::Clada), "{text}");
+        assert!(
+            text.contains("rename to \"new 2024-01-31 10:05:00 +0000\"\n"),
+            "{text}"
+        );
+        // Found by the fuzz target: a path ending in what reads as a
+        // timestamp is quoted.
         let src = "<<<<<<< SEARCH path=\"a/x 2024-01-31 10:05:00 +0000\"\none\n=======\ntwo\n>>>>>>> REPLACE\n";
         let text = convert(&crate::parse(src), Dialect::Udiff).unwrap_or_default();
-        assert_eq!(ops(&text, Dialect::Udiff), ops(src, Dialect::Clada), "{text}");
+        assert_eq!(
+            ops(&text, Dialect::Udiff),
+            ops(src, Dialect::Clada),
+            "{text}"
+        );
     }
 
     #[test]

@@ -5,7 +5,11 @@
 //! Each front end lowers its blocks to units and tasks with spans into the
 //! original text, so positions, excerpts and diagnostics work unchanged;
 //! bodies are borrowed where they are one slice of the input and owned
-//! where they are not. Matching stays exact in every dialect.
+//! where they are not. Matching is the same in every dialect (PROTOCOL
+//! §3); a front end may give an edit a matching policy and a line hint
+//! beside its `count` ([`crate::Matching`]). A document that holds no task
+//! but edits in a format its dialect does not read is an error, never an
+//! empty success (`foreign`).
 
 use serde::Serialize;
 
@@ -17,6 +21,7 @@ pub(crate) mod cline;
 pub(crate) mod cml;
 pub(crate) mod codex;
 mod convert;
+mod foreign;
 pub(crate) mod udiff;
 
 pub use convert::{ConvertError, convert};
@@ -114,20 +119,80 @@ pub fn parse_units(
     options: ParseOptions,
 ) -> Box<dyn Iterator<Item = crate::syntax::Parsed<'_>> + '_> {
     match dialect {
-        Dialect::Clada => Box::new(crate::syntax::units(source, options)),
+        Dialect::Clada => {
+            // Whether the document holds a task is known at its end.
+            let mut any_task = false;
+            let mut units = crate::syntax::units(source, options);
+            let mut ended = false;
+            Box::new(std::iter::from_fn(move || {
+                if let Some(p) = units.next() {
+                    any_task |= p.unit.as_ref().is_some_and(|u| !u.tasks().is_empty());
+                    return Some(p);
+                }
+                if std::mem::replace(&mut ended, true) || any_task {
+                    return None;
+                }
+                let diagnostics = foreign::foreign(source, dialect);
+                (!diagnostics.is_empty()).then_some(crate::syntax::Parsed {
+                    unit: None,
+                    diagnostics,
+                })
+            }))
+        }
         _ => Box::new(parse_dialect(source, dialect, options).into_parsed()),
     }
 }
 
-/// Parses `source` as `dialect` (after [`detect`] for `auto`).
+/// Parses `source` as `dialect` (after [`detect`] for `auto`). Whatever
+/// the dialect, an edit whose replacement is its search text is refused
+/// (PROTOCOL §3), and a document that holds no task but edits in another
+/// format, or a dialect's markers written almost right, is an error
+/// (PROTOCOL §11.7).
 pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> Document<'_> {
-    match dialect {
+    let mut doc = match dialect {
         Dialect::Clada => crate::parser::parse_with(source, options),
         Dialect::Aider => aider::parse(source, options),
         Dialect::Codex => codex::parse(source, options),
         Dialect::Cml => cml::parse(source, options),
         Dialect::Udiff => udiff::parse(source, options),
         Dialect::Cline => cline::parse(source, options),
+    };
+    if dialect != Dialect::Clada {
+        // clada's own validation refuses them already.
+        refuse_unchanged(&mut doc);
+    }
+    foreign::check(&mut doc, dialect);
+    doc
+}
+
+/// Makes every edit of `doc` whose replacement is its search text an
+/// error of its unit: it would change nothing, and say ✓.
+fn refuse_unchanged(doc: &mut Document<'_>) {
+    let mut found = Vec::new();
+    for unit in &mut doc.units {
+        let number = unit.number();
+        let tasks = match unit {
+            crate::ast::Unit::Block(b) => &mut b.tasks[..],
+            crate::ast::Unit::Task(t) => std::slice::from_mut(t),
+        };
+        for t in tasks {
+            if let Some(crate::ast::Op::Edit {
+                search, replace, ..
+            }) = &t.op
+                && search == replace
+            {
+                let at = |i: usize| t.sections.get(i).copied().unwrap_or(t.opener);
+                let mut d = crate::validate::unchanged_edit(at(0), at(1));
+                d.block = Some(number);
+                d.task = Some(t.number);
+                found.push(d);
+                t.op = None;
+            }
+        }
+    }
+    if !found.is_empty() {
+        doc.diagnostics.extend(found);
+        crate::diagnostics::sort_in_document_order(&mut doc.diagnostics);
     }
 }
 

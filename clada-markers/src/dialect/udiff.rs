@@ -1,4 +1,4 @@
-//! Unified diffs as models write them (`--dialect udiff`, PROTOCOL §11.7),
+//! Unified diffs as models write them (`--dialect udiff`, PROTOCOL §11.8),
 //! read as clada TASKS blocks: one block per file, one task per hunk.
 //!
 //! ~~~text
@@ -19,9 +19,10 @@
 //! of file`. A hunk is found by its text, not by its `@@` numbers, which
 //! models get wrong or leave out (`@@ ... @@`): each hunk becomes a SEARCH
 //! of its context and removed lines replaced by its context and added
-//! lines, exact and found once. The numbers are kept only to choose
-//! between equal candidates ([`Hunk::line`]); the counts are not trusted
-//! to end a hunk (it ends where its lines do).
+//! lines, found once as a SEARCH is (as written, then the white-space
+//! tier). The numbers are kept only to choose between equal candidates
+//! ([`Hunk::line`], the edit's line hint); the counts are not trusted to
+//! end a hunk (it ends where its lines do).
 //!
 //! A file's block is all or none, as `git apply` applies a file
 //! ([`BlockRules`]): a new file is created only where nothing is, a rename
@@ -29,8 +30,9 @@
 //! checked like `path` attributes. Nothing here reads the file system.
 
 use std::borrow::Cow;
+use std::num::NonZeroUsize;
 
-use crate::ast::{Block, BlockRules, Count, Document, Op, Task, Unit};
+use crate::ast::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -873,11 +875,16 @@ fn section<'a>(
 }
 
 /// The SEARCH a hunk lowers to: its old text, found once, replaced by its
-/// new text. (Issue 20's line hint of an edit is `h.line`.)
+/// new text; among several equal candidates, the one nearest the hunk's
+/// line (PROTOCOL §3).
 fn edit<'a>(path: &Cow<'a, str>, h: &Hunk) -> Op<'a> {
     Op::Edit {
         path: path.clone(),
         count: Count::default(),
+        matching: Matching {
+            line: h.line.and_then(NonZeroUsize::new),
+            ..Matching::default()
+        },
         search: Cow::Owned(h.old.clone()),
         replace: Cow::Owned(h.new.clone()),
     }
@@ -1021,18 +1028,35 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
 mod tests {
     use super::*;
 
+    /// The operations of `src`, without their line hints (see
+    /// `lines_of`).
     fn ops(src: &str) -> (Vec<Op<'_>>, Vec<Diagnostic>) {
         let doc = parse(src, ParseOptions::default());
-        (
-            doc.tasks().filter_map(|t| t.op.clone()).collect(),
-            doc.diagnostics,
-        )
+        let mut ops: Vec<Op<'_>> = doc.tasks().filter_map(|t| t.op.clone()).collect();
+        for op in &mut ops {
+            if let Op::Edit { matching, .. } = op {
+                matching.line = None;
+            }
+        }
+        (ops, doc.diagnostics)
+    }
+
+    /// The line hint of each edit of `src`.
+    fn lines_of(src: &str) -> Vec<Option<usize>> {
+        parse(src, ParseOptions::default())
+            .tasks()
+            .filter_map(|t| match &t.op {
+                Some(Op::Edit { matching, .. }) => Some(matching.line.map(NonZeroUsize::get)),
+                _ => None,
+            })
+            .collect()
     }
 
     fn edit(path: &str, search: &str, replace: &str) -> Op<'static> {
         Op::Edit {
             path: path.to_owned().into(),
             count: Count::default(),
+            matching: Matching::default(),
             search: search.to_owned().into(),
             replace: replace.to_owned().into(),
         }
@@ -1068,6 +1092,15 @@ mod tests {
         assert!(unquote("\"open").is_err());
         assert_eq!(timestamp_at("notes 2024-01-31.txt"), None);
         assert_eq!(timestamp_at("a b 2024-01-31 10:00"), Some(3));
+    }
+
+    #[test]
+    fn a_hunk_carries_the_line_it_starts_at_in_the_file_its_hunks_before_left() {
+        // The `+` start: where the hunk's text is once the hunks before it
+        // in the file are applied; one past it when the hunk leaves no
+        // line; none without numbers.
+        let src = "--- a/x\n+++ b/x\n@@ -3,2 +3,3 @@\n a\n+b\n c\n@@ -20,2 +21,0 @@\n-d\n-e\n@@ @@\n-f\n+g\n";
+        assert_eq!(lines_of(src), [Some(3), Some(22), None]);
     }
 
     #[test]
@@ -1141,7 +1174,7 @@ mod tests {
     fn git_sections_create_delete_rename_and_warn_of_modes() {
         let src = "diff --git a/new.txt b/new.txt\nnew file mode 100644\nindex 0000000..e69de29\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\ndiff --git a/empty b/empty\nnew file mode 100644\nindex 0000000..e69de29\ndiff --git a/old.txt b/old.txt\ndeleted file mode 100644\nindex 5626abf..0000000\n--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\ndiff --git a/a b.txt b/c d.txt\nsimilarity index 90%\nrename from a b.txt\nrename to c d.txt\nindex 1..2 100644\n--- a/a b.txt\n+++ b/c d.txt\n@@ -1 +1 @@\n-x\n+y\ndiff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n";
         let doc = parse(src, ParseOptions::default());
-        let ops: Vec<_> = doc.tasks().filter_map(|t| t.op.clone()).collect();
+        let (ops, _) = ops(src);
         assert_eq!(
             ops,
             vec![
@@ -1243,7 +1276,7 @@ mod tests {
         let src = "Here you go:\n\n```diff\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n```\n\nThen, later in the same file:\n\n```diff\n@@ -9 +9 @@\n-c\n+d\n```\n\n1. And in a list:\n\n   ```diff\n   --- y\n   +++ y\n   @@ ... @@\n    keep\n   -e\n   +f\n   ```\n";
         let doc = parse(src, ParseOptions::default());
         assert!(doc.diagnostics.is_empty(), "{:?}", doc.diagnostics);
-        let ops: Vec<_> = doc.tasks().filter_map(|t| t.op.clone()).collect();
+        let (ops, _) = ops(src);
         assert_eq!(
             ops,
             vec![

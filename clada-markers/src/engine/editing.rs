@@ -11,13 +11,14 @@
 //! only around what it wrote. An edit then takes its occurrences from the
 //! index instead of searching the file.
 //!
-//! Searching stays exact and sequential in meaning: each edit sees the
-//! text the edits before it left, occurrences are counted without overlap,
-//! leftmost first, and a range runs from a start to the nearest end after
-//! it, as [`super::matching`] does on the whole text (the tests hold the
-//! two against each other). Whatever the index cannot answer (a search text
-//! it does not hold, a wrong count whose error needs the closest region)
-//! is answered by [`super::matching`] on the whole text.
+//! Searching is [`super::seek`]'s, as on the whole text, and sequential in
+//! meaning: each edit sees the text the edits before it left. The index
+//! also holds each search text's first non-blank line (and the
+//! replacement's), so that the white-space tier finds its candidates
+//! there too (the tests hold the two against each other). Whatever the
+//! index cannot answer (a text it does not hold, a range for the tier,
+//! codex's Unicode pass, an error that needs the closest region) is
+//! answered by [`super::matching`] on the whole text.
 //!
 //! Matching here is on the file's own bytes with the search written in the
 //! file's line break style. That is exact only when the file's line breaks
@@ -25,14 +26,13 @@
 //! refuses any other file, and [`Editing::find`] any search or replacement
 //! holding a CR, and those are edited on the whole text as before.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-use crate::ast::Count;
-use crate::engine::matching::{
-    Found, MAX_LISTED_LINES, MAX_REPORTED_LINES, Mismatch, Search, count_ok,
-};
+use crate::engine::matching::{Found, Mismatch};
+use crate::engine::seek::{self, Hay, How, MIN_PIVOT, Miss, Plan, Search};
 use crate::syntax::BOM;
 
 /// A chunk is cut to about this many bytes, and cut again once edits have
@@ -58,8 +58,12 @@ pub(crate) const INDEX_FROM: usize = 16;
 
 /// The key that stands for `search` in an index: its first bytes.
 pub(crate) fn key(search: &str) -> &[u8] {
-    let b = search.as_bytes();
-    &b[..b.len().min(KEY_MAX)]
+    key_of_bytes(search.as_bytes())
+}
+
+/// The key that stands for `text` in an index: its first bytes.
+pub(crate) fn key_of_bytes(text: &[u8]) -> &[u8] {
+    &text[..text.len().min(KEY_MAX)]
 }
 
 /// Where an edit found its occurrences in an [`Editing`]: what it will
@@ -74,6 +78,8 @@ pub(crate) struct Planned {
     /// The 1-based line of each replaced occurrence (of the first
     /// `MAX_LISTED_LINES`).
     pub(crate) lines: Vec<usize>,
+    /// How the search text was found.
+    pub(crate) how: How,
 }
 
 /// An edit found and ready to be made: on the whole text of the file, or
@@ -100,16 +106,25 @@ impl Splice {
             Splice::Indexed(p) => &p.lines,
         }
     }
+
+    /// How the search text was found.
+    pub(crate) fn how(&self) -> &How {
+        match self {
+            Splice::Plain(f) => &f.how,
+            Splice::Indexed(p) => &p.how,
+        }
+    }
 }
 
 /// What an index says of an edit.
 #[derive(Debug)]
 pub(crate) enum Answer {
-    /// As many occurrences as `count` asks.
+    /// Where it replaces.
     Found(Planned),
-    /// Another number: the error is worked out on the whole text.
-    Mismatch,
-    /// The index does not hold the search text.
+    /// Why it cannot: all but the closest region, which needs the whole
+    /// text.
+    Miss(Box<Mismatch>),
+    /// The index does not hold what the search needs.
     Unknown,
 }
 
@@ -220,10 +235,16 @@ pub(crate) struct Editing {
     index: Option<Index>,
     /// The set of expected keys the index was last built for.
     generation: Option<u64>,
+    /// The batch whose first lines (for the white-space tier) the index
+    /// was built with, if any: they are indexed once per batch, at most.
+    pivots_for: Option<u64>,
     /// The size chunks are cut to ([`CHUNK`]; tests cut smaller ones).
     chunk: usize,
     /// The longest key ([`KEY_MAX`]; tests use shorter ones).
     key_max: usize,
+    /// The shortest line the passes look for in the index
+    /// ([`MIN_PIVOT`]; tests look for any).
+    min_pivot: usize,
 }
 
 impl Editing {
@@ -284,8 +305,10 @@ impl Editing {
             len: total,
             index: None,
             generation: None,
+            pivots_for: None,
             chunk,
             key_max,
+            min_pivot: MIN_PIVOT,
         };
         editing.reorder();
         Some(editing)
@@ -313,18 +336,41 @@ impl Editing {
         self.generation
     }
 
+    /// Builds the index anew for `keys` and the batch's first lines
+    /// `pivots` (see [`Editing::index`]); once a batch.
+    pub(crate) fn index_with_pivots<'k>(
+        &mut self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        generation: u64,
+    ) {
+        self.index(keys, generation);
+        self.pivots_for = Some(generation);
+    }
+
+    /// Whether the index was built with the first lines of batch
+    /// `generation`.
+    pub(crate) fn has_pivots_of(&self, generation: u64) -> bool {
+        self.pivots_for == Some(generation)
+    }
+
     /// Forgets which set of expected keys the index was built for (the
     /// file moved: the keys of its new path are others).
     pub(crate) fn forget_generation(&mut self) {
         self.generation = None;
+        self.pivots_for = None;
     }
 
     /// Whether the index holds the key of `search`.
     pub(crate) fn knows(&self, search: &str) -> bool {
-        let raw = self.raw(search);
+        self.knows_bytes(&self.raw_vec(search))
+    }
+
+    /// Whether the index holds the key of `raw`, a text in the file's
+    /// style.
+    pub(crate) fn knows_bytes(&self, raw: &[u8]) -> bool {
         self.index
             .as_ref()
-            .is_some_and(|i| i.ids.contains_key(self.key_of(&raw)))
+            .is_some_and(|i| i.ids.contains_key(self.key_of(raw)))
     }
 
     /// Builds the index anew for `keys` (in the LF form of the
@@ -418,25 +464,29 @@ impl Editing {
     /// `None` when it cannot be done on this editing at all (a CR in its
     /// texts or replacement).
     pub(crate) fn find(&self, search: Search<'_>) -> Option<Answer> {
-        let replace = search.replace();
-        if search.texts().chain([replace]).any(|t| t.contains('\r')) {
+        if search
+            .texts()
+            .chain([search.replace])
+            .any(|t| t.contains('\r'))
+        {
             return None;
         }
-        let ranges = match search {
-            Search::Text { search, .. } => {
-                let raw = self.raw(search);
-                self.occurrences(&raw)
-                    .map(|starts| apart(&starts, raw.len()))
-            }
-            Search::Range { start, end, .. } => self.ranges(start, end).map(|(r, _)| r),
-        };
-        let count = match search {
-            Search::Text { count, .. } | Search::Range { count, .. } => count,
-        };
-        Some(match ranges {
-            Some(ranges) => self.settle(ranges, replace, count),
-            None => Answer::Unknown,
+        Some(match seek::seek(self, &search) {
+            Ok(plan) => Answer::Found(self.planned(plan)),
+            Err(Miss::Mismatch(m)) => Answer::Miss(m),
+            Err(Miss::Unknown | Miss::Stopped) => Answer::Unknown,
         })
+    }
+
+    /// A plan of the search as a splice of this editing.
+    fn planned(&self, plan: Plan) -> Planned {
+        Planned {
+            replacements: plan.ranges.len(),
+            replacement: self.raw_vec(&plan.written),
+            ranges: plan.ranges,
+            lines: plan.lines,
+            how: plan.how,
+        }
     }
 
     /// The ranges from an occurrence of `start` to the nearest occurrence
@@ -444,10 +494,13 @@ impl Editing {
     /// it that ended the search, if one did; `None` when the index does
     /// not hold both.
     #[allow(clippy::type_complexity)]
-    fn ranges(&self, start: &str, end: &str) -> Option<(Vec<(usize, usize)>, Option<usize>)> {
-        let (start_raw, end_raw) = (self.raw(start), self.raw(end));
-        let starts = self.occurrences(&start_raw)?;
-        let ends = self.occurrences(&end_raw)?;
+    fn ranges(
+        &self,
+        start_raw: &[u8],
+        end_raw: &[u8],
+    ) -> Option<(Vec<(usize, usize)>, Option<usize>)> {
+        let starts = self.occurrences(start_raw)?;
+        let ends = self.occurrences(end_raw)?;
         let mut ranges = Vec::new();
         let mut pos = 0;
         let mut s_at = 0;
@@ -470,54 +523,6 @@ impl Editing {
         Some((ranges, None))
     }
 
-    /// The error of an edit the index found the wrong number of times,
-    /// made from the index alone, without a closest region (for when the
-    /// run's hints are spent: [`crate::engine::matching::HINT_BUDGET`]);
-    /// `None` when the index does not hold its texts and replacement.
-    pub(crate) fn mismatch(&self, search: Search<'_>) -> Option<Box<Mismatch>> {
-        let (ranges, dangling, replace, count, starts_ends) = match search {
-            Search::Text {
-                search,
-                replace,
-                count,
-            } => {
-                let raw = self.raw(search);
-                let ranges = apart(&self.occurrences(&raw)?, raw.len());
-                (ranges, None, replace, count, None)
-            }
-            Search::Range {
-                start,
-                end,
-                replace,
-                count,
-            } => {
-                let (ranges, dangling) = self.ranges(start, end)?;
-                (ranges, dangling, replace, count, Some((start, end)))
-            }
-        };
-        let mut m = Mismatch::of(&ranges, count, |p| self.lines_of(p));
-        m.dangling_starts = self.lines_of(dangling.into_iter());
-        if ranges.is_empty() {
-            m.closest_skipped = true;
-            if let Some((start, end)) = starts_ends {
-                let lines = |t: &str| {
-                    let raw = self.raw(t);
-                    let apart = apart(&self.occurrences(&raw)?, raw.len());
-                    Some(self.lines_of(apart.iter().take(MAX_REPORTED_LINES).map(|r| r.0)))
-                };
-                m.start_lines = lines(start)?;
-                m.end_lines = lines(end)?;
-            }
-            if !replace.is_empty() {
-                let raw = self.raw(replace);
-                let n = apart(&self.occurrences(&raw)?, raw.len()).len();
-                m.replacement_present = Some(n > 0);
-                m.already_applied = n > 0 && count_ok(count, n);
-            }
-        }
-        Some(Box::new(m))
-    }
-
     /// The edit found in `found` by the search of the whole text (its
     /// ranges in the file's bytes), as a splice of this editing.
     pub(crate) fn planned_from(&self, found: &Found) -> Planned {
@@ -538,6 +543,7 @@ impl Editing {
             replacement: found.replacement().as_bytes().to_vec(),
             replacements: found.replacements,
             lines: found.lines.clone(),
+            how: found.how.clone(),
         }
     }
 
@@ -566,6 +572,7 @@ impl Editing {
         if self.crlf && breaks == usize::from(self.virtual_final) {
             self.drop_index();
             self.generation = None;
+            self.pivots_for = None;
             if self.virtual_final {
                 self.splice(&[(self.len - 2, self.len)], b"\n");
             }
@@ -616,26 +623,12 @@ impl Editing {
     }
 
     /// `text` (LF line breaks) in the file's style.
-    fn raw(&self, text: &str) -> Vec<u8> {
+    fn raw_vec(&self, text: &str) -> Vec<u8> {
         if self.crlf {
             crlf_of(text.as_bytes())
         } else {
             text.as_bytes().to_vec()
         }
-    }
-
-    /// The ranges as an answer: found when `count` is right.
-    fn settle(&self, ranges: Vec<(usize, usize)>, replace: &str, count: Count) -> Answer {
-        if !count_ok(count, ranges.len()) {
-            return Answer::Mismatch;
-        }
-        let lines = self.lines_of(ranges.iter().take(MAX_LISTED_LINES).map(|r| r.0));
-        Answer::Found(Planned {
-            replacements: ranges.len(),
-            ranges,
-            replacement: self.raw(replace),
-            lines,
-        })
     }
 
     /// Every occurrence of `raw` (overlapping ones included), in order;
@@ -1049,18 +1042,101 @@ impl Editing {
     }
 }
 
-/// Occurrences (sorted, overlapping ones included) of a text `len` bytes
-/// long, counted without overlap, leftmost first: the ranges they take.
-fn apart(starts: &[usize], len: usize) -> Vec<(usize, usize)> {
-    let mut ranges = Vec::new();
-    let mut end = 0;
-    for &a in starts {
-        if a >= end {
-            end = a + len;
-            ranges.push((a, end));
+impl Hay for Editing {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn raw<'t>(&self, text: &'t str) -> Cow<'t, [u8]> {
+        if self.crlf {
+            Cow::Owned(crlf_of(text.as_bytes()))
+        } else {
+            Cow::Borrowed(text.as_bytes())
         }
     }
-    ranges
+
+    fn starts(&self, needle: &[u8]) -> Option<Vec<usize>> {
+        self.occurrences(needle)
+    }
+
+    fn range_starts(
+        &self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Option<(Vec<(usize, usize)>, Option<usize>)> {
+        self.ranges(start, end)
+    }
+
+    fn bytes(&self, from: usize, to: usize) -> Cow<'_, [u8]> {
+        Cow::Owned(self.bytes_in(from, to.min(self.len)))
+    }
+
+    fn byte(&self, pos: usize) -> Option<u8> {
+        if pos >= self.len {
+            return None;
+        }
+        let (r, start) = self.locate(pos);
+        self.chunks[self.order[r]].bytes.get(pos - start).copied()
+    }
+
+    fn line_start(&self, pos: usize) -> usize {
+        let mut pos = pos.min(self.len);
+        while pos > 0 {
+            let (r, start) = self.locate(pos - 1);
+            let b = &self.chunks[self.order[r]].bytes;
+            if let Some(i) = memchr::memrchr(b'\n', &b[..pos - start]) {
+                return start + i + 1;
+            }
+            pos = start;
+        }
+        0
+    }
+
+    fn line_end_within(&self, start: usize, max: usize) -> Option<(usize, usize)> {
+        let until = start.saturating_add(max).saturating_add(2).min(self.len);
+        let mut at = start;
+        while at < until {
+            let (r, chunk_start) = self.locate(at);
+            let b = &self.chunks[self.order[r]].bytes;
+            let to = (until - chunk_start).min(b.len());
+            if let Some(i) = memchr::memchr(b'\n', &b[at - chunk_start..to]) {
+                let lf = at + i;
+                return Some((lf, lf + 1));
+            }
+            at = chunk_start + to;
+        }
+        (until >= self.len).then_some((self.len, self.len))
+    }
+
+    fn lines_of(&self, positions: &mut dyn Iterator<Item = usize>) -> Vec<usize> {
+        Editing::lines_of(self, positions)
+    }
+
+    fn lines_holding(&self, body: &[u8], whole: bool) -> Option<Vec<usize>> {
+        if body.len() < self.min_pivot {
+            return None;
+        }
+        let mut out = Vec::new();
+        for a in self.occurrences(body)? {
+            let Some(indent) = self.indent_before(a) else {
+                continue;
+            };
+            if whole {
+                let (end, _) = self.line_end(a);
+                let rest = self.bytes_in(a + body.len(), end);
+                let rest = rest.strip_suffix(b"\r").unwrap_or(&rest);
+                if !rest.iter().all(|&c| super::tier::is_space(c)) {
+                    continue;
+                }
+            }
+            out.push(a - indent.len());
+        }
+        Some(out)
+    }
+
+    fn whole(&self) -> bool {
+        false
+    }
 }
 
 /// Two sorted lists as one.
@@ -1134,40 +1210,37 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::engine::matching::Search;
+    use crate::ast::Count;
+    use crate::engine::matching::HintBudget;
+    use crate::engine::seek::Target;
+    use crate::engine::tier::Pass;
 
     fn n(k: usize) -> Count {
         Count::Exactly(NonZeroUsize::new(k).unwrap())
     }
 
     fn edit_of<'a>(search: &'a str, replace: &'a str, count: Count) -> Search<'a> {
-        Search::Text {
-            search,
-            replace,
-            count,
-        }
+        Search::text(search, replace, count)
     }
 
-    /// An edit as the tests write it.
+    /// An edit as the tests write it, with the passes it may use.
     #[derive(Clone, Debug)]
     enum Edit {
-        Text(String, String, Count),
-        Range(String, String, String, Count),
+        Text(String, String, Count, &'static [Pass]),
+        Range(String, String, String, Count, &'static [Pass]),
     }
 
     impl Edit {
         fn search(&self) -> Search<'_> {
             match self {
-                Edit::Text(search, replace, count) => Search::Text {
-                    search,
-                    replace,
-                    count: *count,
+                Edit::Text(search, replace, count, passes) => Search {
+                    passes,
+                    ..Search::text(search, replace, *count)
                 },
-                Edit::Range(start, end, replace, count) => Search::Range {
-                    start,
-                    end,
-                    replace,
-                    count: *count,
+                Edit::Range(start, end, replace, count, passes) => Search {
+                    target: Target::Range(start, end),
+                    passes,
+                    ..Search::text(start, replace, *count)
                 },
             }
         }
@@ -1179,7 +1252,7 @@ mod tests {
     fn step(e: &mut Editing, edit: &Edit) -> Result<(usize, Vec<usize>), ()> {
         let search = edit.search();
         let answer = e.find(search);
-        let hints = crate::engine::matching::HintBudget::new(usize::MAX);
+        let hints = HintBudget::new(usize::MAX);
         let whole = search.find_in(&e.text(), None, &hints);
         let planned = match (answer, whole) {
             (Some(Answer::Found(p)), Ok(f)) => {
@@ -1190,15 +1263,15 @@ mod tests {
             (Some(Answer::Found(_)), Err(m)) => {
                 panic!("the index found what the text does not: {m:?}")
             }
-            (Some(Answer::Mismatch), Ok(f)) => panic!("the index missed what the text has: {f:?}"),
-            (Some(Answer::Mismatch), Err(mut whole)) => {
+            (Some(Answer::Miss(m)), Ok(f)) => {
+                panic!("the index missed what the text has: {f:?}, {m:?}")
+            }
+            (Some(Answer::Miss(m)), Err(mut whole)) => {
                 // Made from the index alone, the error is the whole
                 // text's but for the closest region.
-                if let Some(m) = e.mismatch(search) {
-                    whole.closest = None;
-                    whole.closest_skipped = whole.found == 0;
-                    assert_eq!(m, whole, "the index's error differs");
-                }
+                whole.closest = None;
+                whole.closest_skipped = false;
+                assert_eq!(m, whole, "the index's error differs");
                 return Err(());
             }
             (Some(Answer::Unknown), Err(_)) => return Err(()),
@@ -1211,13 +1284,10 @@ mod tests {
 
     /// What the same edit does to the whole text.
     fn plain(text: &mut String, edit: &Edit) -> Result<(usize, Vec<usize>), ()> {
-        let edited = match edit {
-            Edit::Text(s, r, c) => crate::engine::matching::edit(text, s, r, *c),
-            Edit::Range(s, en, r, c) => crate::engine::matching::edit_range(text, s, en, r, *c),
-        }
-        .map_err(|_| ())?;
-        *text = edited.text;
-        Ok((edited.replacements, edited.lines))
+        let hints = HintBudget::new(usize::MAX);
+        let found = edit.search().find_in(text, None, &hints).map_err(|_| ())?;
+        found.apply_text(text);
+        Ok((found.replacements, found.lines))
     }
 
     /// Every occurrence the index holds, by position and key.
@@ -1285,7 +1355,10 @@ mod tests {
     }
 
     fn piece() -> impl Strategy<Value = &'static str> {
-        prop::sample::select(vec!["a", "b", "ab", "\n", "é", "a\n", "\n\n", "\u{feff}"])
+        prop::sample::select(vec![
+            "a", "b", "ab", "\n", "é", "a\n", "\n\n", "\u{feff}", "  ", "\t", "  a\n", " b ",
+            "\n  ab\n",
+        ])
     }
 
     fn text_of(max: usize) -> impl Strategy<Value = String> {
@@ -1300,32 +1373,88 @@ mod tests {
         prop_oneof![Just(n(1)), Just(n(2)), Just(Count::All)]
     }
 
+    /// The passes an edit may use: none (`--match exact`), clada's
+    /// white-space tier, codex's passes.
+    fn passes() -> impl Strategy<Value = &'static [Pass]> {
+        use crate::ast::Policy;
+        prop_oneof![
+            1 => Just(crate::engine::tier::passes(Policy::Clada, false)),
+            2 => Just(crate::engine::tier::passes(Policy::Clada, true)),
+            1 => Just(crate::engine::tier::passes(Policy::Codex, true)),
+        ]
+    }
+
     fn edit() -> impl Strategy<Value = Edit> {
         prop_oneof![
-            3 => (some_text(5), text_of(5), count()).prop_map(|(s, r, c)| Edit::Text(s, r, c)),
-            1 => (some_text(3), some_text(3), text_of(4), count())
-                .prop_map(|(s, e, r, c)| Edit::Range(s, e, r, c)),
+            3 => (some_text(5), text_of(5), count(), passes())
+                .prop_map(|(s, r, c, p)| Edit::Text(s, r, c, p)),
+            1 => (some_text(3), some_text(3), text_of(4), count(), passes())
+                .prop_map(|(s, e, r, c, p)| Edit::Range(s, e, r, c, p)),
         ]
     }
 
     /// The keys of `edits`, as the view is told them (LF line breaks):
-    /// search texts and replacements.
+    /// search texts, replacements, and the lines the passes look for.
     fn keys_of(edits: &[Edit]) -> Vec<Vec<u8>> {
-        let replacement = |e: &Edit| match e {
-            Edit::Text(_, r, _) | Edit::Range(_, _, r, _) => key(r).to_vec(),
-        };
         edits
             .iter()
             .flat_map(|e| {
-                let mut keys: Vec<Vec<u8>> = e.search().texts().map(|t| key(t).to_vec()).collect();
-                keys.push(replacement(e));
+                let search = e.search();
+                let mut keys: Vec<Vec<u8>> = search.texts().map(|t| key(t).to_vec()).collect();
+                keys.push(key(search.replace).to_vec());
+                keys.extend(search.pivots().map(|p| key_of_bytes(p).to_vec()));
                 keys
             })
             .collect()
     }
 
+    /// Lines at a few indentations, some with white space at their ends:
+    /// texts made of them meet the passes often.
+    fn indented_line() -> impl Strategy<Value = String> {
+        (
+            prop::sample::select(vec!["", "  ", "    ", "\t", "\t  "]),
+            prop::sample::select(vec!["ab", "a", "b b", "é"]),
+            prop::sample::select(vec!["", " ", "\t"]),
+        )
+            .prop_map(|(i, t, end)| format!("{i}{t}{end}\n"))
+    }
+
+    fn lines_of(min: usize, max: usize) -> impl Strategy<Value = String> {
+        prop::collection::vec(indented_line(), min..max).prop_map(|v| v.concat())
+    }
+
+    fn line_edit() -> impl Strategy<Value = Edit> {
+        (lines_of(1, 4), lines_of(0, 4), count(), passes())
+            .prop_map(|(s, r, c, p)| Edit::Text(s, r, c, p))
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The passes through the index find what they find on the whole
+        /// text: occurrences, shifts, refusals and errors alike.
+        #[test]
+        fn indexed_passes_do_what_whole_text_passes_do(
+            body in lines_of(0, 24),
+            crlf in any::<bool>(),
+            edits in prop::collection::vec(line_edit(), 1..8),
+            chunk in 1usize..24,
+            key_max in 1usize..12,
+        ) {
+            let mut text = if crlf { body.replace('\n', "\r\n") } else { body };
+            let mut e = Editing::with_sizes(&text, chunk, key_max).unwrap();
+            e.min_pivot = 1;
+            let keys = keys_of(&edits);
+            e.index(keys.iter().map(|k| &k[..]), 1);
+            check(&e, &keys);
+            for edit in &edits {
+                let want = plain(&mut text, edit);
+                let got = step(&mut e, edit);
+                prop_assert_eq!(&got, &want, "{:?}", edit);
+                prop_assert_eq!(&e.text(), &text, "after {:?}", edit);
+                check(&e, &keys);
+            }
+        }
 
         /// Edits through the index do what edits of the whole text do,
         /// whatever the chunks and keys, and the index stays exactly
@@ -1343,6 +1472,8 @@ mod tests {
             let body = if crlf { body.replace('\n', "\r\n") } else { body };
             let mut text = if bom { format!("{BOM}{body}") } else { body };
             let mut e = Editing::with_sizes(&text, chunk, key_max).unwrap();
+            // Lines of any length are looked for in the index.
+            e.min_pivot = 1;
             // Some edits' texts are not in the index: they are searched
             // plainly, and the index is kept true all the same.
             let known: Vec<Edit> = edits
@@ -1377,8 +1508,40 @@ mod tests {
             // The whole-text search strips the mark: no match.
             assert!(matches!(
                 e.find(edit_of("\u{feff}a\n", "c\n", n(1))),
-                Some(Answer::Mismatch)
+                Some(Answer::Miss(_) | Answer::Unknown)
             ));
+        }
+    }
+
+    #[test]
+    fn the_index_answers_the_white_space_tier() {
+        use crate::outcome::Matched;
+        for crlf in [false, true] {
+            let file = "class A:\n    def f(self):\n        return 1  \n";
+            let file = if crlf {
+                file.replace('\n', "\r\n")
+            } else {
+                file.to_owned()
+            };
+            let e0 = Edit::Text(
+                "def f(self):\n    return 1\n".into(),
+                "def f(self):\n    return 2\n".into(),
+                n(1),
+                crate::engine::tier::passes(crate::ast::Policy::Clada, true),
+            );
+            let keys = keys_of(std::slice::from_ref(&e0));
+            let mut e = Editing::with_sizes(&file, 8, 16).unwrap();
+            e.index(keys.iter().map(|k| &k[..]), 1);
+            let Some(Answer::Found(p)) = e.find(e0.search()) else {
+                panic!("the index did not answer");
+            };
+            assert_eq!(p.how.matched, Matched::Whitespace);
+            let mut text = file.clone();
+            assert_eq!(step(&mut e, &e0), plain(&mut text, &e0));
+            assert_eq!(e.text(), text);
+            assert!(text.contains("        return 2"), "{text:?}");
+            // Sent again, the replacement stands there: not applied twice.
+            assert!(matches!(e.find(e0.search()), Some(Answer::Miss(m)) if m.already_applied));
         }
     }
 
@@ -1395,11 +1558,9 @@ mod tests {
         let e = Editing::new("a\nb\n").unwrap();
         assert!(e.find(edit_of("a\r", "x", n(1))).is_none());
         assert!(e.find(edit_of("a\n", "x\r", n(1))).is_none());
-        let range = Search::Range {
-            start: "a",
-            end: "b\r",
-            replace: "x",
-            count: n(1),
+        let range = Search {
+            target: Target::Range("a", "b\r"),
+            ..Search::text("a", "x", n(1))
         };
         assert!(e.find(range).is_none());
     }
@@ -1423,8 +1584,16 @@ mod tests {
             e.apply(&p);
             assert_eq!(e.text(), want, "{text:?}: {search:?} -> {replace:?}");
             let mut plain = text.to_owned();
-            super::tests::plain(&mut plain, &Edit::Text(search.into(), replace.into(), n(1)))
-                .unwrap();
+            super::tests::plain(
+                &mut plain,
+                &Edit::Text(
+                    search.into(),
+                    replace.into(),
+                    n(1),
+                    crate::engine::tier::passes(crate::ast::Policy::Clada, true),
+                ),
+            )
+            .unwrap();
             assert_eq!(plain, want, "the whole-text edit agrees");
         }
     }
@@ -1448,10 +1617,30 @@ mod tests {
     fn chunks_dense_with_occurrences_are_cut_smaller() {
         let file = format!("mark A\n{}mark B\n{}", "\n".repeat(3000), "x\n".repeat(100));
         let edits = [
-            Edit::Text("mark A\n".into(), "mark C\n\n".into(), n(1)),
-            Edit::Text("\n\n\n".into(), "\n".into(), n(1)),
-            Edit::Text("mark B\n".into(), "\n\n".into(), n(1)),
-            Edit::Text("\n\n".into(), "y\n".into(), Count::All),
+            Edit::Text(
+                "mark A\n".into(),
+                "mark C\n\n".into(),
+                n(1),
+                crate::engine::tier::passes(crate::ast::Policy::Clada, true),
+            ),
+            Edit::Text(
+                "\n\n\n".into(),
+                "\n".into(),
+                n(1),
+                crate::engine::tier::passes(crate::ast::Policy::Clada, true),
+            ),
+            Edit::Text(
+                "mark B\n".into(),
+                "\n\n".into(),
+                n(1),
+                crate::engine::tier::passes(crate::ast::Policy::Clada, true),
+            ),
+            Edit::Text(
+                "\n\n".into(),
+                "y\n".into(),
+                Count::All,
+                crate::engine::tier::passes(crate::ast::Policy::Clada, true),
+            ),
         ];
         let keys = keys_of(&edits);
         let mut e = Editing::new(&file).unwrap();

@@ -214,6 +214,18 @@ impl Content {
     }
 }
 
+/// How [`Root::put_back`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PutBack {
+    Done,
+    /// Something is where it would go: nothing was moved.
+    Occupied,
+    /// The directory it would go into is gone (or is no directory now).
+    NoPlace,
+    /// What was to be put back is gone.
+    Missing,
+}
+
 /// How a write ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Written {
@@ -599,12 +611,14 @@ impl Root {
     }
 
     /// Renames `at` to a fresh temporary name beside it (noted in the
-    /// journal), so that it can be put back; returns where it went.
+    /// journal, as a directory or not), so that it can be put back;
+    /// returns where it went.
     pub(crate) fn set_aside(&self, at: &Location) -> Result<Location, FsError> {
         let (parent, name) = self.parent(at, false)?;
         let temp = temp_name(name);
         let aside = at.truncated(at.parts.len() - 1).join(&temp);
-        self.note_temp(&aside)?;
+        let dir = matches!(kind_at(&parent, name), Ok(Some(Kind::Dir)));
+        self.note(&aside, dir)?;
         rustix::fs::renameat(&*parent, name, &*parent, temp.as_str()).map_err(|errno| {
             FsError::Os {
                 path: at.display(),
@@ -635,8 +649,17 @@ impl Root {
 
     /// Notes a temporary file in the journal before it is made.
     fn note_temp(&self, temp: &Location) -> Result<(), FsError> {
+        self.note(temp, false)
+    }
+
+    /// Notes a temporary name in the journal before it is used; a
+    /// directory's line ends with `/` ([`crate::journal`]).
+    fn note(&self, temp: &Location, dir: bool) -> Result<(), FsError> {
         if let Some(journal) = self.journal.borrow_mut().as_mut() {
             let mut line = temp.display();
+            if dir {
+                line.push('/');
+            }
             line.push('\n');
             journal
                 .write_all(line.as_bytes())
@@ -673,7 +696,13 @@ impl Root {
     pub(crate) fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
         let (from_parent, from_name) = self.parent(from, false)?;
         let (to_parent, to_name) = self.parent(to, true)?;
-        let renamed = rustix::fs::renameat(&from_parent, from_name, &to_parent, to_name);
+        // rename(2) does nothing when both names are links to one file:
+        // the move then means that `from` goes, and `to` holds it.
+        let renamed = if other_link(&from_parent, from_name, &to_parent, to_name) {
+            rustix::fs::unlinkat(&*from_parent, from_name, AtFlags::empty())
+        } else {
+            rustix::fs::renameat(&from_parent, from_name, &to_parent, to_name)
+        };
         // Handles kept for paths below either name now name other things.
         self.forget_dirs();
         renamed.map_err(|errno| match errno {
@@ -686,6 +715,52 @@ impl Root {
                 errno,
             },
         })
+    }
+
+    /// Renames `from` to `to` only if nothing is at `to` and the
+    /// directories on the way to both are still there, not links (a
+    /// rollback putting something back never replaces what another writer
+    /// made, nor follows what it put in place of a directory).
+    pub(crate) fn put_back(&self, from: &Location, to: &Location) -> Result<PutBack, FsError> {
+        let gone = |e: &FsError| {
+            matches!(
+                e,
+                FsError::NotFound { .. } | FsError::NotDirectory { .. } | FsError::Symlink { .. }
+            )
+        };
+        let (from_parent, from_name) = match self.parent(from, false) {
+            Ok(p) => p,
+            Err(e) if gone(&e) => return Ok(PutBack::Missing),
+            Err(e) => return Err(e),
+        };
+        let (to_parent, to_name) = match self.parent(to, false) {
+            Ok(p) => p,
+            Err(e) if gone(&e) => return Ok(PutBack::NoPlace),
+            Err(e) => return Err(e),
+        };
+        let rename = |flags| {
+            rustix::fs::renameat_with(&*from_parent, from_name, &*to_parent, to_name, flags)
+        };
+        let renamed = match rename(rustix::fs::RenameFlags::NOREPLACE) {
+            // A file system without RENAME_NOREPLACE: check, then rename.
+            Err(Errno::INVAL) => match kind_at(&to_parent, to_name) {
+                Ok(None) => rename(rustix::fs::RenameFlags::empty()),
+                Ok(Some(_)) => Err(Errno::EXIST),
+                Err(e) => Err(e),
+            },
+            other => other,
+        };
+        self.forget_dirs();
+        match renamed {
+            Ok(()) => Ok(PutBack::Done),
+            Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(PutBack::Occupied),
+            Err(Errno::NOENT) => Ok(PutBack::Missing),
+            Err(errno) => Err(FsError::Os {
+                path: format!("{} to {}", from.display(), to.display()),
+                op: "move back",
+                errno,
+            }),
+        }
     }
 
     /// Removes the directory `at` if it is empty.
@@ -889,6 +964,45 @@ pub(super) fn kind_at(dir: &OwnedFd, name: &str) -> Result<Option<Kind>, Errno> 
     }
 }
 
+/// Whether `from_name` in `from_dir` and `to_name` in `to_dir` are two
+/// names (hard links) of one file, where rename(2) succeeds and changes
+/// nothing. Not when they are one name reached twice (the same entry, or
+/// a case-insensitive file system's other spelling of it): only two
+/// entries each listed under its exact name are two links.
+fn other_link(from_dir: &OwnedFd, from_name: &str, to_dir: &OwnedFd, to_name: &str) -> bool {
+    let stat = |dir, name| rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok();
+    let (Some(a), Some(b)) = (stat(from_dir, from_name), stat(to_dir, to_name)) else {
+        return false;
+    };
+    let is_dir = FileType::from_raw_mode(a.st_mode) == FileType::Directory;
+    if is_dir || (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino) || a.st_nlink < 2 {
+        return false;
+    }
+    let (Ok(da), Ok(db)) = (rustix::fs::fstat(from_dir), rustix::fs::fstat(to_dir)) else {
+        return false;
+    };
+    if (da.st_dev, da.st_ino) != (db.st_dev, db.st_ino) {
+        return true;
+    }
+    if from_name == to_name {
+        return false;
+    }
+    // One directory: both exact names must be in it.
+    let Ok(fd) = rustix::fs::openat(from_dir, c".", DIR_FLAGS, Mode::empty()) else {
+        return false;
+    };
+    let Ok(entries) = rustix::fs::Dir::read_from(&fd) else {
+        return false;
+    };
+    let (mut seen_from, mut seen_to) = (false, false);
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_bytes();
+        seen_from |= name == from_name.as_bytes();
+        seen_to |= name == to_name.as_bytes();
+    }
+    seen_from && seen_to
+}
+
 /// Removes directory `name` in `parent` and all it holds, without
 /// following links.
 fn remove_tree(parent: &OwnedFd, name: &str) -> Result<(), Errno> {
@@ -953,6 +1067,36 @@ fn errno_of(e: &std::io::Error) -> Errno {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_move_onto_another_link_of_the_same_file_moves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        std::fs::hard_link(dir.path().join("a.txt"), dir.path().join("b.txt")).unwrap();
+        std::fs::hard_link(dir.path().join("a.txt"), dir.path().join("d/c.txt")).unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let at = |p: &str| Location::below_root(&p.split('/').collect::<Vec<_>>());
+        root.rename(&at("a.txt"), &at("b.txt")).unwrap();
+        assert!(!dir.path().join("a.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+            "a\n"
+        );
+        // In another directory too.
+        root.rename(&at("b.txt"), &at("d/c.txt")).unwrap();
+        assert!(!dir.path().join("b.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("d/c.txt")).unwrap(),
+            "a\n"
+        );
+        // A move onto itself keeps it.
+        root.rename(&at("d/c.txt"), &at("d/c.txt")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("d/c.txt")).unwrap(),
+            "a\n"
+        );
+    }
 
     #[test]
     fn a_walk_over_thousands_of_directories_keeps_few_open() {

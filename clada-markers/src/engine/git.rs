@@ -1,9 +1,12 @@
 //! The run's repository (PROTOCOL §6) and the commits before and after a
 //! run (PROTOCOL §7 step 3), with libgit2.
 //!
-//! `git add -A` semantics: every change in the work tree, new files that
-//! are not ignored included, deletions too. No empty commits: when the tree
-//! to commit equals `HEAD`'s, nothing is committed. Hooks are never run.
+//! `git add -A` semantics below the root: every change, new files that are
+//! not ignored included, deletions too; with the root below the work
+//! tree's top, nothing outside the root is read or committed. No empty
+//! commits: when the tree to commit equals `HEAD`'s, nothing is committed.
+//! Hooks are never run. The repository is checked ([`repo_check`]) when it
+//! is found and before each commit.
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -11,6 +14,8 @@ use std::path::Path;
 use std::os::unix::ffi::OsStrExt;
 
 use git2::{Repository, RepositoryOpenFlags, Signature, Status, StatusOptions, StatusShow};
+
+use crate::engine::repo_check::{self, Depth, Layout, Refusal, RepoError};
 
 /// Who commits: `Name <email>` or a bare name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,12 +68,18 @@ impl std::str::FromStr for Author {
 /// The work tree a root lies in, if it lies in one.
 pub(crate) struct WorkTree {
     repo: Repository,
+    /// What was checked when it was opened ([`repo_check`]).
+    layout: Layout,
+    /// Where the root lies below the work tree's top, `/`-separated
+    /// (empty when the root is the top).
+    prefix: String,
 }
 
 impl std::fmt::Debug for WorkTree {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WorkTree")
-            .field("path", &self.repo.workdir())
+            .field("top", &self.layout.top)
+            .field("prefix", &self.prefix)
             .finish()
     }
 }
@@ -76,54 +87,97 @@ impl std::fmt::Debug for WorkTree {
 impl WorkTree {
     /// Finds the work tree that holds `root`, once per run, as git finds it
     /// (PROTOCOL §6): the first `.git` directory or `.git` file of `root` or
-    /// of an ancestor. `None` outside any work tree.
+    /// of an ancestor. `Ok(None)` outside any work tree; an error when the
+    /// first `.git` found belongs to a repository clada does not use
+    /// ([`repo_check`]: a link, a bare repository, a work tree elsewhere,
+    /// a `gitdir:` naming a foreign git directory…): git would not look
+    /// further either.
     ///
-    /// Never a bare repository, and never a directory that merely looks like
-    /// one (`HEAD`, `objects/`, `refs/`): only a path named `.git` is opened,
-    /// without searching further and without reading `GIT_*` environment
-    /// variables (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_CEILING_DIRECTORIES`…).
-    /// The root must lie inside the work tree found.
-    pub(crate) fn discover(root: &Path) -> Option<WorkTree> {
-        let root = root.canonicalize().ok()?;
-        let flags = RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::NO_DOTGIT;
+    /// Never a directory that merely looks like a repository (`HEAD`,
+    /// `objects/`, `refs/`): only a path named `.git` is opened, without
+    /// searching further and without reading `GIT_*` environment variables
+    /// (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_CEILING_DIRECTORIES`…).
+    pub(crate) fn discover(root: &Path) -> Result<Option<WorkTree>, RepoError> {
+        let Ok(root) = root.canonicalize() else {
+            return Ok(None);
+        };
         for dir in root.ancestors() {
-            let dot_git = dir.join(".git");
-            let Ok(meta) = std::fs::metadata(&dot_git) else {
-                continue;
-            };
-            if !(meta.is_dir() || meta.is_file()) {
-                return None;
+            // As before: what cannot be seen is not there.
+            if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+                return WorkTree::open(dir, &root).map(Some);
             }
-            // The first `.git` found is the one git would use; if it is not
-            // a usable work tree, there is none (git would not look further).
-            let repo = Repository::open_ext(&dot_git, flags, std::iter::empty::<&OsStr>()).ok()?;
-            if repo.is_bare() {
-                return None;
-            }
-            let workdir = repo.workdir()?.canonicalize().ok()?;
-            if !root.starts_with(&workdir) {
-                return None;
-            }
-            return Some(WorkTree { repo });
         }
-        None
+        Ok(None)
+    }
+
+    /// Opens the repository whose `.git` is in `top` (canonical), for the
+    /// root `root` below it, checked before libgit2 opens it (what opening
+    /// reads) and after (its work tree). What lies deeper is checked by
+    /// [`WorkTree::check`], before each use.
+    fn open(top: &Path, root: &Path) -> Result<WorkTree, RepoError> {
+        let fail = |refusal| RepoError {
+            top: top.to_path_buf(),
+            refusal,
+        };
+        let layout = repo_check::layout(top, Depth::Opening).map_err(fail)?;
+        let flags = RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::NO_DOTGIT;
+        let repo = Repository::open_ext(top.join(".git"), flags, std::iter::empty::<&OsStr>())
+            .map_err(|e| fail(Refusal::Open(e.message().to_owned())))?;
+        repo_check::check_open(&repo, &layout).map_err(fail)?;
+        let prefix = root
+            .strip_prefix(top)
+            .ok()
+            .and_then(Path::to_str)
+            .unwrap_or_default()
+            .to_owned();
+        Ok(WorkTree {
+            repo,
+            layout,
+            prefix,
+        })
+    }
+
+    /// Checks the repository as clada uses it, before each commit and each
+    /// built-in git (a command may have changed it since it was opened):
+    /// the same git directories, no link anywhere a commit reads or writes.
+    pub(crate) fn check(&self) -> Result<(), RepoError> {
+        let fail = |refusal| RepoError {
+            top: self.layout.top.clone(),
+            refusal,
+        };
+        let now = repo_check::layout(&self.layout.top, Depth::Use).map_err(fail)?;
+        if now != self.layout {
+            return Err(fail(Refusal::Changed(now.git_dir)));
+        }
+        Ok(())
     }
 
     /// The run's one repository: the built-in git reads it, the commits go
-    /// to it, the default lock lies in it.
+    /// to it, the default lock is named after it.
     pub(crate) fn repository(&self) -> &Repository {
         &self.repo
     }
 
-    /// Commits every change in the work tree with `message`. Returns the
+    /// The work tree's top, canonical.
+    pub(crate) fn top(&self) -> &Path {
+        &self.layout.top
+    }
+
+    /// Commits every change below the root with `message`, after
+    /// checking the repository again ([`WorkTree::check`]). Returns the
     /// new commit's id, or `None` when there was nothing to commit.
+    ///
+    /// With the root below the work tree's top, only the root is looked
+    /// at and only its paths change: the commit is `HEAD`'s tree with the
+    /// root's subtree as the index now has it.
     pub(crate) fn commit_all(
         &self,
         message: &str,
         author: &Author,
     ) -> Result<Option<String>, GitError> {
+        self.check().map_err(GitError::Refused)?;
         let repo = &self.repo;
-        let fail = |what: &'static str, source: git2::Error| GitError { what, source };
+        let fail = |what: &'static str, source: git2::Error| GitError::Git { what, source };
         let mut index = repo.index().map_err(|e| fail("cannot read the index", e))?;
         // What differs from the index, by the stat data it keeps: only
         // files that changed are read and hashed, and no diff of their
@@ -136,17 +190,26 @@ impl WorkTree {
             .include_ignored(false)
             .exclude_submodules(true)
             .renames_index_to_workdir(false);
+        if !self.prefix.is_empty() {
+            // The root's path as it is, never as a pattern.
+            options.pathspec(&self.prefix).disable_pathspec_match(true);
+        }
         let statuses = repo
             .statuses(Some(&mut options))
             .map_err(|e| fail("cannot read the status of the work tree", e))?;
         for entry in statuses.iter() {
+            if !self.in_root(entry.path_bytes()) {
+                continue;
+            }
             let path = Path::new(OsStr::from_bytes(entry.path_bytes()));
-            // Temporary files of a run killed mid-write are never
-            // committed; a nested repository is not a file to add.
-            let temp = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(crate::engine::fs::is_temp_name);
+            // Temporary files of a run killed mid-write, and what is in a
+            // directory set aside, are never committed; a nested
+            // repository is not a file to add.
+            let temp = path.components().any(|c| {
+                c.as_os_str()
+                    .to_str()
+                    .is_some_and(crate::engine::fs::is_temp_name)
+            });
             if temp || entry.path_bytes().ends_with(b"/") {
                 continue;
             }
@@ -163,7 +226,7 @@ impl WorkTree {
                     .map_err(|e| fail("cannot stage a change", e))?;
             }
         }
-        let tree_id = index
+        let index_tree = index
             .write_tree()
             .map_err(|e| fail("cannot write the tree", e))?;
         let parent = match repo.head() {
@@ -179,9 +242,18 @@ impl WorkTree {
             }
             Err(e) => return Err(fail("cannot read HEAD", e)),
         };
+        let tree_id = if self.prefix.is_empty() {
+            index_tree
+        } else {
+            self.root_into_head(index_tree, parent.as_ref())
+                .map_err(|e| fail("cannot write the tree", e))?
+        };
         let unchanged = match &parent {
             Some(p) => p.tree_id() == tree_id,
-            None => index.is_empty(),
+            None => repo
+                .find_tree(tree_id)
+                .map_err(|e| fail("cannot read the tree", e))?
+                .is_empty(),
         };
         if unchanged {
             return Ok(None);
@@ -201,16 +273,58 @@ impl WorkTree {
             .map_err(|e| fail("cannot commit", e))?;
         Ok(Some(id.to_string()))
     }
+
+    /// Whether a work-tree path lies in the root.
+    fn in_root(&self, path: &[u8]) -> bool {
+        let prefix = self.prefix.as_bytes();
+        prefix.is_empty()
+            || path
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+    }
+
+    /// `HEAD`'s tree (or an empty one) with the root's subtree replaced by
+    /// the one in `index_tree`: what the index holds elsewhere (staged by
+    /// someone else) is not committed.
+    fn root_into_head(
+        &self,
+        index_tree: git2::Oid,
+        parent: Option<&git2::Commit<'_>>,
+    ) -> Result<git2::Oid, git2::Error> {
+        let repo = &self.repo;
+        let base = match parent {
+            Some(p) => p.tree()?,
+            None => repo.find_tree(repo.treebuilder(None)?.write()?)?,
+        };
+        let at = Path::new(&self.prefix);
+        let ours = repo.find_tree(index_tree)?.get_path(at).ok();
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        match ours {
+            Some(entry) => {
+                update.upsert(&self.prefix, entry.id(), git2::FileMode::Tree);
+            }
+            None if base.get_path(at).is_ok() => {
+                update.remove(&self.prefix);
+            }
+            None => return Ok(base.id()),
+        }
+        update.create_updated(repo, &base)
+    }
 }
 
-/// A commit that could not be made: which step failed, and libgit2's
-/// error (PROTOCOL §8 `git_operation_failed`).
+/// A commit that could not be made (PROTOCOL §8 `git_operation_failed`):
+/// the repository failed its check, or a step failed, with libgit2's
+/// error.
 #[derive(Debug, thiserror::Error)]
-#[error("{what}: {}", .source.message())]
-pub(crate) struct GitError {
-    pub(crate) what: &'static str,
-    #[source]
-    pub(crate) source: git2::Error,
+pub(crate) enum GitError {
+    #[error(transparent)]
+    Refused(RepoError),
+    #[error("{what}: {}", .source.message())]
+    Git {
+        what: &'static str,
+        #[source]
+        source: git2::Error,
+    },
 }
 
 #[cfg(test)]
@@ -223,11 +337,12 @@ mod tests {
         Repository::init(dir.path()).unwrap();
         let sub = dir.path().join("a/b");
         std::fs::create_dir_all(&sub).unwrap();
-        let tree = WorkTree::discover(&sub).unwrap();
+        let tree = WorkTree::discover(&sub).unwrap().unwrap();
         assert_eq!(
             tree.repository().workdir().unwrap().canonicalize().unwrap(),
             dir.path().canonicalize().unwrap()
         );
+        assert_eq!(tree.prefix, "a/b");
     }
 
     #[test]
@@ -235,17 +350,23 @@ mod tests {
         // A bare repository as the root, or as the root's `.git`.
         let dir = tempfile::tempdir().unwrap();
         Repository::init_bare(dir.path()).unwrap();
-        assert!(WorkTree::discover(dir.path()).is_none());
+        assert!(WorkTree::discover(dir.path()).unwrap().is_none());
+        // As the root's `.git`: refused, not taken for no repository.
         let dir = tempfile::tempdir().unwrap();
         Repository::init_bare(dir.path().join(".git")).unwrap();
         let mut config = git2::Config::open(&dir.path().join(".git/config")).unwrap();
         config.set_bool("core.bare", true).unwrap();
-        assert!(WorkTree::discover(dir.path()).is_none());
+        let e = WorkTree::discover(dir.path()).unwrap_err();
+        assert_eq!(e.refusal, Refusal::Bare);
         // Something shaped like a repository but not named `.git`.
         let dir = tempfile::tempdir().unwrap();
         Repository::init_bare(dir.path().join("f")).unwrap();
-        assert!(WorkTree::discover(&dir.path().join("f")).is_none());
-        assert!(WorkTree::discover(&dir.path().join("f/refs")).is_none());
+        assert!(WorkTree::discover(&dir.path().join("f")).unwrap().is_none());
+        assert!(
+            WorkTree::discover(&dir.path().join("f/refs"))
+                .unwrap()
+                .is_none()
+        );
         // Even one whose configuration says it has a work tree: libgit2's
         // own discovery would take the directory above it as one.
         let mut config = git2::Config::open(&dir.path().join("f/config")).unwrap();
@@ -256,7 +377,130 @@ mod tests {
                 .workdir()
                 .is_some()
         );
-        assert!(WorkTree::discover(&dir.path().join("f")).is_none());
+        assert!(WorkTree::discover(&dir.path().join("f")).unwrap().is_none());
+    }
+
+    fn commit_files(repo: &Repository, files: &[(&str, &str)]) {
+        let top = repo.workdir().unwrap().to_path_buf();
+        let mut index = repo.index().unwrap();
+        for (path, text) in files {
+            let at = top.join(path);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(at, text).unwrap();
+            index.add_path(Path::new(path)).unwrap();
+        }
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = Signature::now("t", "t@example.com").unwrap();
+        let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        repo.commit(Some("HEAD"), &sig, &sig, "set up", &tree, &parents)
+            .unwrap();
+    }
+
+    fn head_file(repo: &Repository, path: &str) -> Option<String> {
+        let tree = repo.head().ok()?.peel_to_tree().ok()?;
+        let blob = tree.get_path(Path::new(path)).ok()?.to_object(repo).ok()?;
+        Some(String::from_utf8_lossy(blob.as_blob()?.content()).into_owned())
+    }
+
+    #[test]
+    fn a_root_below_the_top_commits_only_its_own_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        commit_files(&repo, &[("root/a.txt", "a\n"), ("beside.txt", "old\n")]);
+        // Changed beside the root, staged beside it, and new beside it.
+        std::fs::write(dir.path().join("beside.txt"), "secret\n").unwrap();
+        std::fs::write(dir.path().join("staged.txt"), "staged\n").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("staged.txt")).unwrap();
+        index.write().unwrap();
+        std::fs::write(dir.path().join("root/a.txt"), "A\n").unwrap();
+        std::fs::write(dir.path().join("root/new.txt"), "n\n").unwrap();
+        let tree = WorkTree::discover(&dir.path().join("root"))
+            .unwrap()
+            .unwrap();
+        tree.commit_all("m", &Author::default()).unwrap().unwrap();
+        assert_eq!(head_file(&repo, "root/a.txt").as_deref(), Some("A\n"));
+        assert_eq!(head_file(&repo, "root/new.txt").as_deref(), Some("n\n"));
+        assert_eq!(head_file(&repo, "beside.txt").as_deref(), Some("old\n"));
+        assert_eq!(head_file(&repo, "staged.txt"), None);
+        // Nothing of the root changed: no commit.
+        assert_eq!(tree.commit_all("m", &Author::default()).unwrap(), None);
+        // The root removed whole: its subtree goes.
+        std::fs::remove_file(dir.path().join("root/a.txt")).unwrap();
+        std::fs::remove_file(dir.path().join("root/new.txt")).unwrap();
+        tree.commit_all("m", &Author::default()).unwrap().unwrap();
+        assert_eq!(head_file(&repo, "root/a.txt"), None);
+        assert_eq!(head_file(&repo, "beside.txt").as_deref(), Some("old\n"));
+    }
+
+    #[test]
+    fn a_root_with_glob_characters_below_the_top_is_taken_literally() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        commit_files(&repo, &[("r*/a.txt", "a\n"), ("rx/b.txt", "b\n")]);
+        std::fs::write(dir.path().join("rx/b.txt"), "secret\n").unwrap();
+        std::fs::write(dir.path().join("r*/a.txt"), "A\n").unwrap();
+        let tree = WorkTree::discover(&dir.path().join("r*")).unwrap().unwrap();
+        tree.commit_all("m", &Author::default()).unwrap().unwrap();
+        assert_eq!(head_file(&repo, "r*/a.txt").as_deref(), Some("A\n"));
+        assert_eq!(head_file(&repo, "rx/b.txt").as_deref(), Some("b\n"));
+    }
+
+    #[test]
+    fn a_work_tree_set_elsewhere_is_refused_before_anything_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let repo = Repository::init(&root).unwrap();
+        repo.config()
+            .unwrap()
+            .set_str("core.worktree", "../..")
+            .unwrap();
+        let e = WorkTree::discover(&root).unwrap_err();
+        assert!(matches!(e.refusal, Refusal::WorkTreeElsewhere(_)), "{e}");
+        assert!(e.to_string().contains("core.worktree"), "{e}");
+    }
+
+    #[test]
+    fn a_link_planted_after_the_repository_was_found_stops_the_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        commit_files(&repo, &[("a.txt", "a\n")]);
+        let tree = WorkTree::discover(dir.path()).unwrap().unwrap();
+        let log = dir.path().join(".git/logs/HEAD");
+        std::fs::remove_file(&log).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("log"), &log).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "b\n").unwrap();
+        let head = repo.head().unwrap().target();
+        let e = tree.commit_all("m", &Author::default()).unwrap_err();
+        assert!(matches!(e, GitError::Refused(_)), "{e}");
+        assert!(!outside.path().join("log").exists());
+        assert_eq!(repo.head().unwrap().target(), head);
+    }
+
+    #[test]
+    fn never_commits_what_lies_below_a_temporary_name() {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("a/.d.clada-1-2.tmp/sub")).unwrap();
+        std::fs::write(dir.path().join("a/.d.clada-1-2.tmp/sub/x.txt"), "x").unwrap();
+        std::fs::write(dir.path().join("a/.f.clada-1-3.tmp"), "f").unwrap();
+        std::fs::write(dir.path().join("a/kept.txt"), "k").unwrap();
+        let tree = WorkTree::discover(dir.path()).unwrap().unwrap();
+        tree.commit_all("m", &Author::default()).unwrap().unwrap();
+        let head = tree.repository().head().unwrap().peel_to_tree().unwrap();
+        let mut paths = Vec::new();
+        head.walk(git2::TreeWalkMode::PreOrder, |d, e| {
+            if e.kind() == Some(git2::ObjectType::Blob) {
+                paths.push(format!("{d}{}", e.name().unwrap()));
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .unwrap();
+        assert_eq!(paths, ["a/kept.txt"]);
     }
 
     #[test]

@@ -50,6 +50,40 @@ impl Meta {
     }
 }
 
+impl Meta {
+    /// What a dry run says of a file or directory the run would make:
+    /// `size` bytes, made now by this user, with the system's usual
+    /// permission bits (a file is written with them, PROTOCOL §3 WRITE).
+    pub(crate) fn planned(kind: Kind, size: u64) -> Meta {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| {
+                (
+                    i64::try_from(d.as_secs()).unwrap_or(0),
+                    i64::from(d.subsec_nanos()),
+                )
+            })
+            .unwrap_or_default();
+        let (mode, nlink) = match kind {
+            Kind::Dir => (0o040_755, 2),
+            _ => (0o100_644, 1),
+        };
+        Meta {
+            kind,
+            size,
+            mode,
+            nlink,
+            uid: rustix::process::getuid().as_raw(),
+            gid: rustix::process::getgid().as_raw(),
+            ino: 0,
+            dev: 0,
+            modified: now,
+            accessed: now,
+            changed: now,
+        }
+    }
+}
+
 /// One name in a directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {

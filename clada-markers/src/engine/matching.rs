@@ -1,19 +1,20 @@
-//! Exact matching and replacement in file text (PROTOCOL §3 SEARCH and
+//! Matching and replacement in a file's whole text (PROTOCOL §3 SEARCH and
 //! SEARCH-START, §4).
 //!
-//! Everything here is a pure function of strings: no file system. The rules:
-//! matching is exact and case-sensitive over non-overlapping occurrences,
-//! leftmost first; CRLF and LF count as the same line break; a file without
-//! a final line feed is matched as if it had one and keeps lacking it; a
-//! byte-order mark is kept and never matched. Only the matched bytes change:
-//! the replacement is written in the file's line break style (that of its
-//! first line break) and every other byte stays as it was.
+//! Everything here is a pure function of strings: no file system. The
+//! search itself is [`super::seek`]'s, over the text prepared here: CRLF
+//! and LF count as the same line break; a file without a final line feed
+//! is matched as if it had one and keeps lacking it; a byte-order mark is
+//! kept and never matched. Only the matched bytes change: the replacement
+//! is written in the file's line break style (that of its first line
+//! break) and every other byte stays as it was.
 //!
-//! When the count is wrong nothing is replaced, and [`Mismatch`] carries what
-//! an agent needs to fix its edit: where the occurrences are, or the most
-//! similar region of the file with a diff, and whether the replacement is
-//! already there. These are hints only; nothing is ever applied by a fuzzy
-//! match.
+//! When nothing can be replaced, [`Mismatch`] carries what an agent needs
+//! to fix its edit: where the occurrences are (with the lines around
+//! them), or the most similar region of the file with a diff, whether the
+//! replacement is already there, or why a shifted match could not be
+//! re-indented. The closest region is a hint only; nothing is ever applied
+//! by a fuzzy match.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -21,7 +22,10 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::ast::{Count, Op};
+use crate::ast::Count;
+use crate::engine::seek::{self, Hay, How, Miss, Plan};
+pub(crate) use crate::engine::seek::{Search, Target};
+use crate::outcome::{Excerpt, Indentation, Matched};
 use crate::syntax::BOM;
 
 /// At most this many occurrence lines are reported.
@@ -74,6 +78,10 @@ pub struct Edited {
     /// The 1-based line of each replaced occurrence (of the first
     /// `MAX_LISTED_LINES`, 100).
     pub lines: Vec<usize>,
+    /// How the search text was found.
+    pub matched: Matched,
+    /// How far the replacement was re-indented, if it was.
+    pub shift: Option<crate::outcome::Shift>,
 }
 
 /// An edit found and ready to be made: which bytes of the file change to
@@ -94,6 +102,8 @@ pub(crate) struct Found {
     /// The 1-based line of each replaced occurrence (of the first
     /// `MAX_LISTED_LINES`, 100).
     pub(crate) lines: Vec<usize>,
+    /// How the search text was found.
+    pub(crate) how: How,
 }
 
 impl Found {
@@ -182,6 +192,8 @@ impl Found {
             text: self.applied_to(file),
             replacements: self.replacements,
             lines: self.lines,
+            matched: self.how.matched,
+            shift: self.how.shift,
         }
     }
 
@@ -227,6 +239,20 @@ pub struct Mismatch {
     /// up what hints may read (128 MiB of file text).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub closest_skipped: bool,
+    /// The occurrences were found by a pass beyond exact text (the
+    /// white-space tier, codex's passes), not as written.
+    pub matched: Option<Matched>,
+    /// Why a match that needs re-indenting was not applied.
+    pub indentation: Option<Indentation>,
+    /// The lines of the occurrences where the replacement already stands
+    /// (the edit was applied there before).
+    pub applied_lines: Vec<usize>,
+    /// The first occurrences found, with a line either side.
+    pub excerpts: Vec<Excerpt>,
+    /// The passes beyond exact text stopped looking: the file has too
+    /// many lines like the search's for the work one edit may take.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub passes_stopped: bool,
 }
 
 pub(crate) use crate::outcome::Closest;
@@ -302,19 +328,20 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The edit replacing the `norm` ranges (sorted, disjoint) with
-    /// `replacement`, in the file's bytes.
-    fn found(&self, ranges: &[(usize, usize)], replacement: &str, lines: Vec<usize>) -> Found {
+    /// The edit `plan` found in `norm`, in the file's bytes.
+    fn found(&self, plan: Plan) -> Found {
         let offset = if self.bom { BOM.len() } else { 0 };
+        let ranges = &plan.ranges;
         Found {
+            trim_final: self.missing_final && ranges.last().is_some_and(|r| r.1 == self.norm.len()),
+            replacements: ranges.len(),
             ranges: ranges
                 .iter()
                 .map(|&(s, e)| (offset + self.body_pos(s), offset + self.body_pos(e)))
                 .collect(),
-            replacement: self.styled(replacement).into_owned(),
-            trim_final: self.missing_final && ranges.last().is_some_and(|r| r.1 == self.norm.len()),
-            replacements: ranges.len(),
-            lines,
+            replacement: self.styled(&plan.written).into_owned(),
+            lines: plan.lines,
+            how: plan.how,
         }
     }
 
@@ -333,114 +360,156 @@ impl<'a> View<'a> {
     }
 }
 
-/// What an edit searches for (SEARCH or SEARCH-START) and what replaces
-/// it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Search<'a> {
-    Text {
-        search: &'a str,
-        replace: &'a str,
-        count: Count,
-    },
-    Range {
-        start: &'a str,
-        end: &'a str,
-        replace: &'a str,
-        count: Count,
-    },
-}
-
-impl<'a> Search<'a> {
-    /// The path `op` edits and what it searches for, if it is an edit
-    /// (SEARCH or SEARCH-START).
-    pub(crate) fn of(op: &'a Op<'_>) -> Option<(&'a str, Search<'a>)> {
-        match op {
-            Op::Edit {
-                path,
-                count,
-                search,
-                replace,
-            } => Some((
-                path,
-                Search::Text {
-                    search,
-                    replace,
-                    count: *count,
-                },
-            )),
-            Op::EditRange {
-                path,
-                count,
-                start,
-                end,
-                replace,
-            } => Some((
-                path,
-                Search::Range {
-                    start,
-                    end,
-                    replace,
-                    count: *count,
-                },
-            )),
-            _ => None,
-        }
-    }
-
-    /// The replacement.
-    pub(crate) fn replace(&self) -> &'a str {
-        match *self {
-            Search::Text { replace, .. } | Search::Range { replace, .. } => replace,
-        }
-    }
-
-    /// Finds where the edit would replace in `file` ([`find`],
-    /// [`find_range`]).
+impl Search<'_> {
+    /// Finds where the edit would replace in `file`, the whole text;
+    /// `cr` says whether the file holds a CR, when that is known.
     pub(crate) fn find_in(
         &self,
         file: &str,
         cr: Option<bool>,
         hints: &HintBudget,
     ) -> Result<Found, Box<Mismatch>> {
-        match *self {
-            Search::Text {
-                search,
-                replace,
-                count,
-            } => find(file, search, replace, count, cr, hints),
-            Search::Range {
-                start,
-                end,
-                replace,
-                count,
-            } => find_range(file, start, end, replace, count, cr, hints),
+        let view = View::new(file, cr);
+        match seek::seek(&view, self) {
+            Ok(plan) => Ok(view.found(plan)),
+            Err(Miss::Mismatch(mut m)) => {
+                if m.found == 0 && !m.already_applied {
+                    let looked_for = match self.target {
+                        Target::Text(search) => search,
+                        Target::Range(start, _) => start,
+                    };
+                    if hints.take(view.norm.len()) {
+                        m.closest = closest(&view.norm, looked_for);
+                    } else {
+                        m.closest_skipped = true;
+                    }
+                }
+                Err(m)
+            }
+            // The whole text answers everything.
+            Err(Miss::Unknown | Miss::Stopped) => {
+                Err(Box::new(Mismatch::of(&view, &[], self.count)))
+            }
+        }
+    }
+}
+
+impl Hay for View<'_> {
+    fn len(&self) -> usize {
+        self.norm.len()
+    }
+
+    fn raw<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, [u8]> {
+        std::borrow::Cow::Borrowed(text.as_bytes())
+    }
+
+    fn starts(&self, needle: &[u8]) -> Option<Vec<usize>> {
+        if needle.is_empty() {
+            return Some(Vec::new());
+        }
+        Some(memchr::memmem::find_iter(self.norm.as_bytes(), needle).collect())
+    }
+
+    fn range_starts(
+        &self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Option<(Vec<(usize, usize)>, Option<usize>)> {
+        let hay = self.norm.as_bytes();
+        let start_finder = memchr::memmem::Finder::new(start);
+        let end_finder = memchr::memmem::Finder::new(end);
+        let mut ranges = Vec::new();
+        let mut dangling = None;
+        let mut pos = 0;
+        if !start.is_empty() && !end.is_empty() {
+            while let Some(s) = start_finder.find(&hay[pos..]).map(|i| pos + i) {
+                let after = s + start.len();
+                match end_finder.find(&hay[after..]) {
+                    Some(i) => {
+                        let e = after + i + end.len();
+                        ranges.push((s, e));
+                        pos = e;
+                    }
+                    None => {
+                        dangling = Some(s);
+                        break;
+                    }
+                }
+                if pos >= hay.len() {
+                    break;
+                }
+            }
+        }
+        Some((ranges, dangling))
+    }
+
+    fn bytes(&self, from: usize, to: usize) -> std::borrow::Cow<'_, [u8]> {
+        let b = self.norm.as_bytes();
+        let to = to.min(b.len());
+        std::borrow::Cow::Borrowed(&b[from.min(to)..to])
+    }
+
+    fn byte(&self, pos: usize) -> Option<u8> {
+        self.norm.as_bytes().get(pos).copied()
+    }
+
+    fn line_start(&self, pos: usize) -> usize {
+        let b = self.norm.as_bytes();
+        memchr::memrchr(b'\n', &b[..pos.min(b.len())]).map_or(0, |i| i + 1)
+    }
+
+    fn line_end_within(&self, start: usize, max: usize) -> Option<(usize, usize)> {
+        let b = self.norm.as_bytes();
+        let start = start.min(b.len());
+        let until = start.saturating_add(max).saturating_add(2).min(b.len());
+        match memchr::memchr(b'\n', &b[start..until]) {
+            Some(i) => Some((start + i, start + i + 1)),
+            None if until == b.len() => Some((b.len(), b.len())),
+            None => None,
         }
     }
 
-    /// The texts searched for.
-    pub(crate) fn texts(&self) -> impl Iterator<Item = &'a str> {
-        let (a, b) = match *self {
-            Search::Text { search, .. } => (search, None),
-            Search::Range { start, end, .. } => (start, Some(end)),
-        };
-        std::iter::once(a).chain(b)
+    fn lines_of(&self, positions: &mut dyn Iterator<Item = usize>) -> Vec<usize> {
+        View::lines_of(self, positions)
+    }
+
+    fn lines_holding(&self, body: &[u8], whole: bool) -> Option<Vec<usize>> {
+        let b = self.norm.as_bytes();
+        if body.is_empty() {
+            return Some(Vec::new());
+        }
+        let mut out = Vec::new();
+        for a in memchr::memmem::find_iter(b, body) {
+            let Some(indent) = self.indent_before(a) else {
+                continue;
+            };
+            if whole {
+                let (end, _) = self.line_end(a);
+                if !b[a + body.len()..end]
+                    .iter()
+                    .all(|&c| super::tier::is_space(c))
+                {
+                    continue;
+                }
+            }
+            out.push(a - indent.len());
+        }
+        Some(out)
+    }
+
+    fn whole(&self) -> bool {
+        true
     }
 }
 
 impl Mismatch {
-    /// The mismatch of an edit that found `ranges` (sorted, disjoint),
-    /// with their lines as `lines_of` gives them for positions in
-    /// increasing order: nothing said yet about a closest region or the
-    /// replacement.
-    pub(crate) fn of(
-        ranges: &[(usize, usize)],
-        count: Count,
-        lines_of: impl Fn(&mut dyn Iterator<Item = usize>) -> Vec<usize>,
-    ) -> Mismatch {
+    /// The mismatch of an edit that found `ranges` (sorted, disjoint) in
+    /// `hay`: nothing said yet about a closest region or the replacement.
+    pub(crate) fn of(hay: &dyn Hay, ranges: &[(usize, usize)], count: Count) -> Mismatch {
         let shown = &ranges[..ranges.len().min(MAX_REPORTED_LINES)];
-        let lines = lines_of(&mut shown.iter().map(|r| r.0));
+        let lines = hay.lines_of(&mut shown.iter().map(|r| r.0));
         // Starts and last bytes alternate in increasing order: one pass.
-        let bounds = lines_of(
+        let bounds = hay.lines_of(
             &mut shown
                 .iter()
                 .flat_map(|&(s, e)| [s, e.saturating_sub(1).max(s)]),
@@ -457,6 +526,11 @@ impl Mismatch {
             start_lines: Vec::new(),
             end_lines: Vec::new(),
             closest_skipped: false,
+            matched: None,
+            indentation: None,
+            applied_lines: Vec::new(),
+            excerpts: seek::excerpts(hay, ranges),
+            passes_stopped: false,
         }
     }
 }
@@ -469,7 +543,8 @@ pub(crate) fn count_ok(count: Count, found: usize) -> bool {
 }
 
 /// Replaces the occurrences of `search` in `file` with `replace`, if there
-/// are as many as `count` asks.
+/// are as many as `count` asks (PROTOCOL §3: exactly, or else through the
+/// white-space tier).
 pub fn edit(
     file: &str,
     search: &str,
@@ -477,60 +552,9 @@ pub fn edit(
     count: Count,
 ) -> Result<Edited, Box<Mismatch>> {
     let hints = HintBudget::new(usize::MAX);
-    find(file, search, replace, count, None, &hints).map(|f| f.edited(file))
-}
-
-/// Finds where [`edit`] would replace, without changing anything. `cr`
-/// says whether the file holds a CR, when that is known.
-pub(crate) fn find(
-    file: &str,
-    search: &str,
-    replace: &str,
-    count: Count,
-    cr: Option<bool>,
-    hints: &HintBudget,
-) -> Result<Found, Box<Mismatch>> {
-    let view = View::new(file, cr);
-    let ranges: Vec<(usize, usize)> = if search.is_empty() {
-        Vec::new()
-    } else {
-        memchr::memmem::find_iter(view.norm.as_bytes(), search.as_bytes())
-            .map(|s| (s, s + search.len()))
-            .collect()
-    };
-    settle(&view, ranges, replace, count, |m| {
-        if hints.take(view.norm.len()) {
-            m.closest = closest(&view.norm, search);
-        } else {
-            m.closest_skipped = true;
-        }
-    })
-}
-
-/// Replaces `ranges` if there are as many as `count` asks; otherwise the
-/// mismatch, with `explain` adding what is known when nothing matched.
-fn settle(
-    view: &View<'_>,
-    ranges: Vec<(usize, usize)>,
-    replace: &str,
-    count: Count,
-    explain: impl FnOnce(&mut Mismatch),
-) -> Result<Found, Box<Mismatch>> {
-    let lines = view.lines_of(ranges.iter().take(MAX_LISTED_LINES).map(|r| r.0));
-    if count_ok(count, ranges.len()) {
-        return Ok(view.found(&ranges, replace, lines));
-    }
-    let mut m = Mismatch::of(&ranges, count, |p| view.lines_of(p));
-    if ranges.is_empty() {
-        explain(&mut m);
-        if !replace.is_empty() {
-            // Counted as the search is: non-overlapping, from the start.
-            let n = memchr::memmem::find_iter(view.norm.as_bytes(), replace.as_bytes()).count();
-            m.replacement_present = Some(n > 0);
-            m.already_applied = n > 0 && count_ok(count, n);
-        }
-    }
-    Err(Box::new(m))
+    Search::text(search, replace, count)
+        .find_in(file, None, &hints)
+        .map(|f| f.edited(file))
 }
 
 /// Replaces each range from an occurrence of `start` to the nearest
@@ -544,66 +568,11 @@ pub fn edit_range(
     count: Count,
 ) -> Result<Edited, Box<Mismatch>> {
     let hints = HintBudget::new(usize::MAX);
-    find_range(file, start, end, replace, count, None, &hints).map(|f| f.edited(file))
-}
-
-/// Finds where [`edit_range`] would replace, without changing anything.
-pub(crate) fn find_range(
-    file: &str,
-    start: &str,
-    end: &str,
-    replace: &str,
-    count: Count,
-    cr: Option<bool>,
-    hints: &HintBudget,
-) -> Result<Found, Box<Mismatch>> {
-    let view = View::new(file, cr);
-    let hay = view.norm.as_bytes();
-    let start_finder = memchr::memmem::Finder::new(start.as_bytes());
-    let end_finder = memchr::memmem::Finder::new(end.as_bytes());
-    let mut ranges = Vec::new();
-    let mut dangling = Vec::new();
-    let mut pos = 0;
-    if !start.is_empty() && !end.is_empty() {
-        while let Some(s) = start_finder.find(&hay[pos..]).map(|i| pos + i) {
-            let after = s + start.len();
-            match end_finder.find(&hay[after..]) {
-                Some(i) => {
-                    let e = after + i + end.len();
-                    ranges.push((s, e));
-                    pos = e;
-                }
-                None => {
-                    dangling.push(s);
-                    break;
-                }
-            }
-            if pos >= hay.len() {
-                break;
-            }
-        }
-    }
-    let dangling_starts = view.lines_of(dangling.into_iter());
-    settle(&view, ranges, replace, count, |m| {
-        let all = |f: &memchr::memmem::Finder<'_>, n: usize| {
-            if n == 0 {
-                return Vec::new();
-            }
-            let pos: Vec<usize> = f.find_iter(hay).take(MAX_REPORTED_LINES).collect();
-            view.lines_of(pos.into_iter())
-        };
-        m.start_lines = all(&start_finder, start.len());
-        m.end_lines = all(&end_finder, end.len());
-        if hints.take(view.norm.len()) {
-            m.closest = closest(&view.norm, start);
-        } else {
-            m.closest_skipped = true;
-        }
-    })
-    .map_err(|mut m| {
-        m.dangling_starts = dangling_starts;
-        m
-    })
+    let search = Search {
+        target: Target::Range(start, end),
+        ..Search::text(start, replace, count)
+    };
+    search.find_in(file, None, &hints).map(|f| f.edited(file))
 }
 
 /// At most this many lines of the search text are compared with each
@@ -933,7 +902,9 @@ mod tests {
         let file = "fn main() {\n    println!(\"hello\");\n}\n";
         let hints = HintBudget::new(10);
         let miss = |hints: &HintBudget| {
-            find(file, "    println!(\"helo\");\n", "x\n", n(1), None, hints).unwrap_err()
+            Search::text("    println!(\"helo\");\n", "x\n", n(1))
+                .find_in(file, None, hints)
+                .unwrap_err()
         };
         let first = miss(&hints);
         assert!(first.closest.is_some() && !first.closest_skipped);

@@ -16,14 +16,20 @@
 
 pub(crate) mod dirs;
 pub(crate) mod editing;
+pub(crate) mod fingerprint;
 pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod journal;
 pub(crate) mod listing;
+pub(crate) mod lock;
 pub(crate) mod matching;
+pub(crate) mod nearby;
 pub(crate) mod outcome;
 pub(crate) mod plan;
+pub(crate) mod repo_check;
 mod rules;
+pub(crate) mod seek;
+pub(crate) mod tier;
 pub(crate) mod view;
 
 pub use crate::commands::RunOptions;
@@ -33,6 +39,7 @@ pub use crate::commands::sandbox::available as sandbox_available;
 pub use dirs::{Dirs, DirsError};
 pub use git::Author;
 pub use matching::{Edited, Mismatch, edit, edit_range};
+pub use seek::MatchMode;
 
 #[cfg(test)]
 mod model;
@@ -48,7 +55,7 @@ use crate::error_type::ErrorType;
 use crate::outcome::{BlockStatus, TaskStatus};
 use fs::{FsError, Location, Root};
 pub use outcome::TaskOutcome;
-use outcome::{Rollback, Skip, UnitOutcome};
+use outcome::{Kept, Rollback, Skip, UnitOutcome};
 use plan::{Action, Effect, Plan};
 use view::{By, Change, Failed, View};
 
@@ -69,6 +76,8 @@ pub(crate) struct ApplyOptions {
     /// From how many coming edits a file is edited with an index
     /// (default: [`editing::INDEX_FROM`]); tests index from 1.
     pub(crate) index_from: Option<usize>,
+    /// `--match`: whether edits may look beyond exact text.
+    pub(crate) matching: MatchMode,
 }
 
 /// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
@@ -92,6 +101,8 @@ pub(crate) enum TaskError {
         message: String,
         path: Box<str>,
         os: Option<Box<str>>,
+        /// For a path not found: the existing path most like it.
+        closest: Option<Box<str>>,
     },
     /// The search text was not found as often as `count` asks (or the
     /// edit is already in the file): where it was, and what was closest.
@@ -170,6 +181,7 @@ impl From<FsError> for TaskError {
             message: e.to_string(),
             path: e.path().into(),
             os: e.os_detail().map(String::into_boxed_str),
+            closest: None,
         }
     }
 }
@@ -195,15 +207,19 @@ pub(crate) trait Runner {
         observer: &mut dyn Observer,
     ) -> Result<RunOutput, (TaskError, RunOutput)>;
 
-    /// In a dry run: carries out `command` on `view` as the task `by`, if
-    /// it is a built-in that changes the tree (`mkdir touch rm mv cp`), so
-    /// that the tasks after it see its effect (PROTOCOL §7). `None` when it
-    /// is not one: it is previewed instead.
+    /// In a dry run: carries out `command` on `view` as the task `by`
+    /// (within `deadline`, as [`Runner::run`]), if it is a built-in,
+    /// through every check of the real run: the ones
+    /// that change the tree (`mkdir touch rm mv cp`) change the view, so
+    /// that the tasks after them see their effect, and the others read it
+    /// (PROTOCOL §7). `None` when it is not one: it is previewed instead.
+    #[allow(clippy::too_many_arguments)]
     fn simulate(
         &mut self,
         _task: usize,
         _command: &str,
         _dir: Option<&Location>,
+        _deadline: Option<Instant>,
         _view: &View<'_>,
         _by: By,
         _observer: &mut dyn Observer,
@@ -329,6 +345,8 @@ pub(crate) struct Engine<'e, 'r, 'h, 'd> {
     runner: Box<dyn Runner + 'e>,
     /// What the unit just run must say about its rollback.
     note: Option<Rollback>,
+    /// The tree's files, for the path most like one not found.
+    nearby: nearby::Nearby,
 }
 
 /// Tells `observer` what became of a task of `unit`.
@@ -357,6 +375,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             stop: None,
             runner,
             note: None,
+            nearby: nearby::Nearby::default(),
         };
         if engine.whole() {
             if errors {
@@ -384,13 +403,18 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         let allow_escape = self.options.allow_escape;
         let edits = units
             .flat_map(|u| u.tasks())
-            .filter_map(|t| matching::Search::of(t.op.as_ref()?))
+            .filter_map(|t| matching::Search::of(t.op.as_ref()?, self.loose()))
             .filter_map(|(path, search)| Some((fs::locate(path, allow_escape).ok()?, search)));
         self.view.expect(edits);
     }
 
     fn whole(&self) -> bool {
         self.options.atomic == Some(Atomic::Document)
+    }
+
+    /// Whether edits may look beyond exact text (`--match whitespace`).
+    fn loose(&self) -> bool {
+        self.options.matching == MatchMode::Whitespace
     }
 
     /// Runs `unit`, or reports it malformed if `diagnostics` (those filed
@@ -473,11 +497,20 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             .flat_map(|(_, u)| &u.tasks)
             .any(|t| t.status == TaskStatus::Failed);
         if failed || self.stop.is_some() {
-            let problems = self.view.rollback();
+            let undone = self.view.rollback();
+            let stays = stays(&undone.kept);
             for (i, (unit, u)) in held.iter_mut().enumerate() {
-                // What could not be undone is said once.
-                let problems: &[String] = if i == 0 { &problems } else { &[] };
-                u.rollback = self.rolled_back(unit, &mut u.tasks, problems, observer);
+                // What could not be undone is said once; what was kept, by
+                // the unit whose task's change it followed.
+                let problems: &[String] = if i == 0 { &undone.problems } else { &[] };
+                let number = unit.number();
+                let kept: Vec<Kept> = undone
+                    .kept
+                    .iter()
+                    .filter(|k| k.by.first().is_some_and(|b| b.unit == number))
+                    .cloned()
+                    .collect();
+                u.rollback = self.rolled_back(unit, &mut u.tasks, kept, &stays, problems, observer);
             }
         } else {
             self.view.commit();
@@ -545,8 +578,16 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             if out.iter().all(|t| t.status != TaskStatus::Failed) {
                 self.view.commit();
             } else {
-                let problems = self.view.rollback();
-                self.note = self.rolled_back(unit, &mut out, &problems, observer);
+                let undone = self.view.rollback();
+                let stays = stays(&undone.kept);
+                self.note = self.rolled_back(
+                    unit,
+                    &mut out,
+                    undone.kept,
+                    &stays,
+                    &undone.problems,
+                    observer,
+                );
             }
         }
         if own {
@@ -558,28 +599,40 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             if ok(&out) {
                 self.view.commit();
             } else {
-                let problems = self.view.rollback();
-                self.note = self.rolled_back(unit, &mut out, &problems, observer);
+                let undone = self.view.rollback();
+                let stays = stays(&undone.kept);
+                self.note = self.rolled_back(
+                    unit,
+                    &mut out,
+                    undone.kept,
+                    &stays,
+                    &undone.problems,
+                    observer,
+                );
             }
         }
         out
     }
 
-    /// Marks what a rollback undid among `tasks`, those of `unit`; what it
-    /// left, if anything.
+    /// Marks what a rollback undid among `tasks`, those of `unit`: all
+    /// but commands and the tasks whose change `stays`. Returns what it
+    /// left, if anything (`kept`: what it left of this unit's).
     fn rolled_back(
         &mut self,
         unit: &Unit<'_>,
         tasks: &mut [TaskOutcome],
+        kept: Vec<Kept>,
+        stays: &[usize],
         problems: &[String],
         observer: &mut dyn Observer,
     ) -> Option<Rollback> {
         let mut left = Rollback {
             commands_stay: Vec::new(),
+            kept,
             problems: problems.to_vec(),
         };
         for t in tasks {
-            if t.status != TaskStatus::Success {
+            if t.status != TaskStatus::Success || stays.contains(&t.number) {
                 continue;
             }
             if matches!(t.effect, Some(plan::Effect::Ran { .. })) {
@@ -653,8 +706,10 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             task: task.number,
         };
         let dry = self.options.dry_run;
+        let loose = self.loose();
         let checked = rules::check(op, rules, &self.view, self.options.allow_escape);
-        let result = checked.and_then(|()| plan::plan(op, &self.view, self.options.allow_escape));
+        let result =
+            checked.and_then(|()| plan::plan(op, &self.view, self.options.allow_escape, loose));
         let result = result.and_then(|p| {
             let Plan { action, effect } = p;
             match action {
@@ -692,6 +747,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                             task.number,
                             &command,
                             dir.as_ref(),
+                            self.deadline,
                             &self.view,
                             by,
                             observer,
@@ -700,9 +756,14 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                             report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
                             return Ok(effect);
                         };
-                        report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
+                        // A refusal is the real run's, which runs nothing
+                        // after it.
+                        if ran.is_ok() {
+                            report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
+                        }
                         ran
                     } else {
+                        let before = self.view.before_command();
                         let ran = self.runner.run(
                             task.number,
                             &command,
@@ -712,6 +773,16 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                         );
                         // The command may have changed any directory.
                         self.view.root().forget_dirs();
+                        let started = match &ran {
+                            Ok(_) => true,
+                            Err((e, _)) => matches!(
+                                e.error_type(),
+                                ErrorType::ExecFailed | ErrorType::ExecTimeout
+                            ),
+                        };
+                        if started {
+                            self.view.after_command(before, by);
+                        }
                         ran
                     };
                     match ran {
@@ -737,13 +808,36 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                 report.status = TaskStatus::Success;
                 report.effect = Some(effect);
             }
-            Err(e) => {
+            Err(mut e) => {
+                // A path not found: the one most like it, to save a read.
+                if let TaskError::File {
+                    kind: ErrorType::FileNotFound,
+                    path,
+                    closest,
+                    ..
+                } = &mut e
+                {
+                    *closest = self
+                        .nearby
+                        .closest(self.view.root(), path)
+                        .map(String::into_boxed_str);
+                }
                 report.status = TaskStatus::Failed;
                 report.error = Some(e);
             }
         }
         report
     }
+}
+
+/// The tasks whose change stays after a rollback, since a command's work
+/// that followed it was `kept`.
+fn stays(kept: &[Kept]) -> Vec<usize> {
+    kept.iter()
+        .filter(|k| k.change_stays())
+        .flat_map(|k| &k.by)
+        .map(|b| b.task)
+        .collect()
 }
 
 /// A unit none of whose tasks ran, for `why`: the lock or the commit

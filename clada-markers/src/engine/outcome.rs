@@ -4,6 +4,7 @@
 
 use super::TaskError;
 use super::plan::Effect;
+use super::view::By;
 use crate::outcome::{BlockStatus, TaskStatus};
 
 /// What became of one task.
@@ -104,6 +105,53 @@ pub(crate) struct UnitOutcome {
 pub(crate) struct Rollback {
     /// Tasks whose commands ran: their effects stay.
     pub(crate) commands_stay: Vec<usize>,
+    /// What a command changed or made after a task's change: left as the
+    /// command left it (PROTOCOL §7.4).
+    pub(crate) kept: Vec<Kept>,
     /// Changes on disk the rollback could not undo, said by the view.
     pub(crate) problems: Vec<String>,
+}
+
+/// A place a rollback left as a command made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Kept {
+    pub(crate) path: String,
+    pub(crate) why: KeptWhy,
+    /// The tasks whose change the command's work followed.
+    pub(crate) by: Vec<By>,
+    /// The tasks of the commands that may have made it (the one that did,
+    /// when known).
+    pub(crate) commands: Vec<usize>,
+}
+
+/// Why a place was left as it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum KeptWhy {
+    /// Changed after a task wrote it.
+    Written,
+    /// Changed after a task moved it here from `from`: it stays here, and
+    /// so does the move.
+    MovedHere { from: String },
+    /// Made anew after a task moved what was here to `to`: both stay, and
+    /// so does the move.
+    MadeWhereMovedFrom { to: String },
+    /// The directory that held it was removed after a task moved it to
+    /// `to`: it stays there, and so does the move.
+    PlaceGone { to: String },
+    /// Made anew after a task removed (or moved something over) what was
+    /// here: the old one is deleted, and the task's change stays.
+    MadeWhereRemoved,
+    /// A directory a task made holds what a command put there.
+    DirHolds,
+    /// Removed after a task changed it (or the directory holding it was):
+    /// nothing to put back, and the task's change stays.
+    Gone,
+}
+
+impl Kept {
+    /// Whether the tasks' change stays (else only a directory they made
+    /// does).
+    pub(crate) fn change_stays(&self) -> bool {
+        self.why != KeptWhy::DirHolds
+    }
 }

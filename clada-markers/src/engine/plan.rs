@@ -10,6 +10,7 @@ use crate::engine::TaskError;
 use crate::engine::editing::Splice;
 use crate::engine::fs::{Content, Files, FsError, Kind, Location, locate};
 use crate::engine::matching::{HintBudget, Mismatch, Search};
+use crate::engine::seek::How;
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
 
@@ -58,6 +59,7 @@ pub(crate) enum Effect {
         path: String,
         replacements: usize,
         lines: Vec<usize>,
+        how: How,
     },
     Moved {
         from: String,
@@ -78,8 +80,14 @@ pub(crate) struct Plan {
     pub(crate) effect: Effect,
 }
 
-/// Plans one operation against the current state of `files`.
-pub(crate) fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result<Plan, TaskError> {
+/// Plans one operation against the current state of `files`; `loose`:
+/// whether edits may look beyond exact text (`--match whitespace`).
+pub(crate) fn plan(
+    op: &Op<'_>,
+    files: &dyn Files,
+    allow_escape: bool,
+    loose: bool,
+) -> Result<Plan, TaskError> {
     // Every path is resolved once, then checked where the change lands.
     let at = |p: &str| {
         let loc = locate(p, allow_escape).map_err(TaskError::from)?;
@@ -105,6 +113,15 @@ pub(crate) fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result
             let (contents, effect) = if *append && kind == Some(Kind::File) {
                 let existing = files.contents(&loc)?;
                 let existing = existing.as_bytes();
+                // Sent again, an append would add its text a second time.
+                if !content.trim().is_empty() && existing.ends_with(content.as_bytes()) {
+                    return Err(TaskError::new(
+                        ErrorType::AlreadyApplied,
+                        format!(
+                            "{display} already ends with the text to append: the append was applied before"
+                        ),
+                    ));
+                }
                 let mut old = Vec::with_capacity(existing.len() + content.len() + 1);
                 old.extend_from_slice(existing);
                 if !old.is_empty() && !old.ends_with(b"\n") {
@@ -128,35 +145,14 @@ pub(crate) fn plan(op: &Op<'_>, files: &dyn Files, allow_escape: bool) -> Result
                 effect,
             })
         }
-        Op::Edit {
-            path,
-            count,
-            search,
-            replace,
-        } => {
-            let loc = at(path)?;
-            let search = Search::Text {
-                search,
-                replace,
-                count: *count,
+        Op::Edit { .. } | Op::EditRange { .. } => {
+            let Some((path, search)) = Search::of(op, loose) else {
+                return Err(TaskError::new(
+                    ErrorType::MalformedStructure,
+                    "the task is not an edit",
+                ));
             };
-            let splice = files.find(&loc, search)?;
-            Ok(edit_plan(loc, splice))
-        }
-        Op::EditRange {
-            path,
-            count,
-            start,
-            end,
-            replace,
-        } => {
             let loc = at(path)?;
-            let search = Search::Range {
-                start,
-                end,
-                replace,
-                count: *count,
-            };
             let splice = files.find(&loc, search)?;
             Ok(edit_plan(loc, splice))
         }
@@ -258,6 +254,7 @@ fn edit_plan(loc: Location, splice: Splice) -> Plan {
         path: loc.display(),
         replacements: splice.replacements(),
         lines: splice.lines().to_vec(),
+        how: splice.how().clone(),
     };
     Plan {
         action: Action::Edit { at: loc, splice },
@@ -305,10 +302,42 @@ pub(crate) fn as_text<'c>(
 
 pub(crate) fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
     let what = |n: usize| if n == 1 { "match" } else { "matches" };
-    let (kind, message) = if m.already_applied {
+    let lines = |l: &[usize]| {
+        let shown: Vec<String> = l.iter().map(usize::to_string).collect();
+        let s = if l.len() == 1 { "" } else { "s" };
+        format!("line{s} {}", shown.join(", "))
+    };
+    let (kind, message) = if let Some(i) = &m.indentation {
+        (
+            ErrorType::IndentationMismatch,
+            format!(
+                "the search text matches at line {} only with other indentation, and how to indent the replacement there is not determined",
+                i.line
+            ),
+        )
+    } else if m.already_applied && m.found > 0 {
+        (
+            ErrorType::AlreadyApplied,
+            format!(
+                "the replacement already stands where the search text occurs ({}): the edit was applied before",
+                lines(&m.applied_lines)
+            ),
+        )
+    } else if m.already_applied {
         (
             ErrorType::AlreadyApplied,
             "found no match, and the replacement is already there as often as count asks: the edit was applied before".to_owned(),
+        )
+    } else if !m.applied_lines.is_empty() {
+        (
+            ErrorType::MatchCountMismatch,
+            format!(
+                "found {} {}, and the replacement already stands at {} of them ({}): the edit was partly applied before",
+                m.found,
+                what(m.found),
+                m.applied_lines.len(),
+                lines(&m.applied_lines)
+            ),
         )
     } else {
         (
@@ -400,6 +429,7 @@ mod tests {
         Op::Edit {
             path: path.to_owned().into(),
             count: Count::default(),
+            matching: crate::ast::Matching::default(),
             search: search.to_owned().into(),
             replace: replace.to_owned().into(),
         }
@@ -431,13 +461,14 @@ mod tests {
     #[test]
     fn edits_read_the_file_and_compute_new_contents() {
         let t = Tree::with(&[("a.txt", Some("one\ntwo\n"))]);
-        let p = plan(&op_edit("a.txt", "two\n", "2\n"), &t, false).unwrap();
+        let p = plan(&op_edit("a.txt", "two\n", "2\n"), &t, false, true).unwrap();
         assert_eq!(
             p.effect,
             Effect::Edited {
                 path: "a.txt".into(),
                 replacements: 1,
-                lines: vec![2]
+                lines: vec![2],
+                how: crate::engine::seek::How::default(),
             }
         );
         assert_eq!(edited(&t, p), "one\n2\n");
@@ -445,7 +476,13 @@ mod tests {
 
     #[test]
     fn a_missing_file_is_file_not_found() {
-        let e = plan(&op_edit("nope.txt", "x", "y"), &Tree::default(), false).unwrap_err();
+        let e = plan(
+            &op_edit("nope.txt", "x", "y"),
+            &Tree::default(),
+            false,
+            true,
+        )
+        .unwrap_err();
         assert_eq!(e.error_type(), ErrorType::FileNotFound);
     }
 
@@ -455,7 +492,7 @@ mod tests {
         t.files
             .borrow_mut()
             .insert("b.bin".into(), Some(vec![b'a', 0xff]));
-        let e = plan(&op_edit("b.bin", "a", "b"), &t, false).unwrap_err();
+        let e = plan(&op_edit("b.bin", "a", "b"), &t, false, true).unwrap_err();
         assert_eq!(e.error_type(), ErrorType::InvalidUtf8);
         assert!(e.message().contains("offset 1"), "{}", e.message());
     }
@@ -463,7 +500,7 @@ mod tests {
     #[test]
     fn a_wrong_count_carries_the_facts() {
         let t = Tree::with(&[("a", Some("x\nx\n"))]);
-        let e = plan(&op_edit("a", "x\n", "y\n"), &t, false).unwrap_err();
+        let e = plan(&op_edit("a", "x\n", "y\n"), &t, false, true).unwrap_err();
         assert_eq!(e.error_type(), ErrorType::MatchCountMismatch);
         assert_eq!(e.message(), "found 2 matches, expected 1");
         let TaskError::Mismatch { mismatch: m, .. } = e else {
@@ -480,7 +517,7 @@ mod tests {
             append: true,
             content: "b\n".into(),
         };
-        let p = plan(&op, &t, false).unwrap();
+        let p = plan(&op, &t, false, true).unwrap();
         assert_eq!(p.effect, Effect::Appended { path: "log".into() });
         assert_eq!(written(p), "a\nb\n");
     }
@@ -494,17 +531,17 @@ mod tests {
             append: false,
             content: "\u{feff}new\n".into(),
         };
-        assert_eq!(written(plan(&w("f"), &t, false).unwrap()), "new\n");
+        assert_eq!(written(plan(&w("f"), &t, false, true).unwrap()), "new\n");
         assert_eq!(
-            plan(&w("d"), &t, false).unwrap_err().error_type(),
+            plan(&w("d"), &t, false, true).unwrap_err().error_type(),
             ErrorType::PermissionDenied
         );
         assert_eq!(
-            plan(&w("l"), &t, false).unwrap_err().error_type(),
+            plan(&w("l"), &t, false, true).unwrap_err().error_type(),
             ErrorType::SymlinkNotAllowed
         );
         assert_eq!(
-            plan(&w("new/file"), &t, false).unwrap().effect,
+            plan(&w("new/file"), &t, false, true).unwrap().effect,
             Effect::Created {
                 path: "new/file".into()
             }
@@ -522,11 +559,17 @@ mod tests {
             Action::Move { to, .. } => to.display(),
             other => panic!("{other:?}"),
         };
-        assert_eq!(target(plan(&m("dest"), &t, false).unwrap()), "dest/a.txt");
-        assert_eq!(target(plan(&m("new/"), &t, false).unwrap()), "new/a.txt");
-        assert_eq!(target(plan(&m("b.txt"), &t, false).unwrap()), "b.txt");
         assert_eq!(
-            plan(&m("a.txt"), &t, false).unwrap().action,
+            target(plan(&m("dest"), &t, false, true).unwrap()),
+            "dest/a.txt"
+        );
+        assert_eq!(
+            target(plan(&m("new/"), &t, false, true).unwrap()),
+            "new/a.txt"
+        );
+        assert_eq!(target(plan(&m("b.txt"), &t, false, true).unwrap()), "b.txt");
+        assert_eq!(
+            plan(&m("a.txt"), &t, false, true).unwrap().action,
             Action::Nothing
         );
     }
@@ -539,7 +582,7 @@ mod tests {
             to: "src/inner/".into(),
         };
         assert_eq!(
-            plan(&op, &t, false).unwrap_err().error_type(),
+            plan(&op, &t, false, true).unwrap_err().error_type(),
             ErrorType::PermissionDenied
         );
     }
@@ -551,11 +594,11 @@ mod tests {
             path: "../x".into(),
         };
         assert_eq!(
-            plan(&op, &t, false).unwrap_err().error_type(),
+            plan(&op, &t, false, true).unwrap_err().error_type(),
             ErrorType::PathEscape
         );
         assert_eq!(
-            plan(&op, &t, true).unwrap_err().error_type(),
+            plan(&op, &t, true, true).unwrap_err().error_type(),
             ErrorType::FileNotFound
         );
     }

@@ -31,9 +31,12 @@ use std::rc::Rc;
 
 use crate::engine::TaskError;
 use crate::engine::editing::{self, Answer, Editing, Splice};
-use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root, Stamp, Written};
+use crate::engine::fingerprint::Fingerprint;
+use crate::engine::fs::{Content, Files, FsError, Kind, Location, PutBack, Root, Stamp, Written};
 use crate::engine::matching::{HINT_BUDGET, HintBudget, Search};
+use crate::engine::outcome::{Kept, KeptWhy};
 use crate::engine::plan;
+use crate::engine::seek::MIN_PIVOT;
 use crate::syntax::BOM;
 
 /// The task that made a change: unit and task numbers.
@@ -108,6 +111,11 @@ struct Expected {
 struct Coming {
     edits: usize,
     keys: HashSet<Box<[u8]>>,
+    /// The first non-blank lines of the search texts and replacements,
+    /// for the white-space tier: indexed only once an edit of the batch
+    /// needs them (one that does not occur as written), so that edits
+    /// that all occur as written pay nothing for them.
+    pivots: HashSet<Box<[u8]>>,
 }
 
 /// A change of the tree's shape, carried out on disk in order.
@@ -128,19 +136,25 @@ enum Step {
     },
 }
 
-/// How to undo what a flush did on disk.
+/// How to undo what a flush did on disk, and the tasks whose change it
+/// was.
 #[derive(Debug)]
 enum Undo {
     /// A directory made: removed again if still empty.
-    Made(Location),
+    Made { at: Location, by: By },
     Renamed {
         from: Location,
         to: Location,
+        by: By,
+        /// The first command that changed what was moved, after the move
+        /// ([`View::after_command`]): then it stays where it is.
+        changed: Option<By>,
     },
     /// Something moved out of the way to a temporary name.
     SetAside {
         at: Location,
         aside: Location,
+        by: By,
     },
     /// A file written; `kept` holds its old contents (a hard link), and
     /// `stamp` is what was written.
@@ -148,7 +162,40 @@ enum Undo {
         at: Location,
         kept: Option<Location>,
         stamp: Option<Stamp>,
+        by: Vec<By>,
     },
+}
+
+impl Undo {
+    /// Moves the paths at or below `from` to the same places below `to`.
+    fn relocate(&mut self, from: &Location, to: &Location) {
+        let paths: Vec<&mut Location> = match self {
+            Undo::Made { at, .. } => vec![at],
+            Undo::Renamed { from: f, to: t, .. } => vec![f, t],
+            Undo::SetAside { at, aside, .. } => vec![at, aside],
+            Undo::Wrote { at, kept, .. } => std::iter::once(at).chain(kept.as_mut()).collect(),
+        };
+        for p in paths {
+            relocate(std::slice::from_mut(p), from, to);
+        }
+    }
+
+    /// Whether it acts below `dir` (its place is gone with `dir`).
+    fn below(&self, dir: &Location) -> bool {
+        let at = match self {
+            Undo::Made { at, .. } | Undo::SetAside { at, .. } | Undo::Wrote { at, .. } => at,
+            Undo::Renamed { to, .. } => to,
+        };
+        dir.is_ancestor_of(at)
+    }
+}
+
+/// What a rollback left as a command made it, and what it could not undo
+/// ([`View::rollback`]).
+#[derive(Debug, Default)]
+pub(crate) struct Undone {
+    pub(crate) kept: Vec<Kept>,
+    pub(crate) problems: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -160,6 +207,9 @@ struct Tx {
     /// Steps pending when the transaction began.
     steps: usize,
     disk: Vec<Undo>,
+    /// The commands run in the transaction, each with how many entries
+    /// `disk` had when it ran: those it could have changed.
+    commands: Vec<(usize, By)>,
     /// While a command's changes are made ([`View::untracked`]): the
     /// entries they touched.
     untracked: Option<Vec<Location>>,
@@ -264,6 +314,21 @@ fn kind_of(node: &Node) -> Option<Kind> {
         Node::Other { kind, .. } => Some(*kind),
         Node::Absent => None,
     }
+}
+
+/// What stands at a path in the view ([`View::seen`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// What is on disk at this location (moved here, or untouched); a
+    /// directory's entries are the view's ([`View::list`]).
+    Disk(Location),
+    /// A file the run wrote or edited; where it came from, if it did.
+    File {
+        origin: Option<Location>,
+    },
+    /// A directory the run made.
+    NewDir,
+    Nothing,
 }
 
 /// A change a flush could not make, and the tasks whose change it was.
@@ -521,8 +586,13 @@ impl<'r> View<'r> {
         for (at, search) in edits {
             let coming = expected.by_file.entry(at).or_default();
             coming.edits += 1;
-            let texts = search.texts().chain([search.replace()]);
+            let texts = search.texts().chain([search.replace]);
             coming.keys.extend(texts.map(|t| editing::key(t).into()));
+            // The white-space tier looks for the first non-blank lines.
+            let pivots = search.pivots().filter(|p| p.len() >= MIN_PIVOT);
+            coming
+                .pivots
+                .extend(pivots.map(|p| editing::key_of_bytes(p).into()));
         }
     }
 
@@ -579,16 +649,33 @@ impl<'r> View<'r> {
         {
             edits.index(coming.keys.iter().map(|k| &**k), expected.generation);
         }
-        match edits.find(search) {
+        let mut answer = edits.find(search);
+        // The tier needs the first lines: the batch's are indexed with the
+        // rest, once, when an edit first needs them.
+        if matches!(answer, Some(Answer::Unknown))
+            && edits.generation() == Some(expected.generation)
+            && !edits.has_pivots_of(expected.generation)
+            && let Some(coming) = expected.by_file.get(at)
+            && search.pivots().any(|p| {
+                let key = editing::key_of_bytes(p);
+                !edits.knows_bytes(key) && coming.pivots.contains(key)
+            })
+        {
+            let keys = coming.keys.iter().chain(&coming.pivots);
+            edits.index_with_pivots(keys.map(|k| &**k), expected.generation);
+            answer = edits.find(search);
+        }
+        match answer {
             Some(Answer::Found(planned)) => Ok(Splice::Indexed(planned)),
-            Some(Answer::Mismatch)
-                if self.hints.spent()
-                    && let Some(m) = edits.mismatch(search) =>
-            {
-                // No closest region to look for: the index has the rest.
+            Some(Answer::Miss(mut m)) if m.found > 0 || m.already_applied || self.hints.spent() => {
+                // No closest region to look for (something was found, or
+                // the hints are spent): the index has the rest.
+                if m.found == 0 && !m.already_applied {
+                    m.closest_skipped = true;
+                }
                 Err(plan::mismatch(at, m))
             }
-            Some(Answer::Mismatch | Answer::Unknown) => {
+            Some(Answer::Miss(_) | Answer::Unknown) => {
                 // The whole text answers: the error with its hints, or an
                 // edit the index does not know.
                 let text = edits.text();
@@ -804,6 +891,31 @@ impl<'r> View<'r> {
             .collect())
     }
 
+    /// What stands at `at` in the view, for a dry run's built-in commands
+    /// to look at (PROTOCOL §7): what is on disk somewhere, as it is
+    /// there, or what the run made.
+    pub(crate) fn seen(&self, at: &Location) -> Result<Seen, FsError> {
+        let st = self.state.borrow();
+        Ok(match place(&st.nodes, at)? {
+            Place::Disk(on_disk) => Seen::Disk(on_disk),
+            Place::Nowhere => Seen::Nothing,
+            Place::Node => match st.nodes.get(at) {
+                Some(Node::File(f)) => match &f.origin {
+                    Some(origin) if !f.dirty => Seen::Disk(origin.clone()),
+                    origin => Seen::File {
+                        origin: origin.clone(),
+                    },
+                },
+                Some(Node::Dir {
+                    origin: Some(origin),
+                })
+                | Some(Node::Other { origin, .. }) => Seen::Disk(origin.clone()),
+                Some(Node::Dir { origin: None }) => Seen::NewDir,
+                Some(Node::Absent) | None => Seen::Nothing,
+            },
+        })
+    }
+
     /// Removes what is at `at`, with everything below it.
     pub(crate) fn remove(&self, at: &Location, by: By) -> Result<(), FsError> {
         let mut st = self.state.borrow_mut();
@@ -920,15 +1032,15 @@ impl<'r> View<'r> {
         let mut temps: Vec<Location> = Vec::new();
         for undo in tx.map(|t| t.disk).unwrap_or_default() {
             match undo {
-                Undo::SetAside { at, aside } => {
+                Undo::SetAside { at, aside, .. } => {
                     relocate(&mut temps, &at, &aside);
                     temps.push(aside);
                 }
                 Undo::Wrote {
                     kept: Some(kept), ..
                 } => temps.push(kept),
-                Undo::Renamed { from, to } => relocate(&mut temps, &from, &to),
-                Undo::Made(_) | Undo::Wrote { .. } => {}
+                Undo::Renamed { from, to, .. } => relocate(&mut temps, &from, &to),
+                Undo::Made { .. } | Undo::Wrote { .. } => {}
             }
         }
         let mut left = Vec::new();
@@ -942,13 +1054,53 @@ impl<'r> View<'r> {
         left
     }
 
-    /// Undoes what the transaction did, in the view and on disk. A file
-    /// that changed on disk since the transaction wrote it (a command
-    /// changed it) is left as it is. Returns what could not be undone.
-    pub(crate) fn rollback(&self) -> Vec<String> {
+    /// What a command could change of the transaction's moves, taken
+    /// before it runs (nothing outside a transaction).
+    pub(crate) fn before_command(&self) -> Vec<(usize, Fingerprint)> {
+        let st = self.state.borrow();
+        let Some(tx) = &st.tx else {
+            return Vec::new();
+        };
+        tx.disk
+            .iter()
+            .enumerate()
+            .filter_map(|(i, undo)| match undo {
+                Undo::Renamed {
+                    to, changed: None, ..
+                } => Some((i, self.root.fingerprint(to))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Notes that the command of task `by` ran (refused, it ran nothing),
+    /// and which moves it changed (against `before`, from
+    /// [`View::before_command`]): a rollback leaves those where the command
+    /// left them.
+    pub(crate) fn after_command(&self, before: Vec<(usize, Fingerprint)>, by: By) {
+        let mut st = self.state.borrow_mut();
+        let Some(tx) = &mut st.tx else { return };
+        tx.commands.push((tx.disk.len(), by));
+        for (i, then) in before {
+            if let Some(Undo::Renamed { to, changed, .. }) = tx.disk.get_mut(i)
+                && then.differs(self.root.fingerprint(to))
+            {
+                *changed = Some(by);
+            }
+        }
+    }
+
+    /// Undoes what the transaction did, in the view and on disk, except
+    /// what a command changed or made after a task had changed it (PROTOCOL
+    /// §7.4): that stays as the command left it, and so does the task's
+    /// change ([`Undone::kept`]). Nothing is ever put back over what
+    /// another writer made; what was set aside and cannot be put back is
+    /// deleted, so that no temporary name stays in the tree. Returns what
+    /// was kept and what could not be undone.
+    pub(crate) fn rollback(&self) -> Undone {
         let mut st = self.state.borrow_mut();
         let Some(tx) = st.tx.take() else {
-            return Vec::new();
+            return Undone::default();
         };
         for (at, node) in tx.undo.into_iter().rev() {
             match node {
@@ -958,40 +1110,148 @@ impl<'r> View<'r> {
         }
         st.steps.truncate(tx.steps);
         drop(st);
-        let mut problems = Vec::new();
-        for undo in tx.disk.into_iter().rev() {
-            let undone = match &undo {
-                Undo::Made(dir) => {
-                    // Only if nothing was put in it.
-                    let _ = self.root.remove_empty_dir(dir);
+        let mut out = Undone::default();
+        let mut disk = tx.disk;
+        // Where what was set aside is gone, with everything below.
+        let mut dropped: Vec<Location> = Vec::new();
+        while let Some(undo) = disk.pop() {
+            let i = disk.len();
+            if dropped.iter().any(|d| undo.below(d)) {
+                continue;
+            }
+            // The commands that ran after this change.
+            let after: Vec<usize> = tx
+                .commands
+                .iter()
+                .filter(|(n, _)| *n > i)
+                .map(|(_, by)| by.task)
+                .collect();
+            let mut keep = |at: &Location, why, by: Vec<By>, commands: Vec<usize>| {
+                out.kept.push(Kept {
+                    path: at.display(),
+                    why,
+                    by,
+                    commands,
+                });
+            };
+            let undone = match undo {
+                Undo::Made { at, by } => match self.root.remove_empty_dir(&at) {
+                    Err(FsError::Os {
+                        errno: rustix::io::Errno::NOTEMPTY,
+                        ..
+                    }) if !after.is_empty() => {
+                        keep(&at, KeptWhy::DirHolds, vec![by], after);
+                        Ok(())
+                    }
+                    // Gone already, or holding what could not be undone
+                    // (said by that).
+                    _ => Ok(()),
+                },
+                Undo::Renamed {
+                    from,
+                    to,
+                    by,
+                    changed: Some(command),
+                } => {
+                    let why = match self.root.kind(&to) {
+                        Ok(None) => KeptWhy::Gone,
+                        _ => KeptWhy::MovedHere {
+                            from: from.display(),
+                        },
+                    };
+                    keep(&to, why, vec![by], vec![command.task]);
+                    disk.iter_mut().for_each(|u| u.relocate(&from, &to));
                     Ok(())
                 }
-                Undo::Renamed { from, to } => self.root.rename(to, from),
-                Undo::SetAside { at, aside } => self.root.rename(aside, at),
-                Undo::Wrote { at, kept, stamp } => {
-                    let now = self.root.stamp(at).ok().flatten();
-                    if now.is_some() && now == *stamp {
+                Undo::Renamed {
+                    from,
+                    to,
+                    by,
+                    changed: None,
+                } => match self.root.put_back(&to, &from) {
+                    Ok(PutBack::Done) => Ok(()),
+                    Ok(how @ (PutBack::Occupied | PutBack::NoPlace)) => {
+                        let shown = to.display();
+                        let why = if how == PutBack::Occupied {
+                            KeptWhy::MadeWhereMovedFrom { to: shown }
+                        } else {
+                            KeptWhy::PlaceGone { to: shown }
+                        };
+                        keep(&from, why, vec![by], after);
+                        disk.iter_mut().for_each(|u| u.relocate(&from, &to));
+                        Ok(())
+                    }
+                    Ok(PutBack::Missing) => {
+                        keep(&to, KeptWhy::Gone, vec![by], after);
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                },
+                Undo::SetAside { at, aside, by } => match self.root.put_back(&aside, &at) {
+                    Ok(PutBack::Done) => Ok(()),
+                    Ok(PutBack::Occupied) => {
+                        dropped.push(at.clone());
+                        match self.root.remove(&aside) {
+                            Ok(()) => {
+                                keep(&at, KeptWhy::MadeWhereRemoved, vec![by], after);
+                                Ok(())
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                    // Gone with the directory that held it.
+                    Ok(PutBack::NoPlace | PutBack::Missing) => {
+                        dropped.push(at.clone());
+                        let _ = self.root.remove(&aside);
+                        keep(&at, KeptWhy::Gone, vec![by], after);
+                        Ok(())
+                    }
+                    // Never left in the tree under its temporary name.
+                    Err(e) => {
+                        dropped.push(at.clone());
+                        match self.root.remove(&aside) {
+                            Ok(()) | Err(FsError::NotFound { .. }) => Err(e),
+                            Err(removing) => {
+                                out.problems.push(e.to_string());
+                                Err(removing)
+                            }
+                        }
+                    }
+                },
+                Undo::Wrote {
+                    at,
+                    kept,
+                    stamp,
+                    by,
+                } => {
+                    let now = self.root.stamp(&at).ok().flatten();
+                    if now.is_some() && now == stamp {
                         match kept {
-                            Some(kept) => self.root.rename(kept, at),
-                            None => self.root.remove(at),
+                            Some(kept) => self.root.rename(&kept, &at),
+                            None => self.root.remove(&at),
                         }
                     } else {
                         if let Some(kept) = kept {
-                            let _ = self.root.remove(kept);
+                            let _ = self.root.remove(&kept);
                         }
-                        problems.push(format!(
-                            "{} changed after it was written (by a command?); it was left as it is",
-                            at.display()
-                        ));
+                        let why = if now.is_none() {
+                            KeptWhy::Gone
+                        } else {
+                            KeptWhy::Written
+                        };
+                        keep(&at, why, by, after);
                         Ok(())
                     }
                 }
             };
             if let Err(e) = undone {
-                problems.push(e.to_string());
+                out.problems.push(e.to_string());
             }
         }
-        problems
+        // In the order of the tasks that made the changes.
+        out.kept.reverse();
+        out.kept.sort_by_key(|k| k.by.first().copied());
+        out
     }
 
     /// Carries out the pending steps and writes every changed file once.
@@ -1006,15 +1266,15 @@ impl<'r> View<'r> {
         let mut failed = Vec::new();
         for step in steps {
             let (by, done) = match step {
-                Step::Mkdir { at, by } => (by, self.make_dirs(&at, keep, &mut disk)),
+                Step::Mkdir { at, by } => (by, self.make_dirs(&at, keep, by, &mut disk)),
                 Step::Rename { from, to, by } => {
-                    (by, self.move_on_disk(&from, &to, keep, &mut disk))
+                    (by, self.move_on_disk(&from, &to, keep, by, &mut disk))
                 }
                 Step::Remove { at, by } => (
                     by,
                     if keep {
                         self.root.set_aside(&at).map(|aside| {
-                            disk.push(Undo::SetAside { at, aside });
+                            disk.push(Undo::SetAside { at, aside, by });
                         })
                     } else {
                         self.root.remove(&at)
@@ -1033,9 +1293,11 @@ impl<'r> View<'r> {
             let (true, Some(data)) = (f.dirty, f.contents()) else {
                 continue;
             };
-            if let Err(error) = self.write_on_disk(&at, data.as_bytes(), f.present, keep, &mut disk)
-            {
-                failed.push(Failed { by: f.by, error });
+            let written = self.write_on_disk(&at, data.as_bytes(), f.present, keep, &f.by);
+            match written {
+                Ok(Some(undo)) => disk.push(undo),
+                Ok(None) => {}
+                Err(error) => failed.push(Failed { by: f.by, error }),
             }
         }
         if let Some(tx) = &mut st.tx {
@@ -1047,12 +1309,18 @@ impl<'r> View<'r> {
         failed
     }
 
-    fn make_dirs(&self, at: &Location, keep: bool, disk: &mut Vec<Undo>) -> Result<(), FsError> {
+    fn make_dirs(
+        &self,
+        at: &Location,
+        keep: bool,
+        by: By,
+        disk: &mut Vec<Undo>,
+    ) -> Result<(), FsError> {
         if keep {
             for n in 1..=at.parts().len() {
                 let dir = at.truncated(n);
                 if self.root.kind(&dir)?.is_none() {
-                    disk.push(Undo::Made(dir));
+                    disk.push(Undo::Made { at: dir, by });
                 }
             }
         }
@@ -1064,17 +1332,19 @@ impl<'r> View<'r> {
         from: &Location,
         to: &Location,
         keep: bool,
+        by: By,
         disk: &mut Vec<Undo>,
     ) -> Result<(), FsError> {
         if keep {
             if let Some(parent) = to.parent() {
-                self.make_dirs(&parent, keep, disk)?;
+                self.make_dirs(&parent, keep, by, disk)?;
             }
             if self.root.kind(to)?.is_some() {
                 let aside = self.root.set_aside(to)?;
                 disk.push(Undo::SetAside {
                     at: to.clone(),
                     aside,
+                    by,
                 });
             }
         }
@@ -1083,36 +1353,38 @@ impl<'r> View<'r> {
             disk.push(Undo::Renamed {
                 from: from.clone(),
                 to: to.clone(),
+                by,
+                changed: None,
             });
         }
         Ok(())
     }
 
+    /// Writes `data` as the file `at`; with `keep`, returns how to undo it.
     fn write_on_disk(
         &self,
         at: &Location,
         data: &[u8],
         present: Option<Stamp>,
         keep: bool,
-        disk: &mut Vec<Undo>,
-    ) -> Result<(), FsError> {
+        by: &[By],
+    ) -> Result<Option<Undo>, FsError> {
         let prepared = self.root.prepare_write(at)?;
         let kept = match (keep, present) {
             (true, Some(_)) => Some(self.root.keep_copy(at)?),
             _ => None,
         };
         match prepared.commit_expecting(data, present) {
-            Ok(_) => {
-                if keep {
-                    let stamp = self.root.stamp(at).ok().flatten();
-                    disk.push(Undo::Wrote {
-                        at: at.clone(),
-                        kept,
-                        stamp,
-                    });
-                }
-                Ok(())
+            Ok(_) if keep => {
+                let stamp = self.root.stamp(at).ok().flatten();
+                Ok(Some(Undo::Wrote {
+                    at: at.clone(),
+                    kept,
+                    stamp,
+                    by: by.to_vec(),
+                }))
             }
+            Ok(_) => Ok(None),
             Err(e) => {
                 if let Some(kept) = kept {
                     let _ = self.root.remove(&kept);
@@ -1293,6 +1565,39 @@ mod tests {
     }
 
     #[test]
+    fn the_index_takes_the_first_lines_in_when_an_edit_needs_the_tier() {
+        let file =
+            "class A:\n    def f(self):\n        return 1\n    def g(self):\n        return 2\n";
+        let dir = tree(&[("a.py", file)]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        let exact = Search::text("        return 2\n", "        return 3\n", Count::default());
+        let shifted = Search::text(
+            "def f(self):\n    return 1\n",
+            "def f(self):\n    return 4\n",
+            Count::default(),
+        );
+        view.expect([(at("a.py"), exact), (at("a.py"), shifted)].into_iter());
+        let by = By { unit: 1, task: 1 };
+        let s = view.find_edit(&at("a.py"), exact).unwrap();
+        assert!(matches!(s, Splice::Indexed(_)));
+        view.splice(&at("a.py"), &s, by).unwrap();
+        let s = view.find_edit(&at("a.py"), shifted).unwrap();
+        let Splice::Indexed(p) = &s else {
+            panic!("not from the index: {s:?}");
+        };
+        assert_eq!(p.how.matched, crate::outcome::Matched::Whitespace);
+        view.splice(&at("a.py"), &s, by).unwrap();
+        let Ok(Content::Text(t)) = view.contents(&at("a.py")) else {
+            panic!("no text");
+        };
+        assert_eq!(
+            t.text,
+            "class A:\n    def f(self):\n        return 4\n    def g(self):\n        return 3\n"
+        );
+    }
+
+    #[test]
     fn failed_edits_stop_looking_for_the_closest_region_once_the_hints_are_spent() {
         let dir = tree(&[("a.txt", "fn main() {\n    println!(\"hello\");\n}\n")]);
         let root = Root::open(dir.path()).unwrap();
@@ -1300,11 +1605,11 @@ mod tests {
             let mut view = View::new(&root, index_from);
             // One file of 38 bytes: the first failure reads it all.
             view.hints = HintBudget::new(10);
-            let miss = Search::Text {
-                search: "    println!(\"helo\");\n",
-                replace: "x\n",
-                count: Count::Exactly(std::num::NonZeroUsize::MIN),
-            };
+            let miss = Search::text(
+                "    println!(\"helo\");\n",
+                "x\n",
+                Count::Exactly(std::num::NonZeroUsize::MIN),
+            );
             view.expect([(at("a.txt"), miss), (at("a.txt"), miss)].into_iter());
             let mismatch = |e: TaskError| match e {
                 TaskError::Mismatch { mismatch, .. } => mismatch,
@@ -1508,7 +1813,11 @@ mod tests {
         view.rename(&at("a"), &at("t"), BY).unwrap();
         assert!(view.flush().is_empty());
         assert_ne!(files(dir.path()), before);
-        assert!(view.rollback().is_empty());
+        let undone = view.rollback();
+        assert!(
+            undone.kept.is_empty() && undone.problems.is_empty(),
+            "{undone:?}"
+        );
         assert_eq!(files(dir.path()), before);
     }
 
@@ -1541,12 +1850,239 @@ mod tests {
         assert!(view.flush().is_empty());
         // A command changes the file the tasks wrote.
         std::fs::write(dir.path().join("a"), "by the command\n").unwrap();
-        let problems = view.rollback();
-        assert_eq!(problems.len(), 1, "{problems:?}");
+        let undone = view.rollback();
+        assert_eq!(kept(&undone), [("a".to_owned(), KeptWhy::Written)]);
+        assert!(undone.problems.is_empty(), "{undone:?}");
         assert_eq!(
             files(dir.path()),
             BTreeMap::from([("a".into(), "by the command\n".into())])
         );
+    }
+
+    const COMMAND: By = By { unit: 1, task: 2 };
+
+    fn kept(undone: &Undone) -> Vec<(String, KeptWhy)> {
+        undone
+            .kept
+            .iter()
+            .map(|k| (k.path.clone(), k.why.clone()))
+            .collect()
+    }
+
+    /// Flushes the view, runs `command` on the tree as a command would,
+    /// and rolls back.
+    fn roll_back_after(view: &View<'_>, dir: &Path, command: impl FnOnce(&Path)) -> Undone {
+        assert!(view.flush().is_empty());
+        let before = view.before_command();
+        command(dir);
+        view.after_command(before, COMMAND);
+        let undone = view.rollback();
+        assert!(undone.problems.is_empty(), "{undone:?}");
+        for k in &undone.kept {
+            assert_eq!(k.by, [BY]);
+            assert_eq!(k.commands, [COMMAND.task]);
+        }
+        undone
+    }
+
+    #[test]
+    fn a_rollback_never_puts_a_removed_file_back_over_what_a_command_made() {
+        let dir = tree(&[("f.txt", "old\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        view.remove(&at("f.txt"), BY).unwrap();
+        let undone = roll_back_after(&view, dir.path(), |d| {
+            std::fs::write(d.join("f.txt"), "command\n").unwrap();
+        });
+        assert_eq!(
+            kept(&undone),
+            [("f.txt".to_owned(), KeptWhy::MadeWhereRemoved)]
+        );
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([("f.txt".into(), "command\n".into())])
+        );
+    }
+
+    #[test]
+    fn a_rollback_never_moves_a_file_back_over_what_a_command_made() {
+        let dir = tree(&[("f.txt", "old\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        view.rename(&at("f.txt"), &at("g.txt"), BY).unwrap();
+        let undone = roll_back_after(&view, dir.path(), |d| {
+            std::fs::write(d.join("f.txt"), "command\n").unwrap();
+        });
+        assert_eq!(
+            kept(&undone),
+            [(
+                "f.txt".to_owned(),
+                KeptWhy::MadeWhereMovedFrom { to: "g.txt".into() }
+            )]
+        );
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([
+                ("f.txt".into(), "command\n".into()),
+                ("g.txt".into(), "old\n".into())
+            ])
+        );
+    }
+
+    #[test]
+    fn a_directory_set_aside_is_deleted_when_a_command_made_a_new_one() {
+        let dir = tree(&[("d/x", "old\n"), ("d/e/y", "old\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        view.write(&at("d/x"), Content::text("tasks\n".into()), BY)
+            .unwrap();
+        assert!(view.flush().is_empty());
+        view.remove(&at("d"), BY).unwrap();
+        let undone = roll_back_after(&view, dir.path(), |d| {
+            std::fs::create_dir(d.join("d")).unwrap();
+            std::fs::write(d.join("d/z"), "command\n").unwrap();
+        });
+        // What was written in the directory went with it: one note.
+        assert_eq!(kept(&undone), [("d".to_owned(), KeptWhy::MadeWhereRemoved)]);
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([
+                ("d/".into(), String::new()),
+                ("d/z".into(), "command\n".into())
+            ])
+        );
+    }
+
+    #[test]
+    fn a_moved_directory_a_command_changed_stays_where_the_command_left_it() {
+        let dir = tree(&[("d/x", "old\n"), ("d/y", "y\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        // The tasks' own write inside it is still undone.
+        view.write(&at("d/x"), Content::text("tasks\n".into()), BY)
+            .unwrap();
+        view.rename(&at("d"), &at("e"), BY).unwrap();
+        let undone = roll_back_after(&view, dir.path(), |d| {
+            std::fs::write(d.join("e/y"), "command\n").unwrap();
+        });
+        assert_eq!(
+            kept(&undone),
+            [("e".to_owned(), KeptWhy::MovedHere { from: "d".into() })]
+        );
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([
+                ("e/".into(), String::new()),
+                ("e/x".into(), "old\n".into()),
+                ("e/y".into(), "command\n".into())
+            ])
+        );
+    }
+
+    #[test]
+    fn a_moved_directory_stays_when_a_command_made_a_new_one_where_it_was() {
+        let dir = tree(&[("d/x", "old\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        view.rename(&at("d"), &at("e"), BY).unwrap();
+        let undone = roll_back_after(&view, dir.path(), |d| {
+            std::fs::create_dir(d.join("d")).unwrap();
+        });
+        assert_eq!(
+            kept(&undone),
+            [(
+                "d".to_owned(),
+                KeptWhy::MadeWhereMovedFrom { to: "e".into() }
+            )]
+        );
+        assert_eq!(
+            files(dir.path()),
+            BTreeMap::from([
+                ("d/".into(), String::new()),
+                ("e/".into(), String::new()),
+                ("e/x".into(), "old\n".into())
+            ])
+        );
+    }
+
+    #[test]
+    fn what_a_command_removed_after_the_tasks_changed_it_stays_removed() {
+        let dir = tree(&[("a", "a\n"), ("d/x", "x\n"), ("d/y", "y\n"), ("m/z", "z\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        view.write(&at("a"), Content::text("A\n".into()), BY)
+            .unwrap();
+        view.remove(&at("d/x"), BY).unwrap();
+        view.rename(&at("m"), &at("n"), BY).unwrap();
+        let undone = roll_back_after(&view, dir.path(), |d| {
+            std::fs::remove_file(d.join("a")).unwrap();
+            std::fs::remove_dir_all(d.join("d")).unwrap();
+            std::fs::remove_dir_all(d.join("n")).unwrap();
+        });
+        assert_eq!(
+            kept(&undone),
+            [
+                ("d/x".to_owned(), KeptWhy::Gone),
+                ("n".to_owned(), KeptWhy::Gone),
+                ("a".to_owned(), KeptWhy::Gone)
+            ]
+        );
+        assert_eq!(files(dir.path()), BTreeMap::new());
+    }
+
+    #[test]
+    fn nothing_is_put_back_through_a_link_a_command_put_in_place_of_a_directory() {
+        let dir = tree(&[("a/f.txt", "f\n"), ("a/r.txt", "r\n")]);
+        let outside = tempfile::tempdir().unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        view.rename(&at("a/f.txt"), &at("g.txt"), BY).unwrap();
+        view.remove(&at("a/r.txt"), BY).unwrap();
+        let target = outside.path().to_path_buf();
+        let undone = roll_back_after(&view, dir.path(), move |d| {
+            std::fs::remove_dir_all(d.join("a")).unwrap();
+            std::os::unix::fs::symlink(&target, d.join("a")).unwrap();
+        });
+        assert_eq!(
+            kept(&undone),
+            [
+                (
+                    "a/f.txt".to_owned(),
+                    KeptWhy::PlaceGone { to: "g.txt".into() }
+                ),
+                ("a/r.txt".to_owned(), KeptWhy::Gone)
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("g.txt")).unwrap(),
+            "f\n"
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_move_no_command_changed_is_undone_though_a_command_ran() {
+        let dir = tree(&[("d/x", "old\n"), ("other", "o\n")]);
+        let before = files(dir.path());
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        view.begin();
+        view.rename(&at("d"), &at("e"), BY).unwrap();
+        view.remove(&at("other"), BY).unwrap();
+        let undone = roll_back_after(&view, dir.path(), |d| {
+            std::fs::write(d.join("new"), "command\n").unwrap();
+        });
+        assert!(undone.kept.is_empty(), "{undone:?}");
+        let mut want = before;
+        want.insert("new".into(), "command\n".into());
+        assert_eq!(files(dir.path()), want);
     }
 
     #[test]

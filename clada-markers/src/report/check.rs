@@ -56,8 +56,15 @@ pub struct CheckTask {
 }
 
 impl CheckReport {
+    /// The report of `doc`, a clada document.
     pub fn new(doc: &Document<'_>) -> Self {
-        let mut report = CheckBuilder::new(doc.source);
+        CheckReport::read_in(doc, Dialect::Clada)
+    }
+
+    /// The report of `doc`, read in `dialect` (PROTOCOL §11), which it
+    /// names.
+    pub fn read_in(doc: &Document<'_>, dialect: Dialect) -> Self {
+        let mut report = CheckBuilder::new(doc.source).dialect(dialect);
         let blocks = doc
             .units
             .iter()
@@ -104,6 +111,7 @@ pub struct CheckBuilder<'s> {
     at: Cursor<'s>,
     blocks: usize,
     tasks: usize,
+    dialect: Dialect,
 }
 
 impl<'s> CheckBuilder<'s> {
@@ -113,7 +121,14 @@ impl<'s> CheckBuilder<'s> {
             at: Cursor::new(source),
             blocks: 0,
             tasks: 0,
+            dialect: Dialect::Clada,
         }
+    }
+
+    /// The dialect the document is read in, which the report names.
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 
     /// The block of a unit, counted, given diagnostics that include
@@ -171,7 +186,7 @@ impl<'s> CheckBuilder<'s> {
         let errors = diagnostics.iter().filter(|d| d.is_error()).count();
         CheckReport {
             version: 1,
-            dialect: Dialect::Clada,
+            dialect: self.dialect,
             blocks,
             ok: errors == 0,
             summary: CheckSummary {
@@ -294,7 +309,7 @@ impl<'s, W: std::io::Write> CheckText<'s, W> {
         for t in u.tasks() {
             // Paths and commands are the document's: PROTOCOL §9.1.
             let described = describe(t, self.source);
-            let line = crate::escape::escape_controls(&described);
+            let line = crate::escape::escape_line(&described);
             self.write(format_args!("  [task-{}] {line}\n", t.number));
         }
     }

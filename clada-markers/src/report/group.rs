@@ -75,7 +75,7 @@ impl Repeats {
                 out,
                 "[{}] {}: {} more {times}, at line{} {places}{tail}",
                 g.kind,
-                g.message,
+                crate::escape::escape_line(&g.message),
                 g.repeats,
                 if g.lines.len() == 1 { "" } else { "s" },
             );

@@ -54,7 +54,9 @@ use serde::Serialize;
 #[cfg(feature = "engine")]
 use std::fmt::Write as _;
 
-pub use crate::outcome::{BlockStatus, Closest, TaskStatus};
+pub use crate::outcome::{
+    BlockStatus, Chosen, Closest, Excerpt, IndentProblem, Indentation, Matched, Shift, TaskStatus,
+};
 pub use check::{CheckBuilder, CheckReport, CheckText, describe, render_check_text};
 
 use crate::ast::{Count, Document, OpName, Task};
@@ -96,14 +98,19 @@ pub struct ApplyReport {
 }
 
 /// The tasks of a run by what an agent should do with them next, as task
-/// numbers (PROTOCOL §9.1).
+/// numbers (PROTOCOL §9.1). Every task is in exactly one list.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Resend {
-    /// In effect: never send these again (an edit sent twice applies
-    /// twice when its replacement holds its search text).
+    /// In effect: never send these again.
     pub applied: Vec<usize>,
+    /// Edits whose change the file already has (`already_applied`): drop
+    /// them.
+    pub already_applied: Vec<usize>,
     /// Failed, or in a malformed unit: fix them, then send them again.
     pub failed: Vec<usize>,
+    /// Commands nobody approved: the user must approve them (the error's
+    /// `approve` line), then they can be sent again as written.
+    pub needs_approval: Vec<usize>,
     /// Not carried out, or undone (`--atomic`): send them again as written.
     pub skipped: Vec<usize>,
 }
@@ -121,8 +128,18 @@ impl Resend {
 
     /// Files task `t` of a block in state `block`.
     pub fn add(&mut self, block: BlockStatus, t: &TaskReport) {
+        let error = t.error.as_deref();
         let list = match (block, t.status) {
-            (BlockStatus::Malformed, _) | (_, TaskStatus::Failed) => &mut self.failed,
+            (BlockStatus::Malformed, _) => &mut self.failed,
+            (_, TaskStatus::Failed) if error.is_some_and(|e| e.approve.is_some()) => {
+                &mut self.needs_approval
+            }
+            (_, TaskStatus::Failed)
+                if error.is_some_and(|e| e.kind == ErrorType::AlreadyApplied) =>
+            {
+                &mut self.already_applied
+            }
+            (_, TaskStatus::Failed) => &mut self.failed,
             (_, TaskStatus::Success) if !t.rolled_back => &mut self.applied,
             _ => &mut self.skipped,
         };
@@ -131,7 +148,10 @@ impl Resend {
 
     /// Whether every task is in effect.
     pub fn is_done(&self) -> bool {
-        self.failed.is_empty() && self.skipped.is_empty()
+        self.already_applied.is_empty()
+            && self.failed.is_empty()
+            && self.needs_approval.is_empty()
+            && self.skipped.is_empty()
     }
 }
 
@@ -206,6 +226,9 @@ impl FileChange {
 /// `new`, with `a/` and `b/` headers as git writes them.
 #[cfg(feature = "engine")]
 fn unified_diff(path: &str, old: Option<&[u8]>, new: &[u8]) -> String {
+    // A header is one line: a name read from the disk (a file `cp -r`
+    // copied) may hold a line feed, shown escaped as git quotes it.
+    let path = crate::escape::escape_line(path);
     let (Ok(before), Ok(after)) = (
         std::str::from_utf8(old.unwrap_or_default()),
         std::str::from_utf8(new),
@@ -268,6 +291,15 @@ pub struct TaskReport {
     /// For edits: the 1-based line of each replaced occurrence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<Vec<usize>>,
+    /// For edits: how the search text was found (PROTOCOL §3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<Matched>,
+    /// For edits: how far the replacement was re-indented, if it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shift: Option<Shift>,
+    /// For edits with a line hint: which of several candidates was taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<Chosen>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Done, then undone because its unit (or, with `--atomic=document`,
@@ -291,6 +323,9 @@ impl TaskReport {
             exit_code: None,
             error: None,
             lines: None,
+            matched: None,
+            shift: None,
+            chosen: None,
             duration_ms: None,
             rolled_back: false,
         }
@@ -328,6 +363,28 @@ pub struct ErrorReport {
     pub start_lines: Vec<usize>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub end_lines: Vec<usize>,
+    /// The occurrences found (the first five), each with a line either
+    /// side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excerpts: Vec<Excerpt>,
+    /// The occurrences were found by a pass beyond exact text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<Matched>,
+    /// Why a match at another indentation was not applied: the three
+    /// indentations (`indentation_mismatch`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indentation: Option<Indentation>,
+    /// Where the replacement already stands (the edit was applied there
+    /// before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applied_lines: Vec<usize>,
+    /// For `file_not_found`: the existing path most like the one named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closest_path: Option<String>,
+    /// For a command nobody approved: the `clada allow` line that approves
+    /// exactly it, for the user to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approve: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub os_error: Option<String>,
 }
@@ -349,6 +406,12 @@ impl ErrorReport {
             dangling_starts: Vec::new(),
             start_lines: Vec::new(),
             end_lines: Vec::new(),
+            excerpts: Vec::new(),
+            matched: None,
+            indentation: None,
+            applied_lines: Vec::new(),
+            closest_path: None,
+            approve: None,
             os_error: None,
         }
     }
@@ -358,9 +421,20 @@ impl ErrorReport {
         let mut r = ErrorReport::new(e.error_type(), e.message().to_owned());
         r.hint = default_hint(e.error_type());
         match e {
-            TaskError::File { os, .. } => r.os_error = os.map(String::from),
+            TaskError::File { os, closest, .. } => {
+                r.os_error = os.map(String::from);
+                if let Some(c) = closest {
+                    r.hint = Some(format!(
+                        "{c} exists: did you mean it? (check the path; WRITE creates a file)"
+                    ));
+                    r.closest_path = Some(c.into());
+                }
+            }
             // The command alone, ready to paste (PROTOCOL §6).
-            TaskError::NotApproved { approve, .. } => r.hint = Some(approve.into()),
+            TaskError::NotApproved { approve, .. } => {
+                r.hint = Some(approve.clone().into());
+                r.approve = Some(approve.into());
+            }
             TaskError::Mismatch { mismatch, .. } => {
                 r.hint = Some(mismatch_hint(&mismatch));
                 let Mismatch {
@@ -375,7 +449,16 @@ impl ErrorReport {
                     start_lines,
                     end_lines,
                     closest_skipped: _,
+                    matched,
+                    indentation,
+                    applied_lines,
+                    excerpts,
+                    passes_stopped: _,
                 } = *mismatch;
+                r.matched = matched;
+                r.indentation = indentation;
+                r.applied_lines = applied_lines;
+                r.excerpts = excerpts;
                 r.expected = Some(expected);
                 r.found = Some(found);
                 r.lines = Some(lines);
@@ -403,6 +486,9 @@ fn default_hint(kind: ErrorType) -> Option<String> {
             "clada never reads or writes through a symbolic link; name the real path"
         }
         ErrorType::InvalidUtf8 => "clada edits UTF-8 text only",
+        ErrorType::AlreadyApplied => {
+            "nothing to do: the file already has this change; do not send this task again"
+        }
         _ => return None,
     };
     Some(h.to_owned())
@@ -424,8 +510,30 @@ fn mismatch_hint(m: &Mismatch) -> String {
             format!("lines {}", list_lines(lines))
         }
     };
+    if let Some(i) = &m.indentation {
+        return indentation_hint(i);
+    }
+    if m.already_applied && m.found > 0 {
+        return format!(
+            "nothing to do: the file already has this change at {}; do not send this edit again",
+            at(&m.applied_lines)
+        );
+    }
+    if !m.applied_lines.is_empty() {
+        return format!(
+            "the replacement already stands at {}; add context so that the search text matches only where the edit is still to be made",
+            at(&m.applied_lines)
+        );
+    }
     if m.found > 0 {
         let more = if m.found > m.lines.len() { " …" } else { "" };
+        let how = match m.matched {
+            Some(Matched::Whitespace) => " (ignoring white space)",
+            Some(Matched::Trailing) => " (ignoring white space at line ends)",
+            Some(Matched::Trimmed) => " (ignoring white space at both line ends)",
+            Some(Matched::Unicode) => " (with Unicode punctuation read as ASCII)",
+            Some(Matched::Exact) | None => "",
+        };
         let fix = match m.expected {
             Count::Exactly(n) if m.found > n.get() => {
                 format!(
@@ -435,7 +543,7 @@ fn mismatch_hint(m: &Mismatch) -> String {
             }
             _ => format!("set count=\"{}\", or check the search text", m.found),
         };
-        return format!("matches at {}{more}; {fix}", at(&m.lines));
+        return format!("matches{how} at {}{more}; {fix}", at(&m.lines));
     }
     let mut parts = Vec::new();
     if !m.dangling_starts.is_empty() {
@@ -474,10 +582,50 @@ fn mismatch_hint(m: &Mismatch) -> String {
     if m.closest_skipped {
         parts.push("the closest text was not looked for (earlier failed edits in this run took the time for it)".to_owned());
     }
+    if m.passes_stopped {
+        parts.push("the white-space tier stopped looking: too many lines of the file are like the search text's".to_owned());
+    }
     if parts.is_empty() || m.closest_skipped {
         parts.push("the search text does not occur in the file; read the file again and copy the text exactly".to_owned());
     }
     parts.join("; ")
+}
+
+/// What to do about a match at another indentation that was not applied.
+#[cfg(feature = "engine")]
+fn indentation_hint(i: &Indentation) -> String {
+    let say = |t: &str| crate::report::indentation_words(t);
+    let (f, s, r) = (say(&i.file), say(&i.search), say(&i.replacement));
+    let line = i.line;
+    match i.problem {
+        IndentProblem::Replacement => format!(
+            "the file indents line {line} by {f}, the search by {s} and the replacement by {r}: clada re-indents a replacement only when it starts indented like the search; write the search and the replacement with the file's indentation"
+        ),
+        IndentProblem::Uneven => format!(
+            "the search's lines are not shifted alike: the file indents line {line} by {f}, the search by {s}, and its other lines differ otherwise; copy the lines with the file's indentation"
+        ),
+        IndentProblem::Characters => format!(
+            "the file indents line {line} with {f}, the search with {s}: write the search text with the file's indentation characters"
+        ),
+        IndentProblem::Shallow => format!(
+            "the file indents line {line} by {f}, the search by {s}, and a line of the replacement has less indentation than that difference; write the replacement with the file's indentation"
+        ),
+        IndentProblem::Occurrences => {
+            "the occurrences are indented differently, so the replacement would be written differently at each: send one edit per occurrence, with context that makes each unique".to_owned()
+        }
+    }
+}
+
+/// An indentation in words: `4 spaces`, `1 tab`, `no indentation`.
+pub fn indentation_words(i: &str) -> String {
+    let (tabs, spaces) = (i.matches('\t').count(), i.matches(' ').count());
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    match (tabs, spaces) {
+        (0, 0) => "no indentation".to_owned(),
+        (0, s) => n(s, "space", "spaces"),
+        (t, 0) => n(t, "tab", "tabs"),
+        (t, s) => format!("{} and {}", n(t, "tab", "tabs"), n(s, "space", "spaces")),
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]

@@ -12,7 +12,7 @@ use crate::ast::{Task, Unit};
 use crate::diagnostics::{Diagnostic, Renderer};
 #[cfg(feature = "engine")]
 use crate::engine::{Observer, TaskOutcome};
-use crate::escape::escape_controls as esc;
+use crate::escape::{escape_controls as esc, escape_line as line_of};
 use crate::report::group::{Repeats, numbers};
 use crate::report::{
     ApplyReport, BlockReport, BlockStatus, FileChange, GitReport, Resend, TaskReport, TaskStatus,
@@ -21,6 +21,10 @@ use crate::span::{Cursor, LineIndex};
 
 /// Diffs of at most this many lines are shown in the default output.
 const SHORT_DIFF: usize = 10;
+
+/// A summary line's tasks that succeeded, its tasks, and its block's
+/// status.
+type Tally = (usize, usize, BlockStatus);
 
 /// How much to say about a failure (`--error-detail`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,9 +67,12 @@ pub struct TextPrinter<'d, W: Write> {
     /// listed one by one after its diagnostics.
     malformed: bool,
     /// The summary's lines so far: the first and last of consecutive
-    /// blocks with the same line (`Blocks 2-700`), the line, and a block's
-    /// note.
-    lines: Vec<(usize, usize, String, Option<String>)>,
+    /// blocks with the same line (`Blocks 2-700`), the line's tasks that
+    /// succeeded, its tasks and its block's status, and a block's note.
+    lines: Vec<(usize, usize, Tally, Option<String>)>,
+    /// The `clada allow` line of each command that needs approval, by
+    /// task.
+    approvals: Vec<(usize, String)>,
     /// The document's line index, for `--error-detail debug`: built once.
     index: Option<LineIndex<'d>>,
     /// Whether a TASKS block has both applied and unapplied tasks.
@@ -103,6 +110,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             at: Cursor::new(source),
             malformed: false,
             lines: Vec::new(),
+            approvals: Vec::new(),
             index: None,
             split: false,
         }
@@ -138,12 +146,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             .iter()
             .filter(|t| t.status == TaskStatus::Success)
             .count();
-        let mark = match b.status {
-            BlockStatus::Success => self.paint("32", "✓"),
-            BlockStatus::Failed => self.paint("31", "✗"),
-            BlockStatus::Malformed => format!("{} (malformed, not run)", self.paint("31", "✗")),
-        };
-        let line = format!("{ok}/{} tasks succeeded {mark}", b.tasks.len());
+        let line = (ok, b.tasks.len(), b.status);
+        self.approvals.extend(b.tasks.iter().filter_map(|t| {
+            let approve = t.error.as_ref()?.approve.as_ref()?;
+            Some((t.number, approve.clone()))
+        }));
         match self.lines.last_mut() {
             Some((_, last, same, None)) if *same == line && b.note.is_none() => *last = b.number,
             _ => self.lines.push((b.number, b.number, line, b.note.clone())),
@@ -167,7 +174,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                 "{} Error: {} ({})",
                 self.paint("31", "✗"),
                 e.kind,
-                esc(&e.message)
+                line_of(&e.message)
             );
         }
         if let Some(changes) = &report.changes {
@@ -189,21 +196,33 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         } else {
             String::new()
         };
-        let would = if report.dry_run { " would have" } else { "" };
+        // A dry run says what would happen, throughout.
+        let succeeded = if report.dry_run {
+            "would succeed"
+        } else {
+            "succeeded"
+        };
         let _ = writeln!(
             self.out,
-            "Overall: {}/{} tasks{would} succeeded{rolled}",
+            "Overall: {}/{} tasks {succeeded}{rolled}",
             s.succeeded, s.tasks
         );
-        for (first, last, line, note) in std::mem::take(&mut self.lines) {
+        for (first, last, (ok, tasks, status), note) in std::mem::take(&mut self.lines) {
             let name = if first == last {
                 format!("Block {first}")
             } else {
                 format!("Blocks {first}-{last}")
             };
-            let _ = writeln!(self.out, "{name}: {line}");
+            let mark = match status {
+                BlockStatus::Success => self.paint("32", "✓"),
+                BlockStatus::Failed => self.paint("31", "✗"),
+                BlockStatus::Malformed => {
+                    format!("{} (malformed, not run)", self.paint("31", "✗"))
+                }
+            };
+            let _ = writeln!(self.out, "{name}: {ok}/{tasks} tasks {succeeded} {mark}");
             if let Some(note) = note {
-                let _ = writeln!(self.out, "  note: {}", esc(&note));
+                let _ = writeln!(self.out, "  note: {}", line_of(&note));
             }
         }
         let g = &report.git;
@@ -217,11 +236,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                     self.out,
                     "Git: {} ({})",
                     self.paint("31", "✗ Error: git_operation_failed"),
-                    esc(e)
+                    line_of(e)
                 );
             }
         } else if let Some(n) = &g.note {
-            let _ = writeln!(self.out, "Git: {}", esc(n));
+            let _ = writeln!(self.out, "Git: {}", line_of(n));
         }
         if let Some(r) = &report.resend {
             self.resend(r, self.split);
@@ -238,13 +257,37 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         let _ = writeln!(self.out, "Resend:");
         let lines = [
             (&r.applied, "applied, never send again"),
+            (&r.already_applied, "already applied before, drop them"),
             (&r.failed, "failed, fix and send again"),
-            (&r.skipped, "not applied, send again as written"),
         ];
         for (tasks, what) in lines {
             if !tasks.is_empty() {
                 let _ = writeln!(self.out, "  {}: {what}", task_ranges(tasks));
             }
+        }
+        if !r.needs_approval.is_empty() {
+            let _ = writeln!(
+                self.out,
+                "  {}: need the user's approval, then send again as written:",
+                task_ranges(&r.needs_approval)
+            );
+            let approvals = std::mem::take(&mut self.approvals);
+            let mut said: Vec<&str> = Vec::new();
+            for n in &r.needs_approval {
+                if let Some((_, line)) = approvals.iter().find(|(t, _)| t == n)
+                    && !said.contains(&line.as_str())
+                {
+                    let _ = writeln!(self.out, "    {}", esc(line));
+                    said.push(line);
+                }
+            }
+        }
+        if !r.skipped.is_empty() {
+            let _ = writeln!(
+                self.out,
+                "  {}: not applied, send again as written",
+                task_ranges(&r.skipped)
+            );
         }
         if split {
             let _ = writeln!(
@@ -263,8 +306,14 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         }
         for c in changes {
             let _ = match &c.from {
-                Some(from) => writeln!(self.out, "{} {} -> {}", c.change, esc(from), esc(&c.path)),
-                None => writeln!(self.out, "{} {}", c.change, esc(&c.path)),
+                Some(from) => writeln!(
+                    self.out,
+                    "{} {} -> {}",
+                    c.change,
+                    line_of(from),
+                    line_of(&c.path)
+                ),
+                None => writeln!(self.out, "{} {}", c.change, line_of(&c.path)),
             };
             let diff = esc(c.diff.as_deref().unwrap_or_default());
             for line in diff.lines() {
@@ -360,7 +409,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     self.out,
                     "[task-{n}] {} {}",
                     self.paint("33", "↺"),
-                    esc(&r.message)
+                    line_of(&r.message)
                 );
             }
             TaskStatus::Success => {
@@ -368,7 +417,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     self.out,
                     "[task-{n}] {} {}",
                     self.paint("32", "✓"),
-                    esc(&r.message)
+                    line_of(&r.message)
                 );
             }
             TaskStatus::Skipped => {
@@ -376,7 +425,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     self.out,
                     "[task-{n}] {} {}",
                     self.paint("33", "⊘"),
-                    esc(&r.message)
+                    line_of(&r.message)
                 );
             }
             TaskStatus::Failed => self.failure(task, r),
@@ -394,7 +443,11 @@ impl<W: Write> TextPrinter<'_, W> {
         let n = r.number;
         let cross = self.paint("31", "✗");
         let Some(e) = &r.error else {
-            let _ = writeln!(self.out, "[task-{n}] {cross} Error: {}", esc(&r.message));
+            let _ = writeln!(
+                self.out,
+                "[task-{n}] {cross} Error: {}",
+                line_of(&r.message)
+            );
             return;
         };
         let line = match &r.path {
@@ -403,12 +456,20 @@ impl<W: Write> TextPrinter<'_, W> {
             }
             _ => format!("Error: {} ({})", e.kind, e.message),
         };
-        let _ = writeln!(self.out, "[task-{n}] {cross} {}", esc(&line));
+        let _ = writeln!(self.out, "[task-{n}] {cross} {}", line_of(&line));
         if let Some(code) = r.exit_code {
             let _ = writeln!(self.out, "  exit code: {code}");
         }
         if let Some(h) = &e.hint {
-            let _ = writeln!(self.out, "  hint: {}", esc(h));
+            let _ = writeln!(self.out, "  hint: {}", line_of(h));
+        }
+        // Each occurrence with a line either side: what to add as context
+        // without reading the file again.
+        for x in &e.excerpts {
+            let _ = writeln!(self.out, "  line {}:", x.line);
+            for (k, l) in x.text.iter().enumerate() {
+                let _ = writeln!(self.out, "    {:>5} | {}", x.start_line + k, esc(l));
+            }
         }
         if self.detail == Detail::Minimal {
             // A short diff says more than any hint (PROTOCOL §9.1).
@@ -452,7 +513,7 @@ impl<W: Write> TextPrinter<'_, W> {
                 t.span.start, t.span.end, a.line, a.column, b.line, b.column
             );
             if let Some(os) = &e.os_error {
-                let _ = writeln!(self.out, "  os error: {}", esc(os));
+                let _ = writeln!(self.out, "  os error: {}", line_of(os));
             }
         }
     }

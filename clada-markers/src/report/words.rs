@@ -5,9 +5,10 @@
 use super::{BlockReport, ErrorReport, TaskReport};
 use crate::ast::{Task, Unit};
 use crate::engine::TaskOutcome;
-use crate::engine::outcome::{Rollback, Skip, UnitOutcome};
+use crate::engine::outcome::{Kept, KeptWhy, Rollback, Skip, UnitOutcome};
 use crate::engine::plan::Effect;
-use crate::outcome::TaskStatus;
+use crate::engine::seek::How;
+use crate::outcome::{Matched, Shift, TaskStatus};
 
 const ALL_OR_NOTHING: &str = "--atomic=document applies all of the document or nothing";
 
@@ -20,8 +21,11 @@ impl TaskReport {
         r.exit_code = o.exit_code;
         r.duration_ms = o.duration_ms;
         r.rolled_back = o.rolled_back;
-        if let Some(Effect::Edited { lines, .. }) = &o.effect {
+        if let Some(Effect::Edited { lines, how, .. }) = &o.effect {
             r.lines = Some(lines.clone());
+            r.matched = Some(how.matched);
+            r.shift.clone_from(&how.shift);
+            r.chosen = how.chosen;
         }
         r.message = match (o.status, &o.error, &o.skip) {
             (TaskStatus::Failed, Some(e), _) => e.message().to_owned(),
@@ -77,13 +81,109 @@ fn note(left: &Rollback) -> String {
     let mut notes = Vec::new();
     if !left.commands_stay.is_empty() {
         let tasks: Vec<String> = left.commands_stay.iter().map(usize::to_string).collect();
+        let except = if left.kept.iter().any(Kept::change_stays) {
+            ", except where a command's work followed them"
+        } else {
+            ""
+        };
         notes.push(format!(
-            "file changes rolled back; what the command of task {} did stays: commands cannot be undone",
+            "file changes rolled back{except}; what the command of task {} did stays: commands cannot be undone",
             tasks.join(", ")
         ));
     }
+    notes.extend(left.kept.iter().map(kept));
     notes.extend(left.problems.iter().cloned());
     notes.join("; ")
+}
+
+/// What a rollback left as a command made it, and why.
+fn kept(k: &Kept) -> String {
+    let tasks: Vec<String> = k.by.iter().map(|b| b.task.to_string()).collect();
+    let task = match tasks.as_slice() {
+        [one] => format!("task {one}"),
+        many => format!("tasks {}", many.join(", ")),
+    };
+    let command = match k.commands.as_slice() {
+        [] => "another writer".to_owned(),
+        [one] => format!("the command of task {one}"),
+        many => {
+            let many: Vec<String> = many.iter().map(usize::to_string).collect();
+            format!("a command (tasks {})", many.join(", "))
+        }
+    };
+    let path = &k.path;
+    match &k.why {
+        KeptWhy::Written => format!(
+            "{path} was changed by {command} after {task} wrote it: kept as the command left it, and {task} stays applied"
+        ),
+        KeptWhy::MovedHere { from } => format!(
+            "{path} was changed by {command} after {task} moved it there from {from}: it stays at {path}, and {task} stays applied"
+        ),
+        KeptWhy::MadeWhereMovedFrom { to } => format!(
+            "{command} made a new {path} after {task} moved the old one to {to}: both stay, and {task} stays applied"
+        ),
+        KeptWhy::PlaceGone { to } => format!(
+            "{command} removed what held {path} after {task} moved it to {to}: it stays at {to}, and {task} stays applied"
+        ),
+        KeptWhy::MadeWhereRemoved => format!(
+            "{command} made a new {path} after {task} removed or replaced the old one: the command's stays, the old one is deleted, and {task} stays applied"
+        ),
+        KeptWhy::DirHolds => {
+            format!("{path}, made for {task}, stays: it holds what {command} put there")
+        }
+        KeptWhy::Gone => format!(
+            "{path} was removed (or what held it) by {command} after {task} changed it: nothing to put back, and {task} stays applied"
+        ),
+    }
+}
+
+/// How an edit found its text, in words, when not simply as written
+/// (PROTOCOL §9.1): `indented 4 more spaces`.
+fn how_found(how: &How) -> Vec<String> {
+    let mut out = Vec::new();
+    match how.matched {
+        Matched::Exact => {}
+        Matched::Whitespace if how.shift.is_some() => {}
+        Matched::Whitespace => out.push("white space at line ends ignored".to_owned()),
+        Matched::Trailing => out.push("matched ignoring white space at line ends".to_owned()),
+        Matched::Trimmed => out.push("matched ignoring white space at both line ends".to_owned()),
+        Matched::Unicode => {
+            out.push("matched with Unicode dashes, quotes and spaces read as ASCII".to_owned());
+        }
+    }
+    if let Some(shift) = &how.shift {
+        out.push(shift_words(shift));
+    }
+    if let Some(c) = how.chosen {
+        out.push(format!(
+            "the nearest to line {} of {} candidates",
+            c.hint, c.candidates
+        ));
+    }
+    out
+}
+
+/// `indented 4 more spaces`, `indented 1 fewer tab`, `indented more by 1
+/// tab and 2 spaces`.
+pub(crate) fn shift_words(shift: &Shift) -> String {
+    let more = if shift.by > 0 { "more" } else { "fewer" };
+    let (tabs, spaces) = (
+        shift.indent.matches('\t').count(),
+        shift.indent.matches(' ').count(),
+    );
+    let n =
+        |k: usize, one: &str, many: &str| format!("{k} {more} {}", if k == 1 { one } else { many });
+    match (tabs, spaces) {
+        (0, s) => format!("indented {}", n(s, "space", "spaces")),
+        (t, 0) => format!("indented {}", n(t, "tab", "tabs")),
+        _ => {
+            let by = if shift.by > 0 { "more" } else { "less" };
+            format!(
+                "indented {by} by {}",
+                super::indentation_words(&shift.indent)
+            )
+        }
+    }
 }
 
 /// What a task did, or in a dry run would do.
@@ -94,11 +194,16 @@ fn describe(effect: &Effect, dry: bool) -> String {
         Effect::Replaced { path } => format!("{} {path}", verb("Wrote", "Would write")),
         Effect::Appended { path } => format!("{} {path}", verb("Appended to", "Would append to")),
         Effect::Edited {
-            path, replacements, ..
+            path,
+            replacements,
+            how,
+            ..
         } => {
             let s = if *replacements == 1 { "" } else { "s" };
             let v = verb("Edited", "Would edit");
-            format!("{v} {path} ({replacements} replacement{s})")
+            let mut said = vec![format!("{replacements} replacement{s}")];
+            said.extend(how_found(how));
+            format!("{v} {path} ({})", said.join(", "))
         }
         Effect::Moved { from, to } => format!("{} {from} to {to}", verb("Moved", "Would move")),
         Effect::Removed { path } => format!("{} {path}", verb("Removed", "Would remove")),

@@ -281,6 +281,34 @@ impl std::fmt::Display for Count {
     }
 }
 
+/// How an edit finds its text beyond an exact occurrence (PROTOCOL §3):
+/// what a dialect asks for, next to `count`. clada's own documents always
+/// carry the default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Matching {
+    /// The passes that may find the text when it does not occur exactly.
+    pub policy: Policy,
+    /// The 1-based line of the file the edit was written for (a unified
+    /// diff hunk's line number, as `git apply` reads it): when an edit
+    /// with `count` 1 finds several equal candidates, the one nearest this
+    /// line is taken. Without it, several candidates are a mismatch.
+    pub line: Option<NonZeroUsize>,
+}
+
+/// Which passes look for an edit's text once no exact occurrence exists
+/// (PROTOCOL §3). `--match exact` turns them all off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Policy {
+    /// clada's white-space tier: lines equal but for one uniform
+    /// indentation shift and white space at their ends.
+    #[default]
+    Clada,
+    /// codex's passes (its `seek_sequence`), in order: white space at line
+    /// ends ignored, then at both ends, then with Unicode dashes, quotes
+    /// and spaces read as ASCII.
+    Codex,
+}
+
 /// A well-formed operation with its texts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op<'a> {
@@ -292,12 +320,14 @@ pub enum Op<'a> {
     Edit {
         path: Cow<'a, str>,
         count: Count,
+        matching: Matching,
         search: Cow<'a, str>,
         replace: Cow<'a, str>,
     },
     EditRange {
         path: Cow<'a, str>,
         count: Count,
+        matching: Matching,
         start: Cow<'a, str>,
         end: Cow<'a, str>,
         replace: Cow<'a, str>,

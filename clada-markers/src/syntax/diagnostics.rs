@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::borrow::Cow;
 
 use crate::error_type::ErrorType;
-use crate::escape::{escape_controls, escape_mapped, shifted};
+use crate::escape::{escape_line, escape_mapped, shifted};
 use crate::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
@@ -68,6 +68,8 @@ pub enum DiagnosticKind {
     MalformedAttribute,
     UnsupportedVersion,
     EmptySearch,
+    /// A SEARCH whose replacement is its search text: it changes nothing.
+    UnchangedEdit,
     EmptyRangeStart,
     EmptyRangeEnd,
     /// A body in a MOVE or REMOVE task.
@@ -86,8 +88,15 @@ pub enum DiagnosticKind {
     UnsupportedChange,
     /// (warning) A file mode a diff sets, which clada does not change.
     IgnoredMode,
+    /// A document without a task that holds edits in a format its dialect
+    /// does not read (PROTOCOL §11.7).
+    ForeignFormat,
     InvalidUtf8,
     InputTooLarge,
+    /// A unit that appeared in a watched file while the watch ran a unit
+    /// with a command (PROTOCOL §11.6): what a command writes is never
+    /// applied.
+    WrittenDuringCommand,
     /// A fault of clada itself; never expected.
     Internal,
 }
@@ -104,6 +113,7 @@ impl DiagnosticKind {
             DiagnosticKind::PathEscape | DiagnosticKind::ProtectedPath => ErrorType::PathEscape,
             DiagnosticKind::InvalidUtf8 => ErrorType::InvalidUtf8,
             DiagnosticKind::InputTooLarge => ErrorType::InputTooLarge,
+            DiagnosticKind::WrittenDuringCommand => ErrorType::CommandNotAllowed,
             _ => ErrorType::MalformedStructure,
         }
     }
@@ -291,7 +301,7 @@ impl<'s> Renderer<'s> {
             let mut report = Report::build(kind, (name.clone(), clamp(d.span)))
                 .with_config(config)
                 .with_code(d.kind.name())
-                .with_message(escape_controls(&d.message))
+                .with_message(escape_line(&d.message))
                 .with_label(
                     AriadneLabel::new((name.clone(), clamp(d.span)))
                         .with_message(d.kind.name().replace('_', " ")),
@@ -299,11 +309,11 @@ impl<'s> Renderer<'s> {
             for label in &d.labels {
                 report = report.with_label(
                     AriadneLabel::new((name.clone(), clamp(label.span)))
-                        .with_message(escape_controls(&label.message)),
+                        .with_message(escape_line(&label.message)),
                 );
             }
             if let Some(help) = &d.help {
-                report = report.with_help(escape_controls(help));
+                report = report.with_help(escape_line(help));
             }
             // Writing to a Vec cannot fail.
             let _ = report.finish().write(&mut *cache, &mut out);

@@ -21,6 +21,7 @@ pub(crate) mod diagnostics;
 pub(crate) mod input;
 pub(crate) mod lexer;
 pub(crate) mod markers;
+pub(crate) mod near_block;
 pub(crate) mod near_miss;
 pub(crate) mod parser;
 pub(crate) mod path;

@@ -11,11 +11,16 @@
 //! (an indented `<<<<<<< HEAD` in prose about git).
 //!
 //! Lines of `=` alone are never near misses: Markdown writes headings and
-//! rules with them.
+//! rules with them, except inside the block of a near-miss opener, whose
+//! every bad marker line is reported and fixed at once
+//! ([`super::near_block`]).
+
+use std::cell::RefCell;
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind, Severity};
 use crate::lexer::Marker;
 use crate::span::Span;
+use crate::syntax::near_block::{self, MarkerLike};
 use crate::syntax::{Keyword, MIN_FENCE, Shape};
 
 /// The shortest run that makes a line a near miss.
@@ -29,17 +34,34 @@ enum Defect {
     NoSpace,
 }
 
+/// The near-miss blocks found so far in a document: where each opener
+/// starts, and where its block ends. A line inside one was reported with
+/// its block, from whichever run of text holds the opener.
+pub(crate) type Blocks = RefCell<std::collections::BTreeMap<usize, usize>>;
+
 /// Reports every near miss among the lines of `span`, a run of text outside
 /// any task. `fence` is the open TASKS block's fence length, if any: the
-/// length a fixed line is given (else the minimum, 7).
-pub(crate) fn scan(src: &str, span: Span, fence: Option<usize>, emit: &mut dyn FnMut(Diagnostic)) {
+/// length a fixed line is given (else the minimum, 7). A near-miss opener
+/// of a task is reported with every bad marker line of its block and one
+/// fix for the whole block; the block's lines are noted in `blocks`.
+pub(crate) fn scan(
+    src: &str,
+    span: Span,
+    fence: Option<usize>,
+    blocks: &Blocks,
+    emit: &mut dyn FnMut(Diagnostic),
+) {
     let Some(text) = src.get(span.range()) else {
         return;
     };
     let mut at = span.start;
+    let mut past = 0;
     for line in text.split_inclusive('\n') {
         let start = at;
         at += line.len();
+        if start < past || inside(blocks, start) {
+            continue;
+        }
         // Cheap rejection first: most prose lines start with a letter.
         let first = line
             .as_bytes()
@@ -49,9 +71,70 @@ pub(crate) fn scan(src: &str, span: Span, fence: Option<usize>, emit: &mut dyn F
         if !matches!(first, Some(b'<' | b'>')) {
             continue;
         }
+        let bare = line.strip_suffix('\n').unwrap_or(line);
+        let bare = bare.strip_suffix('\r').unwrap_or(bare);
+        if let Some(m) = near_block::read(bare)
+            && m.shape == Shape::Opener
+            && let Some(k) = m.keyword
+            && defect(&m).is_some()
+            && let Some(b) = near_block::block(src, start, &m, k, fence, &describe)
+        {
+            b.diagnostics.into_iter().for_each(&mut *emit);
+            blocks.borrow_mut().insert(start, b.end);
+            past = b.end;
+            continue;
+        }
         if let Some(d) = near_miss(line, start, fence) {
             emit(d);
         }
+    }
+}
+
+/// Whether `at` lies past the opener of a noted block and within it
+/// (blocks do not overlap: the nearest opener before `at` says).
+fn inside(blocks: &Blocks, at: usize) -> bool {
+    blocks
+        .borrow()
+        .range(..at)
+        .next_back()
+        .is_some_and(|(_, &e)| at <= e)
+}
+
+/// What is wrong with a marker-like line, if anything.
+fn defect(m: &MarkerLike<'_>) -> Option<Defect> {
+    if !m.indent.is_empty() {
+        Some(Defect::Indented)
+    } else if m.run < MIN_FENCE {
+        Some(Defect::ShortRun)
+    } else if !m.spaced && !m.word.is_empty() {
+        Some(Defect::NoSpace)
+    } else {
+        None
+    }
+}
+
+/// What is wrong with the marker-like line `text`, in words.
+fn describe(text: &str, m: &MarkerLike<'_>) -> String {
+    let shown = text.trim();
+    let c = m.shape.byte() as char;
+    match defect(m) {
+        Some(Defect::Indented) => format!(
+            "`{shown}` is indented by {} {}: a marker line starts at column 0, so this line is read as prose",
+            m.indent.len(),
+            if m.indent.contains('\t') {
+                "characters of white space"
+            } else {
+                "spaces"
+            }
+        ),
+        Some(Defect::ShortRun) => format!(
+            "`{shown}` has {} `{c}` characters: a marker line has at least {MIN_FENCE}, so this line is read as prose",
+            m.run
+        ),
+        Some(Defect::NoSpace) => format!(
+            "`{shown}` has no space after its `{c}` characters, so this line is read as prose"
+        ),
+        None => format!("`{shown}` is not the marker line its block needs"),
     }
 }
 
@@ -148,7 +231,7 @@ fn near_miss(line: &str, start: usize, fence: Option<usize>) -> Option<Diagnosti
 /// The keyword `word` stands for on a line of `shape`: the keyword itself,
 /// in another case, or misspelt by a little (PROTOCOL §2.1). Only operation
 /// keywords count.
-fn keyword_meant(shape: Shape, word: &str) -> Option<Keyword> {
+pub(crate) fn keyword_meant(shape: Shape, word: &str) -> Option<Keyword> {
     if word.is_empty() {
         return None;
     }
@@ -230,7 +313,10 @@ mod tests {
 
     fn scan_all(src: &str, fence: Option<usize>) -> Vec<Diagnostic> {
         let mut out = Vec::new();
-        scan(src, Span::new(0, src.len()), fence, &mut |d| out.push(d));
+        let blocks = Blocks::default();
+        scan(src, Span::new(0, src.len()), fence, &blocks, &mut |d| {
+            out.push(d)
+        });
         out
     }
 

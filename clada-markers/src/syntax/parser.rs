@@ -500,7 +500,9 @@ fn text<'t, 'a: 't, C: Scope + 't>(
               extra: &mut chumsky::input::MapExtra<'t, '_, Tokens<'t>, Extra<C>>,
               emitter| {
             let fence = extra.ctx().block().map(|(f, _)| f);
-            near_miss::scan(cx.src, span, fence, &mut |d| emitter.emit(d));
+            near_miss::scan(cx.src, span, fence, &cx.near_blocks, &mut |d| {
+                emitter.emit(d)
+            });
         },
     )
 }

@@ -17,6 +17,10 @@ use crate::validate::Context;
 pub enum PathProblem {
     Empty,
     Nul,
+    /// Holds a control character other than NUL (C0, DEL, C1): a line
+    /// feed in a name would print lines of its own in a report or in a
+    /// file clada appends to.
+    Control,
     /// Starts with `/`, `\` or a drive letter such as `C:`.
     Absolute,
     /// Climbs above the root through `..`.
@@ -35,6 +39,9 @@ impl PathProblem {
         match self {
             PathProblem::Empty => "is empty",
             PathProblem::Nul => "contains a NUL character",
+            PathProblem::Control => {
+                "holds a control character (a line feed, tab, escape, DEL or C1 control)"
+            }
             PathProblem::Absolute => "is absolute",
             PathProblem::ParentEscape => "climbs out of the root through `..`",
             PathProblem::Root => "names the root directory itself",
@@ -169,6 +176,13 @@ impl Location {
     }
 }
 
+/// Whether `path` holds a control character (C0, DEL or C1), which no
+/// path may (PROTOCOL §5): in every dialect, attribute, built-in argument
+/// and MOVE target alike, since they all come here.
+fn has_control(path: &str) -> bool {
+    path.chars().any(char::is_control)
+}
+
 /// Resolves the text of a path, once, into a [`Location`]: `/` and `\\`
 /// separate components, `.` and `..` are resolved. Empty text, NUL and a
 /// drive letter are always refused; an absolute path or `..` above the
@@ -180,6 +194,9 @@ pub(crate) fn resolve(path: &str, allow_escape: bool) -> Result<Location, PathPr
     }
     if path.contains('\0') {
         return Err(PathProblem::Nul);
+    }
+    if has_control(path) {
+        return Err(PathProblem::Control);
     }
     let absolute = is_absolute(path);
     if absolute && (!allow_escape || !matches!(path.as_bytes()[0], b'/' | b'\\')) {
@@ -246,7 +263,7 @@ pub(crate) fn check_path(
         }
         Err(problem) => problem,
     };
-    let shown = a.value.replace('\0', "\\0");
+    let shown = crate::escape::escape_line(&a.value);
     let what = if a.name == "path" {
         "path".to_owned()
     } else {
@@ -265,6 +282,9 @@ pub(crate) fn check_path(
             "paths are relative to the root; run with --allow-escape to permit absolute paths and `..`"
         }
         PathProblem::Root => "name a file or directory below the root",
+        PathProblem::Control => {
+            "name the file without control characters (line feeds, tabs, escapes)"
+        }
         PathProblem::Empty | PathProblem::Nul => "give a relative path such as `src/main.rs`",
     });
     out.push(d);
@@ -285,6 +305,12 @@ mod tests {
     fn rejects_what_leaves_the_root() {
         assert_eq!(normalize(""), Err(PathProblem::Empty));
         assert_eq!(normalize("a\0b"), Err(PathProblem::Nul));
+        for bad in [
+            "a\nb", "a\tb", "x\r", "\x1b[31m", "a\x7f", "a\u{85}b", "a\u{9b}",
+        ] {
+            assert_eq!(normalize(bad), Err(PathProblem::Control), "{bad:?}");
+            assert_eq!(resolve(bad, true), Err(PathProblem::Control), "{bad:?}");
+        }
         assert_eq!(normalize("/etc"), Err(PathProblem::Absolute));
         assert_eq!(normalize(r"\x"), Err(PathProblem::Absolute));
         assert_eq!(normalize("C:/x"), Err(PathProblem::Absolute));

@@ -102,6 +102,7 @@ fn print_task(task: &Task<'_>, out: &mut String) -> Result<(), PrintError> {
             count,
             search,
             replace,
+            ..
         } => {
             attrs.push(("path", path));
             count_text = count.to_string();
@@ -116,6 +117,7 @@ fn print_task(task: &Task<'_>, out: &mut String) -> Result<(), PrintError> {
             start,
             end,
             replace,
+            ..
         } => {
             attrs.push(("path", path));
             count_text = count.to_string();

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use crate::ast::{Op, Task};
+use crate::ast::{Matching, Op, Task};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::lexer::Marker;
@@ -42,6 +42,8 @@ pub(crate) struct Context<'a> {
     reached_end: std::cell::Cell<bool>,
     /// Whether the tokens given reach the end of the document.
     last_window: std::cell::Cell<bool>,
+    /// The near-miss blocks found so far (PROTOCOL §2.1).
+    pub(crate) near_blocks: crate::near_miss::Blocks,
 }
 
 impl<'a> Context<'a> {
@@ -53,6 +55,7 @@ impl<'a> Context<'a> {
             nesting: crate::parser::Nesting::default(),
             reached_end: std::cell::Cell::new(false),
             last_window: std::cell::Cell::new(true),
+            near_blocks: crate::near_miss::Blocks::default(),
         }
     }
 
@@ -135,6 +138,19 @@ pub(crate) fn body_text(src: &str, section: RawSection) -> Cow<'_, str> {
     }
 }
 
+/// The error of an edit whose replacement is its search text (PROTOCOL
+/// §3): refused before anything runs, since it would change nothing and
+/// say ✓. `search` and `replace` point at the two texts.
+pub(crate) fn unchanged_edit(search: Span, replace: Span) -> Diagnostic {
+    Diagnostic::new(
+        K::UnchangedEdit,
+        search,
+        "the replacement is the search text itself: this edit changes nothing",
+    )
+    .with_label(replace, "the same text again")
+    .with_help("if the file already has the change, drop this edit; otherwise write the new text as the replacement")
+}
+
 /// Drops the final line feed of a SEARCH-START section.
 fn drop_final_line_feed(text: Cow<'_, str>) -> Cow<'_, str> {
     match text {
@@ -192,11 +208,17 @@ fn bodies<'a>(
                 );
                 return None;
             }
+            let replace = text(1);
+            if search == replace {
+                out.push(unchanged_edit(at(0), at(1)));
+                return None;
+            }
             Some(Op::Edit {
                 path: path(),
                 count: v.count,
+                matching: Matching::default(),
                 search,
-                replace: text(1),
+                replace,
             })
         }
         TaskKind::SearchStart => {
@@ -220,6 +242,7 @@ fn bodies<'a>(
             Some(Op::EditRange {
                 path: path(),
                 count: v.count,
+                matching: Matching::default(),
                 start,
                 end,
                 replace: text(2),

@@ -163,7 +163,13 @@ fn dump_task(out: &mut String, indent: &str, t: &Task<'_>, pos: &dyn Fn(Span) ->
     }
     match &t.op {
         Some(op) => {
-            let _ = writeln!(out, "{indent}  op {op:?}");
+            // clada's documents always give an edit the default matching:
+            // said only when it is another.
+            let shown = format!("{op:?}").replace(
+                &format!(", matching: {:?}", clada_markers::Matching::default()),
+                "",
+            );
+            let _ = writeln!(out, "{indent}  op {shown}");
         }
         None => {
             let _ = writeln!(out, "{indent}  malformed");

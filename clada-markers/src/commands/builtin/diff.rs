@@ -19,7 +19,7 @@ const MAX_FILE: u64 = 64 * 1024 * 1024;
 
 /// Reads the file at `at` whole, within the deadline and [`MAX_FILE`].
 fn read_file(env: &Env<'_>, at: &Location) -> Result<Result<Vec<u8>, String>, TaskError> {
-    let file = env.root.open_file(at)?;
+    let file = env.tree.open(at)?;
     let mut data = Vec::new();
     let read = std::io::Read::read_to_end(
         &mut std::io::Read::take(
@@ -99,7 +99,7 @@ pub(crate) fn diff(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         o: &o,
         status: 0,
     };
-    let kind = |at: &Location| env.root.metadata(at).map(|m| m.kind);
+    let kind = |at: &Location| env.tree.metadata(at).map(|m| m.kind);
     match (kind(&a_at), kind(&b_at)) {
         (Ok(Kind::Dir), Ok(Kind::Dir)) => d.dirs(out, &a_at, &b_at, a, b)?,
         // A link is never a directory to look into: it is compared as a
@@ -140,7 +140,7 @@ enum Side {
 impl Differ<'_, '_> {
     fn side(&mut self, out: &mut Out<'_>, at: &Location, shown: &str) -> Result<Side, TaskError> {
         self.env.in_time()?;
-        let meta = match self.env.root.metadata(at) {
+        let meta = match self.env.tree.metadata(at) {
             Ok(meta) => meta,
             Err(crate::engine::fs::FsError::NotFound { .. }) => return Ok(Side::Missing),
             Err(e) => {
@@ -151,8 +151,17 @@ impl Differ<'_, '_> {
         };
         Ok(match meta.kind {
             Kind::Dir => Side::Dir,
-            Kind::Symlink => Side::Link(self.env.root.read_link(at)?),
-            Kind::Other => Side::Other,
+            Kind::Symlink => Side::Link(self.env.tree.read_link(at)?),
+            Kind::Other => {
+                // A pipe, socket or device: never read (a pipe would
+                // block), never "the same" as anything.
+                out.error(
+                    "diff",
+                    format!("{shown}: not a regular file or directory; diff compares files and directories only"),
+                );
+                self.status = 2;
+                Side::Other
+            }
             Kind::File => match read_file(self.env, at)? {
                 Ok(data) => Side::Text(data),
                 Err(e) => {
@@ -257,7 +266,7 @@ impl Differ<'_, '_> {
             self.env.in_time()?;
             // A directory only on one side (with -N) lists as empty.
             let names = |at: &Location| -> Result<Vec<(String, Kind)>, TaskError> {
-                match self.env.root.list(at) {
+                match self.env.tree.list(at) {
                     Ok(entries) => Ok(entries.into_iter().map(|e| (e.name, e.kind)).collect()),
                     Err(FsError::NotFound { .. }) if self.o.new_file => Ok(Vec::new()),
                     Err(e) => Err(e.into()),
@@ -288,14 +297,15 @@ impl Differ<'_, '_> {
                     }
                     (None, None) => break,
                 };
-                let (an, bn) = (join(&a, name), join(&b, name));
+                let shown = super::shown_name(name);
+                let (an, bn) = (join(&a, &shown), join(&b, &shown));
                 match (l, r) {
                     (Some(_), None) if !self.o.new_file => {
-                        let _ = writeln!(out, "Only in {a}: {name}");
+                        let _ = writeln!(out, "Only in {a}: {shown}");
                         self.status = self.status.max(1);
                     }
                     (None, Some(_)) if !self.o.new_file => {
-                        let _ = writeln!(out, "Only in {b}: {name}");
+                        let _ = writeln!(out, "Only in {b}: {shown}");
                         self.status = self.status.max(1);
                     }
                     (Some(Kind::Dir), None) | (None, Some(Kind::Dir)) if self.o.recursive => {

@@ -40,14 +40,14 @@ fn or_default(operands: Vec<String>, default: &str) -> Vec<String> {
 }
 
 /// Opens `arg` for reading; `None` once an ordinary failure is reported.
-fn open(
-    env: &Env<'_>,
+fn open<'e>(
+    env: &'e Env<'_>,
     out: &mut Out<'_>,
     tool: &str,
     arg: &str,
-) -> Result<Option<std::fs::File>, TaskError> {
+) -> Result<Option<Box<dyn Read + 'e>>, TaskError> {
     let at = env.read_path(arg)?;
-    match env.root.open_file(&at) {
+    match env.tree.open(&at) {
         Ok(f) => Ok(Some(f)),
         Err(e) => env.failed(out, tool, as_written(e, arg)).map(|()| None),
     }
@@ -440,7 +440,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
     let mut dirs = Vec::new();
     for arg in &operands {
         let at = env.read_path(arg)?;
-        match env.root.metadata(&at) {
+        match env.tree.metadata(&at) {
             Ok(meta) if meta.kind == Kind::Dir && !o.directory => dirs.push((arg.clone(), at)),
             Ok(meta) => files.push(Listed {
                 name: arg.clone(),
@@ -467,7 +467,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
         if headers {
             say!(out, "{name}:");
         }
-        let entries = match env.root.list(&at) {
+        let entries = match env.tree.list(&at) {
             Ok(entries) => entries,
             Err(e) => {
                 env.failed(out, "ls", as_written(e, &name))?;
@@ -481,7 +481,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
                 continue;
             }
             let below = at.join(&entry.name);
-            let Ok(meta) = env.root.metadata(&below) else {
+            let Ok(meta) = env.tree.metadata(&below) else {
                 continue;
             };
             listed.push(Listed {
@@ -500,7 +500,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             let subdirs = listed
                 .iter()
                 .filter(|l| l.meta.kind == Kind::Dir)
-                .map(|l| (join_shown(&name, &l.name), l.at.clone()));
+                .map(|l| (join_shown(&name, &super::shown_name(&l.name)), l.at.clone()));
             let subdirs: Vec<_> = subdirs.collect();
             pending.extend(subdirs.into_iter().rev());
         }
@@ -564,7 +564,7 @@ impl LsOptions {
                 _ => "",
             };
             if !self.long {
-                say!(out, "{}{suffix}", item.name);
+                say!(out, "{}{suffix}", super::shown_name(&item.name));
                 continue;
             }
             let size = if self.human {
@@ -573,9 +573,9 @@ impl LsOptions {
                 item.meta.size.to_string()
             };
             let target = if item.meta.kind == Kind::Symlink {
-                env.root
+                env.tree
                     .read_link(&item.at)
-                    .map(|t| format!(" -> {t}"))
+                    .map(|t| format!(" -> {}", super::shown_name(&t)))
                     .unwrap_or_default()
             } else {
                 String::new()
@@ -588,7 +588,7 @@ impl LsOptions {
                 item.meta.uid,
                 item.meta.gid,
                 date(item.meta.modified.0),
-                item.name
+                super::shown_name(&item.name)
             );
         }
     }
@@ -668,7 +668,7 @@ pub(crate) fn stat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
     let mut status = 0;
     for arg in &operands {
         let at = env.read_path(arg)?;
-        let meta = match env.root.metadata(&at) {
+        let meta = match env.tree.metadata(&at) {
             Ok(meta) => meta,
             Err(e) => {
                 env.failed(out, "stat", as_written(e, arg))?;
@@ -680,7 +680,7 @@ pub(crate) fn stat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
             Some(f) => say!(out, "{}", stat_format(f, arg, &meta)),
             None => {
                 let name = if meta.kind == Kind::Symlink {
-                    let target = env.root.read_link(&at).unwrap_or_default();
+                    let target = env.tree.read_link(&at).unwrap_or_default();
                     format!("{arg} -> {target}")
                 } else {
                     arg.clone()
@@ -782,19 +782,19 @@ pub(crate) fn file(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
     }
     for arg in &operands {
         let at = env.read_path(arg)?;
-        let what = match env.root.metadata(&at) {
+        let what = match env.tree.metadata(&at) {
             Err(FsError::NotFound { .. }) => "cannot open (No such file or directory)".to_owned(),
             Err(e) => return Err(e.into()),
             Ok(meta) => match meta.kind {
                 Kind::Dir => "directory".to_owned(),
                 Kind::Symlink => format!(
                     "symbolic link to {}",
-                    env.root.read_link(&at).unwrap_or_default()
+                    env.tree.read_link(&at).unwrap_or_default()
                 ),
                 Kind::Other => "special file".to_owned(),
                 Kind::File => {
                     let mut head = Vec::new();
-                    let file = env.root.open_file(&at)?;
+                    let file = env.tree.open(&at)?;
                     let _ = file.take(8192).read_to_end(&mut head);
                     classify(&head, meta.mode & 0o111 != 0)
                 }
@@ -880,8 +880,8 @@ pub(crate) fn realpath(
     let mut status = 0;
     for arg in &operands {
         let at = env.read_path(arg)?;
-        env.root.check_no_links(&at)?;
-        if must_exist && env.root.metadata(&at).is_err() {
+        env.tree.check_no_links(&at)?;
+        if must_exist && env.tree.metadata(&at).is_err() {
             out.error("realpath", format!("{arg}: No such file or directory"));
             status = 1;
             continue;

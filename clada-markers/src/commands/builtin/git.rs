@@ -24,7 +24,7 @@ use git2::{
 use super::args::Arg;
 use super::{Env, Flags, Out};
 use crate::engine::TaskError;
-use crate::engine::fs::{Files, Location};
+use crate::engine::fs::Location;
 use crate::error_type::ErrorType;
 
 /// git's exit status for a fatal error.
@@ -229,7 +229,7 @@ impl<'a> Git<'a> {
         // As git itself: a pathspec beyond a symbolic link names nothing
         // the work tree tracks, and clada never looks through one.
         self.env
-            .root
+            .tree
             .check_no_links(&at)
             .map_err(|e| Stop::Task(e.into()))?;
         Ok(self.in_tree(&at, arg)?.join("/"))
@@ -273,9 +273,9 @@ impl<'a> Git<'a> {
         if arg.contains(['*', '?', '[']) {
             return Ok(());
         }
-        match self.env.root.kind(&at) {
-            Ok(Some(_)) => Ok(()),
-            Ok(None) => Err(unknown_rev(arg, false)),
+        match self.env.tree.kind(&at) {
+            Ok(_) => Ok(()),
+            Err(crate::engine::fs::FsError::NotFound { .. }) => Err(unknown_rev(arg, false)),
             Err(e) => Err(Stop::Task(e.into())),
         }
     }
@@ -298,7 +298,7 @@ impl<'a> Git<'a> {
 
     /// A work-tree path as seen from the working directory.
     /// A directory (`dir/`) keeps its final `/`: `./` for the working
-    /// directory itself.
+    /// directory itself. Control characters are escaped (PROTOCOL §9.1).
     fn relative(&self, path: &str) -> String {
         let (body, dir) = match path.strip_suffix('/') {
             Some(body) => (body, true),
@@ -319,7 +319,8 @@ impl<'a> Git<'a> {
         if dir && !s.ends_with('/') {
             s.push('/');
         }
-        s
+        // A name with a line feed prints on one line, escaped.
+        super::shown_name(&s).into_owned()
     }
 
     fn in_time(&self) -> Result<(), Stop> {
@@ -446,7 +447,7 @@ impl<'a> Git<'a> {
         let statuses = self.repo.statuses(Some(&mut opts))?;
         self.in_time()?;
         let shown = |p: &str| match format {
-            Format::Porcelain => p.to_owned(),
+            Format::Porcelain => super::shown_name(p).into_owned(),
             _ => self.relative(p),
         };
         let name = self.branch_name()?;
@@ -1286,7 +1287,7 @@ impl<'a> Git<'a> {
         let specs = self.pathspecs(&paths, &self.cwd)?;
         let shown = |p: &str| {
             if full_name {
-                p.to_owned()
+                super::shown_name(p).into_owned()
             } else {
                 self.relative(p)
             }
@@ -1400,6 +1401,10 @@ impl<'a> Git<'a> {
                     return Ok(1);
                 }
                 let which = which.unwrap_or_else(|| "stash@{0}".to_owned());
+                // Below the work tree's top, only the root's part of it.
+                for s in self.pathspecs(&[], &self.prefix)? {
+                    opts.pathspec(s);
+                }
                 let commit = self.commit_of(&which)?;
                 let base = commit.parent(0)?.tree()?;
                 let mut diff =
@@ -1878,7 +1883,6 @@ mod tests {
     ) -> (Result<i32, TaskError>, String) {
         let handle = Root::open(root).unwrap();
         let env = Env {
-            root: &handle,
             tree: &handle,
             root_path: root,
             cwd: locate(cwd, false).unwrap(),
@@ -2469,13 +2473,30 @@ mod tests {
         commit(&repo, &[("sub/e.txt", "e\n")], "third");
         write(dir.path(), &[("sub/e.txt", "E\n")]);
         let root = dir.path().join("sub");
-        let tree = WorkTree::discover(&root).unwrap();
+        let tree = WorkTree::discover(&root).unwrap().unwrap();
         let repo = tree.repository();
         assert_eq!(ok(&root, repo, ".", "git status -s"), " M e.txt\n");
         assert_eq!(ok(&root, repo, ".", "git diff --name-only"), "sub/e.txt\n");
         assert_eq!(ok(&root, repo, ".", "git ls-files"), "e.txt\n");
         let e = refused(&root, Some(repo), "git diff -- ../a.txt");
         assert_eq!(e.error_type(), ErrorType::PathEscape);
+        // A stash holding changes beside the root shows only the root's.
+        let sig = Signature::new("Ada", "ada@example.com", &Time::new(1_700_000_000, 0)).unwrap();
+        let mut stashing = Repository::open(dir.path()).unwrap();
+        stashing.stash_save(&sig, "saved", None).unwrap();
+        let shown = ok(&root, repo, ".", "git stash show -p");
+        assert!(
+            shown.contains("sub/e.txt") && shown.contains("+E"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("a.txt") && !shown.contains("uno"),
+            "{shown}"
+        );
+        assert_eq!(
+            ok(&root, repo, ".", "git stash show --name-only"),
+            "sub/e.txt\n"
+        );
     }
 
     /// The attack of issue 8: a document writes a bare repository of its
@@ -2510,12 +2531,20 @@ mod tests {
         // No repository at the root: the fake one is never found.
         let bare = tempfile::tempdir().unwrap();
         fake(bare.path());
-        assert!(WorkTree::discover(bare.path()).is_none());
-        assert!(WorkTree::discover(&bare.path().join("f")).is_none());
+        assert!(WorkTree::discover(bare.path()).unwrap().is_none());
+        assert!(
+            WorkTree::discover(&bare.path().join("f"))
+                .unwrap()
+                .is_none()
+        );
         let (result, text) = run(bare.path(), None, "f", "git diff");
         assert_eq!(result, Ok(128), "{text}");
         // A root that is itself shaped like a bare repository is not one.
-        assert!(WorkTree::discover(&bare.path().join("f")).is_none());
+        assert!(
+            WorkTree::discover(&bare.path().join("f"))
+                .unwrap()
+                .is_none()
+        );
 
         // A real repository at the root, whose configuration and
         // attributes are hostile too.
@@ -2540,7 +2569,7 @@ mod tests {
             .unwrap();
         write(root, &[(".gitattributes", "* diff=x filter=x\n")]);
         fake(root);
-        let tree = WorkTree::discover(&root.join("f")).unwrap();
+        let tree = WorkTree::discover(&root.join("f")).unwrap().unwrap();
         assert_eq!(
             tree.repository().workdir().unwrap().canonicalize().unwrap(),
             root.canonicalize().unwrap()

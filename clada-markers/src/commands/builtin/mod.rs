@@ -18,8 +18,9 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root, locate};
-use crate::engine::view::{By, View};
+use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root};
+use crate::engine::listing::{Entry, Meta};
+use crate::engine::view::{By, Seen, View};
 use crate::engine::{Observer, TaskError};
 use crate::error_type::ErrorType;
 
@@ -56,16 +57,39 @@ pub(crate) fn is_builtin(argv: &[String]) -> bool {
     }
 }
 
-/// The tree as the built-ins that change it (`mkdir touch rm mv cp`) see
-/// it: the root itself, or in a dry run the run's view, where they are
-/// carried out in memory so that the tasks after them see their effect
-/// (PROTOCOL §7). Every method refuses a link the way [`Root`] does.
+/// The tree as every built-in sees it: the root itself, or in a dry run
+/// the run's view, where the built-ins that change it (`mkdir touch rm mv
+/// cp`) are carried out in memory so that the tasks after them see their
+/// effect, and the others read what the run would have made (PROTOCOL
+/// §7). A dry run thus runs each built-in through the very checks of the
+/// real run, and ends as it would. Every method refuses a link the way
+/// [`Root`] does.
 pub(crate) trait Tree {
     /// The kind of what is at `at`, never following a link; `NotFound`
     /// when nothing is.
     fn kind(&self, at: &Location) -> Result<Kind, FsError>;
     /// The names in the directory `at`, in byte order.
-    fn names(&self, at: &Location) -> Result<Vec<String>, FsError>;
+    fn names(&self, at: &Location) -> Result<Vec<String>, FsError> {
+        Ok(self.list(at)?.into_iter().map(|e| e.name).collect())
+    }
+    /// The entries of the directory `at`, in byte order of their names,
+    /// with their kinds.
+    fn list(&self, at: &Location) -> Result<Vec<Entry>, FsError>;
+    /// The metadata of what is at `at`, never following a link.
+    fn metadata(&self, at: &Location) -> Result<Meta, FsError>;
+    /// The target of the link at `at`, as text.
+    fn read_link(&self, at: &Location) -> Result<String, FsError>;
+    /// That no link is at `at` (what is missing is no link).
+    fn check_no_links(&self, at: &Location) -> Result<(), FsError> {
+        if at.parts().is_empty() {
+            return Ok(());
+        }
+        match self.kind(at) {
+            Ok(Kind::Symlink) => Err(FsError::Symlink { path: at.display() }),
+            Ok(_) | Err(FsError::NotFound { .. } | FsError::NotDirectory { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
     /// Makes the directory `at`; `Ok(false)` when one is there already.
     fn create_dir(&self, at: &Location) -> Result<bool, FsError>;
     /// Opens the file `at` for reading.
@@ -96,8 +120,20 @@ impl Tree for Root {
         self.metadata(at).map(|m| m.kind)
     }
 
-    fn names(&self, at: &Location) -> Result<Vec<String>, FsError> {
-        Ok(self.list(at)?.into_iter().map(|e| e.name).collect())
+    fn list(&self, at: &Location) -> Result<Vec<Entry>, FsError> {
+        Root::list(self, at)
+    }
+
+    fn metadata(&self, at: &Location) -> Result<Meta, FsError> {
+        Root::metadata(self, at)
+    }
+
+    fn read_link(&self, at: &Location) -> Result<String, FsError> {
+        Root::read_link(self, at)
+    }
+
+    fn check_no_links(&self, at: &Location) -> Result<(), FsError> {
+        Root::check_no_links(self, at)
     }
 
     fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
@@ -150,13 +186,48 @@ impl Tree for Planned<'_, '_> {
         Files::kind(self.view, at)?.ok_or_else(|| FsError::NotFound { path: at.display() })
     }
 
-    fn names(&self, at: &Location) -> Result<Vec<String>, FsError> {
+    fn list(&self, at: &Location) -> Result<Vec<Entry>, FsError> {
         Ok(self
             .view
             .list(at)?
             .into_iter()
-            .map(|(name, _)| name)
+            .map(|(name, kind)| Entry { name, kind })
             .collect())
+    }
+
+    fn metadata(&self, at: &Location) -> Result<Meta, FsError> {
+        let root = self.view.root();
+        match self.view.seen(at)? {
+            Seen::Disk(on_disk) => root.metadata(&on_disk).map_err(|e| moved(e, &on_disk, at)),
+            Seen::File { origin } => {
+                let size = self.view.contents(at)?.as_bytes().len() as u64;
+                let mut meta = Meta::planned(Kind::File, size);
+                // An edited file keeps its permission bits (PROTOCOL §3).
+                if let Some(old) = origin.and_then(|o| root.metadata(&o).ok()) {
+                    (meta.mode, meta.nlink) = (old.mode, old.nlink);
+                    (meta.uid, meta.gid) = (old.uid, old.gid);
+                    (meta.dev, meta.ino) = (old.dev, old.ino);
+                }
+                Ok(meta)
+            }
+            Seen::NewDir => Ok(Meta::planned(Kind::Dir, 4096)),
+            Seen::Nothing => Err(FsError::NotFound { path: at.display() }),
+        }
+    }
+
+    fn read_link(&self, at: &Location) -> Result<String, FsError> {
+        match self.view.seen(at)? {
+            Seen::Disk(on_disk) => {
+                let root = self.view.root();
+                root.read_link(&on_disk).map_err(|e| moved(e, &on_disk, at))
+            }
+            Seen::Nothing => Err(FsError::NotFound { path: at.display() }),
+            Seen::File { .. } | Seen::NewDir => Err(FsError::Os {
+                path: at.display(),
+                op: "read the link",
+                errno: rustix::io::Errno::INVAL,
+            }),
+        }
     }
 
     fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
@@ -164,6 +235,12 @@ impl Tree for Planned<'_, '_> {
     }
 
     fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError> {
+        // What the run has not changed is read from the disk as it comes
+        // (a dry run's `grep -r` keeps no tree in memory).
+        if let Seen::Disk(on_disk) = self.view.seen(at)? {
+            let file = self.view.root().open_file(&on_disk);
+            return Ok(Box::new(file.map_err(|e| moved(e, &on_disk, at))?));
+        }
         let data = self.view.contents(at)?;
         Ok(Box::new(std::io::Cursor::new(data.as_bytes().to_vec())))
     }
@@ -214,9 +291,15 @@ impl Tree for Planned<'_, '_> {
     }
 }
 
-/// The built-ins that change the tree, which a dry run carries out on its
-/// view.
-pub(crate) const CHANGING: &[&str] = &["mkdir", "touch", "rm", "mv", "cp"];
+/// An error about what is on disk at `on_disk`, about `at` where the view
+/// has it (moved there by an earlier task).
+fn moved(e: FsError, on_disk: &Location, at: &Location) -> FsError {
+    if on_disk == at {
+        e
+    } else {
+        as_written(e, &at.display())
+    }
+}
 
 /// Where a built-in command runs and what it may touch.
 /// What built-in `cp` may copy in one run (PROTOCOL §6), files and
@@ -248,9 +331,7 @@ impl Copied {
 }
 
 pub(crate) struct Env<'a> {
-    pub(crate) root: &'a Root,
-    /// What the tools that change the tree change: `root`, or a dry run's
-    /// view.
+    /// What the tools read and change: the root, or a dry run's view.
     pub(crate) tree: &'a dyn Tree,
     /// Where the root is, for `pwd` and `realpath`.
     pub(crate) root_path: &'a Path,
@@ -287,12 +368,19 @@ impl Env<'_> {
         } else {
             format!("{}/{arg}", self.cwd.display())
         };
-        locate(&text, self.allow_escape).map_err(|_| {
+        crate::path::resolve(&text, self.allow_escape).map_err(|problem| {
+            let why = match problem {
+                crate::path::PathProblem::Absolute | crate::path::PathProblem::ParentEscape => {
+                    "names a path outside the root"
+                }
+                other => other.describe(),
+            };
             TaskError::new(
                 ErrorType::PathEscape,
                 format!(
-                    "`{}`: the argument `{arg}` names a path outside the root",
-                    self.shown
+                    "`{}`: the argument `{}` {why}",
+                    self.shown,
+                    crate::escape::escape_line(arg)
                 ),
             )
         })
@@ -410,6 +498,13 @@ impl std::io::Write for Out<'_> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// A name read from the disk as a built-in prints it: control characters
+/// escaped (`\x0a`, PROTOCOL §9.1), so that a name holding a line feed
+/// never prints a line of its own in a listing.
+pub(crate) fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
+    crate::escape::escape_line(name)
 }
 
 /// The error about `arg` as the user wrote it, rather than as resolved.

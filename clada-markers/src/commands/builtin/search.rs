@@ -229,7 +229,7 @@ pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
             continue;
         }
         let at = env.read_path(operand)?;
-        let meta = match env.root.metadata(&at) {
+        let meta = match env.tree.metadata(&at) {
             Ok(meta) => meta,
             Err(e) => {
                 run.trouble(out, e, operand)?;
@@ -387,7 +387,7 @@ impl GrepRun<'_, '_> {
                     }
                 }
                 Kind::Dir => {
-                    let entries = match self.env.root.list(&at) {
+                    let entries = match self.env.tree.list(&at) {
                         Ok(entries) => entries,
                         Err(e) => {
                             self.trouble(out, e, &shown)?;
@@ -400,7 +400,11 @@ impl GrepRun<'_, '_> {
                                 || self.o.exclude_dir.iter().any(|g| g.is_match(&entry.name)));
                         if !skip {
                             let below = at.join(&entry.name);
-                            pending.push((below, under(&shown, &entry.name), entry.kind));
+                            pending.push((
+                                below,
+                                under(&shown, &super::shown_name(&entry.name)),
+                                entry.kind,
+                            ));
                         }
                     }
                 }
@@ -420,7 +424,7 @@ impl GrepRun<'_, '_> {
         shown: &str,
     ) -> Result<(), TaskError> {
         self.env.in_time()?;
-        let mut file = match self.env.root.open_file(at) {
+        let mut file = match self.env.tree.open(at) {
             Ok(file) => file,
             Err(e) => return self.trouble(out, e, shown),
         };
@@ -686,7 +690,7 @@ pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
     let mut status = 0;
     for start in &starts {
         let at = env.read_path(start)?;
-        let kind = match env.root.metadata(&at) {
+        let kind = match env.tree.metadata(&at) {
             Ok(meta) => meta.kind,
             Err(e) => {
                 env.failed(out, "find", super::as_written(e, start))?;
@@ -699,7 +703,7 @@ pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         while let Some((at, shown, kind, depth)) = pending.pop() {
             env.in_time()?;
             let entries = if kind == Kind::Dir && depth < max_depth {
-                match env.root.list(&at) {
+                match env.tree.list(&at) {
                     Ok(entries) => Some(entries),
                     Err(e) => {
                         env.failed(out, "find", super::as_written(e, &shown))?;
@@ -713,9 +717,9 @@ pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
             let empty = match kind {
                 Kind::Dir => {
                     entries.as_ref().is_some_and(Vec::is_empty)
-                        || (depth >= max_depth && env.root.list(&at).is_ok_and(|e| e.is_empty()))
+                        || (depth >= max_depth && env.tree.list(&at).is_ok_and(|e| e.is_empty()))
                 }
-                Kind::File => env.root.metadata(&at).is_ok_and(|m| m.size == 0),
+                Kind::File => env.tree.metadata(&at).is_ok_and(|m| m.size == 0),
                 _ => false,
             };
             let name = at.name().unwrap_or(&shown).to_owned();
@@ -726,7 +730,12 @@ pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
             if let Some(entries) = entries {
                 for entry in entries.into_iter().rev() {
                     let below = at.join(&entry.name);
-                    pending.push((below, under(&shown, &entry.name), entry.kind, depth + 1));
+                    pending.push((
+                        below,
+                        under(&shown, &super::shown_name(&entry.name)),
+                        entry.kind,
+                        depth + 1,
+                    ));
                 }
             }
         }
@@ -787,7 +796,7 @@ pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
     let mut status = 0;
     for operand in &operands {
         let at = env.read_path(operand)?;
-        match env.root.metadata(&at) {
+        match env.tree.metadata(&at) {
             Ok(meta) if meta.kind == Kind::Dir => {}
             Ok(_) => {
                 let _ = writeln!(out, "{operand}  [error opening dir]");
@@ -804,7 +813,7 @@ pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         // (directory, prefix of its lines, level)
         let mut pending: Vec<Vec<TreeItem>> = Vec::new();
         let children = |at: &Location, prefix: &str, level: usize| -> Vec<TreeItem> {
-            let Ok(entries) = env.root.list(at) else {
+            let Ok(entries) = env.tree.list(at) else {
                 return Vec::new();
             };
             entries
@@ -830,13 +839,14 @@ pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
                 ("├── ", "│   ")
             };
             let target = if kind == Kind::Symlink {
-                env.root
+                env.tree
                     .read_link(&at)
-                    .map(|t| format!(" -> {t}"))
+                    .map(|t| format!(" -> {}", super::shown_name(&t)))
                     .unwrap_or_default()
             } else {
                 String::new()
             };
+            let name = super::shown_name(&name);
             let _ = writeln!(out, "{prefix}{branch}{name}{target}");
             if kind == Kind::Dir {
                 dirs += 1;
@@ -920,7 +930,6 @@ pub(super) mod testing {
         let handle = Root::open(root).unwrap();
         let shown = args.join(" ");
         let env = Env {
-            root: &handle,
             tree: &handle,
             root_path: root,
             cwd: locate(cwd, false).unwrap(),

@@ -1,0 +1,197 @@
+//! `clada watch` run twice, and with commands that write the file it
+//! follows (PROTOCOL §11.6).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A watched file beside a root, and clada's directories in a home of
+/// their own (the test process's environment is never changed).
+struct Scene {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    replies: PathBuf,
+}
+
+impl Scene {
+    fn new() -> Scene {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, home, replies) = (
+            dir.path().join("root"),
+            dir.path().join("home"),
+            dir.path().join("replies.md"),
+        );
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(&replies, "Replies go here.\n").unwrap();
+        Scene {
+            _dir: dir,
+            root,
+            home,
+            replies,
+        }
+    }
+
+    fn clada(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_clada"));
+        cmd.env("HOME", &self.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_RUNTIME_DIR");
+        cmd
+    }
+
+    fn watch(&self) -> Child {
+        self.clada()
+            .args(["watch", "--no-git", "--format", "jsonl"])
+            .arg(&self.replies)
+            .arg("-C")
+            .arg(&self.root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    fn append(&self, text: &str) {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.replies)
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    fn read(&self, p: &str) -> String {
+        std::fs::read_to_string(self.root.join(p)).unwrap_or_default()
+    }
+}
+
+/// Waits until `f` holds, or fails after 20 s.
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Stops a watch with Ctrl-C; its JSON Lines events.
+fn stop(child: Child) -> Vec<Value> {
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn tasks(events: &[Value]) -> Vec<&Value> {
+    events.iter().filter(|e| e["event"] == "task").collect()
+}
+
+#[test]
+fn two_watches_of_one_file_apply_each_unit_once() {
+    let scene = Scene::new();
+    let (a, b) = (scene.watch(), scene.watch());
+    for n in 1..=3 {
+        scene.append(&format!(
+            "<<<<<<< WRITE path=\"a.txt\" append=\"true\"\n{n}\n>>>>>>> END\n"
+        ));
+        eventually("a unit was not applied", || {
+            scene.read("a.txt").lines().count() >= n
+        });
+    }
+    // Long enough for the other watch to see the changes too.
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(scene.read("a.txt"), "1\n2\n3\n", "a unit was applied twice");
+    let (a, b) = (stop(a), stop(b));
+    assert_eq!(tasks(&a).len() + tasks(&b).len(), 3, "{a:?}\n{b:?}");
+}
+
+#[test]
+fn units_a_command_writes_into_the_watched_file_are_refused() {
+    let scene = Scene::new();
+    // An approved command that appends a new unit (a new number each
+    // time) which runs the command again: without end, were it applied.
+    std::fs::write(
+        scene.root.join("again.sh"),
+        "n=$(wc -l < ran.txt 2>/dev/null || echo 0)\necho ran >> ran.txt\n\
+         printf '<<<<<<< TASKS\\n<<<<<<< WRITE path=\"n.txt\"\\n%s\\n>>>>>>> END\\n<<<<<<< RUN\\nsh again.sh\\n>>>>>>> END\\n>>>>>>> TASKS\\n' \"$n\" >> ../replies.md\n",
+    )
+    .unwrap();
+    let allowed = scene
+        .clada()
+        .args(["allow", "-C"])
+        .arg(&scene.root)
+        .arg("sh again.sh")
+        .output()
+        .unwrap();
+    assert!(allowed.status.success(), "{allowed:?}");
+    let watch = scene.watch();
+    scene.append("<<<<<<< RUN\nsh again.sh\n>>>>>>> END\n");
+    eventually("the command did not run", || {
+        !scene.read("ran.txt").is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        scene.read("ran.txt"),
+        "ran\n",
+        "what the command wrote was applied"
+    );
+    assert!(!scene.root.join("n.txt").exists());
+    // Refused and said so, once; the next watch does not apply it either.
+    let events = stop(watch);
+    let refused: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "diagnostic" && e["kind"] == "written_during_command")
+        .collect();
+    assert_eq!(refused.len(), 1, "{events:?}");
+    assert_eq!(refused[0]["code"], "command_not_allowed");
+    let watch = scene.watch();
+    std::thread::sleep(Duration::from_millis(800));
+    let events = stop(watch);
+    assert!(tasks(&events).is_empty(), "{events:?}");
+    assert_eq!(scene.read("ran.txt"), "ran\n");
+    // A unit that is not UTF-8 is refused where it is, never written.
+    let watch = scene.watch();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&scene.replies)
+        .unwrap()
+        .write_all(b"<<<<<<< WRITE path=\"u.txt\"\ncaf\xe9\n>>>>>>> END\n")
+        .unwrap();
+    // Remembered: the command's unit, the one it wrote, and this one.
+    eventually("the unit was not reported", || applied(&scene.home) == 3);
+    let events = stop(watch);
+    assert!(!scene.root.join("u.txt").exists());
+    assert!(
+        events.iter().any(|e| e["code"] == "invalid_utf8"),
+        "{events:?}"
+    );
+}
+
+/// How many units the watches of the scene remember.
+fn applied(home: &Path) -> usize {
+    let dir = home.join(".local/state/clada/watch");
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".applied"))
+        .map(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap_or_default()
+                .lines()
+                .count()
+        })
+        .sum()
+}

@@ -1,0 +1,357 @@
+//! Edits no task came of (PROTOCOL §11.7): a document read in one dialect
+//! that holds no task, but holds edits in a format this dialect does not
+//! read (a unified diff, Cline's blocks, a codex patch read as clada…), is
+//! an error that names the format and the `--dialect` that reads it; and
+//! lines almost a dialect's markers are errors in every dialect, never
+//! prose. An edit is never dropped in silence.
+//!
+//! The formats and their readers are one table, [`FORMATS`]: a new front
+//! end is one line there.
+
+use crate::ast::Document;
+use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::span::Span;
+
+use super::Dialect;
+
+/// A format of edits clada recognises in a document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    Clada,
+    Aider,
+    Codex,
+    Cml,
+    UnifiedDiff,
+    Cline,
+    Gptme,
+}
+
+/// Each format, what it is in words, and the dialect that reads it
+/// (`None`: no front end reads it yet).
+pub(crate) const FORMATS: &[(Format, &str, Option<Dialect>)] = &[
+    (
+        Format::Clada,
+        "clada tasks (`<<<<<<< SEARCH path=…`)",
+        Some(Dialect::Clada),
+    ),
+    (
+        Format::Aider,
+        "aider SEARCH/REPLACE blocks",
+        Some(Dialect::Aider),
+    ),
+    (
+        Format::Codex,
+        "a codex patch (`*** Begin Patch`)",
+        Some(Dialect::Codex),
+    ),
+    (
+        Format::Cml,
+        "CML elements (`<edit path=…>`)",
+        Some(Dialect::Cml),
+    ),
+    (
+        Format::UnifiedDiff,
+        "a unified diff (`--- a/…`, `+++ b/…`, `@@ … @@`)",
+        Some(Dialect::Udiff),
+    ),
+    (
+        Format::Cline,
+        "Cline/Roo SEARCH blocks (`------- SEARCH`, `=======`, `+++++++ REPLACE`)",
+        Some(Dialect::Cline),
+    ),
+    (
+        Format::Gptme,
+        "gptme patch blocks (`<<<<<<< ORIGINAL`, `=======`, `>>>>>>> UPDATED`)",
+        None,
+    ),
+];
+
+/// Adds to `doc`, read in `dialect`, the errors of this module: near-miss
+/// markers of the dialect, and, when the document holds no task, each
+/// format of edits found that the dialect does not read.
+pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
+    let source = doc.source;
+    let mut found = Vec::new();
+    if dialect == Dialect::Aider {
+        let spans: Vec<Span> = doc.units.iter().map(|u| u.span()).collect();
+        aider_near_misses(source, &spans, &mut found);
+    }
+    if doc.tasks().next().is_none() {
+        found.extend(foreign(source, dialect));
+    }
+    if found.is_empty() {
+        return;
+    }
+    doc.diagnostics.extend(found);
+    crate::diagnostics::sort_in_document_order(&mut doc.diagnostics);
+}
+
+/// The errors for the formats in `source` that `dialect` does not read
+/// (the document holds no task), and for codex's markers written almost
+/// right.
+pub(crate) fn foreign(source: &str, dialect: Dialect) -> Vec<Diagnostic> {
+    let lines = lines(source);
+    let mut out = Vec::new();
+    for &(format, what, reader) in FORMATS {
+        if reader == Some(dialect) {
+            continue;
+        }
+        let Some(at) = first(format, source, &lines) else {
+            continue;
+        };
+        let line = &lines[at];
+        let span = Span::new(line.0, line.0 + line.1.len());
+        let help = match reader {
+            Some(d) => format!(
+                "read the document with `--dialect {d}` (or `--dialect auto`), or send these edits as clada tasks"
+            ),
+            None => "clada does not read this format: send these edits as clada SEARCH tasks (`clada prompt` shows how)".to_owned(),
+        };
+        out.push(
+            Diagnostic::new(
+                K::ForeignFormat,
+                span,
+                format!(
+                    "line {} starts {what}, which the {dialect} dialect does not read: none of its edits was applied",
+                    at + 1
+                ),
+            )
+            .with_help(help),
+        );
+    }
+    for (start, text) in &lines {
+        if let Some(fixed) = codex_near_miss(text) {
+            let span = Span::new(*start, start + text.len());
+            out.push(
+                Diagnostic::new(
+                    K::MalformedMarker,
+                    span,
+                    format!(
+                        "`{}` is almost codex's `{fixed}`, so the patch is not read",
+                        text.trim()
+                    ),
+                )
+                .with_fix(span, fixed)
+                .with_help(format!("write the line as `{fixed}`")),
+            );
+        }
+    }
+    out
+}
+
+/// Each line: where it starts, and its text without the line break.
+fn lines(source: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for line in source.split_inclusive('\n') {
+        let text = line.strip_suffix('\n').unwrap_or(line);
+        out.push((at, text.strip_suffix('\r').unwrap_or(text)));
+        at += line.len();
+    }
+    out
+}
+
+/// The index of the line where the first block of `format` starts. One
+/// pass over the lines: what a block needs further down is looked up once.
+fn first(format: Format, source: &str, lines: &[(usize, &str)]) -> Option<usize> {
+    let line = |i: usize| lines.get(i).map_or("", |l| l.1);
+    let last = |test: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| test(l.1));
+    let last_end = match format {
+        Format::Cline => last(&|l| is_cline(l, '+', "REPLACE")),
+        Format::Gptme => last(&|l| l.trim_end() == ">>>>>>> UPDATED"),
+        _ => None,
+    };
+    let later = |from: usize| last_end.is_some_and(|k| k >= from);
+    let cml_end = format == Format::Cml && source.contains("</edit>");
+    (0..lines.len()).find(|&i| {
+        let t = line(i);
+        match format {
+            Format::Clada => crate::lexer::classify(t, 1).is_some_and(|m| {
+                m.shape == crate::syntax::Shape::Opener
+                    && m.keyword.is_some()
+                    && !m.rest().is_empty()
+            }),
+            Format::Aider => {
+                super::aider::is_head(t)
+                    && super::aider::file_name(
+                        &lines[i.saturating_sub(3)..i]
+                            .iter()
+                            .map(|l| l.1)
+                            .collect::<Vec<_>>(),
+                    )
+                    .is_some()
+            }
+            Format::Codex => super::codex::is_begin(t),
+            Format::Cml => super::cml::has_elements(t) || (cml_end && t.contains("<edit")),
+            Format::UnifiedDiff => {
+                (t.starts_with("--- ") && line(i + 1).starts_with("+++ ") && is_hunk(line(i + 2)))
+                    || (is_hunk(t) && matches!(line(i + 1).chars().next(), Some(' ' | '-' | '+')))
+            }
+            Format::Cline => is_cline(t, '-', "SEARCH") && later(i + 1),
+            Format::Gptme => t.trim_end() == "<<<<<<< ORIGINAL" && later(i + 1),
+        }
+    })
+}
+
+/// `@@ -12,3 +12,4 @@`: a unified diff's hunk header.
+fn is_hunk(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("@@ -") else {
+        return false;
+    };
+    let Some((old, rest)) = rest.split_once(" +") else {
+        return false;
+    };
+    let Some((new, _)) = rest.split_once(" @@") else {
+        return false;
+    };
+    let numbers = |s: &str| {
+        s.split(',')
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    numbers(old) && numbers(new)
+}
+
+/// Cline's `------- SEARCH` and `+++++++ REPLACE`: a run of `c`, then the
+/// word.
+fn is_cline(line: &str, c: char, word: &str) -> bool {
+    let t = line.trim();
+    let n = t.chars().take_while(|&x| x == c).count();
+    n >= 3 && t[n..].trim() == word
+}
+
+/// The line codex meant, when `text` is almost one of its envelope lines
+/// (`***Begin Patch`, `*** begin patch`, `** End Patch`) but is not one.
+fn codex_near_miss(text: &str) -> Option<&'static str> {
+    let t = text.trim();
+    let stars = t.chars().take_while(|&c| c == '*').count();
+    if stars < 2 {
+        return None;
+    }
+    let words: String = t[stars..]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_lowercase();
+    let fixed = match words.as_str() {
+        "begin patch" => "*** Begin Patch",
+        "end patch" => "*** End Patch",
+        _ => return None,
+    };
+    (t != fixed).then_some(fixed)
+}
+
+/// aider's SEARCH and REPLACE lines written almost right, outside every
+/// block read: errors, each with the line as aider reads it.
+fn aider_near_misses(source: &str, units: &[Span], out: &mut Vec<Diagnostic>) {
+    for (start, text) in lines(source) {
+        if units.iter().any(|u| u.start <= start && start < u.end) {
+            continue;
+        }
+        let Some(fixed) = aider_meant(text) else {
+            continue;
+        };
+        let span = Span::new(start, start + text.len());
+        out.push(
+            Diagnostic::new(
+                K::MalformedMarker,
+                span,
+                format!(
+                    "`{}` is almost aider's `{fixed}`, so this block is read as prose",
+                    text.trim()
+                ),
+            )
+            .with_fix(span, fixed)
+            .with_help(format!("write the line as `{fixed}`")),
+        );
+    }
+}
+
+/// The line aider meant, when `text` is almost its SEARCH or REPLACE line:
+/// another number of characters, no space after them, the word in another
+/// case, or more than one `>` after SEARCH.
+fn aider_meant(text: &str) -> Option<&'static str> {
+    let t = text.trim();
+    let (c, fixed, word) = match t.chars().next()? {
+        '<' => ('<', "<<<<<<< SEARCH", "search"),
+        '>' => ('>', ">>>>>>> REPLACE", "replace"),
+        _ => return None,
+    };
+    let n = t.chars().take_while(|&x| x == c).count();
+    if n < 3 {
+        return None;
+    }
+    let rest = t[n..].trim().trim_end_matches('>').trim_end();
+    if !rest.eq_ignore_ascii_case(word) {
+        return None;
+    }
+    let line = format!("{text}\n");
+    let accepted = if c == '<' {
+        super::aider::is_head(&line)
+    } else {
+        super::aider::is_updated(&line)
+    };
+    (!accepted).then_some(fixed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str, dialect: Dialect) -> Vec<(K, String)> {
+        foreign(text, dialect)
+            .into_iter()
+            .map(|d| (d.kind, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn each_foreign_format_is_named() {
+        let diff = "--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n";
+        let ks = kinds(diff, Dialect::Clada);
+        assert_eq!(ks.len(), 1);
+        assert!(ks[0].1.contains("a unified diff"), "{ks:?}");
+        let cline = "x.py\n------- SEARCH\na\n=======\nb\n+++++++ REPLACE\n";
+        assert!(kinds(cline, Dialect::Clada)[0].1.contains("Cline"));
+        // Each names the dialect that reads it; gptme's, none.
+        let help = |text: &str| {
+            foreign(text, Dialect::Clada)[0]
+                .help
+                .clone()
+                .unwrap_or_default()
+        };
+        assert!(help(diff).contains("--dialect udiff"), "{}", help(diff));
+        assert!(help(cline).contains("--dialect cline"), "{}", help(cline));
+        assert!(kinds(diff, Dialect::Udiff).is_empty());
+        assert!(kinds(cline, Dialect::Cline).is_empty());
+        let gptme = "```patch x.py\n<<<<<<< ORIGINAL\na\n=======\nb\n>>>>>>> UPDATED\n```\n";
+        assert!(kinds(gptme, Dialect::Clada)[0].1.contains("gptme"));
+        assert!(help(gptme).contains("does not read this format"));
+        let codex = "*** Begin Patch\n*** Update File: a\n@@\n-a\n+b\n*** End Patch\n";
+        assert!(kinds(codex, Dialect::Clada)[0].1.contains("codex"));
+        assert!(kinds(codex, Dialect::Codex).is_empty());
+        assert!(kinds("just prose\n--- not a diff\n", Dialect::Clada).is_empty());
+    }
+
+    #[test]
+    fn near_misses_of_codex_and_aider_are_errors_with_a_fix() {
+        let ds = foreign("***Begin Patch\n", Dialect::Clada);
+        assert_eq!(ds.len(), 1);
+        assert_eq!(
+            ds[0].fix.as_ref().map(|f| f.replacement.as_str()),
+            Some("*** Begin Patch")
+        );
+        for line in [
+            "<<<<<<<SEARCH",
+            "<<<<<<< SEARCH>>",
+            "<<<< SEARCH",
+            "<<<<<<<<<<< SEARCH",
+            "<<<<<<< search",
+        ] {
+            assert_eq!(aider_meant(line), Some("<<<<<<< SEARCH"), "{line}");
+        }
+        assert_eq!(aider_meant(">>>>>>>REPLACE"), Some(">>>>>>> REPLACE"));
+        assert_eq!(aider_meant("<<<<<<< SEARCH"), None);
+        assert_eq!(aider_meant("<<<<<<< SEARCH>"), None);
+        assert_eq!(aider_meant("<<<<<<< HEAD"), None);
+    }
+}

@@ -1,0 +1,31 @@
+"""clada from Python: check, apply and convert the edit documents language
+models write, in process.
+
+    import clada
+
+    report = clada.apply(reply, "path/to/project")
+    if not report["ok"]:
+        print(report["resend"])
+
+``check``, ``apply`` and ``schema`` return the reports of ``clada check``,
+``clada apply`` and ``clada schema`` with ``--format json``, as dicts typed by
+the TypedDicts here (``ApplyReport``, ``CheckReport``, ...). A call that
+cannot run raises ``CladaError``; nothing ever prompts.
+"""
+
+from ._clada import __version__, apply, check, convert, prompt, schema
+from ._errors import CladaError, ConvertError
+from ._reports import *  # noqa: F403
+from ._reports import __all__ as _report_types
+
+__all__ = [
+    "CladaError",
+    "ConvertError",
+    "__version__",
+    "apply",
+    "check",
+    "convert",
+    "prompt",
+    "schema",
+    *_report_types,
+]

@@ -1,0 +1,405 @@
+"""The reports of clada as TypedDicts: what `clada.check` and `clada.apply`
+return, field for field the JSON of `clada check|apply --format json`
+(PROTOCOL §9.2).
+
+Generated from grammar/schema/*.json by clada-py/gen_reports.py; do not
+edit: run `python3 clada-py/gen_reports.py` after changing the schemas.
+"""
+
+from typing import Literal, NotRequired, TypeAlias, TypedDict
+
+__all__ = [
+    "ApplyReport",
+    "ApplySummary",
+    "BlockReport",
+    "BlockStatus",
+    "Category",
+    "CheckBlock",
+    "CheckReport",
+    "CheckSummary",
+    "CheckTask",
+    "Chosen",
+    "Closest",
+    "Count",
+    "DiagnosticReport",
+    "Dialect",
+    "ErrorReport",
+    "ErrorType",
+    "Excerpt",
+    "FileChange",
+    "FixReport",
+    "GitReport",
+    "IndentProblem",
+    "Indentation",
+    "LabelReport",
+    "Matched",
+    "OpName",
+    "Position",
+    "Resend",
+    "Severity",
+    "Shift",
+    "TaskReport",
+    "TaskStatus",
+]
+
+
+class ApplySummary(TypedDict):
+    blocks: int
+    failed: int
+    rolled_back: NotRequired[int]
+    """Succeeded, then undone (`--atomic`); counted in `succeeded` too."""
+    skipped: int
+    succeeded: int
+    tasks: int
+
+
+BlockStatus: TypeAlias = Literal["success", "failed", "malformed"]
+
+
+class Position(TypedDict):
+    """A position for people: 1-based line, 1-based column in Unicode scalar
+    values, and the byte offset it was computed from.
+    """
+    column: int
+    line: int
+    offset: int
+
+
+class Chosen(TypedDict):
+    """When an edit with a line hint found several equal candidates: how many,
+    and which line the one taken starts on (the nearest to the hint).
+    """
+    candidates: int
+    hint: int
+    """The line the edit was written for."""
+
+
+Category: TypeAlias = Literal["validation", "runtime", "system"]
+"""Who is at fault, broadly: the document, the run, or the system."""
+
+
+class Closest(TypedDict):
+    """The region of a file most like the search text."""
+    diff: str
+    """A unified diff from the search text to the region."""
+    difference: NotRequired[str | None]
+    """When the two differ only in white space, or the search has lines the
+    file cannot have (a copied fence or file name, blank lines at its
+    ends): what exactly, in words.
+    """
+    end_line: int
+    similarity: float
+    """0 to 1: the share of characters the two texts have in common."""
+    start_line: int
+    """1-based, inclusive."""
+
+
+Count: TypeAlias = Literal["all"] | int
+
+
+ErrorType: TypeAlias = Literal[
+    "malformed_structure",
+    "invalid_utf8",
+    "input_too_large",
+    "path_escape",
+    "symlink_not_allowed",
+    "command_not_allowed",
+    "match_count_mismatch",
+    "already_applied",
+    "indentation_mismatch",
+    "file_not_found",
+    "file_exists",
+    "permission_denied",
+    "exec_failed",
+    "exec_timeout",
+    "lock_timeout",
+    "file_changed",
+    "sandbox_unavailable",
+    "git_operation_failed",
+]
+"""What kind of failure an error is; fixed by the protocol."""
+
+
+class Excerpt(TypedDict):
+    """An occurrence of a search text, with a line either side (PROTOCOL §9)."""
+    line: int
+    """The line the occurrence starts on."""
+    start_line: int
+    """The 1-based line of the first line shown."""
+    text: list[str]
+    """The lines shown, without their line breaks."""
+
+
+IndentProblem: TypeAlias = Literal["replacement", "uneven", "characters", "shallow", "occurrences"]
+"""What keeps a shifted match from being applied."""
+
+
+class Indentation(TypedDict):
+    """Why a match that needs re-indenting was not applied (PROTOCOL §3): the
+    three indentations, and what keeps the result from being determined.
+    """
+    file: str
+    """How the file indents that line."""
+    line: int
+    """The 1-based line of the file the indentations are of."""
+    problem: IndentProblem
+    replacement: str
+    """How the replacement indents its first non-blank line."""
+    search: str
+    """How the search text indents it."""
+
+
+Matched: TypeAlias = Literal["exact", "whitespace", "trailing", "trimmed", "unicode"]
+"""How an edit found the text it replaced (PROTOCOL §3): exactly, or by a
+pass that looks beyond exact text once no exact occurrence exists.
+"""
+
+
+class ErrorReport(TypedDict):
+    """An error for programs: its type, category and retryability from the
+    protocol's table, and the facts that come with it.
+    """
+    applied_lines: NotRequired[list[int]]
+    """Where the replacement already stands (the edit was applied there
+    before).
+    """
+    approve: NotRequired[str | None]
+    """For a command nobody approved: the `clada allow` line that approves
+    exactly it, for the user to run.
+    """
+    category: Category
+    closest: NotRequired[Closest | None]
+    closest_path: NotRequired[str | None]
+    """For `file_not_found`: the existing path most like the one named."""
+    dangling_starts: NotRequired[list[int]]
+    end_lines: NotRequired[list[int]]
+    excerpts: NotRequired[list[Excerpt]]
+    """The occurrences found (the first five), each with a line either
+    side.
+    """
+    expected: NotRequired[Count | None]
+    found: NotRequired[int | None]
+    hint: NotRequired[str | None]
+    """What to do about it, in one line."""
+    indentation: NotRequired[Indentation | None]
+    """Why a match at another indentation was not applied: the three
+    indentations (`indentation_mismatch`).
+    """
+    lines: NotRequired[list[int] | None]
+    matched: NotRequired[Matched | None]
+    """The occurrences were found by a pass beyond exact text."""
+    message: str
+    os_error: NotRequired[str | None]
+    ranges: NotRequired[list[list[int]] | None]
+    """First and last line of each occurrence (PROTOCOL §9.2)."""
+    replacement_present: NotRequired[bool | None]
+    retryable: bool
+    start_lines: NotRequired[list[int]]
+    type: ErrorType
+
+
+OpName: TypeAlias = Literal["write", "edit", "edit_range", "run", "move", "remove"]
+"""The operation names used in reports."""
+
+
+class Shift(TypedDict):
+    """How far the replacement was re-indented to stand where the search text
+    was found (PROTOCOL §3): the file indents those lines by `indent` more
+    (or less) than the edit wrote them.
+    """
+    by: int
+    """Characters of indentation added to each non-blank line of the
+    replacement; negative when taken away.
+    """
+    indent: str
+    """The characters added (or taken away), the file's own."""
+
+
+TaskStatus: TypeAlias = Literal["success", "failed", "skipped"]
+
+
+class TaskReport(TypedDict):
+    chosen: NotRequired[Chosen | None]
+    """For edits with a line hint: which of several candidates was taken."""
+    duration_ms: NotRequired[int | None]
+    end: NotRequired[Position | None]
+    error: NotRequired[ErrorReport | None]
+    exit_code: NotRequired[int | None]
+    lines: NotRequired[list[int] | None]
+    """For edits: the 1-based line of each replaced occurrence."""
+    matched: NotRequired[Matched | None]
+    """For edits: how the search text was found (PROTOCOL §3)."""
+    message: str
+    number: int
+    op: OpName
+    output: NotRequired[str | None]
+    """A command's kept output (`null` for other operations)."""
+    path: NotRequired[str | None]
+    rolled_back: NotRequired[bool]
+    """Done, then undone because its unit (or, with `--atomic=document`,
+    the document) failed: it left no trace.
+    """
+    shift: NotRequired[Shift | None]
+    """For edits: how far the replacement was re-indented, if it was."""
+    start: NotRequired[Position | None]
+    """The opener line's start and the closer line's end (PROTOCOL §9.2)."""
+    status: TaskStatus
+
+
+class BlockReport(TypedDict):
+    end: NotRequired[Position | None]
+    kind: str
+    """`tasks` for a TASKS block, `standalone` for a task of its own."""
+    note: NotRequired[str | None]
+    """What a rollback could not undo, or left in place (`--atomic`)."""
+    number: int
+    start: NotRequired[Position | None]
+    """The opener line's start and the closer line's end (PROTOCOL §9.2)."""
+    status: BlockStatus
+    tasks: list[TaskReport]
+
+
+class FixReport(TypedDict):
+    end: Position
+    replacement: str
+    start: Position
+
+
+class LabelReport(TypedDict):
+    end: Position
+    message: str
+    start: Position
+
+
+Severity: TypeAlias = Literal["error", "warning"]
+
+
+class DiagnosticReport(TypedDict):
+    """A diagnostic for programs."""
+    block: NotRequired[int | None]
+    code: ErrorType
+    """The protocol's error type."""
+    end: Position
+    fix: NotRequired[FixReport | None]
+    """A replacement that repairs the document (PROTOCOL §2.1)."""
+    help: NotRequired[str | None]
+    kind: str
+    """The stable name of the problem."""
+    labels: list[LabelReport]
+    message: str
+    severity: Severity
+    start: Position
+    task: NotRequired[int | None]
+
+
+Dialect: TypeAlias = Literal["clada", "aider", "codex", "cml", "udiff", "cline"]
+"""The edit formats clada reads."""
+
+
+FileChange = TypedDict(
+    "FileChange",
+    {
+        # `created`, `modified`, `removed` or `moved`.
+        "change": str,
+        # For a file written: a unified diff from what is on disk.
+        "diff": NotRequired[str | None],
+        # Where a moved file or directory is now.
+        "from": NotRequired[str | None],
+        "path": str,
+    },
+)
+"""One path a dry run would change."""
+
+
+class GitReport(TypedDict):
+    after: NotRequired[str | None]
+    before: NotRequired[str | None]
+    error: NotRequired[str | None]
+    note: NotRequired[str | None]
+    """Why git was not used, when it was not."""
+
+
+class Resend(TypedDict):
+    """The tasks of a run by what an agent should do with them next, as task
+    numbers (PROTOCOL §9.1). Every task is in exactly one list.
+    """
+    already_applied: list[int]
+    """Edits whose change the file already has (`already_applied`): drop
+    them.
+    """
+    applied: list[int]
+    """In effect: never send these again."""
+    failed: list[int]
+    """Failed, or in a malformed unit: fix them, then send them again."""
+    needs_approval: list[int]
+    """Commands nobody approved: the user must approve them (the error's
+    `approve` line), then they can be sent again as written.
+    """
+    skipped: list[int]
+    """Not carried out, or undone (`--atomic`): send them again as written."""
+
+
+class ApplyReport(TypedDict):
+    """The JSON object of `clada apply`. The blocks come before the totals:
+    the report is written as the run goes, each block once it is final
+    (PROTOCOL §9.2).
+    """
+    blocks: list[BlockReport]
+    changes: NotRequired[list[FileChange] | None]
+    """In a dry run: what the run would change, file by file."""
+    diagnostics: list[DiagnosticReport]
+    dialect: Dialect
+    """The edit format the document was read in (PROTOCOL §11)."""
+    dry_run: NotRequired[bool]
+    """`--dry-run`: nothing was written, run or committed."""
+    duration_ms: int
+    error: NotRequired[ErrorReport | None]
+    """What stopped the whole run before any task (a lock not acquired, a
+    failed commit before the tasks).
+    """
+    git: GitReport
+    ok: bool
+    resend: NotRequired[Resend | None]
+    """What to send again (PROTOCOL §9.1); absent in a dry run."""
+    summary: ApplySummary
+    version: int
+
+
+class CheckTask(TypedDict):
+    end: Position
+    number: int
+    op: OpName
+    path: NotRequired[str | None]
+    start: Position
+    valid: bool
+
+
+class CheckBlock(TypedDict):
+    end: Position
+    kind: str
+    number: int
+    start: Position
+    """The opener line's start and the closer line's end (PROTOCOL §9.2)."""
+    tasks: list[CheckTask]
+    valid: bool
+    """Whether the unit would run: it has no error."""
+
+
+class CheckSummary(TypedDict):
+    blocks: int
+    errors: int
+    tasks: int
+    warnings: int
+
+
+class CheckReport(TypedDict):
+    """The JSON object of `clada check`. As in `apply`'s, the blocks come
+    before the totals: the report is written as the units are read.
+    """
+    blocks: list[CheckBlock]
+    diagnostics: list[DiagnosticReport]
+    dialect: Dialect
+    """The edit format the document was read in (PROTOCOL §11)."""
+    ok: bool
+    summary: CheckSummary
+    version: int

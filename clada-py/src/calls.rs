@@ -1,0 +1,301 @@
+//! What each Python function does, in Rust and without Python: the same
+//! steps as `clada check|apply --format json` and `clada convert`, so
+//! that the reports are the command line's, field for field.
+
+use std::path::Path;
+use std::time::Instant;
+
+use clada_markers::dialect::{Dialect, parse_dialect, parse_units};
+use clada_markers::engine::{Dirs, DirsError, Observer};
+use clada_markers::report::{BlockReport, CheckBuilder, DiagnosticReport, GitReport};
+use clada_markers::syntax::{self, valid_prefix};
+use clada_markers::{
+    Apply, ApplyReport, CheckReport, Diagnostic, Document, ErrorType, Listener, ParseOptions,
+    decode, render,
+};
+
+use crate::settings::{ApplySettings, DialectChoice};
+
+/// A report, as the command line prints it with `--format json`.
+#[derive(Debug)]
+pub(crate) enum Report {
+    Apply(Box<ApplyReport>),
+    Check(Box<CheckReport>),
+}
+
+/// Why a call could not run (a document that fails is a report, not one
+/// of these).
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// An error of the protocol (PROTOCOL §8): `clada.CladaError`, with
+    /// the report when there is one.
+    Clada {
+        kind: ErrorType,
+        message: String,
+        report: Option<Report>,
+    },
+    /// A document without errors that the target dialect cannot express:
+    /// `clada.ConvertError`.
+    Convert {
+        task: Option<usize>,
+        message: String,
+    },
+}
+
+impl Failure {
+    fn clada(kind: ErrorType, message: impl Into<String>) -> Self {
+        Failure::Clada {
+            kind,
+            message: message.into(),
+            report: None,
+        }
+    }
+}
+
+/// The document's text, or the diagnostic of a document that is not
+/// UTF-8. A document over the size limit cannot be read at all: that is
+/// a failure of the call (`input_too_large`), not a report.
+fn text(bytes: &[u8]) -> Result<Result<&str, Diagnostic>, Failure> {
+    match decode(bytes) {
+        Err(d) if d.error_type() == ErrorType::InputTooLarge => {
+            let help = d.help.as_deref().unwrap_or_default();
+            Err(Failure::clada(
+                ErrorType::InputTooLarge,
+                format!("{} ({} bytes); {help}", d.message, bytes.len()),
+            ))
+        }
+        decoded => Ok(decoded),
+    }
+}
+
+fn elapsed(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `clada check --format json`.
+pub(crate) fn check(document: &[u8], dialect: DialectChoice) -> Result<CheckReport, Failure> {
+    let text = match text(document)? {
+        Ok(text) => text,
+        Err(d) => return Ok(CheckReport::unreadable(&d, valid_prefix(document))),
+    };
+    let dialect = dialect.of(text);
+    let parsed = parse_units(text, dialect, ParseOptions::default());
+    let mut builder = CheckBuilder::new(text);
+    let mut blocks = Vec::new();
+    let diagnostics = syntax::each_unit(parsed, |u, ds| blocks.push(builder.unit(u, ds)));
+    let mut report = builder.finish(blocks, &diagnostics);
+    report.dialect = dialect;
+    Ok(report)
+}
+
+/// Keeps every unit's report, for the report of the whole run.
+struct Blocks(Vec<BlockReport>);
+
+impl Observer for Blocks {}
+
+impl Listener for Blocks {
+    fn block(&mut self, report: BlockReport) {
+        self.0.push(report);
+    }
+}
+
+/// The protocol's error type for a root that cannot be opened.
+fn root_error(e: &std::io::Error) -> ErrorType {
+    match e.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => ErrorType::FileNotFound,
+        _ => ErrorType::PermissionDenied,
+    }
+}
+
+/// What `apply` warns about on the way (Python's `warnings`), as the
+/// command line does on stderr.
+pub(crate) type Warnings = Vec<String>;
+
+/// `clada apply --no-prompt --format json` with `settings`. `dirs`:
+/// clada's own directories as the environment gives them
+/// ([`Dirs::from_env`], read by the caller while no other thread of the
+/// interpreter can change the environment).
+pub(crate) fn apply(
+    document: &[u8],
+    root: &Path,
+    settings: &ApplySettings,
+    dirs: Result<Dirs, DirsError>,
+    warnings: &mut Warnings,
+) -> Result<ApplyReport, Failure> {
+    let started = Instant::now();
+    let text = text(document)?;
+    let apply = Apply::new(root).map_err(|e| {
+        Failure::clada(
+            root_error(&e),
+            format!(
+                "cannot open the root directory {}: {e}; pass the directory the document's paths are relative to",
+                root.display()
+            ),
+        )
+    })?;
+    let dirs = match dirs {
+        Ok(dirs) => Some(dirs),
+        Err(e) => {
+            warnings.push(format!(
+                "{e}: no approvals of `clada allow` and no default lock outside a git repository"
+            ));
+            None
+        }
+    };
+    let mut apply = settings.configure(apply, dirs);
+    if apply.has_legacy_approvals() {
+        warnings.push(format!(
+            "ignoring {}: approvals live outside the tree now; approve again with `clada allow -C ROOT CMD`, or pass allow=",
+            root.join(clada_markers::engine::LEGACY_PATH).display()
+        ));
+    }
+    let text = match text {
+        Ok(text) => text,
+        Err(d) => {
+            // Nothing runs: the document is refused as a whole.
+            let doc = Document {
+                source: "",
+                units: Vec::new(),
+                diagnostics: vec![d.clone()],
+            };
+            let mut report =
+                ApplyReport::new(&doc, Vec::new(), GitReport::default(), elapsed(started));
+            report.diagnostics = vec![DiagnosticReport::unreadable(&d, valid_prefix(document))];
+            return Ok(report);
+        }
+    };
+    let dialect = settings.dialect.of(text);
+    let parsed = parse_units(text, dialect, ParseOptions::default());
+    let mut blocks = Blocks(Vec::new());
+    let mut report = apply.run_units(text, parsed, &mut blocks);
+    report.blocks = blocks.0;
+    report.duration_ms = elapsed(started);
+    report.dialect = dialect;
+    // A run refused as a whole (the lock, the commit before the tasks)
+    // ran nothing: the call failed, and the report goes with the error.
+    if let Some(error) = &report.error {
+        return Err(Failure::Clada {
+            kind: error.kind,
+            message: error.message.clone(),
+            report: Some(Report::Apply(Box::new(report))),
+        });
+    }
+    Ok(report)
+}
+
+/// `clada convert --from FROM --to TO`.
+pub(crate) fn convert(
+    document: &[u8],
+    to: Dialect,
+    from: DialectChoice,
+) -> Result<String, Failure> {
+    let text = text(document)?.map_err(|d| {
+        let report = CheckReport::unreadable(&d, valid_prefix(document));
+        Failure::Clada {
+            kind: d.error_type(),
+            message: format!("{}; {}", d.message, d.help.as_deref().unwrap_or_default()),
+            report: Some(Report::Check(Box::new(report))),
+        }
+    })?;
+    let from = from.of(text);
+    let doc = parse_dialect(text, from, ParseOptions::default());
+    if let Some(first) = doc.diagnostics.iter().find(|d| d.is_error()) {
+        let errors: Vec<Diagnostic> = doc
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect();
+        let shown = render(&errors, text, "<document>", false);
+        let mut report = CheckReport::new(&doc);
+        report.dialect = from;
+        return Err(Failure::Clada {
+            kind: first.error_type(),
+            message: format!(
+                "the document ({from}) has errors: fix them before converting it\n{shown}"
+            ),
+            report: Some(Report::Check(Box::new(report))),
+        });
+    }
+    clada_markers::dialect::convert(&doc, to).map_err(|e| Failure::Convert {
+        task: e.task,
+        message: format!("cannot write this document as {to}: {e}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::Matching;
+
+    fn settings() -> ApplySettings {
+        ApplySettings {
+            dialect: DialectChoice::Auto,
+            dry_run: false,
+            atomic: None,
+            matching: Matching::Whitespace,
+            git: None,
+            allow: Vec::new(),
+            timeout: None,
+        }
+    }
+
+    #[test]
+    fn a_document_over_the_limit_is_a_failure_not_a_report() {
+        let big = vec![b'x'; syntax::MAX_DOCUMENT_SIZE + 1];
+        let Err(Failure::Clada { kind, .. }) = check(&big, DialectChoice::Auto) else {
+            panic!("a report for a document over the limit");
+        };
+        assert_eq!(kind, ErrorType::InputTooLarge);
+    }
+
+    #[test]
+    fn a_document_not_in_utf8_is_a_report() {
+        let report = check(b"ok\n\xff\n", DialectChoice::Auto).unwrap();
+        assert!(!report.ok);
+        assert_eq!(report.diagnostics[0].code, ErrorType::InvalidUtf8);
+    }
+
+    #[test]
+    fn a_missing_root_is_file_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nowhere");
+        let Err(Failure::Clada { kind, message, .. }) = apply(
+            b"",
+            &missing,
+            &settings(),
+            Dirs::from_env(),
+            &mut Vec::new(),
+        ) else {
+            panic!("a report for a missing root");
+        };
+        assert_eq!(kind, ErrorType::FileNotFound);
+        assert!(message.contains("nowhere"), "{message}");
+    }
+
+    #[test]
+    fn a_root_the_system_refuses_is_permission_denied() {
+        use std::io::{Error, ErrorKind};
+        assert_eq!(
+            root_error(&Error::from(ErrorKind::PermissionDenied)),
+            ErrorType::PermissionDenied
+        );
+        assert_eq!(
+            root_error(&Error::from(ErrorKind::NotADirectory)),
+            ErrorType::FileNotFound
+        );
+    }
+
+    #[test]
+    fn a_document_with_errors_is_not_converted() {
+        let Err(Failure::Clada { kind, report, .. }) = convert(
+            b"<<<<<<< WRITE path=\"a\"\nx\n",
+            Dialect::Aider,
+            DialectChoice::Auto,
+        ) else {
+            panic!("converted a document with an error");
+        };
+        assert_eq!(kind, ErrorType::MalformedStructure);
+        assert!(matches!(report, Some(Report::Check(r)) if !r.ok));
+    }
+}

@@ -1,0 +1,316 @@
+//! `clada._clada`, the extension module of the Python package `clada`
+//! (`clada-py/python/clada/`): `check`, `apply`, `convert`, `prompt`
+//! and `schema`, each what the command of the same name does, in
+//! process.
+//!
+//! Reports are the command line's `--format json` reports as Python data;
+//! a call that cannot run raises `clada.CladaError` with the protocol's
+//! error type (PROTOCOL §8). The interpreter's lock is released while a
+//! document is read, checked, applied or converted. Nothing prompts: a
+//! command runs when it is built in, approved with `clada allow`, or
+//! named in `allow=` (this call only, at the root, never written
+//! anywhere).
+//!
+//! The work is in `calls` (no Python) and `settings` (the arguments
+//! as clada's settings); this file only converts between the two worlds.
+
+mod calls;
+mod settings;
+
+use std::path::PathBuf;
+
+use pyo3::exceptions::{PyRuntimeError, PyRuntimeWarning, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyBytes, PyString, PyType};
+
+use calls::{Failure, Report};
+use settings::{ApplySettings, BadArgument, DialectChoice, Matching};
+
+/// The system prompt of `clada prompt`, kept beside the command line.
+const PROMPT: &str = include_str!("../../clada-cli/prompt.md");
+
+/// Python's `json.loads`, `clada.CladaError` and `clada.ConvertError`,
+/// found once.
+static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CLADA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static CONVERT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// A report as Python data, from its JSON (made off the interpreter's
+/// lock): `json.loads` gives dicts, lists, strings, numbers, booleans and
+/// `None`, the keys in the report's order.
+fn data<'py>(py: Python<'py>, json: Result<String, String>) -> PyResult<Bound<'py, PyAny>> {
+    let json = json.map_err(PyRuntimeError::new_err)?;
+    let loads = LOADS.get_or_try_init(py, || -> PyResult<_> {
+        Ok(py.import("json")?.getattr("loads")?.unbind())
+    })?;
+    loads.bind(py).call1((json,))
+}
+
+fn json_of(value: &impl serde::Serialize) -> Result<String, String> {
+    serde_json::to_string(value).map_err(|e| format!("cannot serialise the report: {e}"))
+}
+
+impl From<BadArgument> for PyErr {
+    fn from(BadArgument(message): BadArgument) -> PyErr {
+        PyValueError::new_err(message)
+    }
+}
+
+/// The Python exception of a call that could not run.
+fn raise(py: Python<'_>, failure: Failure) -> PyErr {
+    exception(py, failure).unwrap_or_else(|e| e)
+}
+
+fn exception(py: Python<'_>, failure: Failure) -> PyResult<PyErr> {
+    match failure {
+        Failure::Clada {
+            kind,
+            message,
+            report,
+        } => {
+            let report = match report {
+                None => py.None().into_bound(py),
+                Some(Report::Apply(r)) => data(py, json_of(&r))?,
+                Some(Report::Check(r)) => data(py, json_of(&r))?,
+            };
+            // Its name in reports: `validation`, `runtime`, `system`.
+            let category = serde_json::to_value(kind.category())
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let class = CLADA_ERROR.import(py, "clada._errors", "CladaError")?;
+            let error =
+                class.call1((message, kind.as_str(), category, kind.retryable(), report))?;
+            Ok(PyErr::from_value(error))
+        }
+        Failure::Convert { task, message } => {
+            let class = CONVERT_ERROR.import(py, "clada._errors", "ConvertError")?;
+            Ok(PyErr::from_value(class.call1((message, task))?))
+        }
+    }
+}
+
+/// The bytes of a document given as `str` (UTF-8) or `bytes` (decoded
+/// as the command line decodes a file: not UTF-8 is a report).
+fn document_bytes<'a>(document: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+    if let Ok(text) = document.cast::<PyString>() {
+        return Ok(text.to_str()?.as_bytes());
+    }
+    if let Ok(bytes) = document.cast::<PyBytes>() {
+        return Ok(bytes.as_bytes());
+    }
+    Err(PyTypeError::new_err(format!(
+        "document must be str or bytes (a model's reply), not {}",
+        document.get_type().name()?
+    )))
+}
+
+/// Reads, checks and reports on a document; touches nothing.
+///
+/// `dialect`: "auto" (default), "clada", "aider", "codex", "cml", "udiff"
+/// or "cline". Returns the report of `clada check --format json` as a
+/// dict; a document with errors is a report whose `ok` is False. Raises
+/// `clada.CladaError` (`input_too_large`) for a document over 50 MiB.
+#[pyfunction]
+#[pyo3(signature = (document, dialect = "auto"))]
+fn check<'py>(
+    py: Python<'py>,
+    document: &Bound<'py, PyAny>,
+    dialect: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = document_bytes(document)?;
+    let dialect = DialectChoice::parse(dialect, "dialect")?;
+    let json = py
+        .detach(|| calls::check(bytes, dialect).map(|report| json_of(&report)))
+        .map_err(|f| raise(py, f))?;
+    data(py, json)
+}
+
+/// Applies a document to the directory `root`, as `clada apply --no-prompt
+/// --format json` would.
+///
+/// Returns the report as a dict; a document that fails (in part or whole)
+/// is a report whose `ok` is False, with `resend` saying what to send
+/// again. Raises `clada.CladaError` when the call cannot run: a root that
+/// cannot be opened, a document over 50 MiB, the lock not taken in time
+/// (`lock_timeout`, retryable), a failed commit before the tasks.
+///
+/// - `dialect`: as for `check`.
+/// - `dry_run`: plan everything, change nothing, report a diff per file.
+/// - `atomic`: None, "unit" (or True: a unit that fails leaves no trace)
+///   or "document" (all or nothing).
+/// - `match`: "whitespace" (default) or "exact", how a SEARCH finds its
+///   text.
+/// - `git`: False (default: no commits), True (commit before and after, as
+///   `clada <clada@localhost>`), or the author, e.g. "Ada <ada@example.com>".
+/// - `allow`: command lines approved for this call only (exact text of a
+///   RUN's body), besides built-in commands and those of `clada allow`;
+///   never written anywhere. They hold at the root, as `clada allow`
+///   without `--dir` approves: a RUN whose `dir` is below the root runs
+///   only what `clada allow --dir DIR` approved there. Nothing else runs,
+///   and nobody is asked.
+/// - `timeout`: seconds; no command runs longer, and tasks not started
+///   by then are skipped. None: 30 s per command, no limit on the run.
+#[pyfunction]
+#[pyo3(signature = (
+    document,
+    root,
+    *,
+    dialect = "auto",
+    dry_run = false,
+    atomic = None,
+    r#match = "whitespace",
+    git = None,
+    allow = None,
+    timeout = None,
+),
+// What a Python user reads: `False` and `()` mean what `None` means.
+text_signature = "(document, root, *, dialect=\"auto\", dry_run=False, atomic=None, match=\"whitespace\", git=False, allow=(), timeout=None)")]
+#[allow(clippy::too_many_arguments)]
+fn apply<'py>(
+    py: Python<'py>,
+    document: &Bound<'py, PyAny>,
+    root: PathBuf,
+    dialect: &str,
+    dry_run: bool,
+    atomic: Option<&Bound<'py, PyAny>>,
+    r#match: &str,
+    git: Option<&Bound<'py, PyAny>>,
+    allow: Option<&Bound<'py, PyAny>>,
+    timeout: Option<f64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = document_bytes(document)?;
+    let settings = ApplySettings {
+        dialect: DialectChoice::parse(dialect, "dialect")?,
+        dry_run,
+        atomic: settings::atomic(atomic_name(atomic)?.as_deref())?,
+        matching: Matching::parse(r#match)?,
+        git: git_setting(git)?,
+        allow: settings::allow(commands(allow)?)?,
+        timeout: settings::timeout(timeout)?,
+    };
+    // The environment is read here, holding the interpreter's lock: no
+    // other Python thread changes it meanwhile.
+    let dirs = clada_markers::engine::Dirs::from_env();
+    let mut warnings = Vec::new();
+    let result = py.detach(|| {
+        calls::apply(bytes, &root, &settings, dirs, &mut warnings).map(|report| json_of(&report))
+    });
+    for warning in warnings {
+        let message = std::ffi::CString::new(warning.replace('\0', " ")).unwrap_or_default();
+        PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
+    }
+    data(py, result.map_err(|f| raise(py, f))?)
+}
+
+/// `atomic=`: None, a bool, or a name.
+fn atomic_name(atomic: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    let Some(value) = atomic else {
+        return Ok(None);
+    };
+    if value.is_none() {
+        return Ok(None);
+    }
+    if let Ok(on) = value.cast::<PyBool>() {
+        return Ok(on.is_true().then(|| "unit".to_owned()));
+    }
+    value
+        .extract::<String>()
+        .map(Some)
+        .map_err(|_| PyTypeError::new_err("atomic must be None, a bool, \"unit\" or \"document\""))
+}
+
+/// `git=`: a bool, or the author as a str.
+fn git_setting(git: Option<&Bound<'_, PyAny>>) -> PyResult<Option<clada_markers::engine::Author>> {
+    let Some(value) = git.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    if let Ok(on) = value.cast::<PyBool>() {
+        return Ok(settings::git(None, on.is_true())?);
+    }
+    let author: String = value.extract().map_err(|_| {
+        PyTypeError::new_err("git must be a bool or the author, e.g. \"Ada <ada@example.com>\"")
+    })?;
+    Ok(settings::git(Some(&author), true)?)
+}
+
+/// `allow=`: any iterable of str, but not a str itself (whose letters
+/// would each be approved).
+fn commands(allow: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(value) = allow.filter(|v| !v.is_none()) else {
+        return Ok(Vec::new());
+    };
+    let wrong = || {
+        PyTypeError::new_err(
+            "allow must be a sequence of command lines, e.g. allow=(\"npm test\",), not a str",
+        )
+    };
+    if value.is_instance_of::<PyString>() || value.is_instance_of::<PyBytes>() {
+        return Err(wrong());
+    }
+    let mut out = Vec::new();
+    for item in value.try_iter().map_err(|_| wrong())? {
+        let item = item?;
+        out.push(item.extract::<String>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "allow holds {}: each approval is a command line, a str",
+                item.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?);
+    }
+    Ok(out)
+}
+
+/// Rewrites a document in another dialect, as `clada convert --from FROM_
+/// --to TO` does.
+///
+/// `to`: "clada", "aider", "codex" or "udiff". `from_`: "auto" (default),
+/// "clada", "aider", "codex", "cml", "udiff" or "cline". Prose is dropped. Raises `clada.CladaError`
+/// when the document has errors (the type of the first; `.report` is the
+/// check report) and `clada.ConvertError` (a `ValueError`) when `to`
+/// cannot express one of its tasks.
+#[pyfunction]
+#[pyo3(signature = (document, to, from_ = "auto"))]
+fn convert(py: Python<'_>, document: &Bound<'_, PyAny>, to: &str, from_: &str) -> PyResult<String> {
+    let bytes = document_bytes(document)?;
+    let to = settings::target(to)?;
+    let from = DialectChoice::parse(from_, "from_")?;
+    py.detach(|| calls::convert(bytes, to, from))
+        .map_err(|f| raise(py, f))
+}
+
+/// The system prompt of `clada prompt`: how to write edits clada applies.
+#[pyfunction]
+fn prompt() -> &'static str {
+    PROMPT
+}
+
+/// The JSON Schema (draft 2020-12) of a report, as `clada schema`
+/// prints it: `which` is "apply" or "check".
+#[pyfunction]
+fn schema<'py>(py: Python<'py>, which: &str) -> PyResult<Bound<'py, PyAny>> {
+    let schema = match which {
+        "apply" => clada_markers::report::apply_schema(),
+        "check" => clada_markers::report::check_schema(),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "schema({other:?}): there are two reports, \"apply\" and \"check\""
+            )));
+        }
+    };
+    data(py, json_of(&schema))
+}
+
+/// The extension module; `clada/__init__.py` is its public face.
+#[pymodule]
+#[pyo3(name = "_clada")]
+fn extension(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(apply, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(prompt, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

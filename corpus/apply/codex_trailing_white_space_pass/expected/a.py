@@ -1,0 +1,3 @@
+def f():
+    x = 2
+    return x

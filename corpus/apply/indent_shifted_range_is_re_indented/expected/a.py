@@ -1,0 +1,6 @@
+class A:
+    def f(self):
+        return b
+
+    def g(self):
+        pass

@@ -1,0 +1,6 @@
+class A:
+    def f(self):
+        return a
+
+    def g(self):
+        pass

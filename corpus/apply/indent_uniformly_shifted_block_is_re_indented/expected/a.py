@@ -1,0 +1,5 @@
+class A:
+    def f(self):
+        x = 2
+
+        return x

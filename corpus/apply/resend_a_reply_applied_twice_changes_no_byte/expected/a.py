@@ -1,0 +1,6 @@
+def f():
+    pass
+
+
+def g():
+    pass
