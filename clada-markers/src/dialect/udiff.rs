@@ -370,7 +370,13 @@ fn hunk(lines: &[Line<'_>], at: usize, indent: usize, out: &mut Vec<Diagnostic>)
         old: String::with_capacity(old_size),
         new: String::with_capacity(new_size),
         changes: false,
-        line: nums.map(|(_, _, c, d)| if d == 0 { c + 1 } else { c.max(1) }),
+        line: nums.map(|(_, _, c, d)| {
+            if d == 0 {
+                c.saturating_add(1)
+            } else {
+                c.max(1)
+            }
+        }),
         from_empty: nums.is_some_and(|(a, b, _, _)| a == 0 && b == 0),
     };
     let mut last = None;
@@ -1101,6 +1107,9 @@ mod tests {
         // line; none without numbers.
         let src = "--- a/x\n+++ b/x\n@@ -3,2 +3,3 @@\n a\n+b\n c\n@@ -20,2 +21,0 @@\n-d\n-e\n@@ @@\n-f\n+g\n";
         assert_eq!(lines_of(src), [Some(3), Some(22), None]);
+        // A number at the end of usize's range is a hint, not an overflow.
+        let huge = format!("--- a/x\n+++ b/x\n@@ -1 +{},0 @@\n-a\n", usize::MAX);
+        assert_eq!(lines_of(&huge), [Some(usize::MAX)]);
     }
 
     #[test]

@@ -1047,6 +1047,10 @@ impl Hay for Editing {
         self.len
     }
 
+    fn virtual_final(&self) -> bool {
+        self.virtual_final
+    }
+
     fn raw<'t>(&self, text: &'t str) -> Cow<'t, [u8]> {
         if self.crlf {
             Cow::Owned(crlf_of(text.as_bytes()))
