@@ -243,8 +243,20 @@ fn codex_near_miss(text: &str) -> Option<&'static str> {
 /// aider's SEARCH and REPLACE lines written almost right, outside every
 /// block read: errors, each with the line as aider reads it.
 fn aider_near_misses(source: &str, units: &[Span], out: &mut Vec<Diagnostic>) {
+    // The units in order of their ends, walked once beside the lines (a
+    // look through all of them for each line was quadratic).
+    let mut ends: Vec<Span> = units.to_vec();
+    ends.sort_by_key(|u| (u.end, u.start));
+    let mut next = 0;
     for (start, text) in lines(source) {
-        if units.iter().any(|u| u.start <= start && start < u.end) {
+        while ends.get(next).is_some_and(|u| u.end <= start) {
+            next += 1;
+        }
+        if ends[next..]
+            .iter()
+            .take_while(|u| u.start <= start)
+            .any(|u| start < u.end)
+        {
             continue;
         }
         let Some(fixed) = aider_meant(text) else {

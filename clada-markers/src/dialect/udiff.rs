@@ -801,7 +801,7 @@ fn section<'a>(
             ));
         }
         Change::Modify | Change::Delete => {
-            for h in &hunks {
+            for h in &mut hunks {
                 if change == Change::Delete && !h.new.is_empty() {
                     bad_hunk(
                         h,
@@ -828,7 +828,7 @@ fn section<'a>(
                             Op::Write {
                                 path: target.path.clone(),
                                 append: true,
-                                content: Cow::Owned(h.new.clone()),
+                                content: Cow::Owned(std::mem::take(&mut h.new)),
                             },
                         ))
                     } else {
@@ -882,8 +882,8 @@ fn section<'a>(
 
 /// The SEARCH a hunk lowers to: its old text, found once, replaced by its
 /// new text; among several equal candidates, the one nearest the hunk's
-/// line (PROTOCOL §3).
-fn edit<'a>(path: &Cow<'a, str>, h: &Hunk) -> Op<'a> {
+/// line (PROTOCOL §3). The hunk's texts move into it.
+fn edit<'a>(path: &Cow<'a, str>, h: &mut Hunk) -> Op<'a> {
     Op::Edit {
         path: path.clone(),
         count: Count::default(),
@@ -891,8 +891,8 @@ fn edit<'a>(path: &Cow<'a, str>, h: &Hunk) -> Op<'a> {
             line: h.line.and_then(NonZeroUsize::new),
             ..Matching::default()
         },
-        search: Cow::Owned(h.old.clone()),
-        replace: Cow::Owned(h.new.clone()),
+        search: Cow::Owned(std::mem::take(&mut h.old)),
+        replace: Cow::Owned(std::mem::take(&mut h.new)),
     }
 }
 
@@ -967,7 +967,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             continue;
         }
         // A hunk after prose, without a header of its own.
-        let (h, next) = hunk(&lines, i, indent, &mut out);
+        let (mut h, next) = hunk(&lines, i, indent, &mut out);
         match (&carry, units.last_mut()) {
             (Some(path), Some(Unit::Block(b))) => {
                 let op = if h.old.is_empty() || !h.changes {
@@ -981,7 +981,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                     );
                     None
                 } else {
-                    Some(edit(&path.value, &h))
+                    Some(edit(&path.value, &mut h))
                 };
                 let mut t = task(TaskKind::Search, h.span, h.header, vec![path.clone()], op);
                 t.sections = vec![h.lines];
