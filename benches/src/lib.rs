@@ -1,6 +1,8 @@
 //! Inputs for clada's benchmarks: generated documents of a given size, and
 //! the baseline they are measured against.
 
+pub mod replay;
+
 use std::fmt::Write as _;
 
 /// A document made mostly of content: WRITE tasks with long bodies of
@@ -436,6 +438,14 @@ pub fn dialect_documents(size: usize) -> (String, String, String, String) {
     (clada, aider, codex, cml)
 }
 
+/// `clada` (a document of standalone SEARCH and WRITE tasks, as
+/// [`dialect_documents`] makes) as a unified diff: the same change, one
+/// file's diff per task.
+pub fn udiff_document(clada: &str) -> String {
+    use clada_markers::dialect::{Dialect, convert};
+    convert(&clada_markers::parse(clada), Dialect::Udiff).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -552,6 +562,7 @@ mod tests {
             .cloned()
             .collect();
         assert_eq!(ops(&aider, Dialect::Aider), edits);
+        assert_eq!(ops(&udiff_document(&clada), Dialect::Udiff), all);
     }
 
     #[test]

@@ -766,7 +766,7 @@ fn the_text_report_says_how_an_edit_matched_and_what_to_resend() {
 }
 
 #[test]
-fn a_reply_whose_only_edit_is_a_unified_diff_fails() {
+fn a_unified_diff_read_as_clada_fails_naming_the_udiff_dialect_and_applies_as_udiff() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(root.join("a.py"), "a\nb\n").unwrap();
@@ -779,7 +779,7 @@ fn a_reply_whose_only_edit_is_a_unified_diff_fails() {
         let (code, out, _) = status(
             clada()
                 .args(
-                    [cmd, "--no-git", "doc.md"]
+                    [cmd, "--no-git", "--dialect", "clada", "doc.md"]
                         .iter()
                         .filter(|a| cmd == "apply" || **a != "--no-git"),
                 )
@@ -788,9 +788,21 @@ fn a_reply_whose_only_edit_is_a_unified_diff_fails() {
         );
         assert_eq!(code, Some(1), "{cmd}: {out}");
         assert!(out.contains("a unified diff"), "{cmd}: {out}");
+        assert!(out.contains("--dialect udiff"), "{cmd}: {out}");
     }
     assert_eq!(
         std::fs::read_to_string(root.join("a.py")).unwrap(),
         "a\nb\n"
+    );
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "doc.md"])
+            .current_dir(root)
+            .env("NO_COLOR", "1"),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.py")).unwrap(),
+        "a\nc\n"
     );
 }

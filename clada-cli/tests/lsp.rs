@@ -338,25 +338,40 @@ fn a_markdown_reply_with_only_indented_markers_gets_diagnostics() {
     );
 }
 
-/// A unified diff in Markdown (a README's example, or a reply clada
-/// cannot apply) is said as information there, and as an error in a
-/// clada document.
+/// Edits in a format no dialect reads (gptme's ORIGINAL/UPDATED blocks)
+/// are said as information in Markdown (a README's example, or a reply
+/// clada cannot apply), and as an error in a clada document. A unified
+/// diff, which the udiff dialect reads, is read: its edit is a task.
 #[test]
 fn edits_in_a_format_nobody_reads_are_information_in_markdown() {
     let root = tempfile::tempdir().unwrap();
     let mut c = Client::ready(root.path());
-    let text =
-        "A change:\n\n```diff\n--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n```\n";
+    let text = "A change:\n\n```patch app.py\n<<<<<<< ORIGINAL\nx = 1\n=======\nx = 2\n>>>>>>> UPDATED\n```\n";
     c.open("file:///w/notes.md", "markdown", 3, text);
     let ds = c.diagnostics(3);
-    assert_eq!(codes(&ds), [("foreign_format".to_owned(), 3)], "{ds:#?}");
-    assert_eq!(ds[0]["range"]["start"]["line"], 3);
+    // Information, at the block's first line; its marker lines are clada's
+    // near misses besides (`ORIGINAL` is no keyword).
+    let foreign: Vec<&Value> = ds
+        .iter()
+        .filter(|d| d["code"] == "foreign_format")
+        .collect();
+    assert_eq!(foreign.len(), 1, "{ds:#?}");
+    assert_eq!(foreign[0]["severity"], 3, "{ds:#?}");
+    assert_eq!(foreign[0]["range"]["start"]["line"], 3);
     c.open("file:///w/reply.clada", "clada", 4, text);
     let ds = c.diagnostics(4);
     assert!(
         codes(&ds).contains(&("foreign_format".to_owned(), 1)),
         "{ds:#?}"
     );
+    let diff =
+        "A change:\n\n```diff\n--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n```\n";
+    let uri = "file:///w/diff.md";
+    c.open(uri, "markdown", 5, diff);
+    let ds = c.diagnostics(5);
+    assert!(ds.iter().all(|d| d["severity"] != 1), "{ds:#?}");
+    let symbols = c.ask("textDocument/documentSymbol", uri, json!({}));
+    assert!(symbols.to_string().contains("edit app.py"), "{symbols:#}");
 }
 
 /// Every dialect `check` reads is read: a codex patch and an aider block

@@ -590,10 +590,19 @@ fn match_narrows_and_a_foreign_document_is_an_error() {
             std::fs::read_to_string(&file).unwrap(),
             "def f():\n    x = 2\n    return x\n"
         );
-        // A reply whose only edit is a unified diff is an error, not an
-        // empty success.
+        // A unified diff is read (auto) and applied.
         let diff = "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def f():\n-    x = 2\n+    x = 3\n";
         let r = client.call_tool(call(json!({"document": diff}))).await.unwrap();
+        assert_eq!(r.is_error, Some(false));
+        assert_eq!(r.structured_content.unwrap()["dialect"], "udiff");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "def f():\n    x = 3\n    return x\n"
+        );
+        // A reply whose only edits are in a format no dialect reads is an
+        // error, not an empty success.
+        let gptme = "```patch a.py\n<<<<<<< ORIGINAL\n    x = 3\n=======\n    x = 4\n>>>>>>> UPDATED\n```\n";
+        let r = client.call_tool(call(json!({"document": gptme}))).await.unwrap();
         assert_eq!(r.is_error, Some(true));
         let report = r.structured_content.unwrap();
         assert_eq!(report["ok"], false);

@@ -30,6 +30,7 @@ pub enum ErrorType {
     AlreadyApplied,
     IndentationMismatch,
     FileNotFound,
+    FileExists,
     PermissionDenied,
     ExecFailed,
     ExecTimeout,
@@ -66,6 +67,7 @@ impl ErrorType {
             | ErrorType::AlreadyApplied
             | ErrorType::IndentationMismatch
             | ErrorType::FileNotFound
+            | ErrorType::FileExists
             | ErrorType::ExecFailed
             | ErrorType::ExecTimeout
             | ErrorType::FileChanged => Category::Runtime,

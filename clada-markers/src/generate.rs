@@ -134,6 +134,7 @@ impl Model {
                     version: b.version,
                     tasks: b.tasks.iter().map(ModelTask::to_task).collect(),
                     closer: None,
+                    rules: Default::default(),
                 }),
             })
             .collect()

@@ -105,7 +105,7 @@ pub use dialect::Dialect;
 pub use engine::MatchMode;
 pub use error_type::{Category, ErrorType};
 pub use report::{ApplyReport, CheckReport};
-pub use syntax::ast::{Block, Count, Document, Matching, Op, Policy, Task, Unit};
+pub use syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
 pub use syntax::diagnostics::{Diagnostic, Fix, Severity, render};
 pub use syntax::input::decode;
 pub use syntax::parser::{parse, parse_with};

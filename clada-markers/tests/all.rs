@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // test support code: a failure should panic
 
+mod aider_history;
 mod builtins;
 mod commands;
 mod common;

@@ -13,7 +13,7 @@ use clada_markers::{Apply, ParseOptions, Position};
 
 /// What is at a path, for comparing trees.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Entry {
+pub(crate) enum Entry {
     Dir,
     File(Vec<u8>),
     Link(String),
@@ -45,8 +45,8 @@ struct Expect {
     ranges: Vec<(usize, String)>,
     /// `resend applied|failed|skipped N …`: the report's resend list.
     resend: Vec<(String, String)>,
-    /// `dialect clada|aider|auto`: how to read the document (default
-    /// clada).
+    /// `dialect clada|aider|codex|cml|udiff|cline|auto`: how to read the
+    /// document (default clada).
     dialect: Option<String>,
     /// `hint N TEXT`: task N's error hint holds TEXT.
     hints: Vec<(usize, String)>,
@@ -72,6 +72,9 @@ struct Expect {
     excerpts: Vec<(usize, usize)>,
     /// `report-dialect D`: the report names dialect D.
     report_dialect: Option<String>,
+    /// `chosen N CANDIDATES HINT`: task N's line hint HINT chose among
+    /// CANDIDATES equal occurrences.
+    chosen: Vec<(usize, usize, usize)>,
 }
 
 impl Expect {
@@ -116,6 +119,7 @@ impl Expect {
                 ["closest-path", k, p] => e.closest_paths.push((num(k)?, (*p).into())),
                 ["excerpt", k, line] => e.excerpts.push((num(k)?, num(line)?)),
                 ["report-dialect", d] => e.report_dialect = Some((*d).into()),
+                ["chosen", k, c, h] => e.chosen.push((num(k)?, num(c)?, num(h)?)),
                 ["allow-escape"] => e.allow_escape = true,
                 ["dry-run"] => e.dry_run = true,
                 ["atomic"] => e.atomic = Some(Atomic::Unit),
@@ -143,7 +147,7 @@ impl Expect {
                 }
                 [
                     "dialect",
-                    d @ ("clada" | "aider" | "codex" | "cml" | "auto"),
+                    d @ ("clada" | "aider" | "codex" | "cml" | "udiff" | "cline" | "auto"),
                 ] => e.dialect = Some((*d).into()),
                 ["hint", k, ..] => {
                     let text = raw.trim_start()["hint".len()..].trim_start();
@@ -171,7 +175,7 @@ impl Expect {
 
 /// Reads a tree: every directory, file and link below `dir`, by relative
 /// path; `.gitkeep` files are left out.
-fn read_tree(dir: &Path) -> BTreeMap<String, Entry> {
+pub(crate) fn read_tree(dir: &Path) -> BTreeMap<String, Entry> {
     let mut out = BTreeMap::new();
     if dir.exists() {
         walk(dir, dir, &mut out);
@@ -206,7 +210,7 @@ fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Entry>) {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for (rel, entry) in read_tree(from) {
         let dest = to.join(&rel);
@@ -218,7 +222,7 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn show(tree: &BTreeMap<String, Entry>) -> String {
+pub(crate) fn show(tree: &BTreeMap<String, Entry>) -> String {
     tree.iter()
         .map(|(p, e)| match e {
             Entry::Dir => format!("{p}/\n"),
@@ -262,6 +266,8 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         Some("aider") => Dialect::Aider,
         Some("codex") => Dialect::Codex,
         Some("cml") => Dialect::Cml,
+        Some("udiff") => Dialect::Udiff,
+        Some("cline") => Dialect::Cline,
         Some("auto") => clada_markers::dialect::detect(text),
         _ => Dialect::Clada,
     };
@@ -411,6 +417,16 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         );
         let shift = t.and_then(|t| t.shift.as_ref()).map(|s| s.by);
         assert_eq!(shift, *by, "task {n}'s shift; report:\n{json}");
+    }
+    for (n, candidates, hint) in &expect.chosen {
+        let got = task(*n)
+            .and_then(|t| t.chosen.as_ref())
+            .map(|c| (c.candidates, c.hint));
+        assert_eq!(
+            got,
+            Some((*candidates, *hint)),
+            "task {n}'s chosen candidate; report:\n{json}"
+        );
     }
     for (n, path) in &expect.closest_paths {
         let got = task(*n)

@@ -11,11 +11,19 @@
 //! (`input/`), the document (`patch.txt`), the tree after (`expected/`) and
 //! an `expect` file with the exit code, each task's outcome and any setup
 //! (links, modes, files outside the root). See `apply.rs`.
+//!
+//! `corpus/codex-scenarios/`: codex's own apply-patch scenarios, compared
+//! as whole trees. See `scenarios.rs`.
+//!
+//! `corpus/udiff-history/`: real commits' diffs applied to their parents'
+//! files, compared with what `git apply` leaves. See `history.rs`.
 
 #![allow(clippy::unwrap_used)] // test support code: a failure should panic
 
 mod apply;
 mod common;
+mod history;
+mod scenarios;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -199,4 +207,6 @@ impl Expectation {
 datatest_stable::harness! {
     { test = parse_case, root = "../corpus/parse", pattern = r"\.clada$" },
     { test = apply::apply_case, root = "../corpus/apply", pattern = r"patch\.txt$" },
+    { test = scenarios::codex_scenario, root = "../corpus/codex-scenarios", pattern = r"patch\.txt$" },
+    { test = history::udiff_history, root = "../corpus/udiff-history", pattern = r"patch\.diff$" },
 }

@@ -67,7 +67,7 @@ proptest! {
     #[test]
     fn every_front_end_reads_any_text_and_keeps_spans_in_bounds(src in prop_oneof![document(), any::<String>()]) {
         use clada_markers::dialect::{Dialect, parse_dialect};
-        for dialect in [Dialect::Aider, Dialect::Codex, Dialect::Cml] {
+        for dialect in [Dialect::Aider, Dialect::Codex, Dialect::Cml, Dialect::Udiff, Dialect::Cline] {
             let doc = parse_dialect(&src, dialect, clada_markers::ParseOptions::default());
             for u in &doc.units {
                 for s in std::iter::once(u.span()).chain(u.tasks().iter().map(|t| t.span)) {
@@ -106,7 +106,7 @@ proptest! {
         use clada_markers::dialect::{Dialect, convert, parse_dialect};
         let printed = model.print().map_err(|e| TestCaseError::fail(e.to_string()))?;
         let doc = parse(&printed);
-        for to in [Dialect::Aider, Dialect::Codex] {
+        for to in [Dialect::Aider, Dialect::Codex, Dialect::Udiff] {
             // What the target cannot say is refused; what it can, it says
             // exactly.
             let Ok(text) = convert(&doc, to) else { continue };
@@ -199,6 +199,9 @@ proptest! {
         let end = chars.get(j).map_or(seen.len(), |c| c.0);
         let search = &seen[start..end];
         prop_assume!(seen.matches(search).count() == 1);
+        // And that occurrence is this one (`matches` does not overlap:
+        // "\n\n" of "\n\n\n" is counted once, at the first line break).
+        prop_assume!(seen.find(search) == Some(start));
         // Not from inside a line's indentation: such an occurrence is
         // re-indented, never replaced as it stands (PROTOCOL §3).
         let before = &seen[seen[..start].rfind('\n').map_or(0, |k| k + 1)..start];

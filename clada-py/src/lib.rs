@@ -108,10 +108,10 @@ fn document_bytes<'a>(document: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
 
 /// Reads, checks and reports on a document; touches nothing.
 ///
-/// `dialect`: "auto" (default), "clada", "aider", "codex" or "cml". Returns
-/// the report of `clada check --format json` as a dict; a document with
-/// errors is a report whose `ok` is False. Raises `clada.CladaError`
-/// (`input_too_large`) for a document over 50 MiB.
+/// `dialect`: "auto" (default), "clada", "aider", "codex", "cml", "udiff"
+/// or "cline". Returns the report of `clada check --format json` as a
+/// dict; a document with errors is a report whose `ok` is False. Raises
+/// `clada.CladaError` (`input_too_large`) for a document over 50 MiB.
 #[pyfunction]
 #[pyo3(signature = (document, dialect = "auto"))]
 fn check<'py>(
@@ -265,8 +265,8 @@ fn commands(allow: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
 /// Rewrites a document in another dialect, as `clada convert --from FROM_
 /// --to TO` does.
 ///
-/// `to`: "clada", "aider" or "codex". `from_`: "auto" (default), "clada",
-/// "aider", "codex" or "cml". Prose is dropped. Raises `clada.CladaError`
+/// `to`: "clada", "aider", "codex" or "udiff". `from_`: "auto" (default),
+/// "clada", "aider", "codex", "cml", "udiff" or "cline". Prose is dropped. Raises `clada.CladaError`
 /// when the document has errors (the type of the first; `.report` is the
 /// check report) and `clada.ConvertError` (a `ValueError`) when `to`
 /// cannot express one of its tasks.

@@ -10,10 +10,22 @@ use clada_markers::engine::{Atomic, Author, RunOptions};
 
 /// The dialects `dialect=` and `from_=` name, besides `auto` (PROTOCOL
 /// §11); one list, so that a new dialect is one line here.
-const DIALECTS: [Dialect; 4] = [Dialect::Clada, Dialect::Aider, Dialect::Codex, Dialect::Cml];
+const DIALECTS: [Dialect; 6] = [
+    Dialect::Clada,
+    Dialect::Aider,
+    Dialect::Codex,
+    Dialect::Cml,
+    Dialect::Udiff,
+    Dialect::Cline,
+];
 
 /// The dialects `convert` writes (as `clada convert --to`).
-const TARGETS: [Dialect; 3] = [Dialect::Clada, Dialect::Aider, Dialect::Codex];
+const TARGETS: [Dialect; 4] = [
+    Dialect::Clada,
+    Dialect::Aider,
+    Dialect::Codex,
+    Dialect::Udiff,
+];
 
 /// The CLI's defaults (`--timeout`, `--lock-timeout`).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -219,9 +231,19 @@ mod tests {
         let BadArgument(message) = DialectChoice::parse("diff", "from_").unwrap_err();
         assert!(message.starts_with("from_=\"diff\""), "{message}");
         assert!(message.contains("\"aider\""), "{message}");
+        assert_eq!(
+            DialectChoice::parse("udiff", "dialect"),
+            Ok(DialectChoice::Fixed(Dialect::Udiff))
+        );
+        assert_eq!(
+            DialectChoice::parse("cline", "dialect"),
+            Ok(DialectChoice::Fixed(Dialect::Cline))
+        );
         assert_eq!(target("aider"), Ok(Dialect::Aider));
-        // CML is read, not written.
+        assert_eq!(target("udiff"), Ok(Dialect::Udiff));
+        // CML and Cline's blocks are read, not written.
         assert!(target("cml").is_err());
+        assert!(target("cline").is_err());
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub(crate) fn run(args: ConvertArgs) -> u8 {
         TargetDialect::Clada => Dialect::Clada,
         TargetDialect::Aider => Dialect::Aider,
         TargetDialect::Codex => Dialect::Codex,
+        TargetDialect::Udiff => Dialect::Udiff,
     };
     match convert(&doc, to) {
         Ok(out) => {

@@ -133,7 +133,7 @@ fn instructions(prompt: &str) -> String {
 fn tools(dry_run: bool) -> Vec<Tool> {
     let document = json!({
         "type": "string",
-        "description": "The document: a model's reply with clada blocks (or aider, codex or CML edits)"
+        "description": "The document: a model's reply with clada blocks (or aider, codex, unified-diff, Cline, Roo or CML edits)"
     });
     let mut apply = Tool::new(
         "apply",

@@ -120,11 +120,11 @@ pub(crate) enum Command {
     /// Rewrite a document in another dialect.
     ///
     /// Reads FILE (or standard input) in --from, and prints its tasks in
-    /// --to: canonical clada through the printer, aider's blocks, or codex's
-    /// patches. Prose is dropped. A task the target cannot express is an
+    /// --to: canonical clada through the printer, aider's blocks, codex's
+    /// patches or a unified diff. Prose is dropped. A task the target cannot express is an
     /// error that names it; nothing is printed then.
     #[command(
-        after_help = "Examples:\n  clada convert --from aider reply.md > reply.clada\n  clada convert --to codex changes.md"
+        after_help = "Examples:\n  clada convert --from aider reply.md > reply.clada\n  clada convert --to codex changes.md\n  git diff | clada convert --from udiff"
     )]
     Convert(ConvertArgs),
     /// Print the JSON Schema of a report.
@@ -164,6 +164,7 @@ pub(crate) enum TargetDialect {
     Clada,
     Aider,
     Codex,
+    Udiff,
 }
 
 /// The reports `clada schema` describes.
@@ -188,8 +189,9 @@ pub(crate) struct CheckArgs {
     pub(crate) allow_escape: bool,
 
     /// The edit format of the document: clada's own, aider's
-    /// SEARCH/REPLACE blocks, codex's patches, CML XML, or `auto` (clada unless no
-    /// opener has attributes and the document holds another's blocks).
+    /// SEARCH/REPLACE blocks, codex's patches, CML XML, unified diffs,
+    /// Cline's and Roo's blocks, or `auto` (clada unless no opener has
+    /// attributes and the document holds another's blocks).
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub(crate) dialect: DialectArg,
 }
@@ -202,6 +204,8 @@ pub(crate) enum DialectArg {
     Aider,
     Codex,
     Cml,
+    Udiff,
+    Cline,
 }
 
 impl DialectArg {
@@ -214,6 +218,8 @@ impl DialectArg {
             DialectArg::Aider => Dialect::Aider,
             DialectArg::Codex => Dialect::Codex,
             DialectArg::Cml => Dialect::Cml,
+            DialectArg::Udiff => Dialect::Udiff,
+            DialectArg::Cline => Dialect::Cline,
         }
     }
 

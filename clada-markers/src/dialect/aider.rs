@@ -12,17 +12,20 @@
 //! ```
 //! ~~~
 //!
-//! What aider's own parser accepts for structure is accepted: markers of 5
-//! to 9 characters, indented or not; the file name on its own line before
-//! the fence, or as the fence's info string, or just before the SEARCH line
-//! (the three lines above it are looked at, nearest first, passing over
-//! fence lines); a block without one takes the previous block's file; a
-//! REPLACE section may end at a second `=======`. An empty SEARCH means
-//! "create the file, or append to it" (a WRITE with `append="true"`).
-//! Everything else is prose (but lines almost aider's markers, which
-//! `super::foreign` reports). Matching is clada's SEARCH: one occurrence,
-//! as written or at one uniform indentation shift; the file name is
-//! checked like a `path` attribute.
+//! What aider's own parser accepts for structure is accepted, as it
+//! accepts it: markers of 5 to 9 characters, indented or not; every fence
+//! aider knows (```` ``` ````, ```` ```` ````, `<source>`, `<code>`, `<pre>`,
+//! `<codeblock>`, `<sourcecode>`); the file name where aider's
+//! `find_filename` finds it (the three lines above the SEARCH line,
+//! nearest first, going on past fence lines only: a line naming a file,
+//! or a fence's info string with a `.` or `/`); a block without one takes
+//! the previous block's file; a REPLACE section may end at a second
+//! `=======`; a shell fence (```` ```bash ````…) holds commands, not
+//! blocks. An empty SEARCH means "create the file, or append to it" (a
+//! WRITE with `append="true"`). Everything else is prose (but lines almost
+//! aider's markers, which `super::foreign` reports). Matching is clada's
+//! SEARCH: one occurrence, as written or at one uniform indentation shift;
+//! the file name is checked like a `path` attribute.
 
 use std::borrow::Cow;
 
@@ -39,66 +42,127 @@ fn text(line: &str) -> &str {
     line.strip_suffix('\r').unwrap_or(line)
 }
 
-/// `run` of 5 to 9 `c`, then `rest` (after the line is trimmed).
-fn marker<'l>(line: &'l str, c: char, rest: &str) -> Option<&'l str> {
-    let t = text(line).trim();
+/// The fences aider knows (its `all_fences`): ```` ``` ```` (and longer),
+/// `<source>`, `<code>`, `<pre>`, `<codeblock>`, `<sourcecode>`. aider
+/// uses one of them for a chat; clada knows none in advance, so it knows
+/// them all.
+const FENCES: [&str; 6] = [
+    "```",
+    "<source>",
+    "<code>",
+    "<pre>",
+    "<codeblock>",
+    "<sourcecode>",
+];
+
+/// The closing tags of the HTML-like fences: passed over like fences,
+/// never a file name.
+const CLOSERS: [&str; 5] = [
+    "</source>",
+    "</code>",
+    "</pre>",
+    "</codeblock>",
+    "</sourcecode>",
+];
+
+/// The fences whose content aider offers to run as shell commands, not
+/// reads as blocks (unless a SEARCH line follows within two lines).
+const SHELL_FENCES: [&str; 12] = [
+    "```bash",
+    "```sh",
+    "```shell",
+    "```cmd",
+    "```batch",
+    "```powershell",
+    "```ps1",
+    "```zsh",
+    "```fish",
+    "```ksh",
+    "```csh",
+    "```tcsh",
+];
+
+/// The length of a run of 5 to 9 `c` starting `t`, if `t` starts so (a
+/// longer run is none).
+fn run_of(t: &str, c: char) -> Option<usize> {
     let n = t.chars().take_while(|&x| x == c).count();
-    if !(5..=9).contains(&n) {
-        return None;
-    }
-    let after = &t[n..];
-    (after.trim() == rest || (rest.is_empty() && after.trim().is_empty())).then_some(t)
+    (5..=9).contains(&n).then_some(n)
 }
 
-/// `<<<<<<< SEARCH` (aider also takes `SEARCH>`).
+/// `<<<<<<< SEARCH` (aider also takes `SEARCH>`): aider's `^<{5,9}
+/// SEARCH>?\s*$` on the stripped line.
 pub(crate) fn is_head(line: &str) -> bool {
     let t = text(line).trim();
-    let n = t.chars().take_while(|&x| x == '<').count();
-    (5..=9).contains(&n) && matches!(t[n..].trim(), "SEARCH" | "SEARCH>") && t[n..].starts_with(' ')
+    run_of(t, '<').is_some_and(|n| matches!(&t[n..], " SEARCH" | " SEARCH>"))
 }
 
+/// `=======`: aider's `^={5,9}\s*$`.
 fn is_divider(line: &str) -> bool {
-    marker(line, '=', "").is_some()
+    let t = text(line).trim();
+    run_of(t, '=').is_some_and(|n| n == t.len())
 }
 
+/// `>>>>>>> REPLACE`: aider's `^>{5,9} REPLACE\s*$`.
 pub(crate) fn is_updated(line: &str) -> bool {
     let t = text(line).trim();
-    let n = t.chars().take_while(|&x| x == '>').count();
-    (5..=9).contains(&n) && t[n..].starts_with(' ') && t[n..].trim() == "REPLACE"
+    run_of(t, '>').is_some_and(|n| &t[n..] == " REPLACE")
+}
+
+/// Whether a line (as written, not trimmed, as aider looks) is a fence.
+fn is_fence(line: &str) -> bool {
+    let t = text(line);
+    FENCES.iter().chain(&CLOSERS).any(|f| t.starts_with(f))
 }
 
 /// The file name among the (up to three) lines before a SEARCH line,
-/// nearest last, as aider finds it: the nearest line that names one,
-/// passing over fence lines only.
+/// nearest last, as aider's `find_filename` finds it.
 pub(crate) fn file_name<'l>(before: &[&'l str]) -> Option<&'l str> {
     file_name_at(before).map(|(_, name)| name)
 }
 
-/// [`file_name`], with the index in `before` of the line it is on.
-fn file_name_at<'l>(before: &[&'l str]) -> Option<(usize, &'l str)> {
-    for (i, line) in before.iter().enumerate().rev() {
-        let t = text(line).trim();
-        if let Some(info) = t.strip_prefix("```") {
-            // ```app.py: the info string names the file when it looks
-            // like a path.
-            if !info.is_empty() && (info.contains('.') || info.contains('/')) && !info.contains(' ')
-            {
-                return Some((i, info));
-            }
-            continue;
+/// [`file_name`], with the index in `before` of the line it is on. The
+/// lines are read nearest first, going on only past fence lines; of the
+/// names found, the first with a `.` wins, else the first (aider's
+/// choice when it does not ask the repository).
+pub(crate) fn file_name_at<'l>(before: &[&'l str]) -> Option<(usize, &'l str)> {
+    let mut found: Vec<(usize, &str)> = Vec::new();
+    for (i, line) in before.iter().enumerate().rev().take(3) {
+        if let Some(name) = strip_name(text(line)) {
+            found.push((i, name));
         }
-        return strip_name(t).map(|name| (i, name));
+        if !is_fence(line) {
+            break;
+        }
     }
-    None
+    found
+        .iter()
+        .find(|(_, n)| n.contains('.'))
+        .or(found.first())
+        .copied()
 }
 
-/// A line that names a file: `app.py`, `# app.py`, `**app.py**`,
-/// `` `app.py` ``, `app.py:`. A line with white space inside is prose, not
-/// a file name (clada decides this where aider would ask the repository).
-fn strip_name(t: &str) -> Option<&str> {
+/// A line that names a file, as aider's `strip_filename` reads it: a
+/// fence's info string when it has a `.` or `/` (```` ```app.py ````,
+/// `<source>app.py`), else the line without `#`, `` ` ``, `*` around it
+/// or a final `:` (`app.py`, `# app.py`, `` `app.py` ``, `**app.py**`,
+/// `app.py:`). A closing tag names none; a line with white space inside is
+/// prose, not a file name (clada decides this where aider would ask the
+/// repository).
+fn strip_name(line: &str) -> Option<&str> {
+    let t = line.trim();
+    if t == "..." || CLOSERS.iter().any(|c| t.starts_with(c)) {
+        return None;
+    }
+    if let Some(f) = FENCES.iter().find(|f| t.starts_with(*f)) {
+        // A longer backtick fence is a fence too: its info string starts
+        // after all its backticks.
+        let info = t[f.len()..].trim_start_matches('`');
+        let named = !info.is_empty() && (info.contains('.') || info.contains('/'));
+        return (named && !info.contains(char::is_whitespace)).then_some(info);
+    }
     let t = t.trim_end_matches(':').trim_start_matches('#').trim();
-    let t = t.trim_matches('`').trim_matches('*').trim();
-    let plausible = !t.is_empty() && t != "..." && !t.contains(char::is_whitespace);
+    let t = t.trim_matches('`').trim_matches('*');
+    let plausible = !t.is_empty() && !t.contains(char::is_whitespace);
     plausible.then_some(t)
 }
 
@@ -117,6 +181,17 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
     let mut i = 0;
     while i < lines.len() {
         let (start, line) = lines[i];
+        // A shell block, unless a SEARCH line follows within two lines:
+        // its content is commands, not blocks (aider offers to run them).
+        let head_follows = (1..=2).any(|k| lines.get(i + k).is_some_and(|l| is_head(l.1)));
+        if SHELL_FENCES.iter().any(|f| line.trim().starts_with(f)) && !head_follows {
+            i += 1;
+            while i < lines.len() && !lines[i].1.trim().starts_with("```") {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
         if !is_head(line) {
             i += 1;
             continue;
@@ -279,8 +354,68 @@ mod tests {
         assert!(!is_head("<<<<<<<<<< SEARCH"));
         assert!(!is_head("<<<<<<<SEARCH"));
         assert!(!is_head("<<<<<<< SEARCH path=\"a\""));
+        assert!(!is_head("<<<<<<<  SEARCH") && !is_updated(">>>>>>>  REPLACE"));
         assert!(is_divider("=====\n") && is_divider("=========") && !is_divider("===="));
         assert!(is_updated(">>>>>>> REPLACE") && !is_updated(">>>>>>> END"));
+    }
+
+    #[test]
+    fn every_fence_aider_knows_is_passed_over_never_a_file_name() {
+        for (open, close) in [
+            ("```python", "```"),
+            ("````python", "````"),
+            ("<source>python", "</source>"),
+            ("<code>python", "</code>"),
+            ("<pre>python", "</pre>"),
+            ("<codeblock>python", "</codeblock>"),
+            ("<sourcecode>python", "</sourcecode>"),
+        ] {
+            assert_eq!(
+                file_name(&["notes/new.py", open]),
+                Some("notes/new.py"),
+                "{open}"
+            );
+            assert_eq!(file_name(&[open]), None, "{open}");
+            // aider's Deepseek case: the name fenced on its own, then the
+            // block's fence.
+            assert_eq!(
+                file_name(&[open, "app.py", close, open][1..]),
+                Some("app.py"),
+                "{open}"
+            );
+            let src = format!(
+                "notes/new.py\n{open}\n<<<<<<< SEARCH\n=======\nprint(\"hi\")\n>>>>>>> REPLACE\n{close}\n"
+            );
+            let doc = parse(&src, ParseOptions::default());
+            assert!(doc.diagnostics.is_empty(), "{open}: {:?}", doc.diagnostics);
+            let path = doc
+                .tasks()
+                .next()
+                .and_then(|t| t.display_path())
+                .map(str::to_owned);
+            assert_eq!(path.as_deref(), Some("notes/new.py"), "{open}");
+        }
+        assert_eq!(file_name(&["<source>app.py"]), Some("app.py"));
+        assert_eq!(file_name(&["````app.py"]), Some("app.py"));
+        // Indented, a fence line ends the look back as in aider.
+        assert_eq!(file_name(&["a.py", "  ```python"]), None);
+    }
+
+    #[test]
+    fn of_several_names_the_first_with_a_dot_wins() {
+        assert_eq!(file_name(&["x.py", "```src/app"]), Some("x.py"));
+        assert_eq!(file_name(&["Makefile", "```python"]), Some("Makefile"));
+    }
+
+    #[test]
+    fn a_shell_fence_holds_commands_not_blocks() {
+        let src = "app.py\n```bash\necho hi\necho there\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n";
+        let doc = parse(src, ParseOptions::default());
+        assert_eq!(doc.tasks().count(), 0);
+        // Unless the SEARCH line follows at once.
+        let src = "app.py\n```sh\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n";
+        let doc = parse(src, ParseOptions::default());
+        assert_eq!(doc.tasks().count(), 1);
     }
 
     #[test]

@@ -387,6 +387,7 @@ fn block<'a>(cx: &Context<'a>, el: Element<'a>, out: &mut Vec<Diagnostic>) -> Un
         version,
         tasks,
         closer: None,
+        rules: Default::default(),
     })
 }
 

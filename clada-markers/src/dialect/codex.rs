@@ -27,7 +27,7 @@
 
 use std::borrow::Cow;
 
-use crate::ast::{Block, Count, Document, Matching, Op, Policy, Task, Unit};
+use crate::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
 use crate::attributes::Attribute;
 use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::span::Span;
@@ -229,6 +229,13 @@ fn patch<'a>(
         version: None,
         tasks,
         closer,
+        // codex deletes and moves files, not directories, and ends every
+        // file it updates with a line break.
+        rules: BlockRules {
+            files_only: true,
+            final_line_break: true,
+            ..BlockRules::default()
+        },
     };
     (Unit::Block(block), i)
 }
@@ -452,14 +459,23 @@ fn task<'a>(
     }
 }
 
-/// Numbers blocks and tasks, and files each diagnostic under the block and
-/// task it lies in.
-fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
+/// Numbers units and tasks, and files each diagnostic under the unit and
+/// task it lies in (units are in document order and do not overlap: each
+/// is found by binary search, so that many of both stay cheap). Shared by
+/// the front ends that lower to blocks and standalone tasks.
+pub(crate) fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
     let mut task_no = 0;
     for (n, unit) in units.iter_mut().enumerate() {
-        if let Unit::Block(b) = unit {
-            b.number = n + 1;
-            for t in &mut b.tasks {
+        match unit {
+            Unit::Block(b) => {
+                b.number = n + 1;
+                for t in &mut b.tasks {
+                    task_no += 1;
+                    t.number = task_no;
+                    t.block = n + 1;
+                }
+            }
+            Unit::Task(t) => {
                 task_no += 1;
                 t.number = task_no;
                 t.block = n + 1;
@@ -468,22 +484,32 @@ fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
     }
     for d in diagnostics.iter_mut() {
         let at = d.span.start;
-        if let Some(u) = units
-            .iter()
-            .find(|u| u.span().start <= at && at <= u.span().end)
-        {
-            d.block = Some(u.number());
-            d.task = u
-                .tasks()
-                .iter()
-                .find(|t| t.span.start <= at && at <= t.span.end)
-                .or_else(|| {
-                    u.tasks()
-                        .iter()
-                        .find(|t| t.opener.start <= at && at <= t.opener.end)
-                })
-                .map(|t| t.number);
-        }
+        let i = units.partition_point(|u| u.span().start <= at);
+        let Some(u) = i
+            .checked_sub(1)
+            .map(|i| &units[i])
+            .filter(|u| at <= u.span().end)
+        else {
+            continue;
+        };
+        d.block = Some(u.number());
+        // Tasks are mostly in document order (a codex MOVE or a diff's
+        // REMOVE, named in the header, comes last): a binary search, then
+        // a look at each when it misses.
+        let tasks = u.tasks();
+        let holds = |t: &&Task<'_>| t.span.start <= at && at <= t.span.end;
+        let k = tasks.partition_point(|t| t.span.start <= at);
+        d.task = k
+            .checked_sub(1)
+            .map(|k| &tasks[k])
+            .filter(holds)
+            .or_else(|| tasks.iter().find(holds))
+            .or_else(|| {
+                tasks
+                    .iter()
+                    .find(|t| t.opener.start <= at && at <= t.opener.end)
+            })
+            .map(|t| t.number);
     }
 }
 

@@ -1,5 +1,6 @@
 //! Writing a document in another dialect (`clada convert`, PROTOCOL
-//! §11.4): clada through the printer, aider's blocks, codex's patches.
+//! §11.4): clada through the printer, aider's blocks, codex's patches,
+//! unified diffs.
 //! What a dialect cannot say is an error naming the task, never a silent
 //! loss.
 
@@ -80,9 +81,14 @@ pub fn convert(doc: &Document<'_>, to: Dialect) -> Result<String, ConvertError> 
         }),
         Dialect::Aider => aider(doc),
         Dialect::Codex => codex(doc),
+        Dialect::Udiff => udiff(doc),
         Dialect::Cml => Err(ConvertError {
             task: None,
             message: "writing CML is not supported; read it with --from cml and write clada".into(),
+        }),
+        Dialect::Cline => Err(ConvertError {
+            task: None,
+            message: "writing Cline's blocks is not supported; read them with --from cline and write clada, aider, codex or udiff".into(),
         }),
     }
 }
@@ -284,6 +290,202 @@ fn codex(doc: &Document<'_>) -> Result<String, ConvertError> {
     Ok(out)
 }
 
+/// A path as a diff header names it: quoted as git quotes one when it
+/// holds a quote, a backslash, a control character or white space at an
+/// end, or ends in what reads as a timestamp.
+fn diff_path(p: &str) -> String {
+    let plain = !p.starts_with('"')
+        && p.trim() == p
+        && !p.chars().any(|c| c == '\\' || c.is_control())
+        && super::udiff::timestamp_at(p).is_none();
+    if plain {
+        return p.to_owned();
+    }
+    let mut out = String::from("\"");
+    for c in p.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => {
+                let mut b = [0; 4];
+                for byte in c.encode_utf8(&mut b).bytes() {
+                    let _ = write!(out, "\\{byte:03o}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `text`'s lines, each prefixed, and `\ No newline at end of file` after
+/// a last line without a line break.
+fn diff_lines(out: &mut String, text: &str, prefix: char) {
+    for line in text.split_inclusive('\n') {
+        out.push(prefix);
+        out.push_str(line);
+        if !line.ends_with('\n') {
+            out.push_str("\n\\ No newline at end of file\n");
+        }
+    }
+}
+
+/// A hunk's lines for the edit of `old` into `new`: the lines both start
+/// and end with as context, the rest removed and added. `false` when the
+/// last removed line and the first added one would read as a file header
+/// (`--- x`, `+++ y`).
+fn hunk_lines(out: &mut String, old: &str, new: &str) -> bool {
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    // An edit that changes nothing is still one: its lines removed and
+    // added again, not all context (a hunk of context only says nothing).
+    let (head, tail) = if a == b {
+        (0, 0)
+    } else {
+        let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let tail = a[head..]
+            .iter()
+            .rev()
+            .zip(b[head..].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        (head, tail)
+    };
+    let part = |lines: &[&str]| lines.concat();
+    let removed = &a[head..a.len() - tail];
+    let added = &b[head..b.len() - tail];
+    if removed.last().is_some_and(|l| l.starts_with("-- "))
+        && added.first().is_some_and(|l| l.starts_with("++ "))
+    {
+        return false;
+    }
+    diff_lines(out, &part(&a[..head]), ' ');
+    diff_lines(out, &part(removed), '-');
+    diff_lines(out, &part(added), '+');
+    diff_lines(out, &part(&a[a.len() - tail..]), ' ');
+    true
+}
+
+fn udiff(doc: &Document<'_>) -> Result<String, ConvertError> {
+    let mut out = String::new();
+    // The path whose section is open: consecutive edits of a file in one
+    // unit are hunks of one section.
+    let mut open: Option<(usize, String)> = None;
+    for unit in &doc.units {
+        for t in unit.tasks() {
+            let n = t.number;
+            let section = |out: &mut String, a: &str, b: &str| {
+                let _ = writeln!(
+                    out,
+                    "diff --git {} {}",
+                    diff_path(&format!("a/{a}")),
+                    diff_path(&format!("b/{b}"))
+                );
+            };
+            let path_of = |op: &Op<'_>| match op {
+                Op::Write { path, .. } | Op::Edit { path, .. } | Op::Remove { path } => {
+                    vec![path.to_string()]
+                }
+                Op::Move { from, to } => vec![from.to_string(), to.to_string()],
+                _ => Vec::new(),
+            };
+            if let Some(op) = &t.op
+                && path_of(op).iter().any(|p| p == "/dev/null" || p.is_empty())
+            {
+                return Err(refuse(
+                    n,
+                    "a unified diff cannot name `/dev/null` or an empty path",
+                ));
+            }
+            match &t.op {
+                Some(Op::Edit {
+                    path,
+                    count,
+                    search,
+                    replace,
+                    ..
+                }) if *count == Count::default() => {
+                    let mut hunk = String::from("@@ ... @@\n");
+                    if !hunk_lines(&mut hunk, search, replace) {
+                        return Err(refuse(
+                            n,
+                            "a removed line `-- …` and an added line `++ …` would read as a diff's file header",
+                        ));
+                    }
+                    let key = (unit.number(), path.to_string());
+                    if open.as_ref() != Some(&key) {
+                        let p = diff_path(&format!("a/{path}"));
+                        let q = diff_path(&format!("b/{path}"));
+                        section(&mut out, path, path);
+                        let _ = write!(out, "--- {p}\n+++ {q}\n");
+                        open = Some(key);
+                    }
+                    out.push_str(&hunk);
+                    continue;
+                }
+                Some(Op::Edit { .. }) => {
+                    return Err(refuse(
+                        n,
+                        "a unified diff's hunk is found once; this edit has a count",
+                    ));
+                }
+                Some(Op::Write {
+                    path,
+                    append: false,
+                    content,
+                }) => {
+                    section(&mut out, path, path);
+                    out.push_str("new file mode 100644\n");
+                    if !content.is_empty() {
+                        let lines = content.split_inclusive('\n').count();
+                        let _ = write!(
+                            out,
+                            "--- /dev/null\n+++ {}\n@@ -0,0 +1,{lines} @@\n",
+                            diff_path(&format!("b/{path}"))
+                        );
+                        diff_lines(&mut out, content, '+');
+                    }
+                }
+                Some(Op::Write { .. }) => {
+                    return Err(refuse(
+                        n,
+                        "a unified diff cannot append to a file; send the lines around the end as context",
+                    ));
+                }
+                Some(Op::Move { from, to }) => {
+                    if to.ends_with('/') {
+                        return Err(refuse(
+                            n,
+                            "a unified diff renames a file to a path, not into a directory",
+                        ));
+                    }
+                    section(&mut out, from, to);
+                    let _ = write!(
+                        out,
+                        "similarity index 100%\nrename from {}\nrename to {}\n",
+                        diff_path(from),
+                        diff_path(to)
+                    );
+                }
+                Some(Op::Remove { path }) => {
+                    section(&mut out, path, path);
+                    out.push_str("deleted file mode 100644\n");
+                }
+                Some(Op::EditRange { .. }) => {
+                    return Err(refuse(n, "a unified diff has no range edits"));
+                }
+                Some(Op::Run { .. }) => return Err(refuse(n, "a unified diff runs no commands")),
+                None => return Err(refuse(n, "the task has errors")),
+            }
+            open = None;
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,6 +520,38 @@ mod tests {
     }
 
     #[test]
+    fn file_operations_round_trip_through_a_unified_diff() {
+        let src = "<<<<<<< TASKS\n<<<<<<< SEARCH path=\"a b.py\"\nkeep\nx = 1\ntail\n=======\nkeep\nx = 2\ntail\n>>>>>>> REPLACE\n<<<<<<< SEARCH path=\"a b.py\"\n-- x\n=======\n+y\n>>>>>>> REPLACE\n>>>>>>> TASKS\n<<<<<<< WRITE path=\"new.txt\"\none\n>>>>>>> END\n<<<<<<< MOVE from=\"old\" to=\"new 2024-01-31 10:05:00 +0000\"\n>>>>>>> END\n<<<<<<< REMOVE path=\"gone\"\n>>>>>>> END\n";
+        let doc = crate::parse(src);
+        let text = convert(&doc, Dialect::Udiff).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            ops(&text, Dialect::Udiff),
+            ops(src, Dialect::Clada),
+            "{text}"
+        );
+        // The two edits of one file in one unit are hunks of one section,
+        // the lines both texts share its context.
+        assert_eq!(text.matches("diff --git").count(), 4, "{text}");
+        assert!(
+            text.contains("@@ ... @@\n keep\n-x = 1\n+x = 2\n tail\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("rename to \"new 2024-01-31 10:05:00 +0000\"\n"),
+            "{text}"
+        );
+        // Found by the fuzz target: a path ending in what reads as a
+        // timestamp is quoted.
+        let src = "<<<<<<< SEARCH path=\"a/x 2024-01-31 10:05:00 +0000\"\none\n=======\ntwo\n>>>>>>> REPLACE\n";
+        let text = convert(&crate::parse(src), Dialect::Udiff).unwrap_or_default();
+        assert_eq!(
+            ops(&text, Dialect::Udiff),
+            ops(src, Dialect::Clada),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn what_a_dialect_cannot_say_is_refused() {
         let doc = crate::parse("<<<<<<< RUN\nls\n>>>>>>> END\n");
         assert_eq!(convert(&doc, Dialect::Aider).unwrap_err().task, Some(1));
@@ -327,5 +561,19 @@ mod tests {
         assert!(convert(&doc, Dialect::Aider).is_err());
         let doc = crate::parse("<<<<<<< WRITE path=\"a\"\n<<<<<<< SEARCH\n>>>>>>> END\n");
         assert!(convert(&doc, Dialect::Aider).is_err());
+        for src in [
+            "<<<<<<< WRITE path=\"a\" append=\"true\"\nx\n>>>>>>> END\n",
+            "<<<<<<< SEARCH path=\"a\" count=\"all\"\nx\n=======\ny\n>>>>>>> REPLACE\n",
+            "<<<<<<< SEARCH path=\"a\"\n-- x\n=======\n++ y\n>>>>>>> REPLACE\n",
+            "<<<<<<< MOVE from=\"a\" to=\"d/\"\n>>>>>>> END\n",
+            "<<<<<<< REMOVE path=\"/dev/null\"\n>>>>>>> END\n",
+        ] {
+            let doc = crate::parse_with(src, crate::ParseOptions { allow_escape: true });
+            assert_eq!(
+                convert(&doc, Dialect::Udiff).map_err(|e| e.task),
+                Err(Some(1)),
+                "{src}"
+            );
+        }
     }
 }

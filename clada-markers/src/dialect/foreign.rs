@@ -52,12 +52,12 @@ pub(crate) const FORMATS: &[(Format, &str, Option<Dialect>)] = &[
     (
         Format::UnifiedDiff,
         "a unified diff (`--- a/…`, `+++ b/…`, `@@ … @@`)",
-        None,
+        Some(Dialect::Udiff),
     ),
     (
         Format::Cline,
         "Cline/Roo SEARCH blocks (`------- SEARCH`, `=======`, `+++++++ REPLACE`)",
-        None,
+        Some(Dialect::Cline),
     ),
     (
         Format::Gptme,
@@ -243,8 +243,20 @@ fn codex_near_miss(text: &str) -> Option<&'static str> {
 /// aider's SEARCH and REPLACE lines written almost right, outside every
 /// block read: errors, each with the line as aider reads it.
 fn aider_near_misses(source: &str, units: &[Span], out: &mut Vec<Diagnostic>) {
+    // The units in order of their ends, walked once beside the lines (a
+    // look through all of them for each line was quadratic).
+    let mut ends: Vec<Span> = units.to_vec();
+    ends.sort_by_key(|u| (u.end, u.start));
+    let mut next = 0;
     for (start, text) in lines(source) {
-        if units.iter().any(|u| u.start <= start && start < u.end) {
+        while ends.get(next).is_some_and(|u| u.end <= start) {
+            next += 1;
+        }
+        if ends[next..]
+            .iter()
+            .take_while(|u| u.start <= start)
+            .any(|u| start < u.end)
+        {
             continue;
         }
         let Some(fixed) = aider_meant(text) else {
@@ -312,8 +324,20 @@ mod tests {
         assert!(ks[0].1.contains("a unified diff"), "{ks:?}");
         let cline = "x.py\n------- SEARCH\na\n=======\nb\n+++++++ REPLACE\n";
         assert!(kinds(cline, Dialect::Clada)[0].1.contains("Cline"));
+        // Each names the dialect that reads it; gptme's, none.
+        let help = |text: &str| {
+            foreign(text, Dialect::Clada)[0]
+                .help
+                .clone()
+                .unwrap_or_default()
+        };
+        assert!(help(diff).contains("--dialect udiff"), "{}", help(diff));
+        assert!(help(cline).contains("--dialect cline"), "{}", help(cline));
+        assert!(kinds(diff, Dialect::Udiff).is_empty());
+        assert!(kinds(cline, Dialect::Cline).is_empty());
         let gptme = "```patch x.py\n<<<<<<< ORIGINAL\na\n=======\nb\n>>>>>>> UPDATED\n```\n";
         assert!(kinds(gptme, Dialect::Clada)[0].1.contains("gptme"));
+        assert!(help(gptme).contains("does not read this format"));
         let codex = "*** Begin Patch\n*** Update File: a\n@@\n-a\n+b\n*** End Patch\n";
         assert!(kinds(codex, Dialect::Clada)[0].1.contains("codex"));
         assert!(kinds(codex, Dialect::Codex).is_empty());

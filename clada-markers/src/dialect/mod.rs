@@ -17,10 +17,12 @@ use crate::ast::Document;
 use crate::validate::ParseOptions;
 
 pub(crate) mod aider;
+pub(crate) mod cline;
 pub(crate) mod cml;
 pub(crate) mod codex;
 mod convert;
 mod foreign;
+pub(crate) mod udiff;
 
 pub use convert::{ConvertError, convert};
 
@@ -37,6 +39,11 @@ pub enum Dialect {
     Codex,
     /// CML v1.0, the XML format clada descends from.
     Cml,
+    /// Unified diffs (`git diff`, `diff -u`), one TASKS block per file.
+    Udiff,
+    /// Cline's and Roo's SEARCH/REPLACE blocks, in their tool calls or
+    /// after a file-name line.
+    Cline,
 }
 
 impl Dialect {
@@ -46,6 +53,8 @@ impl Dialect {
             Dialect::Aider => "aider",
             Dialect::Codex => "codex",
             Dialect::Cml => "cml",
+            Dialect::Udiff => "udiff",
+            Dialect::Cline => "cline",
         }
     }
 }
@@ -61,7 +70,10 @@ impl std::fmt::Display for Dialect {
 /// One document is never read in two dialects.
 pub fn detect(source: &str) -> Dialect {
     let mut aider = false;
-    let mut codex = false;
+    // A codex patch, a unified diff and Cline's or Roo's blocks are
+    // unmistakable: the first found decides (a diff may show a patch's
+    // lines, and a patch a diff's).
+    let mut first: Option<Dialect> = None;
     let mut before: [&str; 3] = [""; 3];
     for line in source.lines() {
         if let Some(m) = crate::lexer::classify(line, 1)
@@ -71,15 +83,23 @@ pub fn detect(source: &str) -> Dialect {
         {
             return Dialect::Clada;
         }
-        codex |= codex::is_begin(line);
+        if first.is_none() {
+            if codex::is_begin(line) {
+                first = Some(Dialect::Codex);
+            } else if udiff::is_header(&before, line) {
+                first = Some(Dialect::Udiff);
+            } else if cline::shows_blocks(before[2], line) {
+                first = Some(Dialect::Cline);
+            }
+        }
         if !aider && aider::is_head(line) && aider::file_name(&before).is_some() {
             aider = true;
         }
         before = [before[1], before[2], line];
     }
-    // A patch is unmistakable; aider blocks may sit in a patch's prose.
-    if codex {
-        Dialect::Codex
+    // aider blocks may sit in a patch's prose.
+    if let Some(d) = first {
+        d
     } else if cml::has_elements(source) {
         Dialect::Cml
     } else if aider {
@@ -134,6 +154,8 @@ pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> D
         Dialect::Aider => aider::parse(source, options),
         Dialect::Codex => codex::parse(source, options),
         Dialect::Cml => cml::parse(source, options),
+        Dialect::Udiff => udiff::parse(source, options),
+        Dialect::Cline => cline::parse(source, options),
     };
     if dialect != Dialect::Clada {
         // clada's own validation refuses them already.
@@ -171,5 +193,66 @@ fn refuse_unchanged(doc: &mut Document<'_>) {
     if !found.is_empty() {
         doc.diagnostics.extend(found);
         crate::diagnostics::sort_in_document_order(&mut doc.diagnostics);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_reads_each_dialect_by_what_only_it_writes() {
+        let cases = [
+            ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", Dialect::Udiff),
+            (
+                "Here:\n```diff\ndiff --git a/x b/x\nindex 1..2\n",
+                Dialect::Udiff,
+            ),
+            ("*** Begin Patch\n*** End Patch\n", Dialect::Codex),
+            (
+                "x.py\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n",
+                Dialect::Aider,
+            ),
+            (
+                "<edit path=\"x\"><search>a</search><replace>b</replace></edit>\n",
+                Dialect::Cml,
+            ),
+            ("--- a rule of prose\n+++ and more\n", Dialect::Clada),
+            // A diff of a clada document is a diff; an opener with
+            // attributes makes the whole document clada's.
+            (
+                "--- a/d.md\n+++ b/d.md\n@@ @@\n-<<<<<<< WRITE path=\"x\"\n+y\n",
+                Dialect::Udiff,
+            ),
+            (
+                "<<<<<<< WRITE path=\"p.diff\"\n--- a/x\n+++ b/x\n@@ @@\n>>>>>>> END\n",
+                Dialect::Clada,
+            ),
+            // A diff that shows a patch's lines, and a patch first.
+            (
+                "--- a/p\n+++ b/p\n@@ @@\n *** Begin Patch\n",
+                Dialect::Udiff,
+            ),
+            (
+                "*** Begin Patch\n*** End Patch\n--- a/x\n+++ b/x\n@@ @@\n",
+                Dialect::Codex,
+            ),
+            (
+                "a.py\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n",
+                Dialect::Cline,
+            ),
+            (
+                "I'll edit it.\n<replace_in_file>\n<path>a</path>\n",
+                Dialect::Cline,
+            ),
+            ("<apply_diff><path>a</path><diff>\n", Dialect::Cline),
+            (
+                "a.py\n<<<<<<< SEARCH\n:start_line:3\n-------\nx\n=======\ny\n>>>>>>> REPLACE\n",
+                Dialect::Cline,
+            ),
+        ];
+        for (src, want) in cases {
+            assert_eq!(detect(src), want, "{src}");
+        }
     }
 }

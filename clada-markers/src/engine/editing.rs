@@ -612,6 +612,12 @@ impl Editing {
         &raw[..raw.len().min(self.key_max)]
     }
 
+    /// Makes the file end with a line break: the one it is matched as
+    /// having becomes its own (codex ends every file it updates so).
+    pub(crate) fn end_with_line_break(&mut self) {
+        self.virtual_final = false;
+    }
+
     fn brk(&self) -> &'static [u8] {
         if self.crlf { b"\r\n" } else { b"\n" }
     }
@@ -1039,6 +1045,10 @@ impl Editing {
 impl Hay for Editing {
     fn len(&self) -> usize {
         self.len
+    }
+
+    fn virtual_final(&self) -> bool {
+        self.virtual_final
     }
 
     fn raw<'t>(&self, text: &'t str) -> Cow<'t, [u8]> {

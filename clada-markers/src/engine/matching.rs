@@ -399,6 +399,10 @@ impl Hay for View<'_> {
         self.norm.len()
     }
 
+    fn virtual_final(&self) -> bool {
+        self.missing_final
+    }
+
     fn raw<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, [u8]> {
         std::borrow::Cow::Borrowed(text.as_bytes())
     }

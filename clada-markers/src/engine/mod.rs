@@ -28,6 +28,7 @@ pub(crate) mod outcome;
 pub(crate) mod paths;
 pub(crate) mod plan;
 pub(crate) mod repo_check;
+mod rules;
 pub(crate) mod seek;
 pub(crate) mod tier;
 pub(crate) mod tree_check;
@@ -51,7 +52,7 @@ use std::time::{Duration, Instant};
 
 #[cfg(test)]
 use crate::ast::Document;
-use crate::ast::{Op, Task, Unit};
+use crate::ast::{BlockRules, Op, Task, Unit};
 use crate::diagnostics::Diagnostic;
 use crate::error_type::ErrorType;
 use crate::outcome::{BlockStatus, TaskStatus};
@@ -538,11 +539,23 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
 
     /// Runs a unit that has no error.
     fn run(&mut self, unit: &Unit<'_>, observer: &mut dyn Observer) -> Vec<TaskOutcome> {
+        let rules = match unit {
+            Unit::Block(b) => b.rules,
+            Unit::Task(_) => BlockRules::default(),
+        };
         let own = self.options.atomic == Some(Atomic::Unit);
         if own {
             self.tell_view(std::iter::once(unit));
             // Whatever earlier units left is written by now: the
             // transaction covers this unit's changes only.
+            self.view.begin();
+        }
+        // A block whose changes stand together, in a run without
+        // `--atomic`: its changes are kept in the view until it ends (no
+        // command of it writes them earlier), so a failure takes them back
+        // there, with nothing on disk to undo.
+        let together = rules.all_or_none && self.options.atomic.is_none();
+        if together {
             self.view.begin();
         }
         let mut out: Vec<TaskOutcome> = Vec::with_capacity(unit.tasks().len());
@@ -562,14 +575,30 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 TaskOutcome::skipped(task.number, Skip::TotalTimeout)
             } else {
-                let r = self.task(unit.number(), task, observer);
-                if r.status == TaskStatus::Failed {
+                let r = self.task(unit.number(), task, rules, observer);
+                if r.status == TaskStatus::Failed && !rules.independent {
                     stopped_at = Some(task.number);
                 }
                 r
             };
             tell(observer, unit, &report);
             out.push(report);
+        }
+        if together {
+            if out.iter().all(|t| t.status != TaskStatus::Failed) {
+                self.view.commit();
+            } else {
+                let undone = self.view.rollback();
+                let stays = stays(&undone.kept);
+                self.note = self.rolled_back(
+                    unit,
+                    &mut out,
+                    undone.kept,
+                    &stays,
+                    &undone.problems,
+                    observer,
+                );
+            }
         }
         if own {
             let ok = |out: &[TaskOutcome]| out.iter().all(|t| t.status != TaskStatus::Failed);
@@ -666,7 +695,13 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         first
     }
 
-    fn task(&mut self, unit: usize, task: &Task<'_>, observer: &mut dyn Observer) -> TaskOutcome {
+    fn task(
+        &mut self,
+        unit: usize,
+        task: &Task<'_>,
+        rules: BlockRules,
+        observer: &mut dyn Observer,
+    ) -> TaskOutcome {
         let started = Instant::now();
         let mut report = TaskOutcome::new(task.number, self.options.dry_run);
         let Some(op) = &task.op else {
@@ -682,7 +717,10 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         };
         let dry = self.options.dry_run;
         let loose = self.loose();
-        let result = plan::plan(op, &self.view, self.options.allow_escape, loose).and_then(|p| {
+        let checked = rules::check(op, rules, &self.view, self.options.allow_escape);
+        let result =
+            checked.and_then(|()| plan::plan(op, &self.view, self.options.allow_escape, loose));
+        let result = result.and_then(|p| {
             let Plan { action, effect } = p;
             match action {
                 Action::Write { at, contents } => {
@@ -699,6 +737,9 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                 }
                 Action::Edit { at, splice } => {
                     self.view.splice(&at, &splice, by)?;
+                    if rules.final_line_break {
+                        self.view.end_with_line_break(&at);
+                    }
                     Ok(effect)
                 }
                 Action::Move { from, to } => {

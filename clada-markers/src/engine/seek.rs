@@ -177,6 +177,9 @@ pub(crate) trait Hay {
         start: &[u8],
         end: &[u8],
     ) -> Option<(Vec<(usize, usize)>, Option<usize>)>;
+    /// Whether the line break at the end is not the file's but added (the
+    /// file lacks a final one).
+    fn virtual_final(&self) -> bool;
     /// The bytes from `from` to `to`.
     fn bytes(&self, from: usize, to: usize) -> Cow<'_, [u8]>;
     /// The byte at `pos`.
@@ -744,7 +747,12 @@ fn standing(hay: &dyn Hay, ranges: &[(usize, usize)], written: &[u8]) -> Vec<usi
                 continue;
             };
             let to = from + written.len();
-            if to > hay.len() {
+            // The file's text reaches that far. The line break a file
+            // lacks (added to its text) does not stand for one a
+            // replacement adds after a search without one (a unified
+            // diff's `\ No newline at end of file` on the old side only).
+            let adds_final = !occ.ends_with(b"\n") && written.ends_with(b"\n");
+            if to > hay.len() || (to == hay.len() && adds_final && hay.virtual_final()) {
                 continue;
             }
             if budget < written.len() {
@@ -1194,6 +1202,25 @@ mod tests {
         // A replacement that is there re-indented, its search gone.
         let file = "if a:\n  x = 2\n";
         let m = edit(file, "    x = 1\n", "    x = 2\n", one()).unwrap_err();
+        assert!(m.already_applied, "{m:?}");
+        // An insertion into a file without a final line break, sent
+        // twice: the file still lacks one, and the insertion stands.
+        let once = edit("import os", "import os\n", "import os\nimport sys\n", one()).unwrap();
+        assert_eq!(once.text, "import os\nimport sys");
+        let m = edit(&once.text, "import os\n", "import os\nimport sys\n", one()).unwrap_err();
+        assert!(m.already_applied, "{m:?}");
+    }
+
+    #[test]
+    fn a_final_line_break_added_after_a_last_line_without_one_is_not_already_there() {
+        // A unified diff's `\ No newline at end of file` on the old side
+        // only: the search lacks the final line break, the replacement
+        // has it. The file's added line break is not the one the edit
+        // adds.
+        let file = "a: 1\n  extra:\n      ";
+        let done = edit(file, "  extra:\n      ", "  extra:\n      \n", one()).unwrap();
+        assert_eq!(done.text, "a: 1\n  extra:\n      \n");
+        let m = edit(&done.text, "  extra:\n      ", "  extra:\n      \n", one()).unwrap_err();
         assert!(m.already_applied, "{m:?}");
     }
 

@@ -42,6 +42,7 @@ use crate::engine::paths::{Below, Live, PathMap, Visit};
 use crate::engine::plan;
 use crate::engine::seek::MIN_PIVOT;
 use crate::path::Anchor;
+use crate::syntax::BOM;
 
 /// The task that made a change: unit and task numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -884,6 +885,28 @@ impl<'r> View<'r> {
         f.dirty = true;
         add(&mut f.by, by);
         Ok(())
+    }
+
+    /// Ends the file `at`, just edited, with a line break (its first line
+    /// break's style) when it lacks one.
+    pub(crate) fn end_with_line_break(&self, at: &Location) {
+        let mut st = self.state.borrow_mut();
+        let Some(Node::File(file)) = st.node_mut(at) else {
+            return;
+        };
+        let f = &mut **file;
+        if let Some(edits) = &mut f.edits {
+            edits.end_with_line_break();
+        } else if let Some(Content::Text(text)) = &mut f.data {
+            let t = &text.text;
+            let body = t.strip_prefix(BOM).unwrap_or(t);
+            if !body.is_empty() && !body.ends_with('\n') {
+                let crlf = body.find('\n').is_some_and(|i| body[..i].ends_with('\r'));
+                Rc::make_mut(text)
+                    .text
+                    .push_str(if crlf { "\r\n" } else { "\n" });
+            }
+        }
     }
 
     /// Tells the view the edits to come: each file's search texts and

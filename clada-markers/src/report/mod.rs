@@ -489,6 +489,9 @@ impl ErrorReport {
 fn default_hint(kind: ErrorType) -> Option<String> {
     let h = match kind {
         ErrorType::FileNotFound => "check the path; WRITE creates a file",
+        ErrorType::FileExists => {
+            "the file exists already: send a change of its contents instead, or remove it first"
+        }
         ErrorType::SymlinkNotAllowed => {
             "clada never reads or writes through a symbolic link; name the real path"
         }

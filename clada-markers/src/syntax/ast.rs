@@ -156,6 +156,32 @@ pub struct Block<'a> {
     pub tasks: Vec<Task<'a>>,
     /// The closer line, when the block has one.
     pub closer: Option<Span>,
+    /// How a dialect's block applies where it differs from a TASKS block.
+    pub rules: BlockRules,
+}
+
+/// What a dialect asks of a block beyond a TASKS block's rules (PROTOCOL
+/// §11): set by front ends, never by clada's own syntax.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BlockRules {
+    /// The block's changes stand together or not at all, as `--atomic`
+    /// would have it for this block alone (a file of a unified diff, as
+    /// `git apply` applies it).
+    pub all_or_none: bool,
+    /// REMOVE and MOVE take files, never directories, and a MOVE's `to` is
+    /// the file's new path, never a directory to move into (codex's and
+    /// unified diffs' file operations).
+    pub files_only: bool,
+    /// A WRITE creates, and a MOVE lands, only where nothing is
+    /// (`file_exists` otherwise), and an appending WRITE adds only to an
+    /// empty file: a unified diff's new file, rename, or lines without
+    /// context, as `git apply` places them.
+    pub create_only: bool,
+    /// A file an edit changed ends with a line break (codex adds one).
+    pub final_line_break: bool,
+    /// A failed task does not stop the block: each task stands alone (Roo
+    /// applies each block of a call that matches).
+    pub independent: bool,
 }
 
 /// One operation, as written.

@@ -83,6 +83,11 @@ pub enum DiagnosticKind {
     EmptyCommand,
     /// (warning) A document without a single task.
     NoTasks,
+    /// A change a dialect describes that clada does not carry out: a
+    /// binary diff, a copy, a symbolic link or a submodule.
+    UnsupportedChange,
+    /// (warning) A file mode a diff sets, which clada does not change.
+    IgnoredMode,
     /// A document without a task that holds edits in a format its dialect
     /// does not read (PROTOCOL §11.7).
     ForeignFormat,
@@ -118,7 +123,8 @@ impl DiagnosticKind {
         match self {
             DiagnosticKind::SkippedUnknownKeyword
             | DiagnosticKind::StrayMarker
-            | DiagnosticKind::NoTasks => Severity::Warning,
+            | DiagnosticKind::NoTasks
+            | DiagnosticKind::IgnoredMode => Severity::Warning,
             _ => Severity::Error,
         }
     }

@@ -651,6 +651,7 @@ fn finish_block<'a>(
         version: head.version,
         tasks,
         closer,
+        rules: Default::default(),
     })
 }
 

@@ -16,10 +16,10 @@ __version__: str
 def check(document: str | bytes, dialect: Dialect | Literal["auto"] = "auto") -> CheckReport:
     """Reads, checks and reports on a document; touches nothing.
 
-    `dialect`: "auto" (default), "clada", "aider", "codex" or "cml". Returns
-    the report of `clada check --format json` as a dict; a document with
-    errors is a report whose `ok` is False. Raises `clada.CladaError`
-    (`input_too_large`) for a document over 50 MiB.
+    `dialect`: "auto" (default), "clada", "aider", "codex", "cml", "udiff"
+    or "cline". Returns the report of `clada check --format json` as a
+    dict; a document with errors is a report whose `ok` is False. Raises
+    `clada.CladaError` (`input_too_large`) for a document over 50 MiB.
     """
 
 def apply(
@@ -63,14 +63,14 @@ def apply(
 
 def convert(
     document: str | bytes,
-    to: Literal["clada", "aider", "codex"],
+    to: Literal["clada", "aider", "codex", "udiff"],
     from_: Dialect | Literal["auto"] = "auto",
 ) -> str:
     """Rewrites a document in another dialect, as `clada convert --from FROM_
     --to TO` does.
 
-    `to`: "clada", "aider" or "codex". `from_`: "auto" (default), "clada",
-    "aider", "codex" or "cml". Prose is dropped. Raises `clada.CladaError`
+    `to`: "clada", "aider", "codex" or "udiff". `from_`: "auto" (default),
+    "clada", "aider", "codex", "cml", "udiff" or "cline". Prose is dropped. Raises `clada.CladaError`
     when the document has errors (the type of the first; `.report` is the
     check report) and `clada.ConvertError` (a `ValueError`) when `to`
     cannot express one of its tasks.

@@ -108,6 +108,7 @@ ErrorType: TypeAlias = Literal[
     "already_applied",
     "indentation_mismatch",
     "file_not_found",
+    "file_exists",
     "permission_denied",
     "exec_failed",
     "exec_timeout",
@@ -291,7 +292,7 @@ class DiagnosticReport(TypedDict):
     task: NotRequired[int | None]
 
 
-Dialect: TypeAlias = Literal["clada", "aider", "codex", "cml"]
+Dialect: TypeAlias = Literal["clada", "aider", "codex", "cml", "udiff", "cline"]
 """The edit formats clada reads."""
 
 

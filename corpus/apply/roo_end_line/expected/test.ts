@@ -1,0 +1,3 @@
+function helloWorld() {
+    console.log("hello")
+}

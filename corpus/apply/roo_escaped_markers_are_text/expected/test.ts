@@ -1,0 +1,4 @@
+replacement content
+:start_line:5
+=======
+more content

@@ -1,0 +1,2 @@
+content1
+content2

@@ -1,0 +1,4 @@
+def greet():
+    name = "you"
+    print("Hello")
+    return name
