@@ -90,14 +90,6 @@ pub mod syntax;
 #[cfg(feature = "engine")]
 pub mod watch;
 
-// The layers' modules by their short names, inside the crate.
-#[cfg(feature = "engine")]
-use engine::{dirs, git, journal};
-use syntax::{
-    ast, attributes, diagnostics, input, lexer, near_miss, parser, path, printer, raw, span,
-    structure, validate, values,
-};
-
 #[cfg(feature = "engine")]
 pub use apply::{Apply, Listener};
 pub use dialect::Dialect;

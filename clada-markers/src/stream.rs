@@ -24,9 +24,9 @@
 //! then parsed on its own, so a malformed unit is reported alone and the
 //! stream goes on.
 
-use crate::diagnostics::DiagnosticKind;
-use crate::input::MAX_DOCUMENT_SIZE;
-use crate::lexer::classify;
+use crate::syntax::diagnostics::DiagnosticKind;
+use crate::syntax::input::MAX_DOCUMENT_SIZE;
+use crate::syntax::lexer::classify;
 use crate::syntax::{Keyword, Shape};
 
 /// A complete unit: its text, and the stream offset and 1-based line it
@@ -53,7 +53,7 @@ impl Chunk {
         let Some(offset) = self.invalid_utf8 else {
             return doc;
         };
-        let at = crate::span::LineIndex::new(&self.text).position(offset);
+        let at = crate::syntax::span::LineIndex::new(&self.text).position(offset);
         let message = format!(
             "the unit is not valid UTF-8 at line {}, column {} of the stream (byte offset {}); \
              nothing of it was applied",
@@ -103,7 +103,7 @@ impl Chunk {
             crate::Diagnostic::new(kind, crate::Span::new(offset, end), message).with_help(help);
         d.block = block;
         doc.diagnostics.push(d);
-        crate::diagnostics::sort_in_document_order(&mut doc.diagnostics);
+        crate::syntax::diagnostics::sort_in_document_order(&mut doc.diagnostics);
         doc
     }
 }

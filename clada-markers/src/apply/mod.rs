@@ -8,18 +8,18 @@ mod run;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::ast::{Document, Task, Unit};
 use crate::commands::RunOptions;
 use crate::commands::allowlist::Approvals;
 use crate::commands::approve::{Approver, NoPrompt};
-use crate::diagnostics::Diagnostic;
 use crate::dialect::Dialect;
-use crate::dirs::{Dirs, locations_in};
+use crate::engine::dirs::{Dirs, locations_in};
 use crate::engine::fs::Root;
+use crate::engine::git::Author;
 use crate::engine::{Atomic, MatchMode, Observer, Quiet, TaskOutcome};
-use crate::git::Author;
 use crate::report::{ApplyReport, BlockReport};
 use crate::syntax::Parsed;
+use crate::syntax::ast::{Document, Task, Unit};
+use crate::syntax::diagnostics::Diagnostic;
 use run::{Fed, RunConfig};
 
 /// Applies documents to one directory, the root, given once.

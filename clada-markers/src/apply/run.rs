@@ -14,21 +14,21 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::Listener;
-use crate::ast::{Document, Op, Unit};
 use crate::commands::approve::{Approver, NoPrompt};
 use crate::commands::{CommandRunner, RunOptions};
-use crate::diagnostics::Diagnostic;
 use crate::dialect::Dialect;
-use crate::dirs::Dirs;
+use crate::engine::dirs::Dirs;
 use crate::engine::fs::Root;
+use crate::engine::git::{Author, WorkTree};
+use crate::engine::journal::Journal;
 use crate::engine::lock::{Lock, LockError, Place};
 use crate::engine::repo_check::RepoError;
 use crate::engine::{self, ApplyOptions, Atomic, Engine, MatchMode};
 use crate::error_type::ErrorType;
-use crate::git::{Author, WorkTree};
-use crate::journal::Journal;
 use crate::report::{ApplyBuilder, ApplyReport, ErrorReport, FileChange, GitReport};
 use crate::syntax::Parsed;
+use crate::syntax::ast::{Document, Op, Unit};
+use crate::syntax::diagnostics::Diagnostic;
 
 /// Everything a run needs beyond the document.
 #[derive(Clone, Debug)]
@@ -281,7 +281,7 @@ pub(crate) fn run<'h, 'd: 'h>(
         let _ = journal.sweep(root);
     }
     drop(held);
-    crate::diagnostics::sort_in_document_order(&mut diagnostics);
+    crate::syntax::diagnostics::sort_in_document_order(&mut diagnostics);
     let mut report = builder.finish(Vec::new(), &diagnostics, git);
     report.dialect = config.dialect;
     if let Some((kind, message)) = refused {

@@ -34,7 +34,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dirs::Dirs;
+use crate::engine::dirs::Dirs;
 use crate::engine::fs::{Files, Location, Root};
 
 /// Where approvals lived before they moved out of the root; ignored.
@@ -188,7 +188,7 @@ impl Allowlist {
         if dir.is_empty() {
             return Ok(None);
         }
-        let parts = crate::path::normalize(dir)
+        let parts = crate::syntax::path::normalize(dir)
             .map_err(|p| format!("the directory `{dir}` {}", p.describe()))?;
         Ok((!parts.is_empty()).then(|| parts.join("/")))
     }

@@ -34,11 +34,11 @@ use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::engine::fs::{Files, Location, Root};
+use crate::engine::git::WorkTree;
 use crate::engine::repo_check::RepoError;
 use crate::engine::view::{By, View};
 use crate::engine::{Observer, RunOutput, Runner, TaskError};
 use crate::error_type::ErrorType;
-use crate::git::WorkTree;
 use allowlist::{Allowlist, Approvals};
 use approve::{Answer, Approver};
 

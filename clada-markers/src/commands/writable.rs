@@ -142,7 +142,7 @@ fn grant_entries(dir: &OwnedFd, way: &Way, out: &mut Vec<Grant>) -> rustix::io::
 /// exists.
 fn forms(path: &Path) -> Vec<PathBuf> {
     let written = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let resolved = crate::dirs::canonical(path);
+    let resolved = crate::engine::dirs::canonical(path);
     if resolved == written {
         vec![written]
     } else {

@@ -35,12 +35,12 @@
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
-use crate::ast::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
-use crate::attributes::Attribute;
-use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::span::Span;
 use crate::syntax::TaskKind;
-use crate::validate::{Context, ParseOptions};
+use crate::syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
+use crate::syntax::attributes::Attribute;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::syntax::span::Span;
+use crate::syntax::validate::{Context, ParseOptions};
 
 /// Cline's file-editing call.
 const CLINE_CALL: &str = "replace_in_file";
@@ -530,7 +530,7 @@ fn call<'a>(cx: &Context<'a>, c: &Call, units: &mut Vec<Unit<'a>>, out: &mut Vec
             _ => {
                 let a = Attribute::implied("path", Cow::Borrowed(value), span);
                 let before = out.len();
-                crate::validate::check_path_attribute(cx, &a, out);
+                crate::syntax::validate::check_path_attribute(cx, &a, out);
                 let ok = !out[before..].iter().any(Diagnostic::is_error);
                 checked = Some((key, a.clone(), ok));
                 (a, ok)
@@ -627,7 +627,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 carried = Some(n.clone());
                 let a = Attribute::implied("path", n, span);
                 let before = out.len();
-                crate::validate::check_path_attribute(&cx, &a, &mut out);
+                crate::syntax::validate::check_path_attribute(&cx, &a, &mut out);
                 let ok = !out[before..].iter().any(Diagnostic::is_error);
                 (a, ok)
             });
@@ -661,7 +661,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 .with_help("a block is `------- SEARCH`, the text to find, `=======`, the replacement, `+++++++ REPLACE`, inside `<replace_in_file>` with `<path>` and `<diff>`"),
         );
     }
-    crate::diagnostics::sort_in_document_order(&mut out);
+    crate::syntax::diagnostics::sort_in_document_order(&mut out);
     Document {
         source,
         units,

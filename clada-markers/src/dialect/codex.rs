@@ -27,12 +27,12 @@
 
 use std::borrow::Cow;
 
-use crate::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
-use crate::attributes::Attribute;
-use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::span::Span;
 use crate::syntax::TaskKind;
-use crate::validate::{Context, ParseOptions};
+use crate::syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
+use crate::syntax::attributes::Attribute;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::syntax::span::Span;
+use crate::syntax::validate::{Context, ParseOptions};
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
@@ -127,7 +127,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             .with_help("a patch starts with `*** Begin Patch` and ends with `*** End Patch`"),
         );
     }
-    crate::diagnostics::sort_in_document_order(&mut diagnostics);
+    crate::syntax::diagnostics::sort_in_document_order(&mut diagnostics);
     Document {
         source,
         units,
@@ -393,7 +393,7 @@ fn update<'a>(
         let mut t = task(cx, TaskKind::Move, line.span(), header, path, op, out);
         let at = place(line, to);
         let attr = Attribute::implied("to", Cow::Borrowed(to), Span::new(at, at + to.len()));
-        crate::validate::check_path_attribute(cx, &attr, out);
+        crate::syntax::validate::check_path_attribute(cx, &attr, out);
         if out.iter().any(|d| d.is_error() && d.span == attr.span) {
             t.op = None;
         }
@@ -433,7 +433,7 @@ fn task<'a>(
     };
     let attr = Attribute::implied(name, Cow::Borrowed(path), Span::new(at, at + path.len()));
     let before = out.len();
-    crate::validate::check_path_attribute(cx, &attr, out);
+    crate::syntax::validate::check_path_attribute(cx, &attr, out);
     if path.is_empty() {
         out.push(
             Diagnostic::new(

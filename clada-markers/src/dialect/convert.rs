@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use super::Dialect;
-use crate::ast::{Count, Document, Op};
-use crate::printer::print;
+use crate::syntax::ast::{Count, Document, Op};
+use crate::syntax::printer::print;
 
 /// Why a document cannot be written in a dialect.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -490,7 +490,7 @@ fn udiff(doc: &Document<'_>) -> Result<String, ConvertError> {
 mod tests {
     use super::*;
     use crate::dialect::parse_dialect;
-    use crate::validate::ParseOptions;
+    use crate::syntax::validate::ParseOptions;
 
     /// The operations of `text`, without the matching policy its dialect
     /// gives its edits (codex's passes): the same tasks in every dialect.
@@ -501,7 +501,7 @@ mod tests {
             .filter_map(|t| t.op.clone())
             .map(|mut op| {
                 if let Op::Edit { matching, .. } | Op::EditRange { matching, .. } = &mut op {
-                    *matching = crate::ast::Matching::default();
+                    *matching = crate::syntax::ast::Matching::default();
                 }
                 op
             })

@@ -8,9 +8,9 @@
 //! The formats and their readers are one table, [`FORMATS`]: a new front
 //! end is one line there.
 
-use crate::ast::Document;
-use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::span::Span;
+use crate::syntax::ast::Document;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::syntax::span::Span;
 
 use super::Dialect;
 
@@ -83,7 +83,7 @@ pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
         return;
     }
     doc.diagnostics.extend(found);
-    crate::diagnostics::sort_in_document_order(&mut doc.diagnostics);
+    crate::syntax::diagnostics::sort_in_document_order(&mut doc.diagnostics);
 }
 
 /// The errors for the formats in `source` that `dialect` does not read
@@ -166,7 +166,7 @@ fn first(format: Format, source: &str, lines: &[(usize, &str)]) -> Option<usize>
     (0..lines.len()).find(|&i| {
         let t = line(i);
         match format {
-            Format::Clada => crate::lexer::classify(t, 1).is_some_and(|m| {
+            Format::Clada => crate::syntax::lexer::classify(t, 1).is_some_and(|m| {
                 m.shape == crate::syntax::Shape::Opener
                     && m.keyword.is_some()
                     && !m.rest().is_empty()

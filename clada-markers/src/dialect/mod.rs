@@ -13,8 +13,8 @@
 
 use serde::Serialize;
 
-use crate::ast::Document;
-use crate::validate::ParseOptions;
+use crate::syntax::ast::Document;
+use crate::syntax::validate::ParseOptions;
 
 pub(crate) mod aider;
 pub(crate) mod cline;
@@ -76,7 +76,7 @@ pub fn detect(source: &str) -> Dialect {
     let mut first: Option<Dialect> = None;
     let mut before: [&str; 3] = [""; 3];
     for line in source.lines() {
-        if let Some(m) = crate::lexer::classify(line, 1)
+        if let Some(m) = crate::syntax::lexer::classify(line, 1)
             && m.shape == crate::syntax::Shape::Opener
             && m.keyword.is_some()
             && !m.rest().is_empty()
@@ -150,7 +150,7 @@ pub fn parse_units(
 /// (PROTOCOL §11.7).
 pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> Document<'_> {
     let mut doc = match dialect {
-        Dialect::Clada => crate::parser::parse_with(source, options),
+        Dialect::Clada => crate::syntax::parser::parse_with(source, options),
         Dialect::Aider => aider::parse(source, options),
         Dialect::Codex => codex::parse(source, options),
         Dialect::Cml => cml::parse(source, options),
@@ -172,17 +172,17 @@ fn refuse_unchanged(doc: &mut Document<'_>) {
     for unit in &mut doc.units {
         let number = unit.number();
         let tasks = match unit {
-            crate::ast::Unit::Block(b) => &mut b.tasks[..],
-            crate::ast::Unit::Task(t) => std::slice::from_mut(t),
+            crate::syntax::ast::Unit::Block(b) => &mut b.tasks[..],
+            crate::syntax::ast::Unit::Task(t) => std::slice::from_mut(t),
         };
         for t in tasks {
-            if let Some(crate::ast::Op::Edit {
+            if let Some(crate::syntax::ast::Op::Edit {
                 search, replace, ..
             }) = &t.op
                 && search == replace
             {
                 let at = |i: usize| t.sections.get(i).copied().unwrap_or(t.opener);
-                let mut d = crate::validate::unchanged_edit(at(0), at(1));
+                let mut d = crate::syntax::validate::unchanged_edit(at(0), at(1));
                 d.block = Some(number);
                 d.task = Some(t.number);
                 found.push(d);
@@ -192,7 +192,7 @@ fn refuse_unchanged(doc: &mut Document<'_>) {
     }
     if !found.is_empty() {
         doc.diagnostics.extend(found);
-        crate::diagnostics::sort_in_document_order(&mut doc.diagnostics);
+        crate::syntax::diagnostics::sort_in_document_order(&mut doc.diagnostics);
     }
 }
 

@@ -32,12 +32,12 @@
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
-use crate::ast::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
-use crate::attributes::Attribute;
-use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::span::Span;
 use crate::syntax::TaskKind;
-use crate::validate::{Context, ParseOptions};
+use crate::syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
+use crate::syntax::attributes::Attribute;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::syntax::span::Span;
+use crate::syntax::validate::{Context, ParseOptions};
 
 /// `diff --git a/p b/p`: a git file section.
 const GIT: &str = "diff --git ";
@@ -744,7 +744,7 @@ fn section<'a>(
     let attr = |name: &'static str, n: &Named<'a>, out: &mut Vec<Diagnostic>| {
         let a = Attribute::implied(name, n.path.clone(), n.span);
         let before = out.len();
-        crate::validate::check_path_attribute(cx, &a, out);
+        crate::syntax::validate::check_path_attribute(cx, &a, out);
         let ok = !out[before..].iter().any(Diagnostic::is_error);
         (a, ok)
     };
@@ -1022,7 +1022,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             ),
         );
     }
-    crate::diagnostics::sort_in_document_order(&mut out);
+    crate::syntax::diagnostics::sort_in_document_order(&mut out);
     Document {
         source,
         units,

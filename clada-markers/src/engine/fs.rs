@@ -74,7 +74,7 @@ pub(crate) enum FsError {
     #[error(
         "{path} has {components} components, more than the {max} a path may have; \
          name a path of at most {max} components",
-        max = crate::path::MAX_PATH_COMPONENTS
+        max = crate::syntax::path::MAX_PATH_COMPONENTS
     )]
     TooDeep { path: String, components: usize },
     /// The change would land in a protected place (PROTOCOL §5).
@@ -132,17 +132,20 @@ impl FsError {
     }
 }
 
-use crate::path::Anchor;
-pub(crate) use crate::path::Location;
+use crate::syntax::path::Anchor;
+pub(crate) use crate::syntax::path::Location;
 
 /// Resolves `path` as text (PROTOCOL §5); a path too deep is
 /// [`FsError::TooDeep`], every other problem [`FsError::Escape`]. Leaving
 /// the root needs `allow_escape`.
 pub(crate) fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
-    crate::path::resolve(path, allow_escape).map_err(|problem| {
-        match (problem, crate::path::TooDeep::of(path, allow_escape)) {
-            (crate::path::PathProblem::TooDeep, Some(deep)) => FsError::TooDeep {
-                path: crate::path::abbreviated(path),
+    crate::syntax::path::resolve(path, allow_escape).map_err(|problem| {
+        match (
+            problem,
+            crate::syntax::path::TooDeep::of(path, allow_escape),
+        ) {
+            (crate::syntax::path::PathProblem::TooDeep, Some(deep)) => FsError::TooDeep {
+                path: crate::syntax::path::abbreviated(path),
                 components: deep.components,
             },
             _ => FsError::Escape {
@@ -274,7 +277,7 @@ pub(crate) struct Root {
     protected: Vec<Location>,
     /// Where each temporary file is noted before it is created, so that a
     /// run killed before renaming it can be cleaned up after
-    /// ([`crate::journal`]).
+    /// ([`crate::engine::journal`]).
     journal: RefCell<Option<Box<dyn Write>>>,
     /// When long walks stop ([`Root::set_deadline`]).
     deadline: Cell<Option<Instant>>,
@@ -420,7 +423,7 @@ impl Root {
                 why,
             })
         };
-        if crate::path::is_protected(at) {
+        if crate::syntax::path::is_protected(at) {
             return refuse("is inside `.clada/` or a `.git` directory");
         }
         if self
@@ -937,7 +940,7 @@ impl Root {
     }
 
     /// Notes a temporary name in the journal before it is used; a
-    /// directory's line ends with `/` ([`crate::journal`]).
+    /// directory's line ends with `/` ([`crate::engine::journal`]).
     fn note(&self, temp: &Location, dir: bool) -> Result<(), FsError> {
         if let Some(journal) = self.journal.borrow_mut().as_mut() {
             // Escaped: a name may hold a line feed (a command made it).
@@ -1423,7 +1426,7 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let parts: Vec<String> = (0..1000).map(|i| format!("d{i}")).collect();
         let at = Location {
-            anchor: crate::path::Anchor::Root,
+            anchor: crate::syntax::path::Anchor::Root,
             parts: parts.clone().into(),
         };
         let mut made = Vec::new();

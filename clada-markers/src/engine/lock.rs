@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::dirs::Dirs;
+use crate::engine::dirs::Dirs;
 
 /// A file in a directory that was opened and checked once: where the lock
 /// or its journal lives.

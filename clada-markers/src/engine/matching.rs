@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::ast::Count;
 use crate::engine::seek::{self, Hay, How, Miss, Plan};
 pub(crate) use crate::engine::seek::{Search, Target};
 use crate::outcome::{Excerpt, Indentation, Matched};
 use crate::syntax::BOM;
+use crate::syntax::ast::Count;
 
 /// At most this many occurrence lines are reported.
 pub(crate) const MAX_REPORTED_LINES: usize = 20;

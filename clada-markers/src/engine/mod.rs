@@ -50,12 +50,12 @@ mod model;
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-#[cfg(test)]
-use crate::ast::Document;
-use crate::ast::{BlockRules, Op, Task, Unit};
-use crate::diagnostics::Diagnostic;
 use crate::error_type::ErrorType;
 use crate::outcome::{BlockStatus, TaskStatus};
+#[cfg(test)]
+use crate::syntax::ast::Document;
+use crate::syntax::ast::{BlockRules, Op, Task, Unit};
+use crate::syntax::diagnostics::Diagnostic;
 use fs::{FsError, Location, Root};
 pub use outcome::TaskOutcome;
 use outcome::{Kept, Rollback, Skip, UnitOutcome};

@@ -5,7 +5,6 @@
 //! matching and path rules are tested against an in-memory tree. The
 //! engine carries a plan out on its view of the tree ([`super::view`]).
 
-use crate::ast::Op;
 use crate::engine::TaskError;
 use crate::engine::editing::Splice;
 use crate::engine::fs::{Content, Files, FsError, Kind, Location, locate};
@@ -13,6 +12,7 @@ use crate::engine::matching::{HintBudget, Mismatch, Search};
 use crate::engine::seek::How;
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
+use crate::syntax::ast::Op;
 
 /// A side effect, fully computed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -364,7 +364,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::ast::Count;
+    use crate::syntax::ast::Count;
 
     /// A tree in memory: paths to contents, `None` for a directory, links
     /// as `Some(b"->target")` entries listed in `links`.
@@ -388,7 +388,7 @@ mod tests {
 
     impl Files for Tree {
         fn check_lands(&self, at: &Location) -> Result<(), FsError> {
-            if crate::path::is_protected(at) {
+            if crate::syntax::path::is_protected(at) {
                 return Err(FsError::Protected {
                     path: at.display(),
                     why: "is protected",
@@ -429,7 +429,7 @@ mod tests {
         Op::Edit {
             path: path.to_owned().into(),
             count: Count::default(),
-            matching: crate::ast::Matching::default(),
+            matching: crate::syntax::ast::Matching::default(),
             search: search.to_owned().into(),
             replace: replace.to_owned().into(),
         }

@@ -2,10 +2,10 @@
 //! PROTOCOL §11): checked before a task is planned, against the tree as
 //! the run sees it. Nothing here changes anything.
 
-use crate::ast::{BlockRules, Op};
 use crate::engine::TaskError;
 use crate::engine::fs::{Files, FsError, Kind, locate};
 use crate::error_type::ErrorType;
+use crate::syntax::ast::{BlockRules, Op};
 
 /// Why `op`, a task of a block under `rules`, must not run, if it must
 /// not. Paths that do not resolve are left to the plan to refuse.

@@ -12,8 +12,8 @@
 
 use std::borrow::Cow;
 
-use crate::ast::Policy;
 use crate::outcome::{IndentProblem, Matched, Shift};
+use crate::syntax::ast::Policy;
 
 /// How a line of the file is compared with a line of the search once no
 /// exact occurrence exists.

@@ -41,8 +41,8 @@ use crate::engine::outcome::{Kept, KeptWhy};
 use crate::engine::paths::{Below, Live, PathMap, Visit};
 use crate::engine::plan;
 use crate::engine::seek::MIN_PIVOT;
-use crate::path::Anchor;
 use crate::syntax::BOM;
+use crate::syntax::path::Anchor;
 
 /// The task that made a change: unit and task numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -2005,7 +2005,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::ast::Count;
+    use crate::syntax::ast::Count;
 
     const BY: By = By { unit: 1, task: 1 };
 

@@ -10,12 +10,12 @@ use super::{
     ApplyReport, ApplySummary, BlockReport, DiagnosticReport, GitReport, JsonReport, Resend,
 };
 use crate::apply::Listener;
-use crate::ast::Unit;
-use crate::diagnostics::Diagnostic;
 use crate::dialect::Dialect;
 use crate::engine::outcome::UnitOutcome;
 use crate::engine::{Observer, TaskOutcome};
-use crate::span::{Cursor, LineIndex};
+use crate::syntax::ast::Unit;
+use crate::syntax::diagnostics::Diagnostic;
+use crate::syntax::span::{Cursor, LineIndex};
 
 /// Builds the report of a run from its units' outcomes, in order.
 #[derive(Debug)]
@@ -84,7 +84,7 @@ impl<'s> ApplyBuilder<'s> {
 }
 
 impl<W: Write> Observer for JsonReport<W> {
-    fn task_finished(&mut self, _task: &crate::ast::Task<'_>, _outcome: &TaskOutcome) {}
+    fn task_finished(&mut self, _task: &crate::syntax::ast::Task<'_>, _outcome: &TaskOutcome) {}
 }
 
 impl<W: Write> Listener for JsonReport<W> {

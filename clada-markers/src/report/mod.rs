@@ -69,15 +69,15 @@ pub use crate::outcome::{
 };
 pub use check::{CheckBuilder, CheckReport, CheckText, describe, render_check_text};
 
-use crate::ast::{Count, Document, OpName, Task};
-use crate::diagnostics::{Diagnostic, Severity};
 use crate::dialect::Dialect;
 #[cfg(feature = "engine")]
 use crate::engine::TaskError;
 #[cfg(feature = "engine")]
 use crate::engine::matching::Mismatch;
 use crate::error_type::{Category, ErrorType};
-use crate::span::{Cursor, LineIndex, Position};
+use crate::syntax::ast::{Count, Document, OpName, Task};
+use crate::syntax::diagnostics::{Diagnostic, Severity};
+use crate::syntax::span::{Cursor, LineIndex, Position};
 
 /// The JSON object of `clada apply`. The blocks come before the totals:
 /// the report is written as the run goes, each block once it is final
@@ -736,7 +736,7 @@ fn place(doc: &Document<'_>, blocks: &mut [BlockReport]) {
 }
 
 /// Gives `b` the positions of `unit` and its tasks; `at` moves on.
-fn place_block(at: &mut Cursor<'_>, unit: &crate::ast::Unit<'_>, b: &mut BlockReport) {
+fn place_block(at: &mut Cursor<'_>, unit: &crate::syntax::ast::Unit<'_>, b: &mut BlockReport) {
     let extent = unit.extent();
     b.start = Some(at.position(extent.start));
     for (report, task) in b.tasks.iter_mut().zip(unit.tasks()) {

@@ -8,8 +8,6 @@
 
 use std::io::Write;
 
-use crate::ast::{Task, Unit};
-use crate::diagnostics::{Diagnostic, Renderer};
 #[cfg(feature = "engine")]
 use crate::engine::{Observer, TaskOutcome};
 use crate::escape::{escape_controls as esc, escape_line as line_of};
@@ -17,7 +15,9 @@ use crate::report::group::{Repeats, numbers};
 use crate::report::{
     ApplyReport, BlockReport, BlockStatus, FileChange, GitReport, Resend, TaskReport, TaskStatus,
 };
-use crate::span::{Cursor, LineIndex};
+use crate::syntax::ast::{Task, Unit};
+use crate::syntax::diagnostics::{Diagnostic, Renderer};
+use crate::syntax::span::{Cursor, LineIndex};
 
 /// Diffs of at most this many lines are shown in the default output.
 const SHORT_DIFF: usize = 10;

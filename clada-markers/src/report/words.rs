@@ -3,12 +3,12 @@
 //! report says about a task is written here.
 
 use super::{BlockReport, ErrorReport, TaskReport};
-use crate::ast::{Task, Unit};
 use crate::engine::TaskOutcome;
 use crate::engine::outcome::{Kept, KeptWhy, Rollback, Skip, UnitOutcome};
 use crate::engine::plan::Effect;
 use crate::engine::seek::How;
 use crate::outcome::{Matched, Shift, TaskStatus};
+use crate::syntax::ast::{Task, Unit};
 
 const ALL_OR_NOTHING: &str = "--atomic=document applies all of the document or nothing";
 

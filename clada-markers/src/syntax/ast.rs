@@ -14,9 +14,9 @@ use std::num::NonZeroUsize;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::attributes::Attribute;
-use crate::diagnostics::Diagnostic;
-use crate::span::Span;
+use crate::syntax::attributes::Attribute;
+use crate::syntax::diagnostics::Diagnostic;
+use crate::syntax::span::Span;
 use crate::syntax::{TaskKind, Version};
 
 /// A parsed document: its units in order and every diagnostic found.

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use logos::Logos;
 use serde::Serialize;
 
-use crate::span::Span;
+use crate::syntax::span::Span;
 
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 enum Piece {

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use crate::error_type::ErrorType;
 use crate::escape::{escape_line, escape_mapped, shifted};
-use crate::span::Span;
+use crate::syntax::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -2,8 +2,8 @@
 
 use std::io::Read;
 
-use crate::diagnostics::{Diagnostic, DiagnosticKind};
-use crate::span::{LineIndex, Span};
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind};
+use crate::syntax::span::{LineIndex, Span};
 
 /// The largest document clada reads: 50 MiB.
 pub const MAX_DOCUMENT_SIZE: usize = 50 * 1024 * 1024;

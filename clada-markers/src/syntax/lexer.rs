@@ -9,13 +9,13 @@
 //!
 //! The lexer does not know about nesting or fence lengths of units; it only
 //! classifies lines. Attributes on an opener are lexed later, on demand, by
-//! [`crate::attributes`].
+//! [`crate::syntax::attributes`].
 //!
 //! [`Lexer`] accepts the input in chunks of any size and produces exactly the
 //! tokens that [`lex`] produces for the whole input at once, so an editor can
 //! lex as text arrives.
 
-use crate::span::Span;
+use crate::syntax::span::Span;
 use crate::syntax::{BOM, Keyword, MIN_FENCE, Shape};
 
 /// A line token: a marker line, or a run of lines that are not marker lines.

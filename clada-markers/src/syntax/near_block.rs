@@ -9,8 +9,8 @@
 //! The block is read from the text alone, never across another opener:
 //! the work is the block's lines, whatever the document.
 
-use crate::diagnostics::{Diagnostic, DiagnosticKind};
-use crate::span::Span;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind};
+use crate::syntax::span::Span;
 use crate::syntax::{Keyword, MIN_FENCE, Shape};
 
 /// The shortest run a marker-like line has.

@@ -17,10 +17,10 @@
 
 use std::cell::RefCell;
 
-use crate::diagnostics::{Diagnostic, DiagnosticKind, Severity};
-use crate::lexer::Marker;
-use crate::span::Span;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind, Severity};
+use crate::syntax::lexer::Marker;
 use crate::syntax::near_block::{self, MarkerLike};
+use crate::syntax::span::Span;
 use crate::syntax::{Keyword, MIN_FENCE, Shape};
 
 /// The shortest run that makes a line a near miss.
@@ -247,7 +247,7 @@ pub(crate) fn keyword_meant(shape: Shape, word: &str) -> Option<Keyword> {
             .to_vec(),
         Shape::Separator => Vec::new(),
     };
-    let name = crate::validate::nearest(word, &names)?;
+    let name = crate::syntax::validate::nearest(word, &names)?;
     Keyword::from_word(name)
 }
 

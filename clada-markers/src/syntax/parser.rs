@@ -40,14 +40,16 @@ use chumsky::input::{Checkpoint, InputRef};
 use chumsky::prelude::*;
 use chumsky::util::MaybeRef;
 
-use crate::ast::{Block, Document, Unit};
-use crate::attributes::Attribute;
-use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::lexer::{self, Marker, Token, TokenKind};
-use crate::near_miss;
-use crate::span::Span;
+use crate::syntax::ast::{Block, Document, Unit};
+use crate::syntax::attributes::Attribute;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::syntax::lexer::{self, Marker, Token, TokenKind};
+use crate::syntax::near_miss;
+use crate::syntax::span::Span;
+use crate::syntax::validate::{
+    self, Context, ParseOptions, Problem, RawSection, RawTask, UnclosedHint,
+};
 use crate::syntax::{Keyword, SectionMarker, Shape, TaskKind, Version};
-use crate::validate::{self, Context, ParseOptions, Problem, RawSection, RawTask, UnclosedHint};
 
 type Tokens<'t> = &'t [Token];
 type Extra<C> = extra::Full<Diagnostic, (), C>;
@@ -136,7 +138,7 @@ fn parse_in_pieces(source: &str, options: ParseOptions, piece: Option<usize>) ->
         units.extend(parsed.unit);
         diagnostics.extend(parsed.diagnostics);
     }
-    crate::diagnostics::sort_in_document_order(&mut diagnostics);
+    crate::syntax::diagnostics::sort_in_document_order(&mut diagnostics);
     Document {
         source,
         units,
@@ -176,7 +178,7 @@ pub fn each_unit<'a>(
         }
         all.extend(p.diagnostics);
     }
-    crate::diagnostics::sort_in_document_order(&mut all);
+    crate::syntax::diagnostics::sort_in_document_order(&mut all);
     all
 }
 
@@ -228,7 +230,7 @@ impl<'a> Iterator for Units<'a> {
             number(unit, self.blocks, &mut self.tasks, &mut parsed.diagnostics);
             self.any_task |= !unit.tasks().is_empty();
         }
-        crate::diagnostics::sort_in_document_order(&mut parsed.diagnostics);
+        crate::syntax::diagnostics::sort_in_document_order(&mut parsed.diagnostics);
         Some(parsed)
     }
 }
@@ -1116,7 +1118,7 @@ pub(crate) mod tests {
         if units.iter().all(|u| u.tasks().is_empty()) {
             diagnostics.push(no_tasks(&cx));
         }
-        crate::diagnostics::sort_in_document_order(&mut diagnostics);
+        crate::syntax::diagnostics::sort_in_document_order(&mut diagnostics);
         Document {
             source,
             units,

@@ -8,9 +8,9 @@
 
 use std::sync::Arc;
 
-use crate::attributes::Attribute;
-use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::validate::Context;
+use crate::syntax::attributes::Attribute;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::syntax::validate::Context;
 
 /// Why a path cannot be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -9,9 +9,9 @@
 
 use std::fmt::Write as _;
 
-use crate::ast::{Count, Op, Task, Unit};
-use crate::attributes::quote_value;
-use crate::lexer;
+use crate::syntax::ast::{Count, Op, Task, Unit};
+use crate::syntax::attributes::quote_value;
+use crate::syntax::lexer;
 use crate::syntax::{Keyword, MIN_FENCE, SectionMarker, Shape};
 
 /// Why a unit cannot be printed.

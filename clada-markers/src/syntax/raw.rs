@@ -2,8 +2,8 @@
 //! parser delimited them, and the structural problems it met on the way.
 //! `validate` turns them into AST nodes and diagnostics.
 
-use crate::lexer::Marker;
-use crate::span::Span;
+use crate::syntax::lexer::Marker;
+use crate::syntax::span::Span;
 use crate::syntax::{SectionMarker, TaskKind};
 
 /// A body as the parser delimited it.

@@ -2,12 +2,12 @@
 //! separator or section marker out of place, text after a marker. Each
 //! message, help and fix is written here, once.
 
-use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::lexer::Marker;
-use crate::raw::{Problem, RawTask, UnclosedHint};
-use crate::span::Span;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::syntax::lexer::Marker;
+use crate::syntax::raw::{Problem, RawTask, UnclosedHint};
+use crate::syntax::span::Span;
+use crate::syntax::validate::Context;
 use crate::syntax::{Keyword, SectionMarker, Shape, TaskKind};
-use crate::validate::Context;
 
 /// "a WRITE", "an EDIT".
 pub(crate) fn a(kind: TaskKind) -> String {

@@ -9,16 +9,16 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use crate::ast::{Matching, Op, Task};
-use crate::attributes::Attribute;
-use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::lexer::Marker;
-pub(crate) use crate::path::check_path_attribute;
-pub(crate) use crate::raw::{Problem, RawSection, RawTask, UnclosedHint};
-use crate::span::{LineIndex, Span};
-use crate::structure::{a, closer_line, structural, with_structural_fix};
+use crate::syntax::ast::{Matching, Op, Task};
+use crate::syntax::attributes::Attribute;
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::syntax::lexer::Marker;
+pub(crate) use crate::syntax::path::check_path_attribute;
+pub(crate) use crate::syntax::raw::{Problem, RawSection, RawTask, UnclosedHint};
+use crate::syntax::span::{LineIndex, Span};
+use crate::syntax::structure::{a, closer_line, structural, with_structural_fix};
+use crate::syntax::values::{Values, attributes_of};
 use crate::syntax::{Keyword, TASKS_ATTRIBUTES, TaskKind, Version};
-use crate::values::{Values, attributes_of};
 
 /// How a document is checked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub(crate) struct Context<'a> {
     pub(crate) opts: ParseOptions,
     lines: OnceCell<LineIndex<'a>>,
     /// Where each opener's extent ends, computed once for the document.
-    pub(crate) nesting: crate::parser::Nesting,
+    pub(crate) nesting: crate::syntax::parser::Nesting,
     /// Set when a parser read to the end of the tokens it was given: when
     /// those are a window of the document, its result may be wrong, and
     /// the window must grow.
@@ -43,7 +43,7 @@ pub(crate) struct Context<'a> {
     /// Whether the tokens given reach the end of the document.
     last_window: std::cell::Cell<bool>,
     /// The near-miss blocks found so far (PROTOCOL §2.1).
-    pub(crate) near_blocks: crate::near_miss::Blocks,
+    pub(crate) near_blocks: crate::syntax::near_miss::Blocks,
 }
 
 impl<'a> Context<'a> {
@@ -52,10 +52,10 @@ impl<'a> Context<'a> {
             src,
             opts,
             lines: OnceCell::new(),
-            nesting: crate::parser::Nesting::default(),
+            nesting: crate::syntax::parser::Nesting::default(),
             reached_end: std::cell::Cell::new(false),
             last_window: std::cell::Cell::new(true),
-            near_blocks: crate::near_miss::Blocks::default(),
+            near_blocks: crate::syntax::near_miss::Blocks::default(),
         }
     }
 

@@ -4,14 +4,14 @@
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
-use crate::ast::Count;
-use crate::attributes::{self, AttrSyntaxError, Attribute};
-use crate::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::lexer::Marker;
-use crate::path::check_path;
-use crate::span::Span;
+use crate::syntax::ast::Count;
+use crate::syntax::attributes::{self, AttrSyntaxError, Attribute};
+use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
+use crate::syntax::lexer::Marker;
+use crate::syntax::path::check_path;
+use crate::syntax::span::Span;
+use crate::syntax::validate::{Context, list, nearest};
 use crate::syntax::{AttrSpec, Keyword, TaskKind};
-use crate::validate::{Context, list, nearest};
 
 /// Parses the attributes of an opener and checks their names against
 /// `specs`: unknown, repeated and missing names.

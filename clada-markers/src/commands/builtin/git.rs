@@ -1836,7 +1836,7 @@ mod tests {
     use super::*;
     use crate::engine::Quiet;
     use crate::engine::fs::{Root, locate};
-    use crate::git::WorkTree;
+    use crate::engine::git::WorkTree;
 
     fn init(dir: &Path) -> Repository {
         let mut opts = RepositoryInitOptions::new();

@@ -388,21 +388,21 @@ impl Env<'_> {
     /// stay inside the root unless `--allow-escape` was given; links are
     /// refused when the path is used, by [`Root`].
     pub(crate) fn read_path(&self, arg: &str) -> Result<Location, TaskError> {
-        let text = if crate::path::is_absolute(arg) || self.cwd.is_root() {
+        let text = if crate::syntax::path::is_absolute(arg) || self.cwd.is_root() {
             arg.to_owned()
         } else {
             format!("{}/{arg}", self.cwd.display())
         };
-        crate::path::resolve(&text, self.allow_escape).map_err(|problem| {
-            use crate::path::{PathProblem, TooDeep};
+        crate::syntax::path::resolve(&text, self.allow_escape).map_err(|problem| {
+            use crate::syntax::path::{PathProblem, TooDeep};
             let message = match problem {
                 PathProblem::TooDeep => {
                     let deep = TooDeep::of(&text, self.allow_escape).unwrap_or(TooDeep {
-                        components: crate::path::MAX_PATH_COMPONENTS + 1,
+                        components: crate::syntax::path::MAX_PATH_COMPONENTS + 1,
                     });
                     format!(
                         "`{}`: {}; {}",
-                        crate::path::abbreviated(self.shown),
+                        crate::syntax::path::abbreviated(self.shown),
                         deep.message("the argument", arg),
                         TooDeep::help()
                     )
