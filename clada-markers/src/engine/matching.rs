@@ -563,8 +563,10 @@ pub fn edit(
 
 /// Replaces each range from an occurrence of `start` to the nearest
 /// occurrence of `end` after it (both included), if there are as many
-/// ranges as `count` asks.
-pub fn edit_range(
+/// ranges as `count` asks. The tests' way in: the engine goes through
+/// [`Search`].
+#[cfg(test)]
+pub(crate) fn edit_range(
     file: &str,
     start: &str,
     end: &str,

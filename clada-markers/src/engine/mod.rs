@@ -41,7 +41,7 @@ pub use crate::commands::sandbox::available as sandbox_available;
 pub use crate::commands::sandbox::scoped as sandbox_scoped;
 pub use dirs::{Dirs, DirsError};
 pub use git::Author;
-pub use matching::{Edited, Mismatch, edit, edit_range};
+pub use matching::{Edited, Mismatch, edit};
 pub use seek::MatchMode;
 
 #[cfg(test)]

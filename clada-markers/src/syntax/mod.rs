@@ -39,7 +39,7 @@ pub use input::{MAX_DOCUMENT_SIZE, read_limited, too_large, valid_prefix};
 pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
 pub use markers::{Keyword, MIN_FENCE, Shape, TaskKind, Version};
 pub use parser::{Parsed, Units, each_unit, units};
-pub use path::{MAX_PATH_COMPONENTS, PathProblem, normalize as normalize_path};
+pub use path::{MAX_PATH_COMPONENTS, PathProblem};
 pub use printer::PrintError;
 pub use span::{Cursor, LineIndex};
 

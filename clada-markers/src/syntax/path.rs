@@ -54,7 +54,7 @@ impl PathProblem {
 
 /// The components of a relative path after `.` and `..` are resolved, or
 /// why it is not one. An empty result means the root itself.
-pub fn normalize(path: &str) -> Result<Vec<String>, PathProblem> {
+pub(crate) fn normalize(path: &str) -> Result<Vec<String>, PathProblem> {
     resolve(path, false).map(|l| l.parts.to_vec())
 }
 
