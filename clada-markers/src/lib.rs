@@ -10,16 +10,20 @@
 //!                     │   diagnostics) ├──render──▶ diagnostics for people
 //!                     │                ├──print───▶ canonical text
 //!                     │                └──CheckReport::new──▶ check report
-//!                     └──dialect::parse_dialect (aider, codex, CML)──▶ Document
+//!                     └──dialect::parse_dialect (aider, codex, CML, udiff, cline)──▶ Document
 //! ```
 //!
 //! The layers: [`syntax`] (lexing, parsing, validation, printing,
 //! diagnostics: pure functions of the text), [`dialect`] (other edit
-//! formats read into the same [`Document`]), [`engine`] (the file system,
-//! commands, git and locks; the `engine` cargo feature, on by default) and
-//! [`report`] (what happened, for people and for programs). Without the
-//! `engine` feature the crate parses, checks, prints and converts, with no
-//! git2, rustix or process code: for editor plugins and fuzzers.
+//! formats read into the same [`Document`]), [`engine`] (the file system
+//! through the root's handle, the run's view and plan, matching, git, the
+//! lock and the journal), the commands layer (RUN's tiers, the built-ins,
+//! the sandbox, approvals; its public parts are re-exported by `engine`),
+//! [`Apply`] (the entry point: a run of a document, unit by unit) and
+//! [`report`] (what happened, for people and for programs). The engine,
+//! the commands and `Apply` are the `engine` cargo feature, on by default;
+//! without it the crate parses, checks, prints and converts, with no git2,
+//! rustix or process code: for editor plugins and fuzzers.
 //!
 //! # Parsing and walking units
 //!
