@@ -306,7 +306,7 @@ impl Ran {
 fn run_case(dir: &Path) -> Result<(), String> {
     let case =
         Case::read(&std::fs::read_to_string(dir.join("expect")).map_err(|e| e.to_string())?)?;
-    if case.scoped && !clada_markers::engine::sandbox_scoped() {
+    if case.scoped && !clada_markers::commands::sandbox_scoped() {
         eprintln!(
             "{}: skipped, the kernel has no Landlock ABI 6",
             dir.display()

@@ -78,7 +78,7 @@
 #[cfg(feature = "engine")]
 mod apply;
 #[cfg(feature = "engine")]
-mod commands;
+pub mod commands;
 pub mod dialect;
 #[cfg(feature = "engine")]
 pub mod engine;

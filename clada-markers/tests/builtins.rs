@@ -785,7 +785,7 @@ fn the_reading_tools_refuse_a_pipe() {
 fn run_out_of_time(root: &Path, command: &str, dry_run: bool) -> TaskReport {
     let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
     let doc = parse_with(&doc, ParseOptions::default());
-    let options = clada_markers::engine::RunOptions {
+    let options = clada_markers::commands::RunOptions {
         timeout: std::time::Duration::ZERO,
         ..Default::default()
     };

@@ -6,7 +6,8 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clada_markers::engine::{Answer, Approvals, Approver, Dirs, NoPrompt, Observer, RunOptions};
+use clada_markers::commands::{Answer, Approvals, Approver, NoPrompt, RunOptions};
+use clada_markers::engine::{Dirs, Observer};
 use clada_markers::report::{TaskReport, TaskStatus};
 use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clada_markers::engine::{RunOptions, sandbox_available, sandbox_scoped};
+use clada_markers::commands::{RunOptions, sandbox_available, sandbox_scoped};
 use clada_markers::report::{TaskReport, TaskStatus};
 use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
 

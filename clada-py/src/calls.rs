@@ -146,7 +146,7 @@ pub(crate) fn apply(
     if apply.has_legacy_approvals() {
         warnings.push(format!(
             "ignoring {}: approvals live outside the tree now; approve again with `clada allow -C ROOT CMD`, or pass allow=",
-            root.join(clada_markers::engine::LEGACY_PATH).display()
+            root.join(clada_markers::commands::LEGACY_PATH).display()
         ));
     }
     let text = match text {

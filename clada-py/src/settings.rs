@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use clada_markers::Apply;
+use clada_markers::commands::RunOptions;
 use clada_markers::dialect::{Dialect, detect};
-use clada_markers::engine::{Atomic, Author, RunOptions};
+use clada_markers::engine::{Atomic, Author};
 
 /// The dialects `dialect=` and `from_=` name, besides `auto` (PROTOCOL
 /// §11); one list, so that a new dialect is one line here.

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use clada_markers::engine::{Allowlist, Approvals};
+use clada_markers::commands::{Allowlist, Approvals};
 
 use super::AllowArgs;
 

@@ -2,10 +2,10 @@
 
 use std::time::Instant;
 
-use clada_markers::engine::RunOptions;
+use clada_markers::commands::RunOptions;
 
+use clada_markers::commands::{Approver, NoPrompt, Terminal};
 use clada_markers::dialect::{Dialect, parse_units};
-use clada_markers::engine::{Approver, NoPrompt, Terminal};
 use clada_markers::engine::{Atomic, Observer};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
@@ -66,7 +66,9 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
     if apply.has_legacy_approvals() {
         eprintln!(
             "clada: warning: ignoring {}: approvals now live outside the tree{}; approve again with `clada allow -C ROOT CMD`",
-            args.root.join(clada_markers::engine::LEGACY_PATH).display(),
+            args.root
+                .join(clada_markers::commands::LEGACY_PATH)
+                .display(),
             apply
                 .approvals()
                 .map(|a| format!(", in {}", a.file().display()))

@@ -7,7 +7,7 @@
 //!    `--timeout` if smaller.
 //! 2. **Approved**: the trimmed body equals a command approved for this
 //!    root and the RUN's directory, in clada's configuration directory
-//!    ([`allowlist`]), where no document can write. It runs as `sh -c
+//!    (`allowlist`), where no document can write. It runs as `sh -c
 //!    BODY`, never where git would find a repository other than the
 //!    root's. Limit: `--timeout`.
 //! 3. **Anything else**: a person is asked on the terminal (once, always,
@@ -15,8 +15,13 @@
 //!    command that would approve it.
 //!
 //! `--allow-any-command` runs every command as tier 2. `--sandbox` confines
-//! tiers 2 and 3 ([`sandbox`]). Each command is a session of its own
+//! tiers 2 and 3 (`sandbox`). Each command is a session of its own
 //! (`process`), and every process it started ends with it (`reaper`).
+//!
+//! Its public face: [`RunOptions`], the approvals ([`Approvals`],
+//! [`Allowlist`]), who is asked ([`Approver`], [`Terminal`], [`NoPrompt`])
+//! and whether the sandbox is there ([`sandbox_available`],
+//! [`sandbox_scoped`]).
 
 pub(crate) mod allowlist;
 pub(crate) mod approve;
@@ -27,6 +32,10 @@ pub(crate) mod sandbox;
 mod shell;
 mod temp;
 mod writable;
+
+pub use allowlist::{Allowlist, AllowlistError, Approvals, LEGACY_PATH};
+pub use approve::{Answer, Approver, NoPrompt, Terminal};
+pub use sandbox::{available as sandbox_available, scoped as sandbox_scoped};
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -39,8 +48,6 @@ use crate::engine::repo_check::RepoError;
 use crate::engine::view::{By, View};
 use crate::engine::{Observer, RunOutput, Runner, TaskError};
 use crate::error_type::ErrorType;
-use allowlist::{Allowlist, Approvals};
-use approve::{Answer, Approver};
 
 /// The longest a built-in command may run.
 pub(crate) const BUILTIN_TIMEOUT: Duration = Duration::from_secs(5);

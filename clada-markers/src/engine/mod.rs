@@ -34,11 +34,6 @@ pub(crate) mod tier;
 pub(crate) mod tree_check;
 pub(crate) mod view;
 
-pub use crate::commands::RunOptions;
-pub use crate::commands::allowlist::{Allowlist, AllowlistError, Approvals, LEGACY_PATH};
-pub use crate::commands::approve::{Answer, Approver, NoPrompt, Terminal};
-pub use crate::commands::sandbox::available as sandbox_available;
-pub use crate::commands::sandbox::scoped as sandbox_scoped;
 pub use dirs::{Dirs, DirsError};
 pub use git::Author;
 pub use matching::{Edited, Mismatch, edit};
