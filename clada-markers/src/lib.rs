@@ -17,8 +17,8 @@
 //! diagnostics: pure functions of the text), [`dialect`] (other edit
 //! formats read into the same [`Document`]), [`engine`] (the file system
 //! through the root's handle, the run's view and plan, matching, git, the
-//! lock and the journal), the commands layer (RUN's tiers, the built-ins,
-//! the sandbox, approvals; its public parts are re-exported by `engine`),
+//! lock and the journal), [`commands`] (RUN's tiers, the built-ins, the
+//! sandbox, approvals),
 //! [`Apply`] (the entry point: a run of a document, unit by unit) and
 //! [`report`] (what happened, for people and for programs). The engine,
 //! the commands and `Apply` are the `engine` cargo feature, on by default;
