@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::Dialect;
-use crate::syntax::ast::{Count, Document, Op};
+use crate::syntax::ast::{Count, Document, Op, Unit};
 use crate::syntax::printer::print;
 
 /// Why a document cannot be written in a dialect.
@@ -72,6 +72,26 @@ pub fn convert(doc: &Document<'_>, to: Dialect) -> Result<String, ConvertError> 
         return Err(refuse(
             t.number,
             format!("{to} cannot keep a carriage return in a body"),
+        ));
+    }
+    // A file a unified diff or Cline creates is made only where none is;
+    // clada's and aider's WRITE would replace one.
+    if matches!(to, Dialect::Clada | Dialect::Aider)
+        && let Some(t) = doc
+            .units
+            .iter()
+            .filter_map(|u| match u {
+                Unit::Block(b) if b.rules.create_only => Some(&b.tasks),
+                _ => None,
+            })
+            .flatten()
+            .find(|t| matches!(t.op, Some(Op::Write { .. } | Op::Move { .. })))
+    {
+        return Err(refuse(
+            t.number,
+            format!(
+                "{to} cannot say \"only where no file is\": its WRITE and MOVE replace what is there; convert to codex or udiff, or write the task in clada by hand"
+            ),
         ));
     }
     match to {
@@ -553,6 +573,18 @@ mod tests {
 
     #[test]
     fn what_a_dialect_cannot_say_is_refused() {
+        // A unified diff's new file is made only where none is: clada's and
+        // aider's WRITE would replace one.
+        let diff = "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+new\n";
+        let doc =
+            crate::dialect::parse_dialect(diff, Dialect::Udiff, crate::ParseOptions::default());
+        for to in [Dialect::Clada, Dialect::Aider] {
+            let e = convert(&doc, to).unwrap_err();
+            assert_eq!(e.task, Some(1), "{to}");
+            assert!(e.message.contains("only where no file is"), "{}", e.message);
+        }
+        assert!(convert(&doc, Dialect::Codex).is_ok());
+        assert!(convert(&doc, Dialect::Udiff).is_ok());
         let doc = crate::parse("<<<<<<< RUN\nls\n>>>>>>> END\n");
         assert_eq!(convert(&doc, Dialect::Aider).unwrap_err().task, Some(1));
         assert!(convert(&doc, Dialect::Codex).is_err());

@@ -184,7 +184,11 @@ fn first(format: Format, source: &str, lines: &[(usize, &str)]) -> Option<usize>
             Format::Codex => super::codex::is_begin(t),
             Format::Cml => super::cml::has_elements(t) || (cml_end && t.contains("<edit")),
             Format::UnifiedDiff => {
-                (t.starts_with("--- ") && line(i + 1).starts_with("+++ ") && is_hunk(line(i + 2)))
+                // Under file headers a hunk line may go without its
+                // numbers (`@@`, `@@ ... @@`, as aider's udiff writes).
+                (t.starts_with("--- ")
+                    && line(i + 1).starts_with("+++ ")
+                    && line(i + 2).starts_with("@@"))
                     || (is_hunk(t) && matches!(line(i + 1).chars().next(), Some(' ' | '-' | '+')))
             }
             Format::Cline => is_cline(t, '-', "SEARCH") && later(i + 1),
@@ -342,6 +346,12 @@ mod tests {
         assert!(kinds(codex, Dialect::Clada)[0].1.contains("codex"));
         assert!(kinds(codex, Dialect::Codex).is_empty());
         assert!(kinds("just prose\n--- not a diff\n", Dialect::Clada).is_empty());
+        // A hunk line without numbers, under file headers, is a diff too.
+        for bare in ["@@", "@@ @@", "@@ ... @@"] {
+            let diff = format!("--- a/f.txt\n+++ b/f.txt\n{bare}\n-hello\n+bye\n");
+            let ks = kinds(&diff, Dialect::Clada);
+            assert!(ks[0].1.contains("a unified diff"), "{bare}: {ks:?}");
+        }
     }
 
     #[test]
