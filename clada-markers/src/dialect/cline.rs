@@ -32,6 +32,7 @@
 //! there fills a new or empty file. Roo applies each block that matches:
 //! each is a unit of its own. Nothing here reads the file system.
 
+use super::lines::{Line, lines_in};
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
@@ -67,34 +68,6 @@ enum Mode {
     Roo,
     /// Outside any call: either tool's markers.
     Free,
-}
-
-/// A line: where it starts, and its text without the line break (a CR
-/// before it dropped).
-#[derive(Clone, Copy, Debug)]
-struct Line<'a> {
-    start: usize,
-    text: &'a str,
-}
-
-impl Line<'_> {
-    fn span(&self) -> Span {
-        Span::new(self.start, self.start + self.text.len())
-    }
-}
-
-/// The lines of `source[from..to]`, with their places in `source`.
-fn lines_in(source: &str, from: usize, to: usize) -> Vec<Line<'_>> {
-    let mut out = Vec::new();
-    let mut at = from;
-    let text = source.get(from..to).unwrap_or_default();
-    for piece in text.split_inclusive('\n') {
-        let t = piece.strip_suffix('\n').unwrap_or(piece);
-        let t = t.strip_suffix('\r').unwrap_or(t);
-        out.push(Line { start: at, text: t });
-        at += piece.len();
-    }
-    out
 }
 
 /// `run` of at least `min` `c`, then exactly `rest` (and maybe `>`).
@@ -672,39 +645,16 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::testing::{self, edit};
 
     /// The operations of `src`, without their line hints (see
     /// `lines_of`).
     fn ops(src: &str) -> (Vec<Op<'_>>, Vec<Diagnostic>) {
-        let doc = parse(src, ParseOptions::default());
-        let mut ops: Vec<Op<'_>> = doc.tasks().filter_map(|t| t.op.clone()).collect();
-        for op in &mut ops {
-            if let Op::Edit { matching, .. } = op {
-                matching.line = None;
-            }
-        }
-        (ops, doc.diagnostics)
+        testing::ops(parse(src, ParseOptions::default()))
     }
 
-    /// The line hint of each edit of `src`.
     fn lines_of(src: &str) -> Vec<Option<usize>> {
-        parse(src, ParseOptions::default())
-            .tasks()
-            .filter_map(|t| match &t.op {
-                Some(Op::Edit { matching, .. }) => Some(matching.line.map(NonZeroUsize::get)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn edit(path: &str, search: &str, replace: &str) -> Op<'static> {
-        Op::Edit {
-            path: path.to_owned().into(),
-            count: Count::default(),
-            matching: Matching::default(),
-            search: search.to_owned().into(),
-            replace: replace.to_owned().into(),
-        }
+        testing::line_hints(&parse(src, ParseOptions::default()))
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! searched for, and `*** End of File` does not pin a hunk to the end (both
 //! only guide codex's own search).
 
+use super::lines::{Line, lines};
 use std::borrow::Cow;
 
 use crate::syntax::TaskKind;
@@ -47,42 +48,12 @@ pub(crate) fn is_begin(line: &str) -> bool {
     line.trim() == BEGIN
 }
 
-/// A line of the document: where it starts, and its text without the line
-/// break.
-#[derive(Clone, Copy)]
-struct Line<'a> {
-    start: usize,
-    text: &'a str,
-}
-
-impl Line<'_> {
-    fn span(&self) -> Span {
-        Span::new(self.start, self.start + self.text.len())
-    }
-}
-
-/// The lines of `source`, split with `memchr` into a vector allocated once.
 /// How codex finds a hunk's lines: its passes (PROTOCOL §11.2).
 fn codex_matching() -> Matching {
     Matching {
         policy: Policy::Codex,
         line: None,
     }
-}
-
-fn lines(source: &str) -> Vec<Line<'_>> {
-    let bytes = source.as_bytes();
-    let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
-    let mut at = 0;
-    while at < source.len() {
-        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(source.len(), |i| at + i);
-        // `at` and `end` sit beside ASCII bytes (or at the ends): boundaries.
-        let text = source.get(at..end).unwrap_or_default();
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        out.push(Line { start: at, text });
-        at = end + 1;
-    }
-    out
 }
 
 /// Where `part`, a slice of `line`'s text, starts in the document: found

@@ -8,6 +8,7 @@
 //! The formats and their readers are one table, [`FORMATS`]: a new front
 //! end is one line there.
 
+use super::lines::{Line, lines};
 use crate::syntax::ast::Document;
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::span::Span;
@@ -100,7 +101,7 @@ pub(crate) fn foreign(source: &str, dialect: Dialect) -> Vec<Diagnostic> {
             continue;
         };
         let line = &lines[at];
-        let span = Span::new(line.0, line.0 + line.1.len());
+        let span = line.span();
         let help = match reader {
             Some(d) => format!(
                 "read the document with `--dialect {d}` (or `--dialect auto`), or send these edits as clada tasks"
@@ -119,16 +120,16 @@ pub(crate) fn foreign(source: &str, dialect: Dialect) -> Vec<Diagnostic> {
             .with_help(help),
         );
     }
-    for (start, text) in &lines {
-        if let Some(fixed) = codex_near_miss(text) {
-            let span = Span::new(*start, start + text.len());
+    for line in &lines {
+        if let Some(fixed) = codex_near_miss(line.text) {
+            let span = line.span();
             out.push(
                 Diagnostic::new(
                     K::MalformedMarker,
                     span,
                     format!(
                         "`{}` is almost codex's `{fixed}`, so the patch is not read",
-                        text.trim()
+                        line.text.trim()
                     ),
                 )
                 .with_fix(span, fixed)
@@ -139,23 +140,11 @@ pub(crate) fn foreign(source: &str, dialect: Dialect) -> Vec<Diagnostic> {
     out
 }
 
-/// Each line: where it starts, and its text without the line break.
-fn lines(source: &str) -> Vec<(usize, &str)> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    for line in source.split_inclusive('\n') {
-        let text = line.strip_suffix('\n').unwrap_or(line);
-        out.push((at, text.strip_suffix('\r').unwrap_or(text)));
-        at += line.len();
-    }
-    out
-}
-
 /// The index of the line where the first block of `format` starts. One
 /// pass over the lines: what a block needs further down is looked up once.
-fn first(format: Format, source: &str, lines: &[(usize, &str)]) -> Option<usize> {
-    let line = |i: usize| lines.get(i).map_or("", |l| l.1);
-    let last = |test: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| test(l.1));
+fn first(format: Format, source: &str, lines: &[Line<'_>]) -> Option<usize> {
+    let line = |i: usize| lines.get(i).map_or("", |l| l.text);
+    let last = |test: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| test(l.text));
     let last_end = match format {
         Format::Cline => last(&|l| is_cline(l, '+', "REPLACE")),
         Format::Gptme => last(&|l| l.trim_end() == ">>>>>>> UPDATED"),
@@ -176,7 +165,7 @@ fn first(format: Format, source: &str, lines: &[(usize, &str)]) -> Option<usize>
                     && super::aider::file_name(
                         &lines[i.saturating_sub(3)..i]
                             .iter()
-                            .map(|l| l.1)
+                            .map(|l| l.text)
                             .collect::<Vec<_>>(),
                     )
                     .is_some()
@@ -252,7 +241,7 @@ fn aider_near_misses(source: &str, units: &[Span], out: &mut Vec<Diagnostic>) {
     let mut ends: Vec<Span> = units.to_vec();
     ends.sort_by_key(|u| (u.end, u.start));
     let mut next = 0;
-    for (start, text) in lines(source) {
+    for Line { start, text } in lines(source) {
         while ends.get(next).is_some_and(|u| u.end <= start) {
             next += 1;
         }

@@ -22,6 +22,7 @@ pub(crate) mod cml;
 pub(crate) mod codex;
 mod convert;
 mod foreign;
+mod lines;
 pub(crate) mod udiff;
 
 pub use convert::{ConvertError, convert};
@@ -253,6 +254,49 @@ mod tests {
         ];
         for (src, want) in cases {
             assert_eq!(detect(src), want, "{src}");
+        }
+    }
+}
+
+/// What the front ends' tests share: the operations a document read, and
+/// an edit to compare them with.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::num::NonZeroUsize;
+
+    use crate::syntax::ast::{Count, Document, Matching, Op};
+    use crate::syntax::diagnostics::Diagnostic;
+
+    /// The operations of `doc` without their line hints (see
+    /// [`line_hints`]), and its diagnostics.
+    pub(crate) fn ops(doc: Document<'_>) -> (Vec<Op<'_>>, Vec<Diagnostic>) {
+        let mut ops: Vec<Op<'_>> = doc.tasks().filter_map(|t| t.op.clone()).collect();
+        for op in &mut ops {
+            if let Op::Edit { matching, .. } = op {
+                matching.line = None;
+            }
+        }
+        (ops, doc.diagnostics)
+    }
+
+    /// The line hint of each edit of `doc`.
+    pub(crate) fn line_hints(doc: &Document<'_>) -> Vec<Option<usize>> {
+        doc.tasks()
+            .filter_map(|t| match &t.op {
+                Some(Op::Edit { matching, .. }) => Some(matching.line.map(NonZeroUsize::get)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A SEARCH of `search` in `path`, replaced by `replace`.
+    pub(crate) fn edit(path: &str, search: &str, replace: &str) -> Op<'static> {
+        Op::Edit {
+            path: path.to_owned().into(),
+            count: Count::default(),
+            matching: Matching::default(),
+            search: search.to_owned().into(),
+            replace: replace.to_owned().into(),
         }
     }
 }

@@ -29,6 +29,7 @@
 //! lands only where nothing is, deletions and renames take files. Paths are
 //! checked like `path` attributes. Nothing here reads the file system.
 
+use super::lines::{Line, lines};
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
@@ -51,35 +52,6 @@ const NO_NEWLINE: u8 = b'\\';
 /// A diff indented further than this (inside a list item, say) is not
 /// looked for.
 const MAX_INDENT: usize = 16;
-
-/// A line of the document: where it starts, and its text without the line
-/// break (a CR before it is dropped: clada matches CRLF and LF alike).
-#[derive(Clone, Copy, Debug)]
-struct Line<'a> {
-    start: usize,
-    text: &'a str,
-}
-
-impl Line<'_> {
-    fn span(&self) -> Span {
-        Span::new(self.start, self.start + self.text.len())
-    }
-}
-
-fn lines(source: &str) -> Vec<Line<'_>> {
-    let bytes = source.as_bytes();
-    let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
-    let mut at = 0;
-    while at < source.len() {
-        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(source.len(), |i| at + i);
-        // `at` and `end` sit beside ASCII bytes (or at the ends): boundaries.
-        let text = source.get(at..end).unwrap_or_default();
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        out.push(Line { start: at, text });
-        at = end + 1;
-    }
-    out
-}
 
 /// The text of `line` in a diff indented by `indent` spaces: `None` when
 /// the line is not indented so (a blank line is an empty one).
@@ -1033,39 +1005,16 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::testing::{self, edit};
 
     /// The operations of `src`, without their line hints (see
     /// `lines_of`).
     fn ops(src: &str) -> (Vec<Op<'_>>, Vec<Diagnostic>) {
-        let doc = parse(src, ParseOptions::default());
-        let mut ops: Vec<Op<'_>> = doc.tasks().filter_map(|t| t.op.clone()).collect();
-        for op in &mut ops {
-            if let Op::Edit { matching, .. } = op {
-                matching.line = None;
-            }
-        }
-        (ops, doc.diagnostics)
+        testing::ops(parse(src, ParseOptions::default()))
     }
 
-    /// The line hint of each edit of `src`.
     fn lines_of(src: &str) -> Vec<Option<usize>> {
-        parse(src, ParseOptions::default())
-            .tasks()
-            .filter_map(|t| match &t.op {
-                Some(Op::Edit { matching, .. }) => Some(matching.line.map(NonZeroUsize::get)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn edit(path: &str, search: &str, replace: &str) -> Op<'static> {
-        Op::Edit {
-            path: path.to_owned().into(),
-            count: Count::default(),
-            matching: Matching::default(),
-            search: search.to_owned().into(),
-            replace: replace.to_owned().into(),
-        }
+        testing::line_hints(&parse(src, ParseOptions::default()))
     }
 
     #[test]
