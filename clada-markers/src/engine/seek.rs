@@ -368,7 +368,7 @@ fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>, work: &Work) -> Res
         let Some(lines) = Lines::new(text) else {
             break;
         };
-        let found = by_lines(hay, &lines, pass, 0, work)?;
+        let found = by_lines(hay, &lines, pass, work)?;
         if found.is_empty() {
             continue;
         }
@@ -384,33 +384,22 @@ fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>, work: &Work) -> Res
     Err(nothing_found(hay, search, work)?.into())
 }
 
-/// The occurrences of `lines` under `pass` that start at or after `from`,
-/// counted without overlap, leftmost first: those whose lines are all
+/// The occurrences of `lines` under `pass`, counted without overlap,
+/// leftmost first: those whose lines are all
 /// alike, shifted or not.
 fn by_lines(
     hay: &dyn Hay,
     lines: &Lines<'_>,
     pass: Pass,
-    from: usize,
     work: &Work,
 ) -> Result<Vec<Occurrence>, Miss> {
-    let pivots = candidates(hay, lines, pass, work)?;
     let mut out = Vec::new();
-    let mut free = from;
-    for p in pivots {
-        // Back to the candidate's first line, over the blank lines before
-        // the pivot.
-        let mut start = p;
-        let mut ok = true;
-        for _ in 0..lines.pivot {
-            if start == 0 {
-                ok = false;
-                break;
-            }
-            work.take(0)?;
-            start = hay.line_start(start - 1);
-        }
-        if !ok || start < free {
+    let mut free = 0;
+    for p in candidates(hay, lines, pass, work)? {
+        let Some(start) = first_line(hay, lines, p, work)? else {
+            continue;
+        };
+        if start < free {
             continue;
         }
         if let Some(found) = verify(hay, lines, pass, start, work)? {
@@ -419,6 +408,25 @@ fn by_lines(
         }
     }
     Ok(out)
+}
+
+/// Where the candidate whose pivot line starts at `pivot` starts: back
+/// over the lines before the pivot (`None`: the file starts before them).
+fn first_line(
+    hay: &dyn Hay,
+    lines: &Lines<'_>,
+    pivot: usize,
+    work: &Work,
+) -> Result<Option<usize>, Miss> {
+    let mut start = pivot;
+    for _ in 0..lines.pivot {
+        if start == 0 {
+            return Ok(None);
+        }
+        work.take(0)?;
+        start = hay.line_start(start - 1);
+    }
+    Ok(Some(start))
 }
 
 /// The lines where the pivot line of `lines` may be, sorted.
@@ -798,7 +806,7 @@ fn nothing_found(hay: &dyn Hay, search: &Search<'_>, work: &Work) -> Result<Box<
             let Some(lines) = Lines::new(replace) else {
                 break;
             };
-            let found = match by_lines(hay, &lines, pass, 0, work) {
+            let found = match by_lines(hay, &lines, pass, work) {
                 // A hint only: where the passes gave up, nothing is said.
                 Err(Miss::Stopped) => break,
                 other => other?,
@@ -920,7 +928,7 @@ fn ranges_by_lines(
     pass: Pass,
     work: &Work,
 ) -> Result<Vec<Occurrence>, Miss> {
-    let starts = by_lines(hay, start, pass, 0, work)?;
+    let starts = by_lines(hay, start, pass, work)?;
     let ends = by_lines_all(hay, end, pass, work)?;
     let mut out: Vec<Occurrence> = Vec::new();
     let mut free = 0;
@@ -965,20 +973,11 @@ fn by_lines_all(
     pass: Pass,
     work: &Work,
 ) -> Result<Vec<Occurrence>, Miss> {
-    let pivots = candidates(hay, lines, pass, work)?;
     let mut out = Vec::new();
-    for p in pivots {
-        let mut start = p;
-        let mut ok = true;
-        for _ in 0..lines.pivot {
-            if start == 0 {
-                ok = false;
-                break;
-            }
-            work.take(0)?;
-            start = hay.line_start(start - 1);
-        }
-        if ok && let Some(found) = verify(hay, lines, pass, start, work)? {
+    for p in candidates(hay, lines, pass, work)? {
+        if let Some(start) = first_line(hay, lines, p, work)?
+            && let Some(found) = verify(hay, lines, pass, start, work)?
+        {
             out.push(found);
         }
     }
