@@ -7,11 +7,10 @@ use std::time::Instant;
 
 use clada_markers::dialect::{Dialect, parse_dialect, parse_units};
 use clada_markers::engine::{Dirs, DirsError, Observer};
-use clada_markers::report::{BlockReport, CheckBuilder, DiagnosticReport, GitReport};
+use clada_markers::report::{BlockReport, CheckBuilder};
 use clada_markers::syntax::{self, valid_prefix};
 use clada_markers::{
-    Apply, ApplyReport, CheckReport, Diagnostic, Document, ErrorType, Listener, ParseOptions,
-    decode, render,
+    Apply, ApplyReport, CheckReport, Diagnostic, ErrorType, Listener, ParseOptions, decode, render,
 };
 
 use crate::settings::{ApplySettings, DialectChoice};
@@ -153,14 +152,7 @@ pub(crate) fn apply(
         Ok(text) => text,
         Err(d) => {
             // Nothing runs: the document is refused as a whole.
-            let doc = Document {
-                source: "",
-                units: Vec::new(),
-                diagnostics: vec![d.clone()],
-            };
-            let mut report =
-                ApplyReport::new(&doc, Vec::new(), GitReport::default(), elapsed(started));
-            report.diagnostics = vec![DiagnosticReport::unreadable(&d, valid_prefix(document))];
+            let report = ApplyReport::unreadable(&d, valid_prefix(document), elapsed(started));
             return Ok(report);
         }
     };

@@ -9,8 +9,8 @@ use clada_markers::dialect::{Dialect, parse_units};
 use clada_markers::engine::{Atomic, Observer};
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
-use clada_markers::report::{BlockReport, DiagnosticReport, GitReport, JsonReport};
-use clada_markers::{Apply, ApplyReport, Document, Listener, ParseOptions};
+use clada_markers::report::{BlockReport, JsonReport};
+use clada_markers::{Apply, ApplyReport, Listener, ParseOptions};
 
 use super::{ApplyArgs, AtomicArg, ErrorDetail, Format, OutputMode, Switch};
 use crate::output;
@@ -86,14 +86,7 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
         Ok(text) => text,
         Err(d) => {
             // Nothing runs: the document is refused as a whole.
-            let doc = Document {
-                source: "",
-                units: Vec::new(),
-                diagnostics: vec![d.clone()],
-            };
-            let mut report =
-                ApplyReport::new(&doc, Vec::new(), GitReport::default(), elapsed(started));
-            report.diagnostics = vec![DiagnosticReport::unreadable(&d, input.valid_prefix())];
+            let report = ApplyReport::unreadable(&d, input.valid_prefix(), elapsed(started));
             let printed = match args.format {
                 Format::Json | Format::Jsonl => output::json(&report),
                 Format::Xml => render_xml(&report),

@@ -685,6 +685,19 @@ impl ApplyReport {
         }
     }
 
+    /// The report of a document that could not be read at all (too large,
+    /// not UTF-8): nothing ran. `prefix` is the part of it that is valid
+    /// UTF-8 ([`crate::syntax::valid_prefix`]), where positions are counted.
+    pub fn unreadable(diagnostic: &Diagnostic, prefix: &str, duration_ms: u64) -> Self {
+        ApplyReport {
+            ok: false,
+            diagnostics: vec![DiagnosticReport::unreadable(diagnostic, prefix)],
+            duration_ms,
+            resend: Some(Resend::default()),
+            ..ApplyReport::empty(Dialect::Clada)
+        }
+    }
+
     /// A report of nothing, read in `dialect`.
     pub fn empty(dialect: Dialect) -> Self {
         ApplyReport {
