@@ -545,7 +545,13 @@ fn a_python_sdk_session() {
         .arg(insta_cmd::get_cargo_bin("clada"))
         .arg(root.path())
         .output()
-        .unwrap();
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} (CLADA_MCP_PYTHON, relative to {}): {e}",
+                python.display(),
+                env!("CARGO_MANIFEST_DIR")
+            )
+        });
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && stdout.ends_with("ok\n"),
