@@ -905,6 +905,7 @@ fn block<'a>(span: Span, opener: Span, tasks: Vec<Task<'a>>) -> Unit<'a> {
             all_or_none: true,
             files_only: true,
             create_only: true,
+            remove_emptied: true,
             ..BlockRules::default()
         },
     })

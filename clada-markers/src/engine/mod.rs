@@ -118,7 +118,12 @@ pub(crate) enum TaskError {
     /// Anything else: a command that failed or ran too long, a refused
     /// flag, a document error.
     #[error("{message}")]
-    Other { kind: ErrorType, message: String },
+    Other {
+        kind: ErrorType,
+        message: String,
+        /// What to send instead, where the kind's own hint would not say.
+        hint: Option<Box<str>>,
+    },
 }
 
 impl TaskError {
@@ -126,7 +131,16 @@ impl TaskError {
         TaskError::Other {
             kind,
             message: message.into(),
+            hint: None,
         }
+    }
+
+    /// The same error, with `hint` saying what to send instead.
+    pub(crate) fn with_hint(mut self, text: impl Into<Box<str>>) -> Self {
+        if let TaskError::Other { hint, .. } = &mut self {
+            *hint = Some(text.into());
+        }
+        self
     }
 
     /// The protocol's error type.

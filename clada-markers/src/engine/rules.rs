@@ -29,11 +29,18 @@ pub(crate) fn check(
         e
     };
     match op {
-        Op::Remove { path } if rules.files_only => {
-            if let Some((Kind::Dir, _)) = kind(path)? {
+        Op::Remove { path } => match kind(path)? {
+            Some((Kind::Dir, _)) if rules.files_only => {
                 return Err(not_a_file(path, "a deletion"));
             }
-        }
+            Some((Kind::File, at)) if rules.remove_emptied => {
+                let left = files.read(&at)?;
+                if !left.is_empty() {
+                    return Err(not_emptied(path, &left));
+                }
+            }
+            _ => {}
+        },
         Op::Move { from, to } => {
             if rules.files_only {
                 if let Some((Kind::Dir, _)) = kind(from)? {
@@ -82,6 +89,25 @@ pub(crate) fn check(
         _ => {}
     }
     Ok(())
+}
+
+/// A deletion whose removed lines were not all of its file: `left` is what
+/// they left of it.
+fn not_emptied(path: &str, left: &[u8]) -> TaskError {
+    let text = String::from_utf8_lossy(left);
+    let lines = text.lines().count().max(1);
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let first: String = first.chars().take(80).collect();
+    TaskError::new(
+        ErrorType::MatchCountMismatch,
+        format!(
+            "the diff deletes {path}, but its removed lines are not all of the file: {lines} line{s} would remain (the first holding `{first}`), so nothing was deleted",
+            s = if lines == 1 { "" } else { "s" },
+        ),
+    )
+    .with_hint(format!(
+        "to delete {path}, list every line of it with `-`; to keep it, send a diff that edits it (`--- a/{path}` and `+++ b/{path}`)"
+    ))
 }
 
 fn exists(path: &str, what: &str) -> TaskError {

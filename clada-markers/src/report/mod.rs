@@ -479,7 +479,11 @@ impl ErrorReport {
                 r.start_lines = start_lines;
                 r.end_lines = end_lines;
             }
-            TaskError::Other { .. } => {}
+            TaskError::Other { hint, .. } => {
+                if let Some(h) = hint {
+                    r.hint = Some(h.into());
+                }
+            }
         }
         r
     }

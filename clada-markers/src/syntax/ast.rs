@@ -177,6 +177,10 @@ pub struct BlockRules {
     /// empty file: a unified diff's new file, rename, or lines without
     /// context, as `git apply` places them.
     pub create_only: bool,
+    /// A REMOVE takes only a file the block's edits before it emptied: a
+    /// unified diff's deletion lists every line of its file, as `git
+    /// apply` requires (`match_count_mismatch` otherwise).
+    pub remove_emptied: bool,
     /// A file an edit changed ends with a line break (codex adds one).
     pub final_line_break: bool,
     /// A failed task does not stop the block: each task stands alone (Roo
