@@ -16,6 +16,10 @@
 //! out too, when it ends (at the next unit, at [`Splitter::finish`], or
 //! every [`PROSE_WINDOW`] bytes), as a chunk whose [`Chunk::document`] has
 //! those errors, so that no edit is dropped in silence (PROTOCOL §11.7).
+//! A window that finds nothing keeps its end when a block of another format
+//! may have begun there (a Cline `SEARCH` line with no `REPLACE` after it,
+//! a diff's header lines), so that a block a window would cut is checked
+//! whole; the next window is then twice what was kept, up to the unit limit.
 //!
 //! The depth rule is the parser's (PROTOCOL §2.4): inside a unit opened with
 //! N characters, only marker lines of exactly N count; an opener raises the
@@ -108,6 +112,17 @@ impl Chunk {
     }
 }
 
+/// Whether a run of prose, read as clada, has errors: edits in another
+/// format, markers written almost right.
+fn has_problems(text: &str) -> bool {
+    let doc = crate::dialect::parse_dialect(
+        text,
+        crate::dialect::Dialect::Clada,
+        crate::ParseOptions::default(),
+    );
+    doc.diagnostics.iter().any(crate::Diagnostic::is_error)
+}
+
 #[derive(Clone, Debug, Default)]
 enum State {
     #[default]
@@ -131,6 +146,9 @@ pub struct Splitter {
     prose: String,
     prose_start: usize,
     prose_line: usize,
+    /// The size at which the prose is checked next: [`PROSE_WINDOW`], or
+    /// twice what the last window kept.
+    window: usize,
     buf: String,
     /// Stream offset of `buf`'s first byte.
     start: usize,
@@ -202,8 +220,8 @@ impl Splitter {
                         self.prose_line = self.lines;
                     }
                     self.prose.push_str(line);
-                    return if self.prose.len() >= PROSE_WINDOW {
-                        self.take_prose()
+                    return if self.prose.len() >= self.window.max(PROSE_WINDOW) {
+                        self.take_window()
                     } else {
                         None
                     };
@@ -262,20 +280,39 @@ impl Splitter {
     /// edits in another format or near-miss markers (errors of its
     /// document); else nothing. Either way the run is done with.
     fn take_prose(&mut self) -> Option<Chunk> {
+        let problems = has_problems(&self.prose);
+        self.end_prose(problems)
+    }
+
+    /// Ends the run of prose: handed out as a chunk when it has `problems`.
+    fn end_prose(&mut self, problems: bool) -> Option<Chunk> {
+        self.window = PROSE_WINDOW;
         let text = std::mem::take(&mut self.prose);
-        let doc = crate::dialect::parse_dialect(
-            &text,
-            crate::dialect::Dialect::Clada,
-            crate::ParseOptions::default(),
-        );
-        let problems = doc.diagnostics.iter().any(crate::Diagnostic::is_error);
-        drop(doc);
         problems.then_some(Chunk {
             text,
             offset: self.prose_start,
             line: self.prose_line,
             invalid_utf8: None,
         })
+    }
+
+    /// A full window of prose, which goes on: handed out as a chunk when it
+    /// holds problems, else dropped up to where a block of another format
+    /// may have begun without its end yet, which is kept for the next
+    /// window (twice its size). A run kept up to the unit limit is done
+    /// with, as a unit that large would be refused.
+    fn take_window(&mut self) -> Option<Chunk> {
+        let problems = has_problems(&self.prose);
+        if problems || self.prose.len() >= MAX_DOCUMENT_SIZE {
+            return self.end_prose(problems);
+        }
+        let keep = crate::dialect::foreign::unfinished(&self.prose);
+        let dropped = &self.prose.as_bytes()[..keep];
+        self.prose_line += memchr::memchr_iter(b'\n', dropped).count();
+        self.prose_start += keep;
+        self.prose.drain(..keep);
+        self.window = 2 * self.prose.len();
+        None
     }
 
     /// What [`Splitter::finish`] hands out when the stream ends in prose,
@@ -382,6 +419,78 @@ mod tests {
         out.extend(s.finish());
         assert_eq!(out.len(), 1);
         assert!(out[0].text.ends_with("*** Begin Patch\n"));
+    }
+
+    /// A block of another format that a window would cut is checked whole:
+    /// a Cline block longer than a window, and a diff whose header lines a
+    /// window edge parts, are each reported once, where they start.
+    #[test]
+    fn a_block_a_window_would_cut_is_checked_whole() {
+        let filler = "words words words words words words words words words\n";
+        let fill = |s: &mut Splitter, bytes: usize, out: &mut Vec<Chunk>| {
+            for _ in 0..bytes / filler.len() {
+                out.extend(s.push_line(filler));
+            }
+        };
+        let foreign = |c: &Chunk| {
+            let doc = c.document(crate::ParseOptions::default());
+            let d: Vec<_> = doc
+                .diagnostics
+                .iter()
+                .filter(|d| d.kind == DiagnosticKind::ForeignFormat)
+                .map(|d| {
+                    let at = crate::syntax::span::LineIndex::new(&c.text).position(d.span.start);
+                    (d.message.clone(), c.line + at.line - 1)
+                })
+                .collect();
+            d
+        };
+        // A Cline block of 2.5 windows, opened near the end of the first.
+        let mut s = Splitter::new();
+        let mut out = Vec::new();
+        fill(&mut s, PROSE_WINDOW - 4096, &mut out);
+        let opener_line = s.lines + 1;
+        out.extend(s.push_line("------- SEARCH\n"));
+        fill(&mut s, 5 * PROSE_WINDOW / 2, &mut out);
+        for l in ["=======\n", "new\n", "+++++++ REPLACE\n"] {
+            out.extend(s.push_line(l));
+        }
+        // Once the block is reported, prose is checked in windows again.
+        let mut most = 0;
+        for _ in 0..(5 * PROSE_WINDOW / filler.len()) {
+            out.extend(s.push_line(filler));
+            if !out.is_empty() {
+                most = most.max(s.prose.len());
+            }
+        }
+        assert!(most <= PROSE_WINDOW + filler.len(), "{most}");
+        out.extend(s.finish());
+        assert_eq!(out.len(), 1, "one report of the block");
+        let found = foreign(&out[0]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].0.contains("Cline"), "{found:?}");
+        assert_eq!(found[0].1, opener_line);
+
+        // A diff whose `---` line is the one that fills the window.
+        let header = "--- a/x.txt\n";
+        let mut s = Splitter::new();
+        let mut out = Vec::new();
+        let n = (PROSE_WINDOW - header.len()) / filler.len() + 1;
+        for _ in 0..n {
+            out.extend(s.push_line(filler));
+        }
+        assert!(n * filler.len() < PROSE_WINDOW && n * filler.len() + header.len() >= PROSE_WINDOW);
+        let header_line = s.lines + 1;
+        for l in [header, "+++ b/x.txt\n", "@@ ... @@\n", "-a\n", "+b\n"] {
+            out.extend(s.push_line(l));
+        }
+        out.extend(s.finish());
+        assert_eq!(out.len(), 1);
+        let found = foreign(&out[0]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].0.contains("unified diff"), "{found:?}");
+        assert_eq!(found[0].1, header_line);
+        assert_eq!(out[0].offset, (n - 1) * filler.len());
     }
 
     #[test]

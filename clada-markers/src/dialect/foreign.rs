@@ -186,6 +186,32 @@ fn first(format: Format, source: &str, lines: &[Line<'_>]) -> Option<usize> {
     })
 }
 
+/// Where in `source`, a run of prose the text goes on after, a block of
+/// another format may have started without its end in `source` yet: at the
+/// last Cline `SEARCH` or gptme `ORIGINAL` line with no closer after it, at
+/// the last `<edit` with no `</edit>` after it, else at the last two lines
+/// (a diff's `---`, `+++` and `@@` lines read together). What comes before
+/// is done with: no block it starts can end later.
+pub(crate) fn unfinished(source: &str) -> usize {
+    let lines = lines(source);
+    let mut keep = lines.len().saturating_sub(2);
+    let (mut cline_end, mut gptme_end, mut cml_end) = (false, false, false);
+    for (i, line) in lines.iter().enumerate().rev() {
+        let t = line.text;
+        cline_end |= is_cline(t, '+', "REPLACE");
+        gptme_end |= t.trim_end() == ">>>>>>> UPDATED";
+        cml_end |= t.contains("</edit>");
+        let opens = (!cline_end && is_cline(t, '-', "SEARCH"))
+            || (!gptme_end && t.trim_end() == "<<<<<<< ORIGINAL")
+            || (!cml_end && t.contains("<edit"));
+        if opens {
+            keep = keep.min(i);
+            break;
+        }
+    }
+    lines.get(keep).map_or(source.len(), |l| l.start)
+}
+
 /// `@@ -12,3 +12,4 @@`: a unified diff's hunk header.
 fn is_hunk(line: &str) -> bool {
     let Some(rest) = line.strip_prefix("@@ -") else {

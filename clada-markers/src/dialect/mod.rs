@@ -21,7 +21,7 @@ pub(crate) mod cline;
 pub(crate) mod cml;
 pub(crate) mod codex;
 mod convert;
-mod foreign;
+pub(crate) mod foreign;
 mod lines;
 pub(crate) mod udiff;
 
