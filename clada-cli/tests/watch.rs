@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A watched file beside a root, and clada's directories in a home of
 /// their own (the test process's environment is never changed).
@@ -144,6 +144,65 @@ fn a_patch_in_another_format_is_said_once_never_applied() {
         events.iter().all(|e| e["kind"] != "no_tasks"),
         "{events:#?}"
     );
+}
+
+/// The same unit pasted again further down (a resend) never runs twice and
+/// is said once, `repeated_unit` with the line it ran from; the file saved
+/// whole again (a new inode, as editors write) and the watch started
+/// again say nothing new.
+#[test]
+fn a_unit_pasted_again_is_said_once_never_run_twice() {
+    let scene = Scene::new();
+    let unit = "<<<<<<< WRITE path=\"a.txt\" append=\"true\"\nx\n>>>>>>> END\n";
+    let watch = scene.watch();
+    scene.append(unit);
+    eventually("the unit was not applied", || scene.read("a.txt") == "x\n");
+    scene.append("Sent again:\n");
+    scene.append(unit);
+    scene.append("<<<<<<< WRITE path=\"b.txt\"\nb\n>>>>>>> END\n");
+    eventually("the unit after the resend was not applied", || {
+        scene.read("b.txt") == "b\n"
+    });
+    // Saved whole, as an editor does: read again from its start.
+    let text = std::fs::read_to_string(&scene.replies).unwrap();
+    let saved = scene.replies.with_extension("tmp");
+    std::fs::write(&saved, &text).unwrap();
+    std::fs::rename(&saved, &scene.replies).unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let events = stop(watch);
+    assert_eq!(scene.read("a.txt"), "x\n", "the resend was applied");
+    let repeats: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "repeated_unit")
+        .collect();
+    assert_eq!(repeats.len(), 1, "{events:#?}");
+    assert_eq!(repeats[0]["code"], "already_applied", "{events:#?}");
+    let message = repeats[0]["message"].as_str().unwrap();
+    assert!(message.contains("at line 2 of"), "{message}");
+    assert_eq!(repeats[0]["start"]["line"], 6, "{events:#?}");
+    // Its task is reported not run, never to be sent again.
+    let statuses: Vec<(&Value, &Value)> = tasks(&events)
+        .iter()
+        .map(|t| (&t["status"], &t["error"]["type"]))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            (&json!("success"), &Value::Null),
+            (&json!("failed"), &json!("already_applied")),
+            (&json!("success"), &Value::Null),
+        ],
+        "{events:#?}"
+    );
+    // Started again: everything is known, nothing is said or run.
+    let watch = scene.watch();
+    std::thread::sleep(Duration::from_millis(600));
+    let events = stop(watch);
+    assert!(
+        events.iter().all(|e| e["event"] == "summary"),
+        "{events:#?}"
+    );
+    assert_eq!(scene.read("a.txt"), "x\n");
 }
 
 #[test]

@@ -10,6 +10,10 @@
 //! last read stopped is read again from its start; the memory keeps its
 //! units already applied from running again.
 //!
+//! A unit whose text appears again further down (a reply pasted twice, an
+//! edit resent) is the same unit: it never runs twice, and its repeat is
+//! reported once, `repeated_unit`, saying where it ran ([`Occurrences`]).
+//!
 //! What appears in the file while a unit with a command runs is never
 //! applied: a command could append units to the file that feeds the watch
 //! (it may write anywhere its sandbox lets it, and Landlock cannot carve
@@ -17,7 +21,7 @@
 //! and their commands, without end. Such units are reported and remembered,
 //! never run.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -89,6 +93,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
         list_read: 0,
         tail: Tail::new(),
         pending: VecDeque::new(),
+        occurrences: Occurrences::default(),
         known: HashSet::new(),
         known_stamp: None,
         stop: stop.clone(),
@@ -128,7 +133,9 @@ struct Watch<'w> {
     /// How far the file was read.
     tail: Tail,
     /// The units read and not yet taken, with their keys.
-    pending: VecDeque<(String, Chunk)>,
+    pending: VecDeque<Pending>,
+    /// Where in the file, as last read from its start, each text was.
+    occurrences: Occurrences,
     /// The units complete in the file when it was last read, and its stamp
     /// then: what appears beside them while a command runs was written
     /// by the command.
@@ -150,7 +157,12 @@ impl Watch<'_> {
     /// Applies each complete unit of the file not applied yet.
     fn pass(&mut self, totals: &mut Totals) -> Result<(), String> {
         self.read_into_pending();
-        while let Some((unit_key, chunk)) = self.pending.pop_front() {
+        while let Some(Pending {
+            key: unit_key,
+            chunk,
+            repeat_of,
+        }) = self.pending.pop_front()
+        {
             if self.applied.contains(&unit_key) {
                 continue;
             }
@@ -169,6 +181,27 @@ impl Watch<'_> {
             if self.applied.contains(&unit_key) {
                 continue;
             }
+            if let Some(first) = repeat_of {
+                let refusal = Refusal {
+                    kind: DiagnosticKind::RepeatedUnit,
+                    message: format!(
+                        "this unit is the same text as the unit at line {first} of {}, which the watch took before: \
+                         it is not run again",
+                        self.file.display()
+                    ),
+                    help: "nothing to do if it is a resend; to make a change again, send a unit that differs from the first",
+                };
+                unit(
+                    self.args,
+                    self.apply,
+                    self.color,
+                    &chunk,
+                    Some(refusal),
+                    totals,
+                );
+                self.remember(&held, unit_key)?;
+                continue;
+            }
             let command = self.has_command(&chunk);
             if command && stamp(&self.file) != self.known_stamp {
                 // Written meanwhile, not by this unit's command.
@@ -179,10 +212,9 @@ impl Watch<'_> {
             self.remember(&held, unit_key)?;
             if command && stamp(&self.file) != self.known_stamp {
                 for written in self.read() {
-                    let written_key = key(&written.text);
-                    if !self.known.insert(written_key.clone())
-                        || self.applied.contains(&written_key)
-                    {
+                    let is_new = !self.known.contains(&key(&written.text));
+                    let (written_key, _) = self.occurrence(&written);
+                    if !is_new || self.applied.contains(&written_key) {
                         continue;
                     }
                     let refusal = Refusal {
@@ -213,16 +245,34 @@ impl Watch<'_> {
     /// unfinished last one waits).
     fn read(&mut self) -> Vec<Chunk> {
         self.known_stamp = stamp(&self.file);
-        self.tail.read(&self.file)
+        let (chunks, from_start) = self.tail.read(&self.file);
+        if from_start {
+            self.occurrences = Occurrences::default();
+        }
+        chunks
     }
 
     /// Reads the units completed since the file was last read, notes them
-    /// as known, and queues them.
+    /// as known, and queues them, each with the key of its occurrence.
     fn read_into_pending(&mut self) {
         for chunk in self.read() {
-            let unit_key = key(&chunk.text);
-            self.known.insert(unit_key.clone());
-            self.pending.push_back((unit_key, chunk));
+            let (key, repeat_of) = self.occurrence(&chunk);
+            self.pending.push_back(Pending {
+                key,
+                chunk,
+                repeat_of,
+            });
+        }
+    }
+
+    /// Notes `chunk`, just read, as known; returns the key of its
+    /// occurrence and, for a repeat, the line of the first.
+    fn occurrence(&mut self, chunk: &Chunk) -> (String, Option<usize>) {
+        let text_key = key(&chunk.text);
+        self.known.insert(text_key.clone());
+        match self.occurrences.of(&text_key, chunk) {
+            (1, _) => (text_key, None),
+            (n, first) => (format!("{text_key}#{n}"), Some(first)),
         }
     }
 
@@ -246,6 +296,41 @@ impl Watch<'_> {
         })?;
         self.applied.insert(key);
         Ok(())
+    }
+}
+
+/// A unit read and not yet taken.
+struct Pending {
+    /// What the shared memory knows it by: the hash of its text, and
+    /// `#N` for the text's Nth occurrence in the file (N > 1).
+    key: String,
+    chunk: Chunk,
+    /// For a text seen before at another place: the line of its first
+    /// occurrence.
+    repeat_of: Option<usize>,
+}
+
+/// Where each text occurs in the file, as read from its start: the offset
+/// and line of each distinct place, in order. A text read again at a place
+/// it was read (the file read again from its start, the prose after the
+/// last unit handed out at each read) is the same occurrence; at a new
+/// place, the next one.
+#[derive(Default)]
+struct Occurrences(HashMap<String, Vec<(usize, usize)>>);
+
+impl Occurrences {
+    /// Which occurrence of its text (1-based) `chunk` is, and the line of
+    /// the first.
+    fn of(&mut self, text_key: &str, chunk: &Chunk) -> (usize, usize) {
+        let places = self.0.entry(text_key.to_owned()).or_default();
+        let n = match places.iter().position(|&(at, _)| at == chunk.offset) {
+            Some(i) => i + 1,
+            None => {
+                places.push((chunk.offset, chunk.line));
+                places.len()
+            }
+        };
+        (n, places.first().map_or(chunk.line, |&(_, line)| line))
     }
 }
 
@@ -284,15 +369,16 @@ impl Tail {
     /// inode), made shorter, or whose bytes before where the last read
     /// stopped are no longer those it read is read again from its start:
     /// its units already applied are known by their hash. Only the first
-    /// [`MAX_DOCUMENT_SIZE`] bytes are ever read.
-    fn read(&mut self, file: &Path) -> Vec<Chunk> {
+    /// [`MAX_DOCUMENT_SIZE`] bytes are ever read. Says too whether the file
+    /// was read from its start.
+    fn read(&mut self, file: &Path) -> (Vec<Chunk>, bool) {
         use std::io::{Read as _, Seek as _};
         use std::os::unix::fs::{FileExt as _, MetadataExt as _};
         let Ok(mut f) = std::fs::File::open(file) else {
-            return Vec::new();
+            return (Vec::new(), false);
         };
         let Ok(meta) = f.metadata() else {
-            return Vec::new();
+            return (Vec::new(), false);
         };
         let appended = meta.ino() == self.ino && meta.len() >= self.offset && {
             let mut was = vec![0; self.last.len()];
@@ -305,13 +391,13 @@ impl Tail {
         }
         let end = meta.len().min(MAX_DOCUMENT_SIZE as u64);
         if end <= self.offset {
-            return Vec::new();
+            return (Vec::new(), !appended);
         }
         let mut bytes = Vec::new();
         if f.seek(std::io::SeekFrom::Start(self.offset)).is_err()
             || f.take(end - self.offset).read_to_end(&mut bytes).is_err()
         {
-            return Vec::new();
+            return (Vec::new(), !appended);
         }
         // Whole lines: a line being written is read again next time.
         let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
@@ -343,7 +429,7 @@ impl Tail {
         // The prose after the last unit, when it holds edits in another
         // format or near-miss markers (reported, never applied).
         units.extend(self.splitter.prose_so_far());
-        units
+        (units, !appended)
     }
 }
 
@@ -372,7 +458,7 @@ mod tests {
 
     /// The text of the units read.
     fn read(tail: &mut Tail, file: &Path) -> Vec<String> {
-        tail.read(file).into_iter().map(|c| c.text).collect()
+        tail.read(file).0.into_iter().map(|c| c.text).collect()
     }
 
     #[test]

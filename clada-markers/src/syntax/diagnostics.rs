@@ -97,6 +97,9 @@ pub enum DiagnosticKind {
     /// with a command (PROTOCOL §11.6): what a command writes is never
     /// applied.
     WrittenDuringCommand,
+    /// A unit whose text a watched file held before, at another place,
+    /// and the watch ran (PROTOCOL §11.6): it never runs twice.
+    RepeatedUnit,
     /// A fault of clada itself; never expected.
     Internal,
 }
@@ -114,6 +117,7 @@ impl DiagnosticKind {
             DiagnosticKind::InvalidUtf8 => ErrorType::InvalidUtf8,
             DiagnosticKind::InputTooLarge => ErrorType::InputTooLarge,
             DiagnosticKind::WrittenDuringCommand => ErrorType::CommandNotAllowed,
+            DiagnosticKind::RepeatedUnit => ErrorType::AlreadyApplied,
             _ => ErrorType::MalformedStructure,
         }
     }
