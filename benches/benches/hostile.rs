@@ -11,6 +11,9 @@
 //!    of 200,000 lines: each doubling should cost at most 2.2× the time
 //!    (each failure's closest region reads the whole file, until the run's
 //!    hints have read 128 MiB; then the index of the coming edits answers).
+//! 5. A dry run (`--atomic=document`) of 2k/4k/8k WRITEs and one built-in
+//!    `rm` of all their files: what the command undid is matched with the
+//!    tasks before it in one pass (doubling: at most 2.2×).
 //!
 //! ```sh
 //! cargo build --release -p clada-cli
@@ -131,7 +134,49 @@ fn main() {
 
     println!();
     failing_edits(&clada, &dir);
+    println!();
+    command_after_writes(&clada, &dir);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A dry run of n WRITEs, then one built-in `rm` naming each file.
+fn command_after_writes(clada: &str, dir: &std::path::Path) {
+    let tree = dir.join("empty");
+    std::fs::create_dir_all(&tree).expect("tree");
+    let counts = [2_000, 4_000, 8_000];
+    let mut times = Vec::new();
+    for n in counts {
+        let mut doc = String::new();
+        for i in 0..n {
+            let _ = write!(doc, "<<<<<<< WRITE path=\"d/f{i}.txt\"\nx\n>>>>>>> END\n");
+        }
+        doc.push_str("<<<<<<< RUN\nrm");
+        for i in 0..n {
+            let _ = write!(doc, " d/f{i}.txt");
+        }
+        doc.push_str("\n>>>>>>> END\n");
+        let file = dir.join("writes.md");
+        std::fs::write(&file, doc).expect("document");
+        let cmd = [
+            clada.to_owned(),
+            "apply".into(),
+            "--no-git".into(),
+            "--dry-run".into(),
+            "--atomic=document".into(),
+            "-C".into(),
+            tree.display().to_string(),
+            file.display().to_string(),
+        ];
+        let runs: Vec<f64> = (0..RUNS).map(|_| run_measured(&cmd).0).collect();
+        times.push(median(runs));
+    }
+    println!(
+        "5. dry run of n WRITEs and one rm of their files, median of {RUNS} (ms): 2k {:.0}, 4k {:.0}, 8k {:.0}   doubling ratios {}",
+        times[0],
+        times[1],
+        times[2],
+        doubling(&times)
+    );
 }
 
 /// Standalone SEARCH edits of one big file, none of which matches.

@@ -281,36 +281,64 @@ struct State {
     serial: u64,
 }
 
+/// Who wrote a file, as a node records it.
+fn written_by(node: Option<&Node>) -> Option<Vec<By>> {
+    match node {
+        Some(Node::File(f)) => Some(f.by.clone()),
+        _ => None,
+    }
+}
+
+/// What the undo list of a transaction knows of the paths a command
+/// touched, in one pass over it: for each, its first entry before the
+/// command (its first `start` entries), and the writers of its first
+/// entry after that records any.
+#[derive(Default)]
+struct Earlier<'u> {
+    before: HashMap<&'u Location, Option<&'u Node>>,
+    found: HashMap<&'u Location, Vec<By>>,
+}
+
+impl<'u> Earlier<'u> {
+    fn of(undo: &'u [Was], start: usize, touched: &HashSet<&Location>) -> Earlier<'u> {
+        let mut e = Earlier::default();
+        for (i, w) in undo.iter().enumerate() {
+            let Was::Entry { at, was } = w else { continue };
+            if !touched.contains(at) {
+                continue;
+            }
+            if i < start {
+                e.before.entry(at).or_insert(was.as_ref());
+            } else if !e.found.contains_key(at)
+                && let Some(by) = written_by(was.as_ref())
+            {
+                e.found.insert(at, by);
+            }
+        }
+        e
+    }
+}
+
 /// What a dry run says when a command changed the file `at` (now `now`)
-/// that tasks of the transaction had changed before it: `undo` is the
-/// transaction's, whose first `start` entries came before the command.
+/// that tasks of the transaction had changed before it; `earlier` is what
+/// the transaction's undo list says of `at`.
 fn changed_before(
-    undo: &[Was],
-    start: usize,
+    earlier: &Earlier<'_>,
     at: &Location,
     now: Option<&Node>,
     taken: Option<&Vec<By>>,
     command: By,
 ) -> Option<Kept> {
-    let by = |was: Option<&Node>| match was {
-        Some(Node::File(f)) => Some(f.by.clone()),
-        _ => None,
-    };
-    fn entry<'w>(w: &'w Was, at: &Location) -> Option<Option<&'w Node>> {
-        match w {
-            Was::Entry { at: here, was } if here == at => Some(was.as_ref()),
-            _ => None,
-        }
-    }
     // Before the transaction (nothing: a file made in it)...
-    let first = by(undo.get(..start)?.iter().find_map(|w| entry(w, at))?).unwrap_or_default();
+    let first = written_by(*earlier.before.get(at)?).unwrap_or_default();
     // ...and as the command found it: noted when it changed it, taken
     // out by it, or changed in place.
-    let found = undo
-        .get(start..)
-        .and_then(|u| u.iter().find_map(|w| entry(w, at).and_then(by)))
-        .or_else(|| taken.cloned())
-        .or_else(|| by(now))
+    let found = earlier
+        .found
+        .get(at)
+        .or(taken)
+        .cloned()
+        .or_else(|| written_by(now))
         .unwrap_or_default();
     let tasks: Vec<By> = found
         .into_iter()
@@ -1355,18 +1383,23 @@ impl<'r> View<'r> {
                 tx.kept.push((at.clone(), entry, below));
             }
             // A file a task of the transaction had changed before: its
-            // change stays too.
+            // change stays too. One pass over what the transaction did,
+            // whatever the number of paths the command touched.
             let mut seen = HashSet::new();
-            for at in touched {
-                if !seen.insert(at.clone()) {
-                    continue;
-                }
-                let now = st.nodes.get(&at);
-                let taken = tx.taken.iter().find(|(t, _)| *t == at).map(|(_, by)| by);
-                if let Some(kept) = changed_before(&tx.undo, start, &at, now, taken, command) {
-                    tx.said.push(kept);
-                }
+            let paths: Vec<&Location> = touched.iter().filter(|at| seen.insert(*at)).collect();
+            let earlier = Earlier::of(&tx.undo, start, &seen);
+            let mut taken: HashMap<&Location, &Vec<By>> = HashMap::new();
+            for (at, by) in &tx.taken {
+                taken.entry(at).or_insert(by);
             }
+            let said: Vec<Kept> = paths
+                .into_iter()
+                .filter_map(|at| {
+                    let now = st.nodes.get(at);
+                    changed_before(&earlier, at, now, taken.get(at).copied(), command)
+                })
+                .collect();
+            tx.said.extend(said);
         }
         result
     }
