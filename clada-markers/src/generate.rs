@@ -33,10 +33,10 @@
 
 use std::borrow::Cow;
 
-use crate::syntax::ast::{Block, Op, Task, Unit};
-use crate::syntax::attributes::{Attribute, Quote};
-use crate::syntax::printer::{PrintError, print};
-use crate::syntax::span::Span;
+use crate::syntax::Span;
+use crate::syntax::{Attribute, Quote};
+use crate::syntax::{Block, Op, Task, Unit};
+use crate::syntax::{PrintError, print};
 use crate::syntax::{TaskKind, Version};
 
 /// A document as data: its units in order.
@@ -163,7 +163,7 @@ impl Model {
 /// is not blank, paths are relative and below the root.
 pub fn is_writable(op: &Op<'_>) -> bool {
     let path_ok = |p: &str| {
-        crate::syntax::path::normalize(p).is_ok_and(|c| !c.is_empty())
+        crate::syntax::normalize_path(p).is_ok_and(|c| !c.is_empty())
             && p.as_bytes().get(1).is_none_or(|&b| b != b':')
     };
     match op {
@@ -193,9 +193,9 @@ pub mod strategy {
     use proptest::prelude::*;
 
     use super::{Model, ModelBlock, ModelTask, ModelUnit, is_writable};
+    use crate::syntax::Quote;
     use crate::syntax::Version;
-    use crate::syntax::ast::{Count, Op};
-    use crate::syntax::attributes::Quote;
+    use crate::syntax::{Count, Op};
 
     /// Lines that stress the grammar: marker runs of every nearby length
     /// with every keyword, attributes, near misses, prose, white space and
@@ -301,7 +301,7 @@ pub mod strategy {
         prop::collection::vec("[a-zA-Z0-9 _'\"=é-]{1,6}", 1..4)
             .prop_map(|parts| parts.join("/"))
             .prop_filter("a relative path below the root", |p| {
-                crate::syntax::path::normalize(p).is_ok_and(|c| !c.is_empty())
+                crate::syntax::normalize_path(p).is_ok_and(|c| !c.is_empty())
                     && p.as_bytes().get(1).is_none_or(|&b| b != b':')
             })
     }
@@ -327,7 +327,7 @@ pub mod strategy {
                 Op::Edit {
                     path: c(p),
                     count,
-                    matching: crate::syntax::ast::Matching::default(),
+                    matching: crate::syntax::Matching::default(),
                     search: c(search),
                     replace: c(replace),
                 }
@@ -344,7 +344,7 @@ pub mod strategy {
                     Op::EditRange {
                         path: c(p),
                         count,
-                        matching: crate::syntax::ast::Matching::default(),
+                        matching: crate::syntax::Matching::default(),
                         start: c(start),
                         end: c(end),
                         replace: c(replace),
@@ -409,8 +409,8 @@ mod arbitrary_impls {
     use arbitrary::{Arbitrary, Result, Unstructured};
 
     use super::{Model, ModelBlock, ModelTask, ModelUnit, is_writable};
-    use crate::syntax::ast::{Count, Op};
-    use crate::syntax::attributes::Quote;
+    use crate::syntax::Quote;
+    use crate::syntax::{Count, Op};
     use crate::syntax::{MIN_FENCE, Version};
 
     /// Lines a body is made of: markers of nearby lengths, near misses,
@@ -476,7 +476,7 @@ mod arbitrary_impls {
             1 => Op::Edit {
                 path: path(u)?,
                 count: count(u)?,
-                matching: crate::syntax::ast::Matching::default(),
+                matching: crate::syntax::Matching::default(),
                 search: body(u, 1)?,
                 replace: body(u, 0)?,
             },
@@ -486,7 +486,7 @@ mod arbitrary_impls {
                 Op::EditRange {
                     path: path(u)?,
                     count: count(u)?,
-                    matching: crate::syntax::ast::Matching::default(),
+                    matching: crate::syntax::Matching::default(),
                     start,
                     end: body(u, 1)?,
                     replace: body(u, 0)?,

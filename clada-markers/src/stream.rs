@@ -28,9 +28,9 @@
 //! then parsed on its own, so a malformed unit is reported alone and the
 //! stream goes on.
 
-use crate::syntax::diagnostics::DiagnosticKind;
-use crate::syntax::input::MAX_DOCUMENT_SIZE;
-use crate::syntax::lexer::classify;
+use crate::syntax::DiagnosticKind;
+use crate::syntax::MAX_DOCUMENT_SIZE;
+use crate::syntax::classify;
 use crate::syntax::{Keyword, Shape};
 
 /// A complete unit: its text, and the stream offset and 1-based line it
@@ -57,7 +57,7 @@ impl Chunk {
         let Some(offset) = self.invalid_utf8 else {
             return doc;
         };
-        let at = crate::syntax::span::LineIndex::new(&self.text).position(offset);
+        let at = crate::syntax::LineIndex::new(&self.text).position(offset);
         let message = format!(
             "the unit is not valid UTF-8 at line {}, column {} of the stream (byte offset {}); \
              nothing of it was applied",
@@ -107,7 +107,7 @@ impl Chunk {
             crate::Diagnostic::new(kind, crate::Span::new(offset, end), message).with_help(help);
         d.block = block;
         doc.diagnostics.push(d);
-        crate::syntax::diagnostics::sort_in_document_order(&mut doc.diagnostics);
+        crate::syntax::sort_in_document_order(&mut doc.diagnostics);
         doc
     }
 }
@@ -439,7 +439,7 @@ mod tests {
                 .iter()
                 .filter(|d| d.kind == DiagnosticKind::ForeignFormat)
                 .map(|d| {
-                    let at = crate::syntax::span::LineIndex::new(&c.text).position(d.span.start);
+                    let at = crate::syntax::LineIndex::new(&c.text).position(d.span.start);
                     (d.message.clone(), c.line + at.line - 1)
                 })
                 .collect();

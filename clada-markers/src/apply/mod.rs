@@ -17,9 +17,9 @@ use crate::engine::fs::Root;
 use crate::engine::git::Author;
 use crate::engine::{Atomic, MatchMode, Observer, Quiet, TaskOutcome};
 use crate::report::{ApplyReport, BlockReport};
+use crate::syntax::Diagnostic;
 use crate::syntax::Parsed;
-use crate::syntax::ast::{Document, Task, Unit};
-use crate::syntax::diagnostics::Diagnostic;
+use crate::syntax::{Document, Task, Unit};
 use run::{Fed, RunConfig};
 
 /// Applies documents to one directory, the root, given once.

@@ -26,9 +26,9 @@ use crate::engine::repo_check::RepoError;
 use crate::engine::{self, ApplyOptions, Atomic, Engine, MatchMode};
 use crate::error_type::ErrorType;
 use crate::report::{ApplyBuilder, ApplyReport, ErrorReport, FileChange, GitReport};
+use crate::syntax::Diagnostic;
 use crate::syntax::Parsed;
-use crate::syntax::ast::{Document, Op, Unit};
-use crate::syntax::diagnostics::Diagnostic;
+use crate::syntax::{Document, Op, Unit};
 
 /// Everything a run needs beyond the document.
 #[derive(Clone, Debug)]
@@ -281,7 +281,7 @@ pub(crate) fn run<'h, 'd: 'h>(
         let _ = journal.sweep(root);
     }
     drop(held);
-    crate::syntax::diagnostics::sort_in_document_order(&mut diagnostics);
+    crate::syntax::sort_in_document_order(&mut diagnostics);
     let mut report = builder.finish(Vec::new(), &diagnostics, git);
     report.dialect = config.dialect;
     if let Some((kind, message)) = refused {

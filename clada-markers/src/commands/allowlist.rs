@@ -35,7 +35,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::dirs::Dirs;
-use crate::engine::fs::{Files, Location, Root};
+use crate::engine::fs::{Files, Root};
+use crate::syntax::Location;
 
 /// Where approvals lived before they moved out of the root; ignored.
 pub const LEGACY_PATH: &str = ".clada/allowed-commands.json";
@@ -188,7 +189,7 @@ impl Allowlist {
         if dir.is_empty() {
             return Ok(None);
         }
-        let parts = crate::syntax::path::normalize(dir)
+        let parts = crate::syntax::normalize_path(dir)
             .map_err(|p| format!("the directory `{dir}` {}", p.describe()))?;
         Ok((!parts.is_empty()).then(|| parts.join("/")))
     }

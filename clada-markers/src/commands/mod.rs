@@ -42,12 +42,13 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::engine::fs::{Files, Location, Root};
+use crate::engine::fs::{Files, Root};
 use crate::engine::git::WorkTree;
 use crate::engine::repo_check::RepoError;
 use crate::engine::view::{By, View};
 use crate::engine::{Observer, RunOutput, Runner, TaskError};
 use crate::error_type::ErrorType;
+use crate::syntax::Location;
 
 /// The longest a built-in command may run.
 pub(crate) const BUILTIN_TIMEOUT: Duration = Duration::from_secs(5);

@@ -29,12 +29,12 @@
 
 use std::borrow::Cow;
 
+use crate::syntax::Attribute;
+use crate::syntax::Span;
 use crate::syntax::TaskKind;
-use crate::syntax::ast::{Count, Document, Matching, Op, Task, Unit};
-use crate::syntax::attributes::Attribute;
-use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::syntax::span::Span;
-use crate::syntax::validate::{Context, ParseOptions};
+use crate::syntax::{Context, ParseOptions};
+use crate::syntax::{Count, Document, Matching, Op, Task, Unit};
+use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
 /// A line's text without its line break.
 fn text(line: &str) -> &str {
@@ -263,7 +263,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
         match &name {
             Some((name, at)) => {
                 let attr = Attribute::implied("path", Cow::Owned(name.clone()), *at);
-                crate::syntax::validate::check_path_attribute(&cx, &attr, &mut diagnostics);
+                crate::syntax::check_path_attribute(&cx, &attr, &mut diagnostics);
                 task.attributes.push(attr);
                 carried = Some((name.clone(), *at));
             }
@@ -332,7 +332,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 .with_help("an aider block is a file name line, then `<<<<<<< SEARCH`, the text to find, `=======`, the replacement, `>>>>>>> REPLACE`"),
         );
     }
-    crate::syntax::diagnostics::sort_in_document_order(&mut diagnostics);
+    crate::syntax::sort_in_document_order(&mut diagnostics);
     Document {
         source,
         units,

@@ -36,12 +36,12 @@ use super::lines::{Line, lines_in};
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
+use crate::syntax::Attribute;
+use crate::syntax::Span;
 use crate::syntax::TaskKind;
-use crate::syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
-use crate::syntax::attributes::Attribute;
-use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::syntax::span::Span;
-use crate::syntax::validate::{Context, ParseOptions};
+use crate::syntax::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
+use crate::syntax::{Context, ParseOptions};
+use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
 /// Cline's file-editing call.
 const CLINE_CALL: &str = "replace_in_file";
@@ -503,7 +503,7 @@ fn call<'a>(cx: &Context<'a>, c: &Call, units: &mut Vec<Unit<'a>>, out: &mut Vec
             _ => {
                 let a = Attribute::implied("path", Cow::Borrowed(value), span);
                 let before = out.len();
-                crate::syntax::validate::check_path_attribute(cx, &a, out);
+                crate::syntax::check_path_attribute(cx, &a, out);
                 let ok = !out[before..].iter().any(Diagnostic::is_error);
                 checked = Some((key, a.clone(), ok));
                 (a, ok)
@@ -600,7 +600,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 carried = Some(n.clone());
                 let a = Attribute::implied("path", n, span);
                 let before = out.len();
-                crate::syntax::validate::check_path_attribute(&cx, &a, &mut out);
+                crate::syntax::check_path_attribute(&cx, &a, &mut out);
                 let ok = !out[before..].iter().any(Diagnostic::is_error);
                 (a, ok)
             });
@@ -634,7 +634,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 .with_help("a block is `------- SEARCH`, the text to find, `=======`, the replacement, `+++++++ REPLACE`, inside `<replace_in_file>` with `<path>` and `<diff>`"),
         );
     }
-    crate::syntax::diagnostics::sort_in_document_order(&mut out);
+    crate::syntax::sort_in_document_order(&mut out);
     Document {
         source,
         units,

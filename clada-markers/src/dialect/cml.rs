@@ -26,11 +26,11 @@ use std::borrow::Cow;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
-use crate::syntax::ast::{Block, Count, Document, Matching, Op, Task, Unit};
-use crate::syntax::attributes::Attribute;
-use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::syntax::span::Span;
-use crate::syntax::validate::{Context, ParseOptions};
+use crate::syntax::Attribute;
+use crate::syntax::Span;
+use crate::syntax::{Block, Count, Document, Matching, Op, Task, Unit};
+use crate::syntax::{Context, ParseOptions};
+use crate::syntax::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::{TaskKind, Version};
 
 /// The elements a CML document is made of.
@@ -315,7 +315,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 .with_help("CML elements are `<tasks>`, `<write path=…>`, `<edit path=…>`, `<move from=… to=…/>`, `<remove path=…/>` and `<run>`"),
         );
     }
-    crate::syntax::diagnostics::sort_in_document_order(&mut diagnostics);
+    crate::syntax::sort_in_document_order(&mut diagnostics);
     Document {
         source,
         units,
@@ -422,7 +422,7 @@ fn task<'a>(
                 .with_help(format!(
                     "`<{}>` takes {}",
                     el.name,
-                    crate::syntax::validate::list(names)
+                    crate::syntax::quoted_list(names)
                 )),
             );
         }
@@ -431,7 +431,7 @@ fn task<'a>(
         match el.attr(name) {
             Some((_, value, span)) => {
                 let a = Attribute::implied(name, value.clone(), *span);
-                crate::syntax::validate::check_path_attribute(cx, &a, out);
+                crate::syntax::check_path_attribute(cx, &a, out);
                 attributes.push(a);
             }
             None if name == "dir" => {}

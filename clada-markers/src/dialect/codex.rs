@@ -28,12 +28,12 @@
 use super::lines::{Line, lines};
 use std::borrow::Cow;
 
+use crate::syntax::Attribute;
+use crate::syntax::Span;
 use crate::syntax::TaskKind;
-use crate::syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
-use crate::syntax::attributes::Attribute;
-use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::syntax::span::Span;
-use crate::syntax::validate::{Context, ParseOptions};
+use crate::syntax::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
+use crate::syntax::{Context, ParseOptions};
+use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
@@ -98,7 +98,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             .with_help("a patch starts with `*** Begin Patch` and ends with `*** End Patch`"),
         );
     }
-    crate::syntax::diagnostics::sort_in_document_order(&mut diagnostics);
+    crate::syntax::sort_in_document_order(&mut diagnostics);
     Document {
         source,
         units,
@@ -364,7 +364,7 @@ fn update<'a>(
         let mut t = task(cx, TaskKind::Move, line.span(), header, path, op, out);
         let at = place(line, to);
         let attr = Attribute::implied("to", Cow::Borrowed(to), Span::new(at, at + to.len()));
-        crate::syntax::validate::check_path_attribute(cx, &attr, out);
+        crate::syntax::check_path_attribute(cx, &attr, out);
         if out.iter().any(|d| d.is_error() && d.span == attr.span) {
             t.op = None;
         }
@@ -404,7 +404,7 @@ fn task<'a>(
     };
     let attr = Attribute::implied(name, Cow::Borrowed(path), Span::new(at, at + path.len()));
     let before = out.len();
-    crate::syntax::validate::check_path_attribute(cx, &attr, out);
+    crate::syntax::check_path_attribute(cx, &attr, out);
     if path.is_empty() {
         out.push(
             Diagnostic::new(

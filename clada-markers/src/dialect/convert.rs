@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use super::Dialect;
-use crate::syntax::ast::{Count, Document, Op, Unit};
-use crate::syntax::printer::print;
+use crate::syntax::print;
+use crate::syntax::{Count, Document, Op, Unit};
 
 /// Why a document cannot be written in a dialect.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -510,7 +510,7 @@ fn udiff(doc: &Document<'_>) -> Result<String, ConvertError> {
 mod tests {
     use super::*;
     use crate::dialect::parse_dialect;
-    use crate::syntax::validate::ParseOptions;
+    use crate::syntax::ParseOptions;
 
     /// The operations of `text`, without the matching policy its dialect
     /// gives its edits (codex's passes): the same tasks in every dialect.
@@ -521,7 +521,7 @@ mod tests {
             .filter_map(|t| t.op.clone())
             .map(|mut op| {
                 if let Op::Edit { matching, .. } | Op::EditRange { matching, .. } = &mut op {
-                    *matching = crate::syntax::ast::Matching::default();
+                    *matching = crate::syntax::Matching::default();
                 }
                 op
             })

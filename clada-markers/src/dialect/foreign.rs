@@ -9,9 +9,9 @@
 //! end is one line there.
 
 use super::lines::{Line, lines};
-use crate::syntax::ast::Document;
-use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::syntax::span::Span;
+use crate::syntax::Document;
+use crate::syntax::Span;
+use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
 use super::Dialect;
 
@@ -84,7 +84,7 @@ pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
         return;
     }
     doc.diagnostics.extend(found);
-    crate::syntax::diagnostics::sort_in_document_order(&mut doc.diagnostics);
+    crate::syntax::sort_in_document_order(&mut doc.diagnostics);
 }
 
 /// The errors for the formats in `source` that `dialect` does not read
@@ -155,7 +155,7 @@ fn first(format: Format, source: &str, lines: &[Line<'_>]) -> Option<usize> {
     (0..lines.len()).find(|&i| {
         let t = line(i);
         match format {
-            Format::Clada => crate::syntax::lexer::classify(t, 1).is_some_and(|m| {
+            Format::Clada => crate::syntax::classify(t, 1).is_some_and(|m| {
                 m.shape == crate::syntax::Shape::Opener
                     && m.keyword.is_some()
                     && !m.rest().is_empty()

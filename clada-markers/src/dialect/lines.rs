@@ -1,7 +1,7 @@
 //! A document's lines with their places, as the dialects' front ends read
 //! them.
 
-use crate::syntax::span::Span;
+use crate::syntax::Span;
 
 /// A line of a document: where it starts, and its text without the line
 /// break (a CR before it is dropped: CRLF and LF read alike).

@@ -13,8 +13,8 @@
 
 use serde::Serialize;
 
-use crate::syntax::ast::Document;
-use crate::syntax::validate::ParseOptions;
+use crate::syntax::Document;
+use crate::syntax::ParseOptions;
 
 pub(crate) mod aider;
 pub(crate) mod cline;
@@ -77,7 +77,7 @@ pub fn detect(source: &str) -> Dialect {
     let mut first: Option<Dialect> = None;
     let mut before: [&str; 3] = [""; 3];
     for line in source.lines() {
-        if let Some(m) = crate::syntax::lexer::classify(line, 1)
+        if let Some(m) = crate::syntax::classify(line, 1)
             && m.shape == crate::syntax::Shape::Opener
             && m.keyword.is_some()
             && !m.rest().is_empty()
@@ -151,7 +151,7 @@ pub fn parse_units(
 /// (PROTOCOL §11.7).
 pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> Document<'_> {
     let mut doc = match dialect {
-        Dialect::Clada => crate::syntax::parser::parse_with(source, options),
+        Dialect::Clada => crate::syntax::parse_with(source, options),
         Dialect::Aider => aider::parse(source, options),
         Dialect::Codex => codex::parse(source, options),
         Dialect::Cml => cml::parse(source, options),
@@ -173,17 +173,17 @@ fn refuse_unchanged(doc: &mut Document<'_>) {
     for unit in &mut doc.units {
         let number = unit.number();
         let tasks = match unit {
-            crate::syntax::ast::Unit::Block(b) => &mut b.tasks[..],
-            crate::syntax::ast::Unit::Task(t) => std::slice::from_mut(t),
+            crate::syntax::Unit::Block(b) => &mut b.tasks[..],
+            crate::syntax::Unit::Task(t) => std::slice::from_mut(t),
         };
         for t in tasks {
-            if let Some(crate::syntax::ast::Op::Edit {
+            if let Some(crate::syntax::Op::Edit {
                 search, replace, ..
             }) = &t.op
                 && search == replace
             {
                 let at = |i: usize| t.sections.get(i).copied().unwrap_or(t.opener);
-                let mut d = crate::syntax::validate::unchanged_edit(at(0), at(1));
+                let mut d = crate::syntax::unchanged_edit(at(0), at(1));
                 d.block = Some(number);
                 d.task = Some(t.number);
                 found.push(d);
@@ -193,7 +193,7 @@ fn refuse_unchanged(doc: &mut Document<'_>) {
     }
     if !found.is_empty() {
         doc.diagnostics.extend(found);
-        crate::syntax::diagnostics::sort_in_document_order(&mut doc.diagnostics);
+        crate::syntax::sort_in_document_order(&mut doc.diagnostics);
     }
 }
 
@@ -264,8 +264,8 @@ mod tests {
 pub(crate) mod testing {
     use std::num::NonZeroUsize;
 
-    use crate::syntax::ast::{Count, Document, Matching, Op};
-    use crate::syntax::diagnostics::Diagnostic;
+    use crate::syntax::Diagnostic;
+    use crate::syntax::{Count, Document, Matching, Op};
 
     /// The operations of `doc` without their line hints (see
     /// [`line_hints`]), and its diagnostics.

@@ -33,12 +33,12 @@ use super::lines::{Line, lines};
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
+use crate::syntax::Attribute;
+use crate::syntax::Span;
 use crate::syntax::TaskKind;
-use crate::syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
-use crate::syntax::attributes::Attribute;
-use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::syntax::span::Span;
-use crate::syntax::validate::{Context, ParseOptions};
+use crate::syntax::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
+use crate::syntax::{Context, ParseOptions};
+use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
 /// `diff --git a/p b/p`: a git file section.
 const GIT: &str = "diff --git ";
@@ -716,7 +716,7 @@ fn section<'a>(
     let attr = |name: &'static str, n: &Named<'a>, out: &mut Vec<Diagnostic>| {
         let a = Attribute::implied(name, n.path.clone(), n.span);
         let before = out.len();
-        crate::syntax::validate::check_path_attribute(cx, &a, out);
+        crate::syntax::check_path_attribute(cx, &a, out);
         let ok = !out[before..].iter().any(Diagnostic::is_error);
         (a, ok)
     };
@@ -995,7 +995,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             ),
         );
     }
-    crate::syntax::diagnostics::sort_in_document_order(&mut out);
+    crate::syntax::sort_in_document_order(&mut out);
     Document {
         source,
         units,

@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use crate::engine::fs::Location;
+use crate::syntax::Location;
 
 /// Why clada's directories cannot be found.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

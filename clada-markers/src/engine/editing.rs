@@ -1217,7 +1217,7 @@ mod tests {
     use crate::engine::matching::HintBudget;
     use crate::engine::seek::Target;
     use crate::engine::tier::Pass;
-    use crate::syntax::ast::Count;
+    use crate::syntax::Count;
 
     fn n(k: usize) -> Count {
         Count::Exactly(NonZeroUsize::new(k).unwrap())
@@ -1380,7 +1380,7 @@ mod tests {
     /// The passes an edit may use: none (`--match exact`), clada's
     /// white-space tier, codex's passes.
     fn passes() -> impl Strategy<Value = &'static [Pass]> {
-        use crate::syntax::ast::Policy;
+        use crate::syntax::Policy;
         prop_oneof![
             1 => Just(crate::engine::tier::passes(Policy::Clada, false)),
             2 => Just(crate::engine::tier::passes(Policy::Clada, true)),
@@ -1531,7 +1531,7 @@ mod tests {
                 "def f(self):\n    return 1\n".into(),
                 "def f(self):\n    return 2\n".into(),
                 n(1),
-                crate::engine::tier::passes(crate::syntax::ast::Policy::Clada, true),
+                crate::engine::tier::passes(crate::syntax::Policy::Clada, true),
             );
             let keys = keys_of(std::slice::from_ref(&e0));
             let mut e = Editing::with_sizes(&file, 8, 16).unwrap();
@@ -1594,7 +1594,7 @@ mod tests {
                     search.into(),
                     replace.into(),
                     n(1),
-                    crate::engine::tier::passes(crate::syntax::ast::Policy::Clada, true),
+                    crate::engine::tier::passes(crate::syntax::Policy::Clada, true),
                 ),
             )
             .unwrap();
@@ -1625,25 +1625,25 @@ mod tests {
                 "mark A\n".into(),
                 "mark C\n\n".into(),
                 n(1),
-                crate::engine::tier::passes(crate::syntax::ast::Policy::Clada, true),
+                crate::engine::tier::passes(crate::syntax::Policy::Clada, true),
             ),
             Edit::Text(
                 "\n\n\n".into(),
                 "\n".into(),
                 n(1),
-                crate::engine::tier::passes(crate::syntax::ast::Policy::Clada, true),
+                crate::engine::tier::passes(crate::syntax::Policy::Clada, true),
             ),
             Edit::Text(
                 "mark B\n".into(),
                 "\n\n".into(),
                 n(1),
-                crate::engine::tier::passes(crate::syntax::ast::Policy::Clada, true),
+                crate::engine::tier::passes(crate::syntax::Policy::Clada, true),
             ),
             Edit::Text(
                 "\n\n".into(),
                 "y\n".into(),
                 Count::All,
-                crate::engine::tier::passes(crate::syntax::ast::Policy::Clada, true),
+                crate::engine::tier::passes(crate::syntax::Policy::Clada, true),
             ),
         ];
         let keys = keys_of(&edits);

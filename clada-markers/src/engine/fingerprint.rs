@@ -18,7 +18,8 @@ use std::rc::Rc;
 use rustix::fs::{AtFlags, FileType, Mode};
 use rustix::io::Errno;
 
-use super::fs::{DIR_FLAGS, Location, Root};
+use super::fs::{DIR_FLAGS, Root};
+use crate::syntax::Location;
 
 /// What is at a place: `Gone` when nothing is, `Unknown` when it could not
 /// be read whole (which never equals anything, so it counts as changed).

@@ -74,7 +74,7 @@ pub(crate) enum FsError {
     #[error(
         "{path} has {components} components, more than the {max} a path may have; \
          name a path of at most {max} components",
-        max = crate::syntax::path::MAX_PATH_COMPONENTS
+        max = crate::syntax::MAX_PATH_COMPONENTS
     )]
     TooDeep { path: String, components: usize },
     /// The change would land in a protected place (PROTOCOL §5).
@@ -132,20 +132,17 @@ impl FsError {
     }
 }
 
-use crate::syntax::path::Anchor;
-pub(crate) use crate::syntax::path::Location;
+use crate::syntax::Anchor;
+use crate::syntax::Location;
 
 /// Resolves `path` as text (PROTOCOL §5); a path too deep is
 /// [`FsError::TooDeep`], every other problem [`FsError::Escape`]. Leaving
 /// the root needs `allow_escape`.
 pub(crate) fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
-    crate::syntax::path::resolve(path, allow_escape).map_err(|problem| {
-        match (
-            problem,
-            crate::syntax::path::TooDeep::of(path, allow_escape),
-        ) {
-            (crate::syntax::path::PathProblem::TooDeep, Some(deep)) => FsError::TooDeep {
-                path: crate::syntax::path::abbreviated(path),
+    crate::syntax::resolve_path(path, allow_escape).map_err(|problem| {
+        match (problem, crate::syntax::TooDeep::of(path, allow_escape)) {
+            (crate::syntax::PathProblem::TooDeep, Some(deep)) => FsError::TooDeep {
+                path: crate::syntax::abbreviated_path(path),
                 components: deep.components,
             },
             _ => FsError::Escape {
@@ -171,7 +168,7 @@ pub(crate) trait Files {
     fn find(
         &self,
         at: &Location,
-        search: crate::engine::matching::Search<'_>,
+        search: crate::engine::seek::Search<'_>,
     ) -> Result<crate::engine::editing::Splice, crate::engine::TaskError> {
         let contents = self.contents(at)?;
         let hints = crate::engine::matching::HintBudget::new(usize::MAX);
@@ -423,7 +420,7 @@ impl Root {
                 why,
             })
         };
-        if crate::syntax::path::is_protected(at) {
+        if crate::syntax::is_protected(at) {
             return refuse("is inside `.clada/` or a `.git` directory");
         }
         if self
@@ -1426,7 +1423,7 @@ mod tests {
         let root = Root::open(dir.path()).unwrap();
         let parts: Vec<String> = (0..1000).map(|i| format!("d{i}")).collect();
         let at = Location {
-            anchor: crate::syntax::path::Anchor::Root,
+            anchor: crate::syntax::Anchor::Root,
             parts: parts.clone().into(),
         };
         let mut made = Vec::new();

@@ -32,8 +32,9 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::engine::fs::{Files, Kind, Location, Root, is_temp_name};
+use crate::engine::fs::{Files, Kind, Root, is_temp_name};
 use crate::engine::lock::Place;
+use crate::syntax::Location;
 
 /// The longest line a sweep reads; a longer one is dropped.
 pub(crate) const MAX_LINE: usize = 64 * 1024;

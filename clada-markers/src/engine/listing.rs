@@ -12,7 +12,8 @@ use std::fs::File;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps};
 use rustix::io::Errno;
 
-use super::fs::{DIR_FLAGS, FsError, Kind, Location, Root};
+use super::fs::{DIR_FLAGS, FsError, Kind, Root};
+use crate::syntax::Location;
 
 /// What the file system says of a file, a directory or a link itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -23,10 +23,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::engine::seek::{self, Hay, How, Miss, Plan};
-pub(crate) use crate::engine::seek::{Search, Target};
+use crate::engine::seek::{Search, Target};
 use crate::outcome::{Excerpt, Indentation, Matched};
 use crate::syntax::BOM;
-use crate::syntax::ast::Count;
+use crate::syntax::Count;
 
 /// At most this many occurrence lines are reported.
 pub(crate) const MAX_REPORTED_LINES: usize = 20;
@@ -255,7 +255,7 @@ pub struct Mismatch {
     pub passes_stopped: bool,
 }
 
-pub(crate) use crate::outcome::Closest;
+use crate::outcome::Closest;
 
 /// A file's text prepared for matching: the byte-order mark split off, line
 /// breaks normalised to LF, and a line feed added where the file lacks a

@@ -47,11 +47,12 @@ use std::time::{Duration, Instant};
 
 use crate::error_type::ErrorType;
 use crate::outcome::{BlockStatus, TaskStatus};
+use crate::syntax::Diagnostic;
 #[cfg(test)]
-use crate::syntax::ast::Document;
-use crate::syntax::ast::{BlockRules, Op, Task, Unit};
-use crate::syntax::diagnostics::Diagnostic;
-use fs::{FsError, Location, Root};
+use crate::syntax::Document;
+use crate::syntax::Location;
+use crate::syntax::{BlockRules, Op, Task, Unit};
+use fs::{FsError, Root};
 pub use outcome::TaskOutcome;
 use outcome::{Kept, Rollback, Skip, UnitOutcome};
 use plan::{Action, Effect, Plan};
@@ -422,7 +423,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         let allow_escape = self.options.allow_escape;
         let edits = units
             .flat_map(|u| u.tasks())
-            .filter_map(|t| matching::Search::of(t.op.as_ref()?, self.loose()))
+            .filter_map(|t| seek::Search::of(t.op.as_ref()?, self.loose()))
             .filter_map(|(path, search)| Some((fs::locate(path, allow_escape).ok()?, search)));
         self.view.expect(edits);
     }

@@ -10,7 +10,8 @@
 
 use std::cell::{Cell, OnceCell};
 
-use super::fs::{Kind, Location, Root};
+use super::fs::{Kind, Root};
+use crate::syntax::Location;
 
 /// At most this many files are looked at.
 const MAX_FILES: usize = 4096;

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::collections::btree_map;
 
-use crate::syntax::path::{Anchor, Location};
+use crate::syntax::{Anchor, Location};
 
 /// Whether an entry counts as something there (a removal leaves an entry
 /// that does not).
@@ -489,7 +489,7 @@ mod tests {
     }
 
     fn at(p: &str) -> Location {
-        crate::syntax::path::resolve(p, true).unwrap()
+        crate::syntax::resolve_path(p, true).unwrap()
     }
 
     /// Every entry, as `path=value`, in the map's order.

@@ -7,12 +7,14 @@
 
 use crate::engine::TaskError;
 use crate::engine::editing::Splice;
-use crate::engine::fs::{Content, Files, FsError, Kind, Location, locate};
-use crate::engine::matching::{HintBudget, Mismatch, Search};
+use crate::engine::fs::{Content, Files, FsError, Kind, locate};
+use crate::engine::matching::{HintBudget, Mismatch};
 use crate::engine::seek::How;
+use crate::engine::seek::Search;
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
-use crate::syntax::ast::Op;
+use crate::syntax::Location;
+use crate::syntax::Op;
 
 /// A side effect, fully computed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -364,7 +366,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::syntax::ast::Count;
+    use crate::syntax::Count;
 
     /// A tree in memory: paths to contents, `None` for a directory, links
     /// as `Some(b"->target")` entries listed in `links`.
@@ -388,7 +390,7 @@ mod tests {
 
     impl Files for Tree {
         fn check_lands(&self, at: &Location) -> Result<(), FsError> {
-            if crate::syntax::path::is_protected(at) {
+            if crate::syntax::is_protected(at) {
                 return Err(FsError::Protected {
                     path: at.display(),
                     why: "is protected",
@@ -429,7 +431,7 @@ mod tests {
         Op::Edit {
             path: path.to_owned().into(),
             count: Count::default(),
-            matching: crate::syntax::ast::Matching::default(),
+            matching: crate::syntax::Matching::default(),
             search: search.to_owned().into(),
             replace: replace.to_owned().into(),
         }

@@ -5,7 +5,7 @@
 use crate::engine::TaskError;
 use crate::engine::fs::{Files, FsError, Kind, locate};
 use crate::error_type::ErrorType;
-use crate::syntax::ast::{BlockRules, Op};
+use crate::syntax::{BlockRules, Op};
 
 /// Why `op`, a task of a block under `rules`, must not run, if it must
 /// not. Paths that do not resolve are left to the plan to refuse.

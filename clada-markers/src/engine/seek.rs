@@ -32,7 +32,7 @@ use std::num::NonZeroUsize;
 use crate::engine::matching::{MAX_LISTED_LINES, MAX_REPORTED_LINES, Mismatch, count_ok};
 use crate::engine::tier::{self, Cmp, Delta, Lines, NotDetermined, Pass};
 use crate::outcome::{Chosen, Excerpt, IndentProblem, Indentation, Matched, Shift};
-use crate::syntax::ast::{Count, Matching, Op};
+use crate::syntax::{Count, Matching, Op};
 
 /// At most this many occurrences are shown with the lines around them.
 pub(crate) const MAX_EXCERPTS: usize = 5;
@@ -94,7 +94,7 @@ impl<'a> Search<'a> {
             replace,
             count,
             line: None,
-            passes: tier::passes(crate::syntax::ast::Policy::Clada, true),
+            passes: tier::passes(crate::syntax::Policy::Clada, true),
         }
     }
 
@@ -1284,7 +1284,7 @@ mod tests {
 
     #[test]
     fn an_edit_carries_its_hint_and_policy_to_the_search() {
-        use crate::syntax::ast::{Matching, Policy};
+        use crate::syntax::{Matching, Policy};
         let op = Op::Edit {
             path: "a".into(),
             count: one(),
@@ -1309,7 +1309,7 @@ mod tests {
     fn codex_passes_say_which_matched() {
         let hints = HintBudget::new(usize::MAX);
         let codex = |s: &'static str, r: &'static str| Search {
-            passes: tier::passes(crate::syntax::ast::Policy::Codex, true),
+            passes: tier::passes(crate::syntax::Policy::Codex, true),
             ..Search::text(s, r, one())
         };
         let run = |file: &str, s, r| {

@@ -35,14 +35,16 @@ use std::rc::Rc;
 use crate::engine::TaskError;
 use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fingerprint::Fingerprint;
-use crate::engine::fs::{Content, Files, FsError, Kind, Location, PutBack, Root, Stamp, Written};
-use crate::engine::matching::{HINT_BUDGET, HintBudget, Search};
+use crate::engine::fs::{Content, Files, FsError, Kind, PutBack, Root, Stamp, Written};
+use crate::engine::matching::{HINT_BUDGET, HintBudget};
 use crate::engine::outcome::{Kept, KeptWhy};
 use crate::engine::paths::{Below, Live, PathMap, Visit};
 use crate::engine::plan;
 use crate::engine::seek::MIN_PIVOT;
+use crate::engine::seek::Search;
+use crate::syntax::Anchor;
 use crate::syntax::BOM;
-use crate::syntax::path::Anchor;
+use crate::syntax::Location;
 
 /// The task that made a change: unit and task numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -2038,7 +2040,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::syntax::ast::Count;
+    use crate::syntax::Count;
 
     const BY: By = By { unit: 1, task: 1 };
 

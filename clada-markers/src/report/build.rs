@@ -13,9 +13,9 @@ use crate::apply::Listener;
 use crate::dialect::Dialect;
 use crate::engine::outcome::UnitOutcome;
 use crate::engine::{Observer, TaskOutcome};
-use crate::syntax::ast::Unit;
-use crate::syntax::diagnostics::Diagnostic;
-use crate::syntax::span::{Cursor, LineIndex};
+use crate::syntax::Diagnostic;
+use crate::syntax::Unit;
+use crate::syntax::{Cursor, LineIndex};
 
 /// Builds the report of a run from its units' outcomes, in order.
 #[derive(Debug)]
@@ -84,7 +84,7 @@ impl<'s> ApplyBuilder<'s> {
 }
 
 impl<W: Write> Observer for JsonReport<W> {
-    fn task_finished(&mut self, _task: &crate::syntax::ast::Task<'_>, _outcome: &TaskOutcome) {}
+    fn task_finished(&mut self, _task: &crate::syntax::Task<'_>, _outcome: &TaskOutcome) {}
 }
 
 impl<W: Write> Listener for JsonReport<W> {

@@ -7,10 +7,10 @@ use serde::Serialize;
 use super::DiagnosticReport;
 use super::group::{Repeats, numbers};
 use crate::dialect::Dialect;
+use crate::syntax::Diagnostic;
 use crate::syntax::TaskKind;
-use crate::syntax::ast::{Document, OpName, Task, Unit};
-use crate::syntax::diagnostics::Diagnostic;
-use crate::syntax::span::{Cursor, LineIndex, Position};
+use crate::syntax::{Cursor, LineIndex, Position};
+use crate::syntax::{Document, OpName, Task, Unit};
 
 /// The JSON object of `clada check`. As in `apply`'s, the blocks come
 /// before the totals: the report is written as the units are read.
@@ -329,7 +329,7 @@ impl<'s, W: std::io::Write> CheckText<'s, W> {
             }
             let mut repeats = Repeats::default();
             let shown = repeats.first_seen(diagnostics, &mut Cursor::new(self.source));
-            let rendered = crate::syntax::diagnostics::render(&shown, self.source, name, color);
+            let rendered = crate::syntax::render(&shown, self.source, name, color);
             self.write(format_args!("{rendered}"));
             let repeated = repeats.summary();
             if !repeated.is_empty() {

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind};
-use crate::syntax::span::Cursor;
+use crate::syntax::Cursor;
+use crate::syntax::{Diagnostic, DiagnosticKind};
 
 /// How many places of a repeated problem are named.
 const PLACES_SHOWN: usize = 5;
@@ -106,7 +106,7 @@ pub(crate) fn numbers(ns: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::syntax::span::Span;
+    use crate::syntax::Span;
 
     #[test]
     fn numbers_join_runs() {

@@ -75,9 +75,9 @@ use crate::engine::TaskError;
 #[cfg(feature = "engine")]
 use crate::engine::matching::Mismatch;
 use crate::error_type::{Category, ErrorType};
-use crate::syntax::ast::{Count, Document, OpName, Task};
-use crate::syntax::diagnostics::{Diagnostic, Severity};
-use crate::syntax::span::{Cursor, LineIndex, Position};
+use crate::syntax::{Count, Document, OpName, Task};
+use crate::syntax::{Cursor, LineIndex, Position};
+use crate::syntax::{Diagnostic, Severity};
 
 /// The JSON object of `clada apply`. The blocks come before the totals:
 /// the report is written as the run goes, each block once it is final
@@ -753,7 +753,7 @@ fn place(doc: &Document<'_>, blocks: &mut [BlockReport]) {
 }
 
 /// Gives `b` the positions of `unit` and its tasks; `at` moves on.
-fn place_block(at: &mut Cursor<'_>, unit: &crate::syntax::ast::Unit<'_>, b: &mut BlockReport) {
+fn place_block(at: &mut Cursor<'_>, unit: &crate::syntax::Unit<'_>, b: &mut BlockReport) {
     let extent = unit.extent();
     b.start = Some(at.position(extent.start));
     for (report, task) in b.tasks.iter_mut().zip(unit.tasks()) {

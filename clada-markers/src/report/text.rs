@@ -15,9 +15,9 @@ use crate::report::group::{Repeats, numbers};
 use crate::report::{
     ApplyReport, BlockReport, BlockStatus, FileChange, GitReport, Resend, TaskReport, TaskStatus,
 };
-use crate::syntax::ast::{Task, Unit};
-use crate::syntax::diagnostics::{Diagnostic, Renderer};
-use crate::syntax::span::{Cursor, LineIndex};
+use crate::syntax::{Cursor, LineIndex};
+use crate::syntax::{Diagnostic, Renderer};
+use crate::syntax::{Task, Unit};
 
 /// Diffs of at most this many lines are shown in the default output.
 const SHORT_DIFF: usize = 10;

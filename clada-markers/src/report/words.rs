@@ -8,7 +8,7 @@ use crate::engine::outcome::{Kept, KeptWhy, Rollback, Skip, UnitOutcome};
 use crate::engine::plan::Effect;
 use crate::engine::seek::How;
 use crate::outcome::{Matched, Shift, TaskStatus};
-use crate::syntax::ast::{Task, Unit};
+use crate::syntax::{Task, Unit};
 
 const ALL_OR_NOTHING: &str = "--atomic=document applies all of the document or nothing";
 

@@ -40,8 +40,7 @@ pub fn render_xml(report: &ApplyReport) -> String {
         let _ = writeln!(out, "{head}>");
         if b.status == BlockStatus::Malformed && b.kind == "tasks" {
             for d in report.diagnostics.iter().filter(|d| {
-                d.block == Some(b.number)
-                    && d.severity == crate::syntax::diagnostics::Severity::Error
+                d.block == Some(b.number) && d.severity == crate::syntax::Severity::Error
             }) {
                 let _ = writeln!(
                     out,

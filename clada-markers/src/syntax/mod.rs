@@ -44,3 +44,20 @@ pub use printer::PrintError;
 pub use span::{Cursor, LineIndex};
 
 pub(crate) use markers::*;
+
+// The door the other layers come in by: each name the library needs from
+// the syntax layer, by one path (`crate::syntax::Op`). Only the crate root
+// names the modules, for its public re-exports.
+pub(crate) use ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
+pub(crate) use diagnostics::{Diagnostic, Severity, render};
+pub(crate) use lexer::classify;
+pub(crate) use parser::parse_with;
+pub(crate) use path::{
+    Anchor, Location, TooDeep, abbreviated_path, is_absolute_path, is_protected, normalize_path,
+    resolve_path,
+};
+pub(crate) use printer::print;
+pub(crate) use span::{Position, Span};
+pub(crate) use validate::{
+    Context, ParseOptions, check_path_attribute, quoted_list, unchanged_edit,
+};

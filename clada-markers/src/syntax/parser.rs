@@ -997,7 +997,7 @@ fn unknown_opener(
         return Diagnostic::new(K::MalformedMarker, m.line(), "an opener needs a keyword")
             .with_help(format!(
                 "write one of {} after the `<` characters",
-                validate::list(&Keyword::OPENERS.map(Keyword::as_str))
+                validate::quoted_list(&Keyword::OPENERS.map(Keyword::as_str))
             ));
     }
     let versioned = block.is_some_and(|(_, versioned)| versioned);
@@ -1029,7 +1029,7 @@ fn unknown_opener(
         Some(s) => d.with_help(format!("did you mean `{s}`?")),
         None => d.with_help(format!(
             "an opener takes one of {}; if this is content, put it inside a task",
-            validate::list(&openers)
+            validate::quoted_list(&openers)
         )),
     };
     passed_over(d)

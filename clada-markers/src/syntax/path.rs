@@ -54,12 +54,12 @@ impl PathProblem {
 
 /// The components of a relative path after `.` and `..` are resolved, or
 /// why it is not one. An empty result means the root itself.
-pub(crate) fn normalize(path: &str) -> Result<Vec<String>, PathProblem> {
-    resolve(path, false).map(|l| l.parts.to_vec())
+pub(crate) fn normalize_path(path: &str) -> Result<Vec<String>, PathProblem> {
+    resolve_path(path, false).map(|l| l.parts.to_vec())
 }
 
 /// Whether the text of `path` is absolute on any common system.
-pub(crate) fn is_absolute(path: &str) -> bool {
+pub(crate) fn is_absolute_path(path: &str) -> bool {
     let b = path.as_bytes();
     matches!(b.first(), Some(b'/' | b'\\'))
         || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
@@ -202,7 +202,7 @@ fn has_control(path: &str) -> bool {
 /// drive letter are always refused; an absolute path or `..` above the
 /// root only without `allow_escape`. Whether the path crosses a link is
 /// for the file system to say, at the moment of access.
-pub(crate) fn resolve(path: &str, allow_escape: bool) -> Result<Location, PathProblem> {
+pub(crate) fn resolve_path(path: &str, allow_escape: bool) -> Result<Location, PathProblem> {
     let at = resolve_any_depth(path, allow_escape)?;
     TooDeep::check(&at).map_err(|_| PathProblem::TooDeep)?;
     Ok(at)
@@ -250,7 +250,7 @@ impl TooDeep {
         format!(
             "{what} `{}` has {} components (`.` and `..` resolved), more than the \
              {MAX_PATH_COMPONENTS} a path may have",
-            abbreviated(path),
+            abbreviated_path(path),
             self.components
         )
     }
@@ -264,7 +264,7 @@ impl TooDeep {
 }
 
 /// The start and the end of a long path, for a message that names it.
-pub(crate) fn abbreviated(path: &str) -> String {
+pub(crate) fn abbreviated_path(path: &str) -> String {
     const KEEP: usize = 40;
     if path.len() <= 2 * KEEP + 3 {
         return path.to_owned();
@@ -291,7 +291,7 @@ fn resolve_any_depth(path: &str, allow_escape: bool) -> Result<Location, PathPro
     if has_control(path) {
         return Err(PathProblem::Control);
     }
-    let absolute = is_absolute(path);
+    let absolute = is_absolute_path(path);
     if absolute && (!allow_escape || !matches!(path.as_bytes()[0], b'/' | b'\\')) {
         // A drive letter names nothing on this system.
         return Err(PathProblem::Absolute);
@@ -333,7 +333,7 @@ pub(crate) fn check_path(
     below_root: bool,
     out: &mut Vec<Diagnostic>,
 ) {
-    let resolved = resolve(&a.value, cx.opts.allow_escape).and_then(|at| {
+    let resolved = resolve_path(&a.value, cx.opts.allow_escape).and_then(|at| {
         if below_root && at.is_root() {
             Err(PathProblem::Root)
         } else {
@@ -405,31 +405,35 @@ mod tests {
 
     #[test]
     fn resolves_dots() {
-        assert_eq!(normalize("a/./b/../c").unwrap(), ["a", "c"]);
-        assert_eq!(normalize(r"a\b").unwrap(), ["a", "b"]);
-        assert_eq!(normalize("a/").unwrap(), ["a"]);
+        assert_eq!(normalize_path("a/./b/../c").unwrap(), ["a", "c"]);
+        assert_eq!(normalize_path(r"a\b").unwrap(), ["a", "b"]);
+        assert_eq!(normalize_path("a/").unwrap(), ["a"]);
     }
 
     #[test]
     fn rejects_what_leaves_the_root() {
-        assert_eq!(normalize(""), Err(PathProblem::Empty));
-        assert_eq!(normalize("a\0b"), Err(PathProblem::Nul));
+        assert_eq!(normalize_path(""), Err(PathProblem::Empty));
+        assert_eq!(normalize_path("a\0b"), Err(PathProblem::Nul));
         for bad in [
             "a\nb", "a\tb", "x\r", "\x1b[31m", "a\x7f", "a\u{85}b", "a\u{9b}",
         ] {
-            assert_eq!(normalize(bad), Err(PathProblem::Control), "{bad:?}");
-            assert_eq!(resolve(bad, true), Err(PathProblem::Control), "{bad:?}");
+            assert_eq!(normalize_path(bad), Err(PathProblem::Control), "{bad:?}");
+            assert_eq!(
+                resolve_path(bad, true),
+                Err(PathProblem::Control),
+                "{bad:?}"
+            );
         }
-        assert_eq!(normalize("/etc"), Err(PathProblem::Absolute));
-        assert_eq!(normalize(r"\x"), Err(PathProblem::Absolute));
-        assert_eq!(normalize("C:/x"), Err(PathProblem::Absolute));
-        assert_eq!(normalize(".."), Err(PathProblem::ParentEscape));
-        assert_eq!(normalize("a/../../b"), Err(PathProblem::ParentEscape));
-        assert_eq!(normalize(r"a\..\..\b"), Err(PathProblem::ParentEscape));
+        assert_eq!(normalize_path("/etc"), Err(PathProblem::Absolute));
+        assert_eq!(normalize_path(r"\x"), Err(PathProblem::Absolute));
+        assert_eq!(normalize_path("C:/x"), Err(PathProblem::Absolute));
+        assert_eq!(normalize_path(".."), Err(PathProblem::ParentEscape));
+        assert_eq!(normalize_path("a/../../b"), Err(PathProblem::ParentEscape));
+        assert_eq!(normalize_path(r"a\..\..\b"), Err(PathProblem::ParentEscape));
     }
 
     fn at(p: &str) -> Location {
-        resolve(p, true).unwrap()
+        resolve_path(p, true).unwrap()
     }
 
     #[test]
@@ -452,25 +456,28 @@ mod tests {
 
     #[test]
     fn escapes_only_when_allowed() {
-        assert_eq!(resolve("../x", true).unwrap().display(), "../x");
-        assert_eq!(resolve("/etc/x", true).unwrap().display(), "/etc/x");
-        assert_eq!(resolve("C:/x", true), Err(PathProblem::Absolute));
-        assert_eq!(resolve("", true), Err(PathProblem::Empty));
-        assert_eq!(resolve("a/../..", false), Err(PathProblem::ParentEscape));
+        assert_eq!(resolve_path("../x", true).unwrap().display(), "../x");
+        assert_eq!(resolve_path("/etc/x", true).unwrap().display(), "/etc/x");
+        assert_eq!(resolve_path("C:/x", true), Err(PathProblem::Absolute));
+        assert_eq!(resolve_path("", true), Err(PathProblem::Empty));
+        assert_eq!(
+            resolve_path("a/../..", false),
+            Err(PathProblem::ParentEscape)
+        );
     }
 
     #[test]
     fn refuses_a_path_deeper_than_the_limit_after_resolving_it() {
         let deep = |n: usize| "d/".repeat(n - 1) + "f";
         assert_eq!(
-            resolve(&deep(MAX_PATH_COMPONENTS), false)
+            resolve_path(&deep(MAX_PATH_COMPONENTS), false)
                 .unwrap()
                 .parts()
                 .len(),
             1024
         );
         assert_eq!(
-            resolve(&deep(MAX_PATH_COMPONENTS + 1), false),
+            resolve_path(&deep(MAX_PATH_COMPONENTS + 1), false),
             Err(PathProblem::TooDeep)
         );
         assert_eq!(
@@ -479,12 +486,12 @@ mod tests {
         );
         // What counts is the path resolved: `.` and `..` cost nothing...
         let back_and_forth = format!("{}{}", "a/../".repeat(10_000), deep(1000));
-        assert!(resolve(&back_and_forth, false).is_ok());
+        assert!(resolve_path(&back_and_forth, false).is_ok());
         // ...but each `..` above the root is a step.
         let up = format!("{}{}", "../".repeat(30), deep(1000));
-        assert_eq!(resolve(&up, true), Err(PathProblem::TooDeep));
+        assert_eq!(resolve_path(&up, true), Err(PathProblem::TooDeep));
         assert_eq!(TooDeep::of(&up, true), Some(TooDeep { components: 1030 }));
-        assert!(resolve(&format!("/{}", deep(1024)), true).is_ok());
+        assert!(resolve_path(&format!("/{}", deep(1024)), true).is_ok());
     }
 
     #[test]
@@ -495,8 +502,8 @@ mod tests {
         assert!(message.contains("more than the 1024"), "{message}");
         assert!(message.len() < 200, "{message}");
         assert!(TooDeep::help().contains("at most 1024 components"));
-        assert_eq!(abbreviated("short/path"), "short/path");
-        assert_eq!(abbreviated(&"é".repeat(100)).chars().count(), 41);
+        assert_eq!(abbreviated_path("short/path"), "short/path");
+        assert_eq!(abbreviated_path(&"é".repeat(100)).chars().count(), 41);
     }
 
     #[test]

@@ -308,7 +308,7 @@ pub(crate) fn block_opener<'a>(
                     )
                     .with_help(format!(
                         "this clada reads versions {}; the block is not run",
-                        list(&Version::ALL.map(Version::as_str))
+                        quoted_list(&Version::ALL.map(Version::as_str))
                     )),
                 );
             }
@@ -338,7 +338,7 @@ pub(crate) fn nearest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
 }
 
 /// `a`, `a or b`, `a, b or c`, each in backquotes.
-pub(crate) fn list(items: &[&str]) -> String {
+pub(crate) fn quoted_list(items: &[&str]) -> String {
     let quoted: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
     match quoted.split_last() {
         None => String::new(),

@@ -10,7 +10,7 @@ use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::Marker;
 use crate::syntax::path::check_path;
 use crate::syntax::span::Span;
-use crate::syntax::validate::{Context, list, nearest};
+use crate::syntax::validate::{Context, nearest, quoted_list};
 use crate::syntax::{AttrSpec, Keyword, TaskKind};
 
 /// Parses the attributes of an opener and checks their names against
@@ -60,7 +60,7 @@ pub(crate) fn attributes_of<'a>(
                 }
                 Some(s) => d.with_help(format!("did you mean `{s}`?")),
                 None if names.is_empty() => d.with_help(format!("{keyword} takes no attributes")),
-                None => d.with_help(format!("{keyword} takes {}", list(&names))),
+                None => d.with_help(format!("{keyword} takes {}", quoted_list(&names))),
             };
             out.push(d);
         } else if let Some(first) = attrs[..i].iter().find(|b| b.name == a.name) {

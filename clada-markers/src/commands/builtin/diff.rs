@@ -7,7 +7,8 @@ use std::io::Write;
 use similar::{DiffOp, TextDiff};
 
 use crate::engine::TaskError;
-use crate::engine::fs::{FsError, Kind, Location};
+use crate::engine::fs::{FsError, Kind};
+use crate::syntax::Location;
 
 use super::args::Arg;
 use super::search::Timed;

@@ -12,9 +12,10 @@
 use std::io::{BufRead, BufReader, Read, Write};
 
 use crate::engine::TaskError;
-use crate::engine::fs::{FsError, Kind, Location};
+use crate::engine::fs::{FsError, Kind};
 use crate::engine::listing::Meta;
 use crate::error_type::ErrorType;
+use crate::syntax::Location;
 
 use super::args::Arg;
 use super::{Env, Flags, Out, as_written};

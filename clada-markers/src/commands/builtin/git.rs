@@ -24,8 +24,8 @@ use git2::{
 use super::args::Arg;
 use super::{Env, Flags, Out};
 use crate::engine::TaskError;
-use crate::engine::fs::Location;
 use crate::error_type::ErrorType;
+use crate::syntax::Location;
 
 /// git's exit status for a fatal error.
 const FATAL: i32 = 128;

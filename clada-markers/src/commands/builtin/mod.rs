@@ -18,11 +18,12 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::engine::fs::{Content, Files, FsError, Kind, Location, Root};
+use crate::engine::fs::{Content, Files, FsError, Kind, Root};
 use crate::engine::listing::{Entry, Meta};
 use crate::engine::view::{By, Seen, View};
 use crate::engine::{Observer, TaskError};
 use crate::error_type::ErrorType;
+use crate::syntax::Location;
 
 use super::process::Output;
 
@@ -388,21 +389,21 @@ impl Env<'_> {
     /// stay inside the root unless `--allow-escape` was given; links are
     /// refused when the path is used, by [`Root`].
     pub(crate) fn read_path(&self, arg: &str) -> Result<Location, TaskError> {
-        let text = if crate::syntax::path::is_absolute(arg) || self.cwd.is_root() {
+        let text = if crate::syntax::is_absolute_path(arg) || self.cwd.is_root() {
             arg.to_owned()
         } else {
             format!("{}/{arg}", self.cwd.display())
         };
-        crate::syntax::path::resolve(&text, self.allow_escape).map_err(|problem| {
-            use crate::syntax::path::{PathProblem, TooDeep};
+        crate::syntax::resolve_path(&text, self.allow_escape).map_err(|problem| {
+            use crate::syntax::{PathProblem, TooDeep};
             let message = match problem {
                 PathProblem::TooDeep => {
                     let deep = TooDeep::of(&text, self.allow_escape).unwrap_or(TooDeep {
-                        components: crate::syntax::path::MAX_PATH_COMPONENTS + 1,
+                        components: crate::syntax::MAX_PATH_COMPONENTS + 1,
                     });
                     format!(
                         "`{}`: {}; {}",
-                        crate::syntax::path::abbreviated(self.shown),
+                        crate::syntax::abbreviated_path(self.shown),
                         deep.message("the argument", arg),
                         TooDeep::help()
                     )

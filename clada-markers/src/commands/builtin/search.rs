@@ -15,8 +15,9 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
 use crate::engine::TaskError;
-use crate::engine::fs::{FsError, Kind, Location};
+use crate::engine::fs::{FsError, Kind};
 use crate::error_type::ErrorType;
+use crate::syntax::Location;
 
 use super::args::Arg;
 use super::{Env, Flags, Out};
