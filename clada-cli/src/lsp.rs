@@ -25,7 +25,9 @@ use clada_markers::engine::Dirs;
 use clada_markers::escape::{escape_controls, escape_line};
 use clada_markers::report::{ApplyReport, BlockStatus, TaskStatus};
 use clada_markers::syntax::DiagnosticKind;
-use clada_markers::{Apply, Diagnostic, Document, ParseOptions, Severity, Span, Unit, print};
+use clada_markers::{
+    Apply, Diagnostic, Document, ParseOptions, Settings, Severity, Span, Unit, print,
+};
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
 use lsp_types as lsp;
 use serde_json::{Value, json};
@@ -472,12 +474,16 @@ impl Server {
         Some(
             apply
                 .dirs(Dirs::from_env().ok())
-                .git(None)
-                .matching(self.matching)
-                .dry_run(true)
-                // A hover never waits on a hostile document's plan: the
-                // engine stops it there, also in the middle of a task.
-                .total_timeout(Some(self.hover_timeout))
+                .settings(Settings {
+                    git: None,
+                    matching: self.matching,
+                    dry_run: true,
+                    // A hover never waits on a hostile document's plan:
+                    // the engine stops it there, also in the middle of a
+                    // task.
+                    total_timeout: Some(self.hover_timeout),
+                    ..Settings::default()
+                })
                 .run(doc),
         )
     }

@@ -98,7 +98,7 @@ pub mod watch;
 pub use apply::{Apply, Listener};
 pub use dialect::Dialect;
 #[cfg(feature = "engine")]
-pub use engine::MatchMode;
+pub use engine::{MatchMode, Settings};
 pub use error_type::{Category, ErrorType};
 pub use report::{ApplyReport, CheckReport};
 pub use syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};

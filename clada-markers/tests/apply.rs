@@ -286,15 +286,17 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     } else {
         clada_markers::MatchMode::Whitespace
     };
+    let settings = clada_markers::Settings {
+        dialect,
+        git: None,
+        allow_escape: expect.allow_escape,
+        dry_run: expect.dry_run,
+        atomic: expect.atomic,
+        matching: mode,
+        ..Default::default()
+    };
     let run = || -> std::io::Result<clada_markers::ApplyReport> {
-        Ok(Apply::new(&root_dir)?
-            .dialect(dialect)
-            .git(None)
-            .allow_escape(expect.allow_escape)
-            .dry_run(expect.dry_run)
-            .atomic(expect.atomic)
-            .matching(mode)
-            .run(&doc))
+        Ok(Apply::new(&root_dir)?.settings(settings.clone()).run(&doc))
     };
     let report = run()?;
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();

@@ -785,16 +785,13 @@ fn the_reading_tools_refuse_a_pipe() {
 fn run_out_of_time(root: &Path, command: &str, dry_run: bool) -> TaskReport {
     let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
     let doc = parse_with(&doc, ParseOptions::default());
-    let options = clada_markers::commands::RunOptions {
+    let settings = clada_markers::Settings {
         timeout: std::time::Duration::ZERO,
+        git: None,
+        dry_run,
         ..Default::default()
     };
-    let report = Apply::new(root)
-        .unwrap()
-        .git(None)
-        .dry_run(dry_run)
-        .commands(options)
-        .run(&doc);
+    let report = Apply::new(root).unwrap().settings(settings).run(&doc);
     crate::common::tasks(report).remove(0)
 }
 

@@ -6,7 +6,9 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clada_markers::commands::{Answer, Approvals, Approver, NoPrompt, RunOptions};
+use crate::common::RunOptions;
+use clada_markers::Settings;
+use clada_markers::commands::{Answer, Approvals, Approver, NoPrompt};
 use clada_markers::engine::{Dirs, Observer};
 use clada_markers::report::{TaskReport, TaskStatus};
 use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
@@ -43,16 +45,14 @@ fn run_with(
     approver: Box<dyn Approver>,
     total: Option<Duration>,
 ) -> (Vec<TaskReport>, Heard) {
-    let allow_escape = options.allow_escape;
-    let doc = parse_with(doc, ParseOptions { allow_escape });
+    let doc = parse_with(doc, options.settings.parse_options());
     assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
     let mut heard = Heard::default();
-    let report = Apply::new(root)
-        .unwrap()
-        .git(None)
-        .allow_escape(allow_escape)
-        .total_timeout(total)
-        .commands(options)
+    let mut options = options;
+    options.settings.git = None;
+    options.settings.total_timeout = total;
+    let report = options
+        .give(Apply::new(root).unwrap())
         .approver(approver)
         .run_observed(&doc, &mut heard);
     (crate::common::tasks(report), heard)
@@ -238,7 +238,7 @@ fn commands_approved_for_one_run_run_then_and_are_never_written() {
     let root = s.path().join("root");
     let mut options = approving(&s);
     let approvals = options.approvals.clone().unwrap();
-    options.approved = vec!["  echo hi | tr a-z A-Z ".to_owned()];
+    options.settings.approved = vec!["  echo hi | tr a-z A-Z ".to_owned()];
     let doc = "<<<<<<< RUN\necho hi | tr a-z A-Z\n>>>>>>> END\n<<<<<<< RUN\necho other | cat\n>>>>>>> END\n";
     let (r, heard) = run_with(&root, doc, options.clone(), Box::new(NoPrompt), None);
     assert_eq!(r[0].status, TaskStatus::Success, "{r:#?}");
@@ -248,10 +248,10 @@ fn commands_approved_for_one_run_run_then_and_are_never_written() {
     assert!(!approvals.file().exists(), "nothing kept on disk");
     // A dry run says it would run, as for a command `clada allow` approved.
     let doc = parse_with(doc, ParseOptions::default());
-    let report = Apply::new(&root)
-        .unwrap()
+    let report = options
+        .clone()
+        .give(Apply::new(&root).unwrap())
         .git(None)
-        .commands(options.clone())
         .dry_run(true)
         .run(&doc);
     let tasks = crate::common::tasks(report);
@@ -262,7 +262,7 @@ fn commands_approved_for_one_run_run_then_and_are_never_written() {
         tasks[0].message
     );
     // The next run, without them, refuses it.
-    options.approved.clear();
+    options.settings.approved.clear();
     let r = run_with(
         &root,
         "<<<<<<< RUN\necho hi | tr a-z A-Z\n>>>>>>> END\n",
@@ -279,7 +279,10 @@ fn allow_any_command_runs_everything_as_approved() {
     let s = sandbox();
     let root = s.path().join("root");
     let options = RunOptions {
-        allow_any: true,
+        settings: Settings {
+            allow_any: true,
+            ..Settings::default()
+        },
         ..RunOptions::default()
     };
     let (reports, heard) = run_with(
@@ -396,8 +399,11 @@ fn a_timeout_kills_the_whole_group_even_what_ignores_sigterm() {
                sleep 30\n\
                >>>>>>> END\n";
     let options = RunOptions {
-        allow_any: true,
-        timeout: Duration::from_millis(800),
+        settings: Settings {
+            allow_any: true,
+            timeout: Duration::from_millis(800),
+            ..Settings::default()
+        },
         ..RunOptions::default()
     };
     let started = Instant::now();
@@ -443,7 +449,10 @@ fn built_in_commands_keep_to_their_time_limit() {
     let root = s.path().join("root");
     // No time at all: the walk stops before its first directory.
     let options = RunOptions {
-        timeout: Duration::ZERO,
+        settings: Settings {
+            timeout: Duration::ZERO,
+            ..Settings::default()
+        },
         ..RunOptions::default()
     };
     let (r, _) = run_with(
@@ -464,7 +473,10 @@ fn the_total_timeout_kills_the_command_and_skips_the_rest() {
     let doc = "<<<<<<< TASKS\n<<<<<<< RUN\nsleep 20\n>>>>>>> END\n<<<<<<< WRITE path=\"late.txt\"\nx\n>>>>>>> END\n>>>>>>> TASKS\n\
                <<<<<<< WRITE path=\"later.txt\"\nx\n>>>>>>> END\n";
     let options = RunOptions {
-        allow_any: true,
+        settings: Settings {
+            allow_any: true,
+            ..Settings::default()
+        },
         ..RunOptions::default()
     };
     let started = Instant::now();
@@ -488,8 +500,11 @@ fn output_beyond_the_limit_is_dropped_once_marked() {
     let root = s.path().join("root");
     let doc = "<<<<<<< RUN\nyes 0123456789 | head -c 5000000\n>>>>>>> END\n";
     let options = RunOptions {
-        allow_any: true,
-        max_output: 1000,
+        settings: Settings {
+            allow_any: true,
+            max_output: 1000,
+            ..Settings::default()
+        },
         ..RunOptions::default()
     };
     let (r, heard) = run_with(&root, doc, options, Box::new(NoPrompt), None);
@@ -518,12 +533,13 @@ fn a_dry_run_keeps_the_total_timeout() {
         ParseOptions::default(),
     );
     let dry = |limit| {
-        Apply::new(&root)
-            .unwrap()
-            .git(None)
-            .dry_run(true)
-            .total_timeout(limit)
-            .run(&doc)
+        let settings = Settings {
+            git: None,
+            dry_run: true,
+            total_timeout: limit,
+            ..Settings::default()
+        };
+        Apply::new(&root).unwrap().settings(settings).run(&doc)
     };
     let statuses = |r: clada_markers::ApplyReport| -> Vec<(TaskStatus, String)> {
         crate::common::tasks(r)
@@ -645,10 +661,10 @@ fn a_dry_run_refuses_where_git_would_find_another_repository_as_the_real_run() {
     for command in ["git status", "echo asked | cat"] {
         let doc = format!("<<<<<<< RUN dir=\"sub\"\n{command}\n>>>>>>> END\n");
         let doc = parse_with(&doc, ParseOptions::default());
-        let report = Apply::new(&root)
-            .unwrap()
+        let report = options
+            .clone()
+            .give(Apply::new(&root).unwrap())
             .git(None)
-            .commands(options.clone())
             .approver(Box::new(AlwaysNoting(asked.clone())))
             .dry_run(true)
             .run(&doc);

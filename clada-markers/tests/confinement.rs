@@ -5,27 +5,27 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clada_markers::commands::{RunOptions, sandbox_available, sandbox_scoped};
+use crate::common::RunOptions;
+use clada_markers::commands::{sandbox_available, sandbox_scoped};
 use clada_markers::report::{TaskReport, TaskStatus};
-use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
+use clada_markers::{Apply, ErrorType, ParseOptions, Settings, parse_with};
 
 fn run(root: &Path, command: &str, options: RunOptions) -> TaskReport {
     let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
     let doc = parse_with(&doc, ParseOptions::default());
-    let report = Apply::new(root)
-        .unwrap()
-        .git(None)
-        .commands(options)
-        .run(&doc);
+    let report = options.give(Apply::new(root).unwrap()).git(None).run(&doc);
     crate::common::tasks(report).remove(0)
 }
 
 /// Confined, with `temp` as the only temporary directory it may write.
 fn confined(temp: &Path) -> RunOptions {
     RunOptions {
-        allow_any: true,
-        sandbox: true,
-        sandbox_temp: Some(temp.to_path_buf()),
+        settings: Settings {
+            allow_any: true,
+            sandbox: true,
+            sandbox_temp: Some(temp.to_path_buf()),
+            ..Settings::default()
+        },
         ..RunOptions::default()
     }
 }
@@ -65,7 +65,10 @@ fn a_confined_command_writes_only_below_the_root() {
         root.path(),
         &format!("echo fine > {}", canary.display()),
         RunOptions {
-            allow_any: true,
+            settings: Settings {
+                allow_any: true,
+                ..Settings::default()
+            },
             ..RunOptions::default()
         },
     );
@@ -112,7 +115,10 @@ fn a_confined_command_opens_no_tcp_connection() {
         root.path(),
         &connect,
         RunOptions {
-            allow_any: true,
+            settings: Settings {
+                allow_any: true,
+                ..Settings::default()
+            },
             ..RunOptions::default()
         },
     );
@@ -167,7 +173,10 @@ fn a_confined_command_signals_no_process_outside_its_sandbox() {
         root.path(),
         &format!("kill -9 {pid}"),
         RunOptions {
-            allow_any: true,
+            settings: Settings {
+                allow_any: true,
+                ..Settings::default()
+            },
             ..RunOptions::default()
         },
     );
@@ -200,7 +209,10 @@ fn a_confined_command_connects_to_no_abstract_socket_made_outside_it() {
         root.path(),
         &connect,
         RunOptions {
-            allow_any: true,
+            settings: Settings {
+                allow_any: true,
+                ..Settings::default()
+            },
             ..RunOptions::default()
         },
     );
@@ -218,8 +230,11 @@ fn a_process_that_left_the_group_dies_at_the_timeout() {
     }
     let root = tempfile::tempdir().unwrap();
     let options = RunOptions {
-        allow_any: true,
-        timeout: Duration::from_millis(500),
+        settings: Settings {
+            allow_any: true,
+            timeout: Duration::from_millis(500),
+            ..Settings::default()
+        },
         ..RunOptions::default()
     };
     let r = run(
@@ -298,7 +313,10 @@ fn the_other_children_of_the_program_using_clada_live_on() {
         root.path(),
         "setsid env -i sh -c 'exec sleep 30' > /dev/null 2>&1 &\necho $! > escaped.pid\nsleep 1",
         RunOptions {
-            allow_any: true,
+            settings: Settings {
+                allow_any: true,
+                ..Settings::default()
+            },
             ..RunOptions::default()
         },
     );
@@ -348,12 +366,11 @@ fn a_confined_command_writes_neither_the_lock_directory_nor_another_run_s_temp()
         let doc = format!("<<<<<<< RUN\n{command}\n>>>>>>> END\n");
         let doc = parse_with(&doc, ParseOptions::default());
         let mut options = confined(&tmp);
-        options.timeout = Duration::from_secs(20);
-        let report = Apply::new(root)
-            .unwrap()
+        options.settings.timeout = Duration::from_secs(20);
+        let report = options
+            .give(Apply::new(root).unwrap())
             .git(None)
             .dirs(Some(dirs.clone()))
-            .commands(options)
             .run(&doc);
         crate::common::tasks(report).remove(0)
     };
@@ -478,11 +495,10 @@ fn a_confined_command_writes_none_of_clada_s_directories_inside_the_root() {
         tries.join(" ")
     );
     let doc = parse_with(&doc, ParseOptions::default());
-    let report = Apply::new(root)
-        .unwrap()
+    let report = confined(temp.path())
+        .give(Apply::new(root).unwrap())
         .git(None)
         .dirs(Some(dirs.clone()))
-        .commands(confined(temp.path()))
         .run(&doc);
     let r = crate::common::tasks(report).remove(1);
     assert_eq!(r.status, TaskStatus::Success, "{r:#?}");

@@ -11,10 +11,14 @@ use clada_markers::{Apply, ErrorType, ParseOptions, parse_with};
 
 fn apply_in(root: &Path, doc: &str, allow_escape: bool) -> Vec<BlockReport> {
     let doc = parse_with(doc, ParseOptions { allow_escape });
+    let settings = clada_markers::Settings {
+        git: None,
+        allow_escape,
+        ..Default::default()
+    };
     Apply::new(root)
         .unwrap()
-        .git(None)
-        .allow_escape(allow_escape)
+        .settings(settings)
         .run(&doc)
         .blocks
 }

@@ -274,10 +274,13 @@ fn a_refused_run_reports_units_without_tasks_alike_wherever_they_are() {
     let root = dir.path().join("root");
     std::fs::create_dir(&root).expect("root");
     let apply = || {
-        Apply::new(&root)
-            .expect("root")
-            .git(None)
-            .lock(Some(lock.clone()), std::time::Duration::ZERO)
+        let settings = clada_markers::Settings {
+            git: None,
+            lock_file: Some(lock.clone()),
+            lock_timeout: std::time::Duration::ZERO,
+            ..Default::default()
+        };
+        Apply::new(&root).expect("root").settings(settings)
     };
     let mut kept = Kept::default();
     let streamed = apply().run_units(doc, units(doc, ParseOptions::default()), &mut kept);

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use clada_markers::Apply;
-use clada_markers::commands::RunOptions;
+use clada_markers::Settings;
 use clada_markers::dialect::{Dialect, detect};
 use clada_markers::engine::{Atomic, Author};
 
@@ -190,19 +190,17 @@ impl ApplySettings {
     ) -> Apply {
         let command_timeout = self.timeout.unwrap_or(COMMAND_TIMEOUT);
         let lock_timeout = self.timeout.map_or(LOCK_TIMEOUT, |t| t.min(LOCK_TIMEOUT));
-        apply
-            .dirs(dirs)
-            .total_timeout(self.timeout)
-            .git(self.git.clone())
-            .lock(None, lock_timeout)
-            .commands(RunOptions {
-                timeout: command_timeout,
-                approved: self.allow.clone(),
-                ..RunOptions::default()
-            })
-            .dry_run(self.dry_run)
-            .atomic(self.atomic)
-            .matching(self.matching.into())
+        apply.dirs(dirs).settings(Settings {
+            total_timeout: self.timeout,
+            git: self.git.clone(),
+            lock_timeout,
+            timeout: command_timeout,
+            approved: self.allow.clone(),
+            dry_run: self.dry_run,
+            atomic: self.atomic,
+            matching: self.matching.into(),
+            ..Settings::default()
+        })
     }
 }
 

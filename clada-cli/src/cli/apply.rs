@@ -2,17 +2,15 @@
 
 use std::time::Instant;
 
-use clada_markers::commands::RunOptions;
-
 use clada_markers::commands::{Approver, NoPrompt, Terminal};
 use clada_markers::dialect::{Dialect, parse_units};
-use clada_markers::engine::{Atomic, Observer};
+use clada_markers::engine::Observer;
 use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
 use clada_markers::report::{BlockReport, JsonReport};
 use clada_markers::{Apply, ApplyReport, Listener, ParseOptions};
 
-use super::{ApplyArgs, AtomicArg, ErrorDetail, Format, OutputMode, Switch};
+use super::{ApplyArgs, ErrorDetail, Format, OutputMode};
 use crate::output;
 
 pub(crate) fn run(args: ApplyArgs) -> u8 {
@@ -103,7 +101,8 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
     // Each unit is dropped once reported: a run holds a batch of units,
     // not the tree.
     let parsed = parse_units(text, dialect, options);
-    let mut apply = apply.dialect(dialect);
+    let mut apply = apply;
+    apply.settings_mut().dialect = dialect;
     let finish = |report: &mut ApplyReport| {
         report.duration_ms = elapsed(started);
     };
@@ -168,29 +167,7 @@ pub(crate) fn applier(args: &ApplyArgs) -> Result<Apply, String> {
             args.root.display()
         )
     })?;
-    Ok(apply
-        .dirs(output::dirs())
-        .allow_escape(args.allow_escape)
-        .total_timeout(args.total_timeout)
-        .git((!args.no_git).then(|| args.git_author.clone()))
-        .lock(args.lock_file.clone(), args.lock_timeout)
-        .commands(RunOptions {
-            timeout: args.timeout,
-            max_output: args.max_output,
-            allow_any: args.allow_any_command,
-            sandbox: match args.sandbox {
-                Some(Switch::On) => true,
-                Some(Switch::Off) => false,
-                None => args.allow_any_command,
-            },
-            ..RunOptions::default()
-        })
-        .dry_run(args.dry_run)
-        .matching(args.matching.mode())
-        .atomic(args.atomic.map(|a| match a {
-            AtomicArg::Unit => Atomic::Unit,
-            AtomicArg::Document => Atomic::Document,
-        })))
+    Ok(apply.settings(args.settings()).dirs(output::dirs()))
 }
 
 pub(crate) fn detail(args: &ApplyArgs) -> Detail {
@@ -227,7 +204,8 @@ pub(crate) fn report_of(
         return Err(clada_markers::syntax::too_large().message);
     }
     let (dialect, doc) = args.dialect.read(text, args.allow_escape);
-    let mut apply = applier(args)?.dialect(dialect);
+    let mut apply = applier(args)?;
+    apply.settings_mut().dialect = dialect;
     let mut printer = TextPrinter::new(
         Vec::new(),
         text,

@@ -354,6 +354,37 @@ pub(crate) struct ApplyArgs {
     pub(crate) lock_timeout: Duration,
 }
 
+impl ApplyArgs {
+    /// The run's settings, from these flags: the one place a flag of
+    /// `apply` becomes a setting.
+    pub(crate) fn settings(&self) -> clada_markers::Settings {
+        clada_markers::Settings {
+            allow_escape: self.allow_escape,
+            dry_run: self.dry_run,
+            atomic: self.atomic.map(|a| match a {
+                AtomicArg::Unit => clada_markers::engine::Atomic::Unit,
+                AtomicArg::Document => clada_markers::engine::Atomic::Document,
+            }),
+            matching: self.matching.mode(),
+            total_timeout: self.total_timeout,
+            git: (!self.no_git).then(|| self.git_author.clone()),
+            lock_file: self.lock_file.clone(),
+            lock_timeout: self.lock_timeout,
+            timeout: self.timeout,
+            max_output: self.max_output,
+            allow_any: self.allow_any_command,
+            sandbox: match self.sandbox {
+                Some(Switch::On) => true,
+                Some(Switch::Off) => false,
+                None => self.allow_any_command,
+            },
+            sandbox_temp: None,
+            approved: Vec::new(),
+            dialect: clada_markers::Dialect::Clada,
+        }
+    }
+}
+
 /// The flags of `apply` that set a run's policy, for the commands that
 /// take only those (`mcp`, `watch`): each says what `apply`'s says (a test
 /// holds them together).

@@ -5,17 +5,14 @@
 
 mod run;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
-use crate::commands::RunOptions;
 use crate::commands::allowlist::Approvals;
 use crate::commands::approve::{Approver, NoPrompt};
-use crate::dialect::Dialect;
 use crate::engine::dirs::{Dirs, locations_in};
 use crate::engine::fs::Root;
 use crate::engine::git::Author;
-use crate::engine::{Atomic, MatchMode, Observer, Quiet, TaskOutcome};
+use crate::engine::{Atomic, Observer, Quiet, Settings, TaskOutcome};
 use crate::report::{ApplyReport, BlockReport};
 use crate::syntax::Diagnostic;
 use crate::syntax::Parsed;
@@ -56,23 +53,17 @@ impl std::fmt::Debug for Apply {
 
 impl Apply {
     /// Opens the directory `root`; fails if it cannot be opened as one.
+    /// The run's settings are [`Settings::default`] until
+    /// [`Apply::settings`] gives others.
     pub fn new(root: impl AsRef<Path>) -> std::io::Result<Apply> {
         let path = root.as_ref().to_path_buf();
         Ok(Apply {
             root: Root::open(&path)?,
             config: RunConfig {
                 root_path: path,
-                allow_escape: false,
-                total_timeout: None,
-                git: Some(Author::default()),
-                lock_file: None,
-                lock_timeout: Duration::from_secs(10),
-                commands: RunOptions::default(),
+                settings: Settings::default(),
                 dirs: None,
-                dry_run: false,
-                atomic: None,
-                matching: MatchMode::default(),
-                dialect: Dialect::Clada,
+                approvals: None,
             },
             approver: Box::new(NoPrompt),
         })
@@ -83,75 +74,45 @@ impl Apply {
         &self.config.root_path
     }
 
-    /// `--dry-run`: plan everything, write nothing, run no command, commit
-    /// nothing, take no lock; the report says what would change.
+    /// Every setting of the runs (the flags of `clada apply`). Parse the
+    /// documents with [`Settings::parse_options`].
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.config.settings = settings;
+        self
+    }
+
+    /// The settings of the runs, to change one (the dialect of the next
+    /// document, say).
+    pub fn settings_mut(&mut self) -> &mut Settings {
+        &mut self.config.settings
+    }
+
+    /// `--dry-run` (a shorthand for [`Settings::dry_run`]): plan
+    /// everything, write nothing, run no command, commit nothing, take no
+    /// lock; the report says what would change.
     pub fn dry_run(mut self, on: bool) -> Self {
-        self.config.dry_run = on;
+        self.config.settings.dry_run = on;
         self
     }
 
-    /// `--atomic[=unit|document]`: a unit (or the document) that fails
-    /// leaves no trace.
-    pub fn atomic(mut self, atomic: Option<Atomic>) -> Self {
-        self.config.atomic = atomic;
-        self
-    }
-
-    /// `--match`: how far edits look for their text (PROTOCOL §3): as
-    /// written only, or also through the white-space tier (the default).
-    pub fn matching(mut self, mode: MatchMode) -> Self {
-        self.config.matching = mode;
-        self
-    }
-
-    /// The dialect the documents were read in (PROTOCOL §11), which the
-    /// report names; clada by default.
-    pub fn dialect(mut self, dialect: Dialect) -> Self {
-        self.config.dialect = dialect;
-        self
-    }
-
-    /// Who commits before and after the tasks; `None` is `--no-git`.
+    /// Who commits before and after the tasks; `None` is `--no-git` (a
+    /// shorthand for [`Settings::git`]).
     pub fn git(mut self, author: Option<Author>) -> Self {
-        self.config.git = author;
+        self.config.settings.git = author;
         self
     }
 
-    /// `--allow-escape`: paths (of tasks and of built-in commands' flags)
-    /// may leave the root. Parse with the same option.
-    pub fn allow_escape(mut self, on: bool) -> Self {
-        self.config.allow_escape = on;
-        self.config.commands.allow_escape = on;
+    /// `--atomic[=unit|document]` (a shorthand for [`Settings::atomic`]):
+    /// a unit (or the document) that fails leaves no trace.
+    pub fn atomic(mut self, atomic: Option<Atomic>) -> Self {
+        self.config.settings.atomic = atomic;
         self
     }
 
-    /// `--total-timeout`: after this, the tasks left are skipped.
-    pub fn total_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.config.total_timeout = limit;
-        self
-    }
-
-    /// `--lock-file` (`None`: the root's default lock) and
-    /// `--lock-timeout`.
-    pub fn lock(mut self, file: Option<PathBuf>, timeout: Duration) -> Self {
-        self.config.lock_file = file;
-        self.config.lock_timeout = timeout;
-        self
-    }
-
-    /// How commands run: limits, `--allow-any-command`, `--sandbox`, and
-    /// the approvals to read (else those [`Apply::dirs`] found). Its
-    /// `allow_escape` is replaced by what [`Apply::allow_escape`] set.
-    pub fn commands(mut self, options: RunOptions) -> Self {
-        let approvals = options
-            .approvals
-            .or_else(|| self.config.commands.approvals.take());
-        let allow_escape = self.config.commands.allow_escape;
-        self.config.commands = RunOptions {
-            approvals,
-            allow_escape,
-            ..options
-        };
+    /// Where this root's approvals are kept, instead of those
+    /// [`Apply::dirs`] finds.
+    pub fn approvals_in(mut self, approvals: Approvals) -> Self {
+        self.config.approvals = Some(approvals);
         self
     }
 
@@ -163,9 +124,9 @@ impl Apply {
         if let Some(dirs) = &dirs {
             self.root.protect(dirs.inside(&self.config.root_path));
         }
-        // Approvals given through `commands` stay.
-        if self.config.commands.approvals.is_none() {
-            self.config.commands.approvals = dirs
+        // Approvals given through `approvals_in` stay.
+        if self.config.approvals.is_none() {
+            self.config.approvals = dirs
                 .as_ref()
                 .and_then(|d| Approvals::new(d, &self.config.root_path).ok());
         }
@@ -192,7 +153,7 @@ impl Apply {
 
     /// The approvals this run reads, when [`Apply::dirs`] found them.
     pub fn approvals(&self) -> Option<&Approvals> {
-        self.config.commands.approvals.as_ref()
+        self.config.approvals.as_ref()
     }
 
     /// Applies `doc`, every unit in order.
@@ -233,7 +194,7 @@ impl Apply {
         listener: &mut dyn Listener,
     ) -> ApplyReport {
         let approver = Box::new(&mut *self.approver);
-        if self.config.atomic == Some(Atomic::Document) {
+        if self.config.settings.atomic == Some(Atomic::Document) {
             let all: Vec<Parsed<'d>> = units.into_iter().collect();
             let errors = all
                 .iter()

@@ -11,51 +11,35 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use super::Listener;
 use crate::commands::approve::{Approver, NoPrompt};
-use crate::commands::{CommandRunner, RunOptions};
-use crate::dialect::Dialect;
+use crate::commands::{Approvals, CommandRunner};
 use crate::engine::dirs::Dirs;
 use crate::engine::fs::Root;
-use crate::engine::git::{Author, WorkTree};
+use crate::engine::git::WorkTree;
 use crate::engine::journal::Journal;
 use crate::engine::lock::{Lock, LockError, Place};
 use crate::engine::repo_check::RepoError;
-use crate::engine::{self, ApplyOptions, Atomic, Engine, MatchMode};
+use crate::engine::{self, Engine, Settings, Tuning};
 use crate::error_type::ErrorType;
 use crate::report::{ApplyBuilder, ApplyReport, ErrorReport, FileChange, GitReport};
 use crate::syntax::Diagnostic;
 use crate::syntax::Parsed;
 use crate::syntax::{Document, Op, Unit};
 
-/// Everything a run needs beyond the document.
+/// Everything a run needs beyond the document: where the root is, its
+/// settings, clada's own directories and the root's approvals.
 #[derive(Clone, Debug)]
 pub(crate) struct RunConfig {
     /// Where the root is (commands start there).
     pub(crate) root_path: PathBuf,
-    pub(crate) allow_escape: bool,
-    pub(crate) total_timeout: Option<Duration>,
-    /// Who commits; `None` for `--no-git`.
-    pub(crate) git: Option<Author>,
-    /// `--lock-file`; without it, a lock on the root is taken by default
-    /// ([`default_lock`]).
-    pub(crate) lock_file: Option<PathBuf>,
-    /// `--lock-timeout`.
-    pub(crate) lock_timeout: Duration,
-    pub(crate) commands: RunOptions,
+    pub(crate) settings: Settings,
     /// clada's own directories: where the default lock goes.
     pub(crate) dirs: Option<Dirs>,
-    /// `--dry-run`: plan everything, write nothing, run nothing, commit
-    /// nothing.
-    pub(crate) dry_run: bool,
-    /// `--atomic[=unit|document]`.
-    pub(crate) atomic: Option<Atomic>,
-    /// `--match`: whether edits may look beyond exact text.
-    pub(crate) matching: MatchMode,
-    /// The dialect the document was read in, for the report.
-    pub(crate) dialect: Dialect,
+    /// Where this root's approvals are kept (found in `dirs`, or given).
+    pub(crate) approvals: Option<Approvals>,
 }
 
 /// A unit as a run reads it, with the diagnostics filed under it; or,
@@ -141,15 +125,7 @@ pub(crate) fn run<'h, 'd: 'h>(
     listener: &mut dyn Listener,
 ) -> ApplyReport {
     let started = Instant::now();
-    let options = ApplyOptions {
-        allow_escape: config.allow_escape,
-        total_timeout: config.total_timeout,
-        dry_run: config.dry_run,
-        atomic: config.atomic,
-        settle_after: None,
-        index_from: None,
-        matching: config.matching,
-    };
+    let settings = &config.settings;
     let mut builder = ApplyBuilder::new(source);
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut git = GitReport::default();
@@ -182,7 +158,7 @@ pub(crate) fn run<'h, 'd: 'h>(
                     .iter()
                     .any(|t| matches!(t.op, Some(Op::Run { .. })));
                 ahead.push_back(fed);
-                if runs && !config.dry_run {
+                if runs && !config.settings.dry_run {
                     break;
                 }
             }
@@ -209,7 +185,8 @@ pub(crate) fn run<'h, 'd: 'h>(
                     let runner = CommandRunner::new(
                         root,
                         config.root_path.clone(),
-                        config.commands.clone(),
+                        settings,
+                        config.approvals.clone(),
                         approver.take().unwrap_or_else(|| Box::new(NoPrompt)),
                     )
                     .with_repository(found.as_ref().map(Option::as_ref))
@@ -219,7 +196,13 @@ pub(crate) fn run<'h, 'd: 'h>(
                             .iter()
                             .flat_map(|d| d.all().map(Path::to_path_buf)),
                     );
-                    engine = Some(Engine::new(root, &options, errors, Box::new(runner)));
+                    engine = Some(Engine::new(
+                        root,
+                        settings,
+                        Tuning::default(),
+                        errors,
+                        Box::new(runner),
+                    ));
                 }
                 Err(refusal) => refused = Some(refusal),
             }
@@ -261,7 +244,9 @@ pub(crate) fn run<'h, 'd: 'h>(
         changes = planned;
     }
 
-    if commit_after && let (Some(Ok(Some(tree))), Some(author)) = (tree_slot.get(), &config.git) {
+    if commit_after
+        && let (Some(Ok(Some(tree))), Some(author)) = (tree_slot.get(), &config.settings.git)
+    {
         let (tasks, ok) = builder.counts();
         let message = format!(
             "clada: after apply {} ({ok}/{tasks} tasks succeeded)",
@@ -283,12 +268,12 @@ pub(crate) fn run<'h, 'd: 'h>(
     drop(held);
     crate::syntax::sort_in_document_order(&mut diagnostics);
     let mut report = builder.finish(Vec::new(), &diagnostics, git);
-    report.dialect = config.dialect;
+    report.dialect = config.settings.dialect;
     if let Some((kind, message)) = refused {
         report.ok = false;
         report.error = Some(ErrorReport::new(kind, message));
     }
-    if config.dry_run {
+    if config.settings.dry_run {
         report.dry_run = true;
         report.resend = None;
         report.changes = Some(changes.into_iter().map(FileChange::of).collect());
@@ -323,7 +308,7 @@ fn begin(
     // (with `--no-git`, only the built-in git refuses it).
     let tree = match found {
         Ok(tree) => tree.as_ref(),
-        Err(e) if config.git.is_some() => {
+        Err(e) if config.settings.git.is_some() => {
             let message = format!("{e}; nothing ran and nothing was committed");
             git.error = Some(message.clone());
             return Err((ErrorType::GitOperationFailed, message));
@@ -332,15 +317,15 @@ fn begin(
     };
     // A dry run writes nothing, not even a lock file: it reads the tree
     // as it is.
-    if !config.dry_run {
-        let place = match &config.lock_file {
+    if !config.settings.dry_run {
+        let place = match &config.settings.lock_file {
             Some(path) => Some(Place::named(path)),
             None => default_lock(tree, config.dirs.as_ref(), &config.root_path).transpose(),
         }
         .transpose()
         .map_err(|e| (e.error_type(), e.to_string()))?;
         if let Some(place) = place {
-            let lock = Lock::acquire(&place, config.lock_timeout)
+            let lock = Lock::acquire(&place, config.settings.lock_timeout)
                 .map_err(|e| (e.error_type(), e.to_string()))?;
             held._lock = Some(lock);
             let journal = Journal::beside(&place, &config.root_path);
@@ -363,9 +348,9 @@ fn begin(
             held.journal = Some(journal);
         }
     }
-    let commits = match (&config.git, tree) {
+    let commits = match (&config.settings.git, tree) {
         (None, _) => false,
-        (Some(_), tree) if config.dry_run => {
+        (Some(_), tree) if config.settings.dry_run => {
             // Refused as the real run would refuse it.
             if let Some(Err(e)) = tree.map(WorkTree::check) {
                 let message = format!("{e}; nothing would run");

@@ -18,7 +18,7 @@
 //! tiers 2 and 3 (`sandbox`). Each command is a session of its own
 //! (`process`), and every process it started ends with it (`reaper`).
 //!
-//! Its public face: [`RunOptions`], the approvals ([`Approvals`],
+//! Its public face: the approvals ([`Approvals`],
 //! [`Allowlist`]), who is asked ([`Approver`], [`Terminal`], [`NoPrompt`])
 //! and whether the sandbox is there ([`sandbox_available`],
 //! [`sandbox_scoped`]).
@@ -46,62 +46,22 @@ use crate::engine::fs::{Files, Root};
 use crate::engine::git::WorkTree;
 use crate::engine::repo_check::RepoError;
 use crate::engine::view::{By, View};
-use crate::engine::{Observer, RunOutput, Runner, TaskError};
+use crate::engine::{Observer, RunOutput, Runner, Settings, TaskError};
 use crate::error_type::ErrorType;
 use crate::syntax::Location;
 
 /// The longest a built-in command may run.
 pub(crate) const BUILTIN_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Limits and switches for commands.
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    /// `--timeout`: the limit of approved commands, and of built-in ones if
-    /// smaller than 5 s.
-    pub timeout: Duration,
-    /// `--max-output`: bytes of output kept per task.
-    pub max_output: usize,
-    /// `--allow-any-command`: run everything as an approved command.
-    pub allow_any: bool,
-    /// `--allow-escape`: path arguments may leave the root.
-    pub allow_escape: bool,
-    /// Where this root's approvals are kept; `None`: nothing is approved,
-    /// and an "always" answer cannot be kept.
-    pub approvals: Option<Approvals>,
-    /// Commands approved for this run only, as `clada allow` approves
-    /// them (the exact text of a RUN's body, trimmed), besides those of
-    /// `approvals`. Kept in memory: never written anywhere.
-    pub approved: Vec<String>,
-    /// `--sandbox`: approved and prompted commands run confined
-    /// (Landlock, PROTOCOL §6), or not at all.
-    pub sandbox: bool,
-    /// Where a confined command's own temporary directory is made (a fresh
-    /// 0700 directory for each command, the only one it may write, given
-    /// to it as `TMPDIR`, removed when it ends); the process's temporary
-    /// directory when `None`.
-    pub sandbox_temp: Option<PathBuf>,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            timeout: Duration::from_secs(30),
-            max_output: 10 * 1000 * 1000,
-            allow_any: false,
-            allow_escape: false,
-            approvals: None,
-            approved: Vec::new(),
-            sandbox: false,
-            sandbox_temp: None,
-        }
-    }
-}
-
 /// Runs RUN tasks under a root.
 pub(crate) struct CommandRunner<'r> {
     root: &'r Root,
     root_path: PathBuf,
-    options: RunOptions,
+    /// The run's: limits, `--allow-any-command`, `--sandbox`, the commands
+    /// approved for the run.
+    settings: &'r Settings,
+    /// Where this root's approvals are kept.
+    approvals: Option<Approvals>,
     approver: Box<dyn Approver + 'r>,
     /// The run's repository (PROTOCOL §6), for the built-in git and to
     /// tell it from other repositories; or why it is not used.
@@ -116,7 +76,7 @@ impl std::fmt::Debug for CommandRunner<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CommandRunner")
             .field("root", &self.root_path)
-            .field("options", &self.options)
+            .field("settings", &self.settings)
             .finish()
     }
 }
@@ -127,13 +87,15 @@ impl<'r> CommandRunner<'r> {
     pub(crate) fn new(
         root: &'r Root,
         root_path: PathBuf,
-        options: RunOptions,
+        settings: &'r Settings,
+        approvals: Option<Approvals>,
         approver: Box<dyn Approver + 'r>,
     ) -> Self {
         CommandRunner {
             root,
             root_path,
-            options,
+            settings,
+            approvals,
             approver,
             repo: Ok(None),
             copied: builtin::Copied::default(),
@@ -230,13 +192,13 @@ impl<'r> CommandRunner<'r> {
             tree,
             root_path: &self.root_path,
             cwd,
-            allow_escape: self.options.allow_escape,
+            allow_escape: self.settings.allow_escape,
             deadline: Instant::now() + timeout,
             repo,
             shown: &shown,
             copied: &self.copied,
         };
-        let mut out = builtin::Out::new(task, observer, self.options.max_output);
+        let mut out = builtin::Out::new(task, observer, self.settings.max_output);
         // Its walks stop at its limit.
         let outer = self.root.deadline();
         self.root
@@ -285,7 +247,7 @@ impl<'r> CommandRunner<'r> {
 
     /// The commands approved for this root, and for this run only.
     fn allowlist(&self) -> Result<Allowlist, TaskError> {
-        let mut list = match &self.options.approvals {
+        let mut list = match &self.approvals {
             None => Allowlist::default(),
             Some(approvals) => approvals.load().map_err(|e| {
                 TaskError::new(
@@ -295,7 +257,7 @@ impl<'r> CommandRunner<'r> {
             })?,
         };
         // At the root, as `clada allow` without `--dir` approves.
-        for command in &self.options.approved {
+        for command in &self.settings.approved {
             list.add(command, None, SystemTime::now());
         }
         Ok(list)
@@ -307,7 +269,7 @@ impl CommandRunner<'_> {
     /// ready to paste in a shell.
     fn hint(&self, command: &str, dir: Option<&Location>) -> String {
         let mut hint = "clada allow".to_owned();
-        if let Some(a) = &self.options.approvals {
+        if let Some(a) = &self.approvals {
             hint.push_str(&format!(" -C {}", shell_words::quote(a.root())));
         }
         if let Some(dir) = dir_key(dir) {
@@ -415,9 +377,9 @@ impl CommandRunner<'_> {
             env.push(("GIT_CEILING_DIRECTORIES".to_owned(), ceiling));
         }
         let mut temp = None;
-        let sandbox = if self.options.sandbox {
+        let sandbox = if self.settings.sandbox {
             let base = self
-                .options
+                .settings
                 .sandbox_temp
                 .clone()
                 .unwrap_or_else(std::env::temp_dir);
@@ -453,7 +415,7 @@ impl CommandRunner<'_> {
             cwd: Some(cwd.to_path_buf()),
             shown: first_line(command),
             timeout,
-            max_output: self.options.max_output,
+            max_output: self.settings.max_output,
             sandbox,
         };
         let ran = process::run(&spec, task, observer);
@@ -495,12 +457,12 @@ impl Runner for CommandRunner<'_> {
     fn preview(&mut self, command: &str, dir: Option<&Location>) -> Result<String, TaskError> {
         let command = command.trim();
         let shown = first_line(command);
-        let confined = if self.options.sandbox {
+        let confined = if self.settings.sandbox {
             ", confined"
         } else {
             ""
         };
-        if self.options.allow_any {
+        if self.settings.allow_any {
             return Ok(format!(
                 "Would run {shown} (any command is allowed{confined})"
             ));
@@ -547,7 +509,7 @@ impl Runner for CommandRunner<'_> {
         // What runs as an approved command is a program whose effect is
         // not known: previewed only, after the check of where it would
         // run, made on the plan.
-        if self.options.allow_any {
+        if self.settings.allow_any {
             return None;
         }
         // An approved line, and one a person would be asked about, never
@@ -567,7 +529,7 @@ impl Runner for CommandRunner<'_> {
         // Every built-in runs on the plan, through the real run's checks
         // of every flag and path: a dry run ends as the real run would.
         let argv = builtin_argv(command).ok()?;
-        let mut limit = self.options.timeout.min(BUILTIN_TIMEOUT);
+        let mut limit = self.settings.timeout.min(BUILTIN_TIMEOUT);
         if let Some(d) = deadline {
             limit = limit.min(d.saturating_duration_since(Instant::now()));
         }
@@ -593,8 +555,8 @@ impl Runner for CommandRunner<'_> {
             Some(d) => limit.min(d.saturating_duration_since(Instant::now())),
             None => limit,
         };
-        let timeout = left(self.options.timeout);
-        if self.options.allow_any {
+        let timeout = left(self.settings.timeout);
+        if self.settings.allow_any {
             return self.external(task, command, &cwd, timeout, observer);
         }
         let key = dir_key(dir);
@@ -605,7 +567,7 @@ impl Runner for CommandRunner<'_> {
         }
         let why = match builtin_argv(command) {
             Ok(argv) => {
-                let limit = left(self.options.timeout.min(BUILTIN_TIMEOUT));
+                let limit = left(self.settings.timeout.min(BUILTIN_TIMEOUT));
                 return self.run_builtin(task, command, &argv, dir, limit, self.root, observer);
             }
             Err(why) => Self::approved_elsewhere(&list, command, dir).unwrap_or(why),
@@ -618,7 +580,7 @@ impl Runner for CommandRunner<'_> {
         match self.approver.ask(command, key.as_deref()) {
             Some(Answer::Once) => self.external(task, command, &cwd, timeout, observer),
             Some(Answer::Always) => {
-                let saved = match &self.options.approvals {
+                let saved = match &self.approvals {
                     Some(approvals) => approvals
                         .update(|list| list.add(command, key.as_deref(), SystemTime::now()))
                         .map_err(|e| e.to_string()),
@@ -685,10 +647,12 @@ mod tests {
     fn a_dry_run_stops_a_built_in_at_the_runs_deadline() {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::open(dir.path()).unwrap();
+        let settings = Settings::default();
         let mut runner = CommandRunner::new(
             &root,
             dir.path().to_owned(),
-            RunOptions::default(),
+            &settings,
+            None,
             Box::new(approve::NoPrompt),
         );
         let view = View::new(&root, 1);

@@ -30,6 +30,7 @@ pub(crate) mod plan;
 pub(crate) mod repo_check;
 mod rules;
 pub(crate) mod seek;
+mod settings;
 pub(crate) mod tier;
 pub(crate) mod tree_check;
 pub(crate) mod view;
@@ -38,12 +39,14 @@ pub use dirs::{Dirs, DirsError};
 pub use git::Author;
 pub use matching::{Edited, Mismatch, edit};
 pub use seek::MatchMode;
+pub use settings::Settings;
+pub(crate) use settings::Tuning;
 
 #[cfg(test)]
 mod model;
 
 use std::borrow::Cow;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::error_type::ErrorType;
 use crate::outcome::{BlockStatus, TaskStatus};
@@ -57,27 +60,6 @@ pub use outcome::TaskOutcome;
 use outcome::{Kept, Rollback, Skip, UnitOutcome};
 use plan::{Action, Effect, Plan};
 use view::{By, Change, Failed, View};
-
-/// Options of a run that the engine itself needs.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ApplyOptions {
-    /// Let paths be absolute or climb out of the root.
-    pub(crate) allow_escape: bool,
-    /// Stop starting tasks after this long (`--total-timeout`).
-    pub(crate) total_timeout: Option<Duration>,
-    /// `--dry-run`: plan everything, write nothing, run nothing.
-    pub(crate) dry_run: bool,
-    /// `--atomic`: what a failure rolls back.
-    pub(crate) atomic: Option<Atomic>,
-    /// How many tasks' outcomes wait before they are settled (default:
-    /// [`SETTLE_AFTER`]); tests settle after every unit with 1.
-    pub(crate) settle_after: Option<usize>,
-    /// From how many coming edits a file is edited with an index
-    /// (default: [`editing::INDEX_FROM`]); tests index from 1.
-    pub(crate) index_from: Option<usize>,
-    /// `--match`: whether edits may look beyond exact text.
-    pub(crate) matching: MatchMode,
-}
 
 /// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -314,11 +296,12 @@ pub(crate) struct Outcome {
 pub(crate) fn apply_with(
     doc: &Document<'_>,
     root: &Root,
-    options: &ApplyOptions,
+    settings: &Settings,
+    tuning: Tuning,
     runner: Box<dyn Runner + '_>,
     observer: &mut dyn Observer,
 ) -> Outcome {
-    let mut engine = Engine::new(root, options, doc.has_errors(), runner);
+    let mut engine = Engine::new(root, settings, tuning, doc.has_errors(), runner);
     engine.expect(doc.units.iter());
     let mut units = Vec::new();
     for unit in &doc.units {
@@ -350,7 +333,8 @@ pub(crate) const SETTLE_AFTER: usize = 8192;
 /// nothing is final before the end.
 pub(crate) struct Engine<'e, 'r, 'h, 'd> {
     view: View<'r>,
-    options: &'e ApplyOptions,
+    settings: &'e Settings,
+    tuning: Tuning,
     deadline: Option<Instant>,
     /// Units run whose outcomes are not final yet, in order.
     held: Vec<Ran<'h, 'd>>,
@@ -378,17 +362,19 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
     /// has an error, which with `--atomic=document` stops every unit.
     pub(crate) fn new(
         root: &'r Root,
-        options: &'e ApplyOptions,
+        settings: &'e Settings,
+        tuning: Tuning,
         errors: bool,
         runner: Box<dyn Runner + 'e>,
     ) -> Self {
-        let deadline = options.total_timeout.map(|t| Instant::now() + t);
+        let deadline = settings.total_timeout.map(|t| Instant::now() + t);
         // A task's plan stops at the run's time limit too, not only the
         // tasks after it (the walk below what a task takes away).
         root.set_deadline(deadline);
         let mut engine = Engine {
-            view: View::new(root, options.index_from.unwrap_or(editing::INDEX_FROM)),
-            options,
+            view: View::new(root, tuning.index_from.unwrap_or(editing::INDEX_FROM)),
+            settings,
+            tuning,
             deadline,
             held: Vec::new(),
             held_tasks: 0,
@@ -412,7 +398,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         // With `--atomic` each unit's files are written when it ends, and
         // read again by the next: what counts is the unit's own edits,
         // told as it starts.
-        if self.options.atomic != Some(Atomic::Unit) {
+        if self.settings.atomic != Some(Atomic::Unit) {
             self.tell_view(units);
         }
     }
@@ -420,7 +406,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
     /// Tells the view the edits of `units`, the next ones to run before
     /// it is written.
     fn tell_view<'u, 'x: 'u>(&self, units: impl Iterator<Item = &'u Unit<'x>>) {
-        let allow_escape = self.options.allow_escape;
+        let allow_escape = self.settings.allow_escape;
         let edits = units
             .flat_map(|u| u.tasks())
             .filter_map(|t| seek::Search::of(t.op.as_ref()?, self.loose()))
@@ -429,12 +415,12 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
     }
 
     fn whole(&self) -> bool {
-        self.options.atomic == Some(Atomic::Document)
+        self.settings.atomic == Some(Atomic::Document)
     }
 
     /// Whether edits may look beyond exact text (`--match whitespace`).
     fn loose(&self) -> bool {
-        self.options.matching == MatchMode::Whitespace
+        self.settings.matching == MatchMode::Whitespace
     }
 
     /// Runs `unit`, or reports it malformed if `diagnostics` (those filed
@@ -485,11 +471,11 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
     /// wait (or `now`): the view is written first. Nothing with
     /// `--atomic=document` before [`Engine::finish`].
     pub(crate) fn settled(&mut self, now: bool, observer: &mut dyn Observer) -> Vec<Ran<'h, 'd>> {
-        let after = self.options.settle_after.unwrap_or(SETTLE_AFTER);
+        let after = self.tuning.settle_after.unwrap_or(SETTLE_AFTER);
         if self.whole() || (!now && self.held_tasks < after) {
             return Vec::new();
         }
-        if !self.options.dry_run {
+        if !self.settings.dry_run {
             let failures = self.view.flush();
             self.patch(failures, None, observer);
         }
@@ -507,7 +493,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             let rest = self.settled(true, observer);
             return (rest, self.changes());
         }
-        if !self.options.dry_run {
+        if !self.settings.dry_run {
             let failures = self.view.flush();
             self.patch(failures, None, observer);
         }
@@ -540,7 +526,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
     }
 
     fn changes(&self) -> Vec<Change> {
-        if self.options.dry_run {
+        if self.settings.dry_run {
             self.view.changes()
         } else {
             Vec::new()
@@ -553,7 +539,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             Unit::Block(b) => b.rules,
             Unit::Task(_) => BlockRules::default(),
         };
-        let own = self.options.atomic == Some(Atomic::Unit);
+        let own = self.settings.atomic == Some(Atomic::Unit);
         if own {
             self.tell_view(std::iter::once(unit));
             // Whatever earlier units left is written by now: the
@@ -564,7 +550,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         // `--atomic`: its changes are kept in the view until it ends (no
         // command of it writes them earlier), so a failure takes them back
         // there, with nothing on disk to undo.
-        let together = rules.all_or_none && self.options.atomic.is_none();
+        let together = rules.all_or_none && self.settings.atomic.is_none();
         if together {
             self.view.begin();
         }
@@ -573,7 +559,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         for task in unit.tasks() {
             // A command sees what the tasks before it did.
             if stopped_at.is_none()
-                && !self.options.dry_run
+                && !self.settings.dry_run
                 && matches!(task.op, Some(Op::Run { .. }))
                 && self.view.pending()
             {
@@ -612,7 +598,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         }
         if own {
             let ok = |out: &[TaskOutcome]| out.iter().all(|t| t.status != TaskStatus::Failed);
-            if ok(&out) && !self.options.dry_run {
+            if ok(&out) && !self.settings.dry_run {
                 let failures = self.view.flush();
                 self.patch(failures, Some((unit, &mut out)), observer);
             }
@@ -658,7 +644,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             if matches!(t.effect, Some(plan::Effect::Ran { .. })) {
                 // A dry run carries out built-ins only (they have an exit
                 // code); the others it only previews.
-                if !self.options.dry_run || t.exit_code.is_some() {
+                if !self.settings.dry_run || t.exit_code.is_some() {
                     left.commands_stay.push(t.number);
                 }
                 continue;
@@ -713,7 +699,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         observer: &mut dyn Observer,
     ) -> TaskOutcome {
         let started = Instant::now();
-        let mut report = TaskOutcome::new(task.number, self.options.dry_run);
+        let mut report = TaskOutcome::new(task.number, self.settings.dry_run);
         let Some(op) = &task.op else {
             // A runnable unit has no malformed task; be safe anyway.
             return TaskOutcome::failed(
@@ -725,11 +711,11 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             unit,
             task: task.number,
         };
-        let dry = self.options.dry_run;
+        let dry = self.settings.dry_run;
         let loose = self.loose();
-        let checked = rules::check(op, rules, &self.view, self.options.allow_escape);
+        let checked = rules::check(op, rules, &self.view, self.settings.allow_escape);
         let result =
-            checked.and_then(|()| plan::plan(op, &self.view, self.options.allow_escape, loose));
+            checked.and_then(|()| plan::plan(op, &self.view, self.settings.allow_escape, loose));
         let result = result.and_then(|p| {
             let Plan { action, effect } = p;
             match action {

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use crate::engine::fs::Root;
 use crate::engine::view::Change;
-use crate::engine::{self, ApplyOptions, Atomic, NoCommands, Quiet};
+use crate::engine::{self, Atomic, NoCommands, Quiet, Settings, Tuning};
 use crate::report::TaskStatus;
 use crate::{ParseOptions, parse_with};
 use proptest::prelude::*;
@@ -313,14 +313,25 @@ fn setup(dir: &Path, model: &Model) {
 
 /// Applies `units` to a fresh tree from [`start`]; returns the statuses,
 /// the tree after, and what a dry run said would change.
-fn engine_run(units: &[UnitSpec], options: &ApplyOptions) -> (Vec<TaskStatus>, Model, Vec<Change>) {
+fn engine_run(
+    units: &[UnitSpec],
+    settings: &Settings,
+    tuning: Tuning,
+) -> (Vec<TaskStatus>, Model, Vec<Change>) {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path(), &start());
     let text = document(units);
     let doc = parse_with(&text, ParseOptions::default());
     assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
     let root = Root::open(dir.path()).unwrap();
-    let outcome = engine::apply_with(&doc, &root, options, Box::new(NoCommands), &mut Quiet);
+    let outcome = engine::apply_with(
+        &doc,
+        &root,
+        settings,
+        tuning,
+        Box::new(NoCommands),
+        &mut Quiet,
+    );
     let statuses = outcome
         .units
         .iter()
@@ -345,19 +356,19 @@ proptest! {
         let text = document(&units);
         let mut model = start();
         let want = model.run(&units);
-        let (got, tree, _) = engine_run(&units, &ApplyOptions::default());
+        let (got, tree, _) = engine_run(&units, &Settings::default(), Tuning::default());
         prop_assert_eq!(&got, &want, "statuses differ for\n{}", text);
         prop_assert_eq!(&tree, &model, "trees differ for\n{}", text);
         // Writing the view and settling after every unit, as a long
         // document does every few thousand tasks, changes nothing.
-        let each = ApplyOptions { settle_after: Some(1), ..ApplyOptions::default() };
-        let (got, tree, _) = engine_run(&units, &each);
+        let each = Tuning { settle_after: Some(1), ..Tuning::default() };
+        let (got, tree, _) = engine_run(&units, &Settings::default(), each);
         prop_assert_eq!(&got, &want, "statuses differ when settled unit by unit for\n{}", text);
         prop_assert_eq!(&tree, &model, "trees differ when settled unit by unit for\n{}", text);
         // Editing every file with an index of the coming edits (done for
         // files many edits change) changes nothing either.
-        let indexed = ApplyOptions { index_from: Some(1), ..ApplyOptions::default() };
-        let (got, tree, _) = engine_run(&units, &indexed);
+        let indexed = Tuning { index_from: Some(1), ..Tuning::default() };
+        let (got, tree, _) = engine_run(&units, &Settings::default(), indexed);
         prop_assert_eq!(&got, &want, "statuses differ with an index for\n{}", text);
         prop_assert_eq!(tree, model, "trees differ with an index for\n{}", text);
     }
@@ -375,8 +386,8 @@ proptest! {
         ] {
             let mut model = start();
             let want = model.run_atomic(&units, Some(atomic));
-            let options = ApplyOptions { atomic: Some(atomic), settle_after, index_from, ..ApplyOptions::default() };
-            let (got, tree, _) = engine_run(&units, &options);
+            let settings = Settings { atomic: Some(atomic), ..Settings::default() };
+            let (got, tree, _) = engine_run(&units, &settings, Tuning { settle_after, index_from });
             prop_assert_eq!(&got, &want, "statuses differ with {:?}, {:?} for\n{}", atomic, settle_after, text);
             prop_assert_eq!(tree, model, "trees differ with {:?}, {:?} for\n{}", atomic, settle_after, text);
         }
@@ -387,10 +398,11 @@ proptest! {
         let text = document(&units);
         // With an index of the coming edits or without.
         let index_from = index.then_some(1);
-        let dry = ApplyOptions { dry_run: true, index_from, ..ApplyOptions::default() };
-        let (predicted, untouched, changes) = engine_run(&units, &dry);
+        let dry = Settings { dry_run: true, ..Settings::default() };
+        let tuning = Tuning { index_from, ..Tuning::default() };
+        let (predicted, untouched, changes) = engine_run(&units, &dry, tuning);
         prop_assert_eq!(untouched, start(), "a dry run changed the tree for\n{}", text);
-        let (got, after, _) = engine_run(&units, &ApplyOptions { index_from, ..ApplyOptions::default() });
+        let (got, after, _) = engine_run(&units, &Settings::default(), tuning);
         prop_assert_eq!(&predicted, &got, "statuses differ for\n{}", text);
         let before = start();
         // Every file written is as the dry run said; what it said is gone

@@ -234,3 +234,23 @@ pub(crate) fn assert_matches_schema(
         "the report does not match its schema: {errors:#?}\n{value:#}"
     );
 }
+
+/// What a test gives a run about its commands: the run's [`Settings`]
+/// and the approvals it reads (passed through the API, never the
+/// process's environment).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RunOptions {
+    pub(crate) settings: clada_markers::Settings,
+    pub(crate) approvals: Option<clada_markers::commands::Approvals>,
+}
+
+impl RunOptions {
+    /// `apply` given these settings and approvals.
+    pub(crate) fn give(self, apply: clada_markers::Apply) -> clada_markers::Apply {
+        let apply = apply.settings(self.settings);
+        match self.approvals {
+            Some(a) => apply.approvals_in(a),
+            None => apply,
+        }
+    }
+}
