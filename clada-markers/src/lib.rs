@@ -95,11 +95,13 @@ pub mod syntax;
 pub mod watch;
 
 #[cfg(feature = "engine")]
-pub use apply::{Apply, Listener};
+pub use apply::Apply;
 pub use dialect::Dialect;
 #[cfg(feature = "engine")]
 pub use engine::{MatchMode, Settings};
 pub use error_type::{Category, ErrorType};
+#[cfg(feature = "engine")]
+pub use report::Listener;
 pub use report::{ApplyReport, CheckReport};
 pub use syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
 pub use syntax::diagnostics::{Diagnostic, Fix, Severity, render};

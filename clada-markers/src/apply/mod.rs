@@ -13,7 +13,7 @@ use crate::engine::dirs::{Dirs, locations_in};
 use crate::engine::fs::Root;
 use crate::engine::git::Author;
 use crate::engine::{Atomic, Observer, Quiet, Settings, TaskOutcome};
-use crate::report::{ApplyReport, BlockReport};
+use crate::report::{ApplyReport, BlockReport, Listener};
 use crate::syntax::Diagnostic;
 use crate::syntax::Parsed;
 use crate::syntax::{Document, Task, Unit};
@@ -229,14 +229,6 @@ impl Apply {
     pub fn has_legacy_approvals(&self) -> bool {
         crate::commands::allowlist::legacy_file(&self.root)
     }
-}
-
-/// Hears a run as it goes ([`Observer`]) and each unit's report once it
-/// is final ([`Apply::run_units`]).
-pub trait Listener: Observer {
-    /// The report of the next unit, in document order: its tasks are
-    /// done and their changes on disk (or, in a dry run, planned).
-    fn block(&mut self, report: BlockReport);
 }
 
 /// Keeps every unit's report, for a report of the whole run.

@@ -13,7 +13,6 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
-use super::Listener;
 use crate::commands::approve::{Approver, NoPrompt};
 use crate::commands::{Approvals, CommandRunner};
 use crate::engine::dirs::Dirs;
@@ -24,7 +23,7 @@ use crate::engine::lock::{Lock, LockError, Place};
 use crate::engine::repo_check::RepoError;
 use crate::engine::{self, Engine, Settings, Tuning};
 use crate::error_type::ErrorType;
-use crate::report::{ApplyBuilder, ApplyReport, ErrorReport, FileChange, GitReport};
+use crate::report::{ApplyBuilder, ApplyReport, ErrorReport, FileChange, GitReport, Listener};
 use crate::syntax::Diagnostic;
 use crate::syntax::Parsed;
 use crate::syntax::{Document, Op, Unit};

@@ -6,10 +6,11 @@
 
 use std::io::Write;
 
+use super::Listener;
 use super::{
     ApplyReport, ApplySummary, BlockReport, DiagnosticReport, GitReport, JsonReport, Resend,
+    TaskStatus,
 };
-use crate::apply::Listener;
 use crate::dialect::Dialect;
 use crate::engine::outcome::UnitOutcome;
 use crate::engine::{Observer, TaskOutcome};
@@ -40,8 +41,8 @@ impl<'s> ApplyBuilder<'s> {
     /// document and counted.
     pub(crate) fn block(&mut self, unit: &Unit<'_>, outcome: UnitOutcome) -> BlockReport {
         let mut b = super::words::block(unit, outcome);
-        super::place_block(&mut self.at, unit, &mut b);
-        super::tally(&mut self.summary, &mut self.resend, &b);
+        place_block(&mut self.at, unit, &mut b);
+        tally(&mut self.summary, &mut self.resend, &b);
         b
     }
 
@@ -91,4 +92,33 @@ impl<W: Write> Listener for JsonReport<W> {
     fn block(&mut self, report: BlockReport) {
         self.write_block(&report);
     }
+}
+
+/// Counts `b` into the summary, and its tasks into what to send again.
+fn tally(summary: &mut ApplySummary, resend: &mut Resend, b: &BlockReport) {
+    summary.blocks += 1;
+    for t in &b.tasks {
+        summary.tasks += 1;
+        match t.status {
+            TaskStatus::Success => summary.succeeded += 1,
+            TaskStatus::Failed => summary.failed += 1,
+            TaskStatus::Skipped => summary.skipped += 1,
+        }
+        summary.rolled_back += usize::from(t.rolled_back);
+        resend.add(b.status, t);
+    }
+}
+
+/// Gives `b` the positions of `unit` and its tasks; `at` moves on.
+fn place_block(at: &mut Cursor<'_>, unit: &crate::syntax::Unit<'_>, b: &mut BlockReport) {
+    let extent = unit.extent();
+    b.start = Some(at.position(extent.start));
+    for (report, task) in b.tasks.iter_mut().zip(unit.tasks()) {
+        if report.number == task.number {
+            let extent = task.extent();
+            report.start = Some(at.position(extent.start));
+            report.end = Some(at.position(extent.end));
+        }
+    }
+    b.end = Some(at.position(extent.end));
 }

@@ -10,8 +10,27 @@
 mod check;
 mod group;
 mod json;
+pub mod xml;
 
 pub use json::JsonReport;
+
+// What needs the engine (feature `engine`): the report of a run built a
+// unit at a time, what hears a run, the engine's outcomes in a report,
+// their words and the text printer. Nothing else here does.
+#[cfg(feature = "engine")]
+mod build;
+#[cfg(feature = "engine")]
+mod listener;
+#[cfg(feature = "engine")]
+mod outcomes;
+#[cfg(feature = "engine")]
+pub mod text;
+#[cfg(feature = "engine")]
+mod words;
+#[cfg(feature = "engine")]
+pub(crate) use build::ApplyBuilder;
+#[cfg(feature = "engine")]
+pub use listener::Listener;
 
 /// The reports with a published JSON Schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,20 +68,9 @@ fn generator() -> schemars::SchemaGenerator {
         .with_transform(schemars::transform::RestrictFormats::default())
         .into_generator()
 }
-#[cfg(feature = "engine")]
-mod build;
-#[cfg(feature = "engine")]
-pub(crate) use build::ApplyBuilder;
-#[cfg(feature = "engine")]
-pub mod text;
-#[cfg(feature = "engine")]
-mod words;
-pub mod xml;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-#[cfg(feature = "engine")]
-use std::fmt::Write as _;
 
 pub use crate::outcome::{
     BlockStatus, Chosen, Closest, Excerpt, IndentProblem, Indentation, Matched, Shift, TaskStatus,
@@ -70,14 +78,10 @@ pub use crate::outcome::{
 pub use check::{CheckBuilder, CheckReport, CheckText, describe, render_check_text};
 
 use crate::dialect::Dialect;
-#[cfg(feature = "engine")]
-use crate::engine::TaskError;
-#[cfg(feature = "engine")]
-use crate::engine::matching::Mismatch;
 use crate::error_type::{Category, ErrorType};
-use crate::syntax::{Count, Document, OpName, Task};
-use crate::syntax::{Cursor, LineIndex, Position};
+use crate::syntax::{Count, OpName, Task};
 use crate::syntax::{Diagnostic, Severity};
+use crate::syntax::{LineIndex, Position};
 
 /// The JSON object of `clada apply`. The blocks come before the totals:
 /// the report is written as the run goes, each block once it is final
@@ -195,75 +199,7 @@ pub struct FileChange {
     pub diff: Option<String>,
 }
 
-impl FileChange {
-    /// The report of one change of the view.
-    #[cfg(feature = "engine")]
-    pub(crate) fn of(change: crate::engine::view::Change) -> FileChange {
-        use crate::engine::view::Change;
-        match change {
-            Change::File { path, old, new } => {
-                let diff = unified_diff(&path, old.as_deref(), &new);
-                FileChange {
-                    change: if old.is_some() { "modified" } else { "created" },
-                    path,
-                    from: None,
-                    diff: Some(diff),
-                }
-            }
-            Change::Removed { path, .. } => FileChange {
-                path,
-                change: "removed",
-                from: None,
-                diff: None,
-            },
-            Change::Dir { path } => FileChange {
-                path,
-                change: "created",
-                from: None,
-                diff: None,
-            },
-            Change::Moved { from, to } => FileChange {
-                path: to,
-                change: "moved",
-                from: Some(from),
-                diff: None,
-            },
-        }
-    }
-}
-
-/// A unified diff (3 lines of context) from `old` (`None`: no file) to
-/// `new`, with `a/` and `b/` headers as git writes them.
-#[cfg(feature = "engine")]
-fn unified_diff(path: &str, old: Option<&[u8]>, new: &[u8]) -> String {
-    // A header is one line: a name read from the disk (a file `cp -r`
-    // copied) may hold a line feed, shown escaped as git quotes it.
-    let path = crate::escape::escape_line(path);
-    let (Ok(before), Ok(after)) = (
-        std::str::from_utf8(old.unwrap_or_default()),
-        std::str::from_utf8(new),
-    ) else {
-        return format!("Binary files a/{path} and b/{path} differ\n");
-    };
-    let from = if old.is_some() {
-        format!("a/{path}")
-    } else {
-        "/dev/null".to_owned()
-    };
-    let diff = similar::TextDiff::configure()
-        .timeout(std::time::Duration::from_secs(1))
-        .diff_lines(before, after);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "{}",
-        diff.unified_diff()
-            .context_radius(3)
-            .missing_newline_hint(true)
-            .header(&from, &format!("b/{path}"))
-    );
-    out
-}
+impl FileChange {}
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct BlockReport {
@@ -425,209 +361,6 @@ impl ErrorReport {
             os_error: None,
         }
     }
-
-    #[cfg(feature = "engine")]
-    pub(crate) fn from_task_error(e: TaskError) -> Self {
-        let mut r = ErrorReport::new(e.error_type(), e.message().to_owned());
-        r.hint = default_hint(e.error_type());
-        match e {
-            TaskError::File { os, closest, .. } => {
-                r.os_error = os.map(String::from);
-                if let Some(c) = closest {
-                    r.hint = Some(format!(
-                        "{c} exists: did you mean it? (check the path; WRITE creates a file)"
-                    ));
-                    r.closest_path = Some(c.into());
-                }
-            }
-            // The command alone, ready to paste (PROTOCOL §6).
-            TaskError::NotApproved { approve, .. } => {
-                r.hint = Some(approve.clone().into());
-                r.approve = Some(approve.into());
-            }
-            TaskError::Mismatch { mismatch, .. } => {
-                r.hint = Some(mismatch_hint(&mismatch));
-                let Mismatch {
-                    expected,
-                    found,
-                    lines,
-                    ranges,
-                    closest,
-                    replacement_present,
-                    already_applied: _,
-                    dangling_starts,
-                    start_lines,
-                    end_lines,
-                    closest_skipped: _,
-                    matched,
-                    indentation,
-                    applied_lines,
-                    excerpts,
-                    passes_stopped: _,
-                } = *mismatch;
-                r.matched = matched;
-                r.indentation = indentation;
-                r.applied_lines = applied_lines;
-                r.excerpts = excerpts;
-                r.expected = Some(expected);
-                r.found = Some(found);
-                r.lines = Some(lines);
-                r.ranges = Some(ranges.into_iter().map(|(a, b)| [a, b]).collect());
-                r.closest = closest;
-                r.replacement_present = replacement_present;
-                r.dangling_starts = dangling_starts;
-                r.start_lines = start_lines;
-                r.end_lines = end_lines;
-            }
-            TaskError::Other { hint, .. } => {
-                if let Some(h) = hint {
-                    r.hint = Some(h.into());
-                }
-            }
-        }
-        r
-    }
-}
-
-#[cfg(feature = "engine")]
-fn default_hint(kind: ErrorType) -> Option<String> {
-    let h = match kind {
-        ErrorType::FileNotFound => "check the path; WRITE creates a file",
-        ErrorType::FileExists => {
-            "the file exists already: send a change of its contents instead, or remove it first"
-        }
-        ErrorType::SymlinkNotAllowed => {
-            "clada never reads or writes through a symbolic link; name the real path"
-        }
-        ErrorType::InvalidUtf8 => "clada edits UTF-8 text only",
-        ErrorType::AlreadyApplied => {
-            "nothing to do: the file already has this change; do not send this task again"
-        }
-        _ => return None,
-    };
-    Some(h.to_owned())
-}
-
-#[cfg(feature = "engine")]
-fn list_lines(lines: &[usize]) -> String {
-    let shown: Vec<String> = lines.iter().map(usize::to_string).collect();
-    shown.join(", ")
-}
-
-/// One line that tells an agent how to fix its edit.
-#[cfg(feature = "engine")]
-fn mismatch_hint(m: &Mismatch) -> String {
-    let at = |lines: &[usize]| {
-        if lines.len() == 1 {
-            format!("line {}", lines[0])
-        } else {
-            format!("lines {}", list_lines(lines))
-        }
-    };
-    if let Some(i) = &m.indentation {
-        return indentation_hint(i);
-    }
-    if m.already_applied && m.found > 0 {
-        return format!(
-            "nothing to do: the file already has this change at {}; do not send this edit again",
-            at(&m.applied_lines)
-        );
-    }
-    if !m.applied_lines.is_empty() {
-        return format!(
-            "the replacement already stands at {}; add context so that the search text matches only where the edit is still to be made",
-            at(&m.applied_lines)
-        );
-    }
-    if m.found > 0 {
-        let more = if m.found > m.lines.len() { " …" } else { "" };
-        let how = match m.matched {
-            Some(Matched::Whitespace) => " (ignoring white space)",
-            Some(Matched::Trailing) => " (ignoring white space at line ends)",
-            Some(Matched::Trimmed) => " (ignoring white space at both line ends)",
-            Some(Matched::Unicode) => " (with Unicode punctuation read as ASCII)",
-            Some(Matched::Exact) | None => "",
-        };
-        let fix = match m.expected {
-            Count::Exactly(n) if m.found > n.get() => {
-                format!(
-                    "add context to the search text, or set count=\"{}\" or count=\"all\"",
-                    m.found
-                )
-            }
-            _ => format!("set count=\"{}\", or check the search text", m.found),
-        };
-        return format!("matches{how} at {}{more}; {fix}", at(&m.lines));
-    }
-    let mut parts = Vec::new();
-    if !m.dangling_starts.is_empty() {
-        parts.push(format!(
-            "the start text at {} has no end text after it",
-            at(&m.dangling_starts)
-        ));
-    } else if !m.end_lines.is_empty() && m.start_lines.is_empty() {
-        parts.push(format!(
-            "the end text occurs at {} but the start text does not occur",
-            at(&m.end_lines)
-        ));
-    }
-    if m.already_applied {
-        return "nothing to do: the file already has this change; do not send this edit again"
-            .to_owned();
-    }
-    if m.replacement_present == Some(true) {
-        parts.push(
-            "the replacement text is already in the file: the edit may have been applied before"
-                .to_owned(),
-        );
-    }
-    if let Some(c) = &m.closest {
-        let place = if c.start_line == c.end_line {
-            format!("line {}", c.start_line)
-        } else {
-            format!("lines {}-{}", c.start_line, c.end_line)
-        };
-        let what = c.difference.as_deref().unwrap_or("copy the text exactly");
-        parts.push(format!(
-            "closest text at {place} ({:.0}% alike): {what}",
-            c.similarity * 100.0
-        ));
-    }
-    if m.closest_skipped {
-        parts.push("the closest text was not looked for (earlier failed edits in this run took the time for it)".to_owned());
-    }
-    if m.passes_stopped {
-        parts.push("the white-space tier stopped looking: too many lines of the file are like the search text's".to_owned());
-    }
-    if parts.is_empty() || m.closest_skipped {
-        parts.push("the search text does not occur in the file; read the file again and copy the text exactly".to_owned());
-    }
-    parts.join("; ")
-}
-
-/// What to do about a match at another indentation that was not applied.
-#[cfg(feature = "engine")]
-fn indentation_hint(i: &Indentation) -> String {
-    let say = |t: &str| crate::report::indentation_words(t);
-    let (f, s, r) = (say(&i.file), say(&i.search), say(&i.replacement));
-    let line = i.line;
-    match i.problem {
-        IndentProblem::Replacement => format!(
-            "the file indents line {line} by {f}, the search by {s} and the replacement by {r}: clada re-indents a replacement only when it starts indented like the search; write the search and the replacement with the file's indentation"
-        ),
-        IndentProblem::Uneven => format!(
-            "the search's lines are not shifted alike: the file indents line {line} by {f}, the search by {s}, and its other lines differ otherwise; copy the lines with the file's indentation"
-        ),
-        IndentProblem::Characters => format!(
-            "the file indents line {line} with {f}, the search with {s}: write the search text with the file's indentation characters"
-        ),
-        IndentProblem::Shallow => format!(
-            "the file indents line {line} by {f}, the search by {s}, and a line of the replacement has less indentation than that difference; write the replacement with the file's indentation"
-        ),
-        IndentProblem::Occurrences => {
-            "the occurrences are indented differently, so the replacement would be written differently at each: send one edit per occurrence, with context that makes each unique".to_owned()
-        }
-    }
 }
 
 /// An indentation in words: `4 spaces`, `1 tab`, `no indentation`.
@@ -653,42 +386,6 @@ pub struct GitReport {
 }
 
 impl ApplyReport {
-    /// The report of `doc`'s run, given its blocks in order.
-    pub fn new(
-        doc: &Document<'_>,
-        mut blocks: Vec<BlockReport>,
-        git: GitReport,
-        duration_ms: u64,
-    ) -> Self {
-        place(doc, &mut blocks);
-        let text = if doc.diagnostics.is_empty() {
-            ""
-        } else {
-            doc.source
-        };
-        let lines = LineIndex::new(text);
-        let mut summary = ApplySummary::default();
-        let mut resend = Resend::default();
-        for b in &blocks {
-            tally(&mut summary, &mut resend, b);
-        }
-        let ok = summary.succeeded == summary.tasks && !doc.has_errors() && git.error.is_none();
-        ApplyReport {
-            ok,
-            summary,
-            blocks,
-            diagnostics: doc
-                .diagnostics
-                .iter()
-                .map(|d| DiagnosticReport::new(d, &lines))
-                .collect(),
-            git,
-            duration_ms,
-            resend: Some(resend),
-            ..ApplyReport::empty(Dialect::Clada)
-        }
-    }
-
     /// The report of a document that could not be read at all (too large,
     /// not UTF-8): nothing ran. `prefix` is the part of it that is valid
     /// UTF-8 ([`crate::syntax::valid_prefix`]), where positions are counted.
@@ -724,46 +421,6 @@ impl ApplyReport {
     pub fn exit_code(&self) -> u8 {
         u8::from(!self.ok)
     }
-}
-
-/// Counts `b` into the summary, and its tasks into what to send again.
-fn tally(summary: &mut ApplySummary, resend: &mut Resend, b: &BlockReport) {
-    summary.blocks += 1;
-    for t in &b.tasks {
-        summary.tasks += 1;
-        match t.status {
-            TaskStatus::Success => summary.succeeded += 1,
-            TaskStatus::Failed => summary.failed += 1,
-            TaskStatus::Skipped => summary.skipped += 1,
-        }
-        summary.rolled_back += usize::from(t.rolled_back);
-        resend.add(b.status, t);
-    }
-}
-
-/// Gives every block and task report the positions of its unit and task
-/// in the document, in one pass.
-fn place(doc: &Document<'_>, blocks: &mut [BlockReport]) {
-    let mut at = Cursor::new(doc.source);
-    for b in blocks {
-        if let Some(unit) = b.number.checked_sub(1).and_then(|i| doc.units.get(i)) {
-            place_block(&mut at, unit, b);
-        }
-    }
-}
-
-/// Gives `b` the positions of `unit` and its tasks; `at` moves on.
-fn place_block(at: &mut Cursor<'_>, unit: &crate::syntax::Unit<'_>, b: &mut BlockReport) {
-    let extent = unit.extent();
-    b.start = Some(at.position(extent.start));
-    for (report, task) in b.tasks.iter_mut().zip(unit.tasks()) {
-        if report.number == task.number {
-            let extent = task.extent();
-            report.start = Some(at.position(extent.start));
-            report.end = Some(at.position(extent.end));
-        }
-    }
-    b.end = Some(at.position(extent.end));
 }
 
 /// A diagnostic for programs.

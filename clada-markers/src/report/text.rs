@@ -339,7 +339,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
 }
 
 #[cfg(feature = "engine")]
-impl<W: Write> crate::apply::Listener for TextPrinter<'_, W> {
+impl<W: Write> super::Listener for TextPrinter<'_, W> {
     fn block(&mut self, report: BlockReport) {
         self.record(&report);
     }

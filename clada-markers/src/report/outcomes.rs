@@ -1,0 +1,280 @@
+//! What the engine's outcomes become in a report: a failed task's
+//! [`ErrorReport`] with the hint that says what to send instead, and a
+//! change of the view as a [`FileChange`] with its unified diff. The only
+//! part of this module's parent that needs the engine.
+
+use std::fmt::Write as _;
+
+use super::{ErrorReport, FileChange, IndentProblem, Indentation, Matched};
+use crate::engine::TaskError;
+use crate::engine::matching::Mismatch;
+use crate::error_type::ErrorType;
+use crate::syntax::Count;
+
+impl FileChange {
+    /// The report of one change of the view.
+    pub(crate) fn of(change: crate::engine::view::Change) -> FileChange {
+        use crate::engine::view::Change;
+        match change {
+            Change::File { path, old, new } => {
+                let diff = unified_diff(&path, old.as_deref(), &new);
+                FileChange {
+                    change: if old.is_some() { "modified" } else { "created" },
+                    path,
+                    from: None,
+                    diff: Some(diff),
+                }
+            }
+            Change::Removed { path, .. } => FileChange {
+                path,
+                change: "removed",
+                from: None,
+                diff: None,
+            },
+            Change::Dir { path } => FileChange {
+                path,
+                change: "created",
+                from: None,
+                diff: None,
+            },
+            Change::Moved { from, to } => FileChange {
+                path: to,
+                change: "moved",
+                from: Some(from),
+                diff: None,
+            },
+        }
+    }
+}
+
+/// A unified diff (3 lines of context) from `old` (`None`: no file) to
+/// `new`, with `a/` and `b/` headers as git writes them.
+fn unified_diff(path: &str, old: Option<&[u8]>, new: &[u8]) -> String {
+    // A header is one line: a name read from the disk (a file `cp -r`
+    // copied) may hold a line feed, shown escaped as git quotes it.
+    let path = crate::escape::escape_line(path);
+    let (Ok(before), Ok(after)) = (
+        std::str::from_utf8(old.unwrap_or_default()),
+        std::str::from_utf8(new),
+    ) else {
+        return format!("Binary files a/{path} and b/{path} differ\n");
+    };
+    let from = if old.is_some() {
+        format!("a/{path}")
+    } else {
+        "/dev/null".to_owned()
+    };
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(1))
+        .diff_lines(before, after);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "{}",
+        diff.unified_diff()
+            .context_radius(3)
+            .missing_newline_hint(true)
+            .header(&from, &format!("b/{path}"))
+    );
+    out
+}
+
+impl ErrorReport {
+    pub(crate) fn from_task_error(e: TaskError) -> Self {
+        let mut r = ErrorReport::new(e.error_type(), e.message().to_owned());
+        r.hint = default_hint(e.error_type());
+        match e {
+            TaskError::File { os, closest, .. } => {
+                r.os_error = os.map(String::from);
+                if let Some(c) = closest {
+                    r.hint = Some(format!(
+                        "{c} exists: did you mean it? (check the path; WRITE creates a file)"
+                    ));
+                    r.closest_path = Some(c.into());
+                }
+            }
+            // The command alone, ready to paste (PROTOCOL §6).
+            TaskError::NotApproved { approve, .. } => {
+                r.hint = Some(approve.clone().into());
+                r.approve = Some(approve.into());
+            }
+            TaskError::Mismatch { mismatch, .. } => {
+                r.hint = Some(mismatch_hint(&mismatch));
+                let Mismatch {
+                    expected,
+                    found,
+                    lines,
+                    ranges,
+                    closest,
+                    replacement_present,
+                    already_applied: _,
+                    dangling_starts,
+                    start_lines,
+                    end_lines,
+                    closest_skipped: _,
+                    matched,
+                    indentation,
+                    applied_lines,
+                    excerpts,
+                    passes_stopped: _,
+                } = *mismatch;
+                r.matched = matched;
+                r.indentation = indentation;
+                r.applied_lines = applied_lines;
+                r.excerpts = excerpts;
+                r.expected = Some(expected);
+                r.found = Some(found);
+                r.lines = Some(lines);
+                r.ranges = Some(ranges.into_iter().map(|(a, b)| [a, b]).collect());
+                r.closest = closest;
+                r.replacement_present = replacement_present;
+                r.dangling_starts = dangling_starts;
+                r.start_lines = start_lines;
+                r.end_lines = end_lines;
+            }
+            TaskError::Other { hint, .. } => {
+                if let Some(h) = hint {
+                    r.hint = Some(h.into());
+                }
+            }
+        }
+        r
+    }
+}
+
+fn default_hint(kind: ErrorType) -> Option<String> {
+    let h = match kind {
+        ErrorType::FileNotFound => "check the path; WRITE creates a file",
+        ErrorType::FileExists => {
+            "the file exists already: send a change of its contents instead, or remove it first"
+        }
+        ErrorType::SymlinkNotAllowed => {
+            "clada never reads or writes through a symbolic link; name the real path"
+        }
+        ErrorType::InvalidUtf8 => "clada edits UTF-8 text only",
+        ErrorType::AlreadyApplied => {
+            "nothing to do: the file already has this change; do not send this task again"
+        }
+        _ => return None,
+    };
+    Some(h.to_owned())
+}
+
+fn list_lines(lines: &[usize]) -> String {
+    let shown: Vec<String> = lines.iter().map(usize::to_string).collect();
+    shown.join(", ")
+}
+
+/// One line that tells an agent how to fix its edit.
+fn mismatch_hint(m: &Mismatch) -> String {
+    let at = |lines: &[usize]| {
+        if lines.len() == 1 {
+            format!("line {}", lines[0])
+        } else {
+            format!("lines {}", list_lines(lines))
+        }
+    };
+    if let Some(i) = &m.indentation {
+        return indentation_hint(i);
+    }
+    if m.already_applied && m.found > 0 {
+        return format!(
+            "nothing to do: the file already has this change at {}; do not send this edit again",
+            at(&m.applied_lines)
+        );
+    }
+    if !m.applied_lines.is_empty() {
+        return format!(
+            "the replacement already stands at {}; add context so that the search text matches only where the edit is still to be made",
+            at(&m.applied_lines)
+        );
+    }
+    if m.found > 0 {
+        let more = if m.found > m.lines.len() { " …" } else { "" };
+        let how = match m.matched {
+            Some(Matched::Whitespace) => " (ignoring white space)",
+            Some(Matched::Trailing) => " (ignoring white space at line ends)",
+            Some(Matched::Trimmed) => " (ignoring white space at both line ends)",
+            Some(Matched::Unicode) => " (with Unicode punctuation read as ASCII)",
+            Some(Matched::Exact) | None => "",
+        };
+        let fix = match m.expected {
+            Count::Exactly(n) if m.found > n.get() => {
+                format!(
+                    "add context to the search text, or set count=\"{}\" or count=\"all\"",
+                    m.found
+                )
+            }
+            _ => format!("set count=\"{}\", or check the search text", m.found),
+        };
+        return format!("matches{how} at {}{more}; {fix}", at(&m.lines));
+    }
+    let mut parts = Vec::new();
+    if !m.dangling_starts.is_empty() {
+        parts.push(format!(
+            "the start text at {} has no end text after it",
+            at(&m.dangling_starts)
+        ));
+    } else if !m.end_lines.is_empty() && m.start_lines.is_empty() {
+        parts.push(format!(
+            "the end text occurs at {} but the start text does not occur",
+            at(&m.end_lines)
+        ));
+    }
+    if m.already_applied {
+        return "nothing to do: the file already has this change; do not send this edit again"
+            .to_owned();
+    }
+    if m.replacement_present == Some(true) {
+        parts.push(
+            "the replacement text is already in the file: the edit may have been applied before"
+                .to_owned(),
+        );
+    }
+    if let Some(c) = &m.closest {
+        let place = if c.start_line == c.end_line {
+            format!("line {}", c.start_line)
+        } else {
+            format!("lines {}-{}", c.start_line, c.end_line)
+        };
+        let what = c.difference.as_deref().unwrap_or("copy the text exactly");
+        parts.push(format!(
+            "closest text at {place} ({:.0}% alike): {what}",
+            c.similarity * 100.0
+        ));
+    }
+    if m.closest_skipped {
+        parts.push("the closest text was not looked for (earlier failed edits in this run took the time for it)".to_owned());
+    }
+    if m.passes_stopped {
+        parts.push("the white-space tier stopped looking: too many lines of the file are like the search text's".to_owned());
+    }
+    if parts.is_empty() || m.closest_skipped {
+        parts.push("the search text does not occur in the file; read the file again and copy the text exactly".to_owned());
+    }
+    parts.join("; ")
+}
+
+/// What to do about a match at another indentation that was not applied.
+fn indentation_hint(i: &Indentation) -> String {
+    let say = |t: &str| crate::report::indentation_words(t);
+    let (f, s, r) = (say(&i.file), say(&i.search), say(&i.replacement));
+    let line = i.line;
+    match i.problem {
+        IndentProblem::Replacement => format!(
+            "the file indents line {line} by {f}, the search by {s} and the replacement by {r}: clada re-indents a replacement only when it starts indented like the search; write the search and the replacement with the file's indentation"
+        ),
+        IndentProblem::Uneven => format!(
+            "the search's lines are not shifted alike: the file indents line {line} by {f}, the search by {s}, and its other lines differ otherwise; copy the lines with the file's indentation"
+        ),
+        IndentProblem::Characters => format!(
+            "the file indents line {line} with {f}, the search with {s}: write the search text with the file's indentation characters"
+        ),
+        IndentProblem::Shallow => format!(
+            "the file indents line {line} by {f}, the search by {s}, and a line of the replacement has less indentation than that difference; write the replacement with the file's indentation"
+        ),
+        IndentProblem::Occurrences => {
+            "the occurrences are indented differently, so the replacement would be written differently at each: send one edit per occurrence, with context that makes each unique".to_owned()
+        }
+    }
+}
