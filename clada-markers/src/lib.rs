@@ -87,8 +87,8 @@ pub mod escape;
 pub mod generate;
 #[cfg(feature = "engine")]
 pub mod mcp;
-mod outcome;
 pub mod report;
+mod status;
 pub mod stream;
 pub mod syntax;
 #[cfg(feature = "engine")]

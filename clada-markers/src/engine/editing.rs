@@ -554,7 +554,7 @@ impl Editing {
         };
         let reaches_end = last_end == self.len;
         self.splice(&planned.ranges, &planned.replacement);
-        self.settle_final(reaches_end);
+        self.keep_final_break(reaches_end);
         // An edit that leaves a byte-order mark at the start of a file
         // without one makes it the file's mark: never matched from then
         // on, as a search of the whole text would have it.
@@ -583,7 +583,7 @@ impl Editing {
     /// Keeps the text what a search of the whole file would see: the file
     /// as written, plus a line break where it lacks a final one (so that
     /// a final line without one is matched as if it had it).
-    fn settle_final(&mut self, reaches_end: bool) {
+    fn keep_final_break(&mut self, reaches_end: bool) {
         let brk = self.brk();
         let n = brk.len();
         // Where the file as written ends: a line break the file lacked is
@@ -1519,7 +1519,7 @@ mod tests {
 
     #[test]
     fn the_index_answers_the_white_space_tier() {
-        use crate::outcome::Matched;
+        use crate::status::Matched;
         for crlf in [false, true] {
             let file = "class A:\n    def f(self):\n        return 1  \n";
             let file = if crlf {

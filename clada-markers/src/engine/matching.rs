@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use crate::engine::seek::{self, Hay, How, Miss, Plan};
 use crate::engine::seek::{Search, Target};
-use crate::outcome::{Excerpt, Indentation, Matched};
+use crate::status::{Excerpt, Indentation, Matched};
 use crate::syntax::BOM;
 use crate::syntax::Count;
 
@@ -81,7 +81,7 @@ pub struct Edited {
     /// How the search text was found.
     pub matched: Matched,
     /// How far the replacement was re-indented, if it was.
-    pub shift: Option<crate::outcome::Shift>,
+    pub shift: Option<crate::status::Shift>,
 }
 
 /// An edit found and ready to be made: which bytes of the file change to
@@ -255,12 +255,12 @@ pub struct Mismatch {
     pub passes_stopped: bool,
 }
 
-use crate::outcome::Closest;
+use crate::status::Closest;
 
 /// A file's text prepared for matching: the byte-order mark split off, line
 /// breaks normalised to LF, and a line feed added where the file lacks a
 /// final one.
-struct View<'a> {
+struct Prepared<'a> {
     bom: bool,
     /// The file without its byte-order mark.
     body: &'a str,
@@ -274,7 +274,7 @@ struct View<'a> {
     missing_final: bool,
 }
 
-impl<'a> View<'a> {
+impl<'a> Prepared<'a> {
     fn new(file: &'a str, cr: Option<bool>) -> Self {
         let (bom, body) = match file.strip_prefix(BOM) {
             Some(rest) => (true, rest),
@@ -301,7 +301,7 @@ impl<'a> View<'a> {
             }
             std::borrow::Cow::Owned(norm)
         };
-        View {
+        Prepared {
             bom,
             body,
             norm,
@@ -369,7 +369,7 @@ impl Search<'_> {
         cr: Option<bool>,
         hints: &HintBudget,
     ) -> Result<Found, Box<Mismatch>> {
-        let view = View::new(file, cr);
+        let view = Prepared::new(file, cr);
         match seek::seek(&view, self) {
             Ok(plan) => Ok(view.found(plan)),
             Err(Miss::Mismatch(mut m)) => {
@@ -394,7 +394,7 @@ impl Search<'_> {
     }
 }
 
-impl Hay for View<'_> {
+impl Hay for Prepared<'_> {
     fn len(&self) -> usize {
         self.norm.len()
     }
@@ -474,7 +474,7 @@ impl Hay for View<'_> {
     }
 
     fn lines_of(&self, positions: &mut dyn Iterator<Item = usize>) -> Vec<usize> {
-        View::lines_of(self, positions)
+        Prepared::lines_of(self, positions)
     }
 
     fn lines_holding(&self, body: &[u8], whole: bool) -> Option<Vec<usize>> {

@@ -49,7 +49,7 @@ use std::borrow::Cow;
 use std::time::Instant;
 
 use crate::error_type::ErrorType;
-use crate::outcome::{BlockStatus, TaskStatus};
+use crate::status::{BlockStatus, TaskStatus};
 use crate::syntax::Diagnostic;
 #[cfg(test)]
 use crate::syntax::Document;
@@ -455,7 +455,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         self.held_tasks += tasks.len().max(1);
         let outcome = UnitOutcome {
             number,
-            block: unit.is_block(),
+            is_block: unit.is_block(),
             status: if runnable {
                 BlockStatus::Success
             } else {
@@ -477,7 +477,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         }
         if !self.settings.dry_run {
             let failures = self.view.flush();
-            self.patch(failures, None, observer);
+            self.fail_unwritten(failures, None, observer);
         }
         self.held_tasks = 0;
         let mut out = std::mem::take(&mut self.held);
@@ -495,7 +495,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         }
         if !self.settings.dry_run {
             let failures = self.view.flush();
-            self.patch(failures, None, observer);
+            self.fail_unwritten(failures, None, observer);
         }
         let mut held = std::mem::take(&mut self.held);
         let failed = held
@@ -564,7 +564,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                 && self.view.pending()
             {
                 let failures = self.view.flush();
-                stopped_at = self.patch(failures, Some((unit, &mut out)), observer);
+                stopped_at = self.fail_unwritten(failures, Some((unit, &mut out)), observer);
             }
             let report = if let Some(at) = stopped_at {
                 TaskOutcome::skipped(task.number, Skip::BlockStopped { at })
@@ -600,7 +600,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             let ok = |out: &[TaskOutcome]| out.iter().all(|t| t.status != TaskStatus::Failed);
             if ok(&out) && !self.settings.dry_run {
                 let failures = self.view.flush();
-                self.patch(failures, Some((unit, &mut out)), observer);
+                self.fail_unwritten(failures, Some((unit, &mut out)), observer);
             }
             if ok(&out) {
                 self.view.commit();
@@ -658,7 +658,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
     /// Marks the tasks whose changes could not be written as failed.
     /// `current` is the unit being run, whose outcomes are not held yet.
     /// Returns the first failed task of the current unit.
-    fn patch(
+    fn fail_unwritten(
         &mut self,
         failures: Vec<Failed>,
         mut current: Option<(&Unit<'_>, &mut Vec<TaskOutcome>)>,
@@ -854,7 +854,7 @@ pub(crate) fn not_run(unit: &Unit<'_>, runnable: bool, why: &str) -> UnitOutcome
     }
     UnitOutcome {
         number: unit.number(),
-        block: unit.is_block(),
+        is_block: unit.is_block(),
         status: if runnable {
             BlockStatus::Failed
         } else {
@@ -892,7 +892,7 @@ fn skip_all(unit: &Unit<'_>, why: &Skip, observer: &mut dyn Observer) -> Vec<Tas
 pub(crate) fn empty_unit(unit: &Unit<'_>, runnable: bool) -> UnitOutcome {
     UnitOutcome {
         number: unit.number(),
-        block: unit.is_block(),
+        is_block: unit.is_block(),
         status: if runnable {
             BlockStatus::Success
         } else {

@@ -16,7 +16,7 @@ use std::path::Path;
 use crate::engine::fs::Root;
 use crate::engine::view::Change;
 use crate::engine::{self, Atomic, NoCommands, Quiet, Settings, Tuning};
-use crate::outcome::TaskStatus;
+use crate::status::TaskStatus;
 use crate::{ParseOptions, parse_with};
 use proptest::prelude::*;
 

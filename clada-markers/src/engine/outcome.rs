@@ -5,7 +5,7 @@
 use super::TaskError;
 use super::plan::Effect;
 use super::view::By;
-use crate::outcome::{BlockStatus, TaskStatus};
+use crate::status::{BlockStatus, TaskStatus};
 
 /// What became of one task.
 #[derive(Clone, Debug)]
@@ -93,7 +93,7 @@ pub(crate) enum Skip {
 pub(crate) struct UnitOutcome {
     pub(crate) number: usize,
     /// A TASKS block (else a standalone task).
-    pub(crate) block: bool,
+    pub(crate) is_block: bool,
     pub(crate) status: BlockStatus,
     pub(crate) tasks: Vec<TaskOutcome>,
     /// What a rollback left (`--atomic`).

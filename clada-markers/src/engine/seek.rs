@@ -31,7 +31,7 @@ use std::num::NonZeroUsize;
 
 use crate::engine::matching::{MAX_LISTED_LINES, MAX_REPORTED_LINES, Mismatch, count_ok};
 use crate::engine::tier::{self, Cmp, Delta, Lines, NotDetermined, Pass};
-use crate::outcome::{Chosen, Excerpt, IndentProblem, Indentation, Matched, Shift};
+use crate::status::{Chosen, Excerpt, IndentProblem, Indentation, Matched, Shift};
 use crate::syntax::{Count, Matching, Op};
 
 /// At most this many occurrences are shown with the lines around them.

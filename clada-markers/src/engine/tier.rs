@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 
-use crate::outcome::{IndentProblem, Matched, Shift};
+use crate::status::{IndentProblem, Matched, Shift};
 use crate::syntax::Policy;
 
 /// How a line of the file is compared with a line of the search once no

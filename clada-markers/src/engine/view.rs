@@ -2080,7 +2080,7 @@ mod tests {
         let Splice::Indexed(p) = &s else {
             panic!("not from the index: {s:?}");
         };
-        assert_eq!(p.how.matched, crate::outcome::Matched::Whitespace);
+        assert_eq!(p.how.matched, crate::status::Matched::Whitespace);
         view.splice(&at("a.py"), &s, by).unwrap();
         let Ok(Content::Text(t)) = view.contents(&at("a.py")) else {
             panic!("no text");

@@ -72,7 +72,7 @@ fn generator() -> schemars::SchemaGenerator {
 use schemars::JsonSchema;
 use serde::Serialize;
 
-pub use crate::outcome::{
+pub use crate::status::{
     BlockStatus, Chosen, Closest, Excerpt, IndentProblem, Indentation, Matched, Shift, TaskStatus,
 };
 pub use check::{CheckBuilder, CheckReport, CheckText, describe, render_check_text};

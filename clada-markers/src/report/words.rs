@@ -7,7 +7,7 @@ use crate::engine::TaskOutcome;
 use crate::engine::outcome::{Kept, KeptWhy, Rollback, Skip, UnitOutcome};
 use crate::engine::plan::Effect;
 use crate::engine::seek::How;
-use crate::outcome::{Matched, Shift, TaskStatus};
+use crate::status::{Matched, Shift, TaskStatus};
 use crate::syntax::{Task, Unit};
 
 const ALL_OR_NOTHING: &str = "--atomic=document applies all of the document or nothing";
@@ -50,7 +50,7 @@ impl TaskReport {
 pub(super) fn block(unit: &Unit<'_>, u: UnitOutcome) -> BlockReport {
     BlockReport {
         number: u.number,
-        kind: if u.block { "tasks" } else { "standalone" },
+        kind: if u.is_block { "tasks" } else { "standalone" },
         status: u.status,
         start: None,
         end: None,
