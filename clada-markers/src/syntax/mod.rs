@@ -7,8 +7,8 @@
 //! [`parse`](crate::parse) reads units from the tokens by depth counting,
 //! recovering from every malformed unit (`parser`), and checks attributes,
 //! paths and bodies (`validate`, `near_miss`) into a
-//! [`Document`](crate::Document) with [`Diagnostic`](crate::Diagnostic)s
-//! (`diagnostics`); [`print`](crate::print) writes a document back as
+//! [`Document`] with [`Diagnostic`]s
+//! (`diagnostics`); [`print()`] writes a document back as
 //! canonical text (`printer`).
 //!
 //! The crate root re-exports what most users need; this module holds the
@@ -52,6 +52,8 @@ pub(crate) use ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, T
 pub(crate) use diagnostics::{Diagnostic, Severity, render};
 pub(crate) use lexer::classify;
 pub(crate) use parser::parse_with;
+// The engine's names: unused without it.
+#[cfg_attr(not(feature = "engine"), allow(unused_imports))]
 pub(crate) use path::{
     Anchor, Location, TooDeep, abbreviated_path, is_absolute_path, is_protected, normalize_path,
     resolve_path,
