@@ -129,10 +129,13 @@ mod tests {
 
     /// The report of `text` run alone in a fresh directory.
     fn run(text: &str) -> ApplyReport {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(dir.path().join("a.txt"), "one\n").expect("a.txt written");
         let doc = crate::parse(text);
-        crate::Apply::new(dir.path()).unwrap().git(None).run(&doc)
+        crate::Apply::new(dir.path())
+            .expect("the root opens")
+            .git(None)
+            .run(&doc)
     }
 
     #[test]
