@@ -24,10 +24,12 @@ pub struct Input {
 }
 
 /// The bytes of a document: in a vector, or, for a large file, in a map of
-/// fresh memory filled by `read`.
+/// fresh memory filled by `read` (with the `engine` feature: the smallest
+/// build has no memory maps).
 #[derive(Debug)]
 enum Bytes {
     Heap(Vec<u8>),
+    #[cfg(feature = "engine")]
     Mapped(memmap2::MmapMut, usize),
 }
 
@@ -36,6 +38,7 @@ impl std::ops::Deref for Bytes {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Heap(v) => v,
+            #[cfg(feature = "engine")]
             Bytes::Mapped(m, len) => &m[..*len],
         }
     }
@@ -44,8 +47,10 @@ impl std::ops::Deref for Bytes {
 /// Documents from this size up are read into a map of memory populated at
 /// once, in huge pages where the kernel has them: faulting in a large
 /// vector page by page cost more than reading it.
+#[cfg(feature = "engine")]
 const MAP_FROM: u64 = 4 * 1024 * 1024;
 
+#[cfg(feature = "engine")]
 fn read_mapped(mut reader: impl Read, size: u64) -> std::io::Result<Bytes> {
     let limit = MAX_DOCUMENT_SIZE + 1;
     let cap = usize::try_from(size)
@@ -88,6 +93,7 @@ impl Input {
             return Ok(Input::oversize(name));
         }
         let bytes = match size {
+            #[cfg(feature = "engine")]
             Some(size) if size >= MAP_FROM => read_mapped(reader, size)?,
             _ => Bytes::Heap(read_limited(reader, size)?),
         };
@@ -195,8 +201,10 @@ pub fn read_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Resu
 mod tests {
     use super::*;
     use crate::syntax::DiagnosticKind;
+    #[cfg(feature = "engine")]
     use std::io::Write as _;
 
+    #[cfg(feature = "engine")]
     fn file_of(bytes: &[u8]) -> (tempfile::NamedTempFile, std::fs::File) {
         let mut tmp = tempfile::NamedTempFile::new().unwrap();
         tmp.write_all(bytes).unwrap();
@@ -204,10 +212,12 @@ mod tests {
         (tmp, f)
     }
 
+    #[cfg(feature = "engine")]
     fn pattern(len: usize) -> Vec<u8> {
         (0..len).map(|i| b"<<<<<<< abc\n"[i % 12]).collect()
     }
 
+    #[cfg(feature = "engine")]
     #[test]
     fn a_large_file_is_read_whole_into_a_map() {
         let want = pattern(MAP_FROM as usize + 12_345);
@@ -217,6 +227,7 @@ mod tests {
         assert_eq!(&*got, &want[..]);
     }
 
+    #[cfg(feature = "engine")]
     #[test]
     fn a_file_longer_than_its_size_said_is_read_to_the_limit() {
         // The size is from before the read: the file may have grown since.
@@ -229,6 +240,7 @@ mod tests {
         assert_eq!(&*got, &want[..]);
     }
 
+    #[cfg(feature = "engine")]
     #[test]
     fn a_file_that_grew_past_the_limit_is_too_large() {
         let big = pattern(MAX_DOCUMENT_SIZE + 4096);
@@ -243,6 +255,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "engine")]
     #[test]
     fn a_shrunk_file_is_read_as_it_is_now() {
         let want = pattern(1000);
