@@ -288,7 +288,8 @@ impl Server {
             }
             _ => return Vec::new(),
         }
-        if self.doc(&uri).is_none() {
+        let read = self.docs.get(&uri).and_then(|o| reads(&o.language, &uri));
+        if read.is_none() {
             return vec![publish(&uri, None, Vec::new())];
         }
         let diagnostics = self.diagnostics(&uri);
@@ -296,10 +297,13 @@ impl Server {
         vec![publish(&uri, self.version(&uri), diagnostics)]
     }
 
-    /// The text of an open document that clada reads ([`reads`]).
+    /// The text of an open document that clada reads ([`reads`]) and
+    /// that is within the size limit (the library's rule, as for every
+    /// document: one over it has only that diagnostic).
     fn doc(&self, uri: &str) -> Option<&str> {
         let open = self.docs.get(uri)?;
-        reads(&open.language, uri).map(|_| open.text.as_str())
+        reads(&open.language, uri)?;
+        clada_markers::input::text(&open.text).ok()
     }
 
     /// The diagnostics of an open document clada reads.
@@ -547,9 +551,19 @@ fn would_fail(doc: &Document<'_>, report: &ApplyReport, text: &str) -> Vec<Value
 }
 
 fn diagnostics(uri: &str, text: &str, kind: Kind) -> Vec<Value> {
-    let doc = parse(text);
+    let (doc, too_large);
+    let found: &[Diagnostic] = match clada_markers::input::text(text) {
+        Ok(text) => {
+            doc = parse(text);
+            &doc.diagnostics
+        }
+        Err(d) => {
+            too_large = [d];
+            &too_large
+        }
+    };
     let lines = Utf16::new(text);
-    doc.diagnostics
+    found
         .iter()
         .filter(|d| kind == Kind::Clada || d.kind != DiagnosticKind::NoTasks)
         .map(|d| {
@@ -736,4 +750,24 @@ impl<'a> Utf16<'a> {
 /// A document in whichever dialect it is written in (PROTOCOL §11).
 fn parse(text: &str) -> Document<'_> {
     parse_dialect(text, detect(text), ParseOptions::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size limit of every document holds in an editor too: one over
+    /// it is not parsed, and says so.
+    #[test]
+    fn a_document_over_the_limit_has_only_that_diagnostic() {
+        let big = "x".repeat(clada_markers::syntax::MAX_DOCUMENT_SIZE);
+        let text = format!("<<<<<<< WRITE path=\"a.txt\"\n{big}");
+        let found = diagnostics("file:///r.clada", &text, Kind::Clada);
+        let codes: Vec<&Value> = found.iter().map(|d| &d["code"]).collect();
+        assert_eq!(codes, [&json!("input_too_large")]);
+        // Within the limit, the document is read: here, its unit unclosed.
+        let found = diagnostics("file:///r.clada", &text[..1000], Kind::Clada);
+        assert!(found.iter().all(|d| d["code"] != "input_too_large"));
+        assert!(!found.is_empty());
+    }
 }

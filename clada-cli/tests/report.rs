@@ -570,6 +570,48 @@ fn a_stream_refuses_a_unit_that_is_not_utf8_and_goes_on() {
     );
 }
 
+/// Limits apply per unit (PROTOCOL §11.5): a unit past 50 MiB is refused
+/// whole, what its body holds never runs as a unit of its own (it did when
+/// the unit was cut at the limit), and the stream goes on after its closer.
+#[test]
+fn a_stream_refuses_a_unit_over_the_limit_and_nothing_inside_it_runs() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stream.md");
+    let mut stream = b"<<<<<<< WRITE path=\"big.txt\"\n".to_vec();
+    let line = [b"x".repeat(1023), b"\n".to_vec()].concat();
+    for _ in 0..(50 * 1024 + 1) {
+        stream.extend_from_slice(&line);
+    }
+    stream.extend_from_slice(b"<<<<<<< WRITE path=\"inner.txt\"\ni\n>>>>>>> END\n>>>>>>> END\n");
+    stream.extend_from_slice(b"<<<<<<< WRITE path=\"after.txt\"\na\n>>>>>>> END\n");
+    std::fs::write(&file, &stream).unwrap();
+    let out = clada()
+        .args(["apply", "--stream", "--no-git", "--format", "jsonl", "-C"])
+        .arg(root.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!root.path().join("big.txt").exists());
+    assert!(!root.path().join("inner.txt").exists(), "a unit inside ran");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("after.txt")).unwrap(),
+        "a\n"
+    );
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events[0]["code"], "input_too_large");
+    let summary = events.last().unwrap();
+    assert_eq!(
+        (summary["blocks"].as_u64(), summary["succeeded"].as_u64()),
+        (Some(2), Some(1))
+    );
+}
+
 /// Waits until `f` holds, or fails after 20 s.
 fn eventually(what: &str, f: impl Fn() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

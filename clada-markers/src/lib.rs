@@ -85,6 +85,7 @@ pub mod engine;
 mod error_type;
 pub mod escape;
 pub mod generate;
+pub mod input;
 #[cfg(feature = "engine")]
 pub mod mcp;
 pub mod report;

@@ -9,7 +9,6 @@
 use serde_json::{Map, Value};
 
 use crate::engine::{Atomic, MatchMode};
-use crate::syntax::{MAX_DOCUMENT_SIZE, too_large};
 
 /// The switches of a run a call may narrow: the server's (from its command
 /// line), or a call's once narrowed.
@@ -83,9 +82,7 @@ pub fn call<'a>(
         .get("document")
         .and_then(Value::as_str)
         .ok_or_else(|| bad(format!("`{name}` needs `document`, a string")))?;
-    if document.len() > MAX_DOCUMENT_SIZE {
-        return Err(bad(too_large().message));
-    }
+    let document = crate::input::text(document).map_err(|d| bad(d.message))?;
     let mut switches = server;
     if tool == Tool::Apply {
         match arguments.get("dry_run") {

@@ -21,6 +21,14 @@
 //! a diff's header lines), so that a block a window would cut is checked
 //! whole; the next window is then twice what was kept, up to the unit limit.
 //!
+//! Limits apply per unit (PROTOCOL §11.5), by the rule of every document
+//! ([`crate::syntax::within_limit`]): a unit that grows past
+//! [`MAX_DOCUMENT_SIZE`] is handed out as far as it was kept, and
+//! [`Chunk::document`] refuses it (`input_too_large`); the rest of it, up
+//! to its closer, is passed over unkept, so that nothing inside it is
+//! taken for a unit of its own. A line is read with
+//! [`crate::input::read_line`], which keeps no more of it than the limit.
+//!
 //! The depth rule is the parser's (PROTOCOL §2.4): inside a unit opened with
 //! N characters, only marker lines of exactly N count; an opener raises the
 //! depth, a closer at depth 0 ends the unit (a TASKS block ends at its
@@ -51,7 +59,19 @@ impl Chunk {
     /// The unit parsed on its own; one that held bytes that are not UTF-8
     /// gets an `invalid_utf8` error where the first was, which keeps it
     /// from running.
+    /// A unit over the size limit is refused as a document would be
+    /// (`input_too_large`), and parsed no further than its opener.
     pub fn document(&self, options: crate::ParseOptions) -> crate::Document<'_> {
+        if let Err(d) = crate::syntax::within_limit(self.text.len()) {
+            let opener = self.text.find('\n').map_or(self.text.len(), |i| i + 1);
+            let head = &self.text[..opener];
+            let mut doc =
+                crate::dialect::parse_dialect(head, crate::dialect::Dialect::Clada, options);
+            // Only its size is said: the opener alone is no unclosed unit.
+            doc.diagnostics.clear();
+            let help = d.help.as_deref().unwrap_or_default();
+            return self.refuse(doc, 0, d.kind, d.message.clone(), help);
+        }
         let doc =
             crate::dialect::parse_dialect(&self.text, crate::dialect::Dialect::Clada, options);
         let Some(offset) = self.invalid_utf8 else {
@@ -131,6 +151,9 @@ enum State {
         fence: usize,
         depth: usize,
         block: bool,
+        /// Grew past the limit and was handed out: the rest of it, up to
+        /// its closer, is passed over unkept.
+        over: bool,
     },
 }
 
@@ -174,15 +197,7 @@ impl Splitter {
     /// not UTF-8 is handed out with where the first was
     /// ([`Chunk::invalid_utf8`]).
     pub fn push_bytes(&mut self, line: &[u8]) -> Option<Chunk> {
-        match std::str::from_utf8(line) {
-            Ok(text) => self.push_line(text),
-            Err(e) => {
-                self.bad_in_line = Some(e.valid_up_to());
-                let chunk = self.push(&String::from_utf8_lossy(line), line.len());
-                self.bad_in_line = None;
-                chunk
-            }
-        }
+        self.push_read(line, line.len())
     }
 
     /// Adds `line` to the unit's text.
@@ -205,7 +220,7 @@ impl Splitter {
         self.at += raw;
         self.lines += 1;
         let marker = classify(line, offset);
-        if matches!(self.state, State::Unit { .. }) {
+        if matches!(self.state, State::Unit { over: false, .. }) {
             self.keep(line);
         }
         match self.state {
@@ -234,6 +249,7 @@ impl Splitter {
                     fence: m.fence(),
                     depth: 0,
                     block: keyword == Keyword::Tasks,
+                    over: false,
                 };
                 prose
             }
@@ -241,6 +257,7 @@ impl Splitter {
                 fence,
                 ref mut depth,
                 block,
+                ref mut over,
             } => {
                 let mut done = false;
                 if let Some(m) = marker.filter(|m| m.fence() == fence) {
@@ -256,9 +273,18 @@ impl Splitter {
                     }
                 }
                 // Limits apply per unit: one that grows past the document
-                // limit is handed on as it is (and refused there).
-                if done || self.buf.len() > MAX_DOCUMENT_SIZE {
+                // limit is handed on as it is (and refused there); the
+                // rest of it is passed over to its closer.
+                if *over {
+                    if done {
+                        self.state = State::Prose;
+                    }
+                    None
+                } else if done {
                     self.take()
+                } else if self.buf.len() > MAX_DOCUMENT_SIZE {
+                    *over = true;
+                    self.take_over()
                 } else {
                     None
                 }
@@ -266,9 +292,27 @@ impl Splitter {
         }
     }
 
+    /// Takes the next line as read by [`crate::input::read_line`]: `line`
+    /// holds what was kept of it, `raw` how many bytes of the stream it
+    /// took (more than `line` holds for a line longer than the limit).
+    pub fn push_read(&mut self, line: &[u8], raw: usize) -> Option<Chunk> {
+        match std::str::from_utf8(line) {
+            Ok(text) => self.push(text, raw),
+            Err(e) => {
+                self.bad_in_line = Some(e.valid_up_to());
+                let chunk = self.push(&String::from_utf8_lossy(line), raw);
+                self.bad_in_line = None;
+                chunk
+            }
+        }
+    }
+
     /// Ends the stream: an unfinished unit is handed on as it is (its
     /// parse says what is missing).
     pub fn finish(mut self) -> Option<Chunk> {
+        if matches!(self.state, State::Unit { over: true, .. }) {
+            return None;
+        }
         if self.buf.is_empty() {
             self.take_prose()
         } else {
@@ -334,6 +378,11 @@ impl Splitter {
 
     fn take(&mut self) -> Option<Chunk> {
         self.state = State::Prose;
+        self.take_over()
+    }
+
+    /// The unit so far, handed out; the state stays as it is.
+    fn take_over(&mut self) -> Option<Chunk> {
         Some(Chunk {
             text: std::mem::take(&mut self.buf),
             offset: self.start,
@@ -512,6 +561,45 @@ mod tests {
             &doc[chunks[1].offset..chunks[1].offset + 13],
             "<<<<<<< TASKS"
         );
+    }
+
+    /// Limits apply per unit: a unit past the limit is refused whole,
+    /// what its body holds is never a unit of its own, and the units
+    /// after its closer are handed out as usual.
+    #[test]
+    fn a_unit_over_the_limit_is_refused_and_the_stream_goes_on() {
+        let mut s = Splitter::new();
+        let mut out = Vec::new();
+        out.extend(s.push_line("<<<<<<< WRITE path=\"big.txt\"\n"));
+        let filler = format!("{}\n", "x".repeat(1023));
+        for _ in 0..(MAX_DOCUMENT_SIZE / filler.len() + 1) {
+            out.extend(s.push_line(&filler));
+        }
+        assert_eq!(out.len(), 1, "handed out once past the limit");
+        assert!(s.buf.is_empty(), "the rest is not kept");
+        // Inside the refused unit: a nested unit and its closer, a line
+        // longer than the limit (as `read_line` keeps it), then its closer.
+        for l in ["<<<<<<< WRITE path=\"inner.txt\"\n", "i\n", ">>>>>>> END\n"] {
+            out.extend(s.push_line(l));
+        }
+        let long = vec![b'<'; MAX_DOCUMENT_SIZE + 1];
+        out.extend(s.push_read(&long, MAX_DOCUMENT_SIZE + 100));
+        out.extend(s.push_line(">>>>>>> END\n"));
+        assert_eq!(out.len(), 1, "nothing inside it is a unit");
+        let after = s.at;
+        out.extend(s.push_line("<<<<<<< WRITE path=\"after.txt\"\n"));
+        out.extend(s.push_line("a\n"));
+        out.extend(s.push_line(">>>>>>> END\n"));
+        out.extend(s.finish());
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].offset, after);
+        let options = crate::ParseOptions::default();
+        let refused = out[0].document(options);
+        let kinds: Vec<_> = refused.diagnostics.iter().map(|d| d.kind).collect();
+        assert_eq!(kinds, [DiagnosticKind::InputTooLarge]);
+        assert_eq!(refused.diagnostics[0].block, Some(1));
+        assert!(refused.has_errors());
+        assert!(!out[1].document(options).has_errors());
     }
 
     #[test]

@@ -6,11 +6,11 @@ use std::path::Path;
 use std::time::Instant;
 
 use clada_markers::dialect::{Dialect, parse_dialect, parse_units};
-use clada_markers::engine::{Dirs, DirsError, Observer};
-use clada_markers::report::{BlockReport, CheckBuilder};
+use clada_markers::engine::{Dirs, DirsError};
+use clada_markers::report::CheckBuilder;
 use clada_markers::syntax::{self, valid_prefix};
 use clada_markers::{
-    Apply, ApplyReport, CheckReport, Diagnostic, ErrorType, Listener, ParseOptions, decode, render,
+    Apply, ApplyReport, CheckReport, Diagnostic, ErrorType, ParseOptions, decode, render,
 };
 
 use crate::settings::{ApplySettings, DialectChoice};
@@ -87,17 +87,6 @@ pub(crate) fn check(document: &[u8], dialect: DialectChoice) -> Result<CheckRepo
     Ok(report)
 }
 
-/// Keeps every unit's report, for the report of the whole run.
-struct Blocks(Vec<BlockReport>);
-
-impl Observer for Blocks {}
-
-impl Listener for Blocks {
-    fn block(&mut self, report: BlockReport) {
-        self.0.push(report);
-    }
-}
-
 /// The protocol's error type for a root that cannot be opened.
 fn root_error(e: &std::io::Error) -> ErrorType {
     match e.kind() {
@@ -158,9 +147,9 @@ pub(crate) fn apply(
     };
     let dialect = settings.dialect.of(text);
     let parsed = parse_units(text, dialect, ParseOptions::default());
-    let mut blocks = Blocks(Vec::new());
+    let mut blocks = Vec::new();
     let mut report = apply.run_units(text, parsed, &mut blocks);
-    report.blocks = blocks.0;
+    report.blocks = blocks;
     report.duration_ms = elapsed(started);
     report.dialect = dialect;
     // A run refused as a whole (the lock, the commit before the tasks)

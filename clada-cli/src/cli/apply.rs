@@ -4,13 +4,13 @@ use std::time::Instant;
 
 use clada_markers::commands::{Approver, NoPrompt, Terminal};
 use clada_markers::dialect::{Dialect, parse_units};
-use clada_markers::engine::Observer;
-use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
+use clada_markers::report::JsonReport;
+use clada_markers::report::text::{ExecOutput, TextPrinter};
 use clada_markers::report::xml::render_xml;
-use clada_markers::report::{BlockReport, JsonReport};
-use clada_markers::{Apply, ApplyReport, Listener, ParseOptions};
+use clada_markers::{Apply, ApplyReport, ParseOptions};
 
-use super::{ApplyArgs, ErrorDetail, Format, OutputMode};
+use super::streamed::{detail, exec};
+use super::{ApplyArgs, Format};
 use crate::output;
 
 pub(crate) fn run(args: ApplyArgs) -> u8 {
@@ -111,7 +111,7 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
             let mut printer = TextPrinter::new(
                 output::progress_writer(),
                 text,
-                &input.name,
+                input.name(),
                 detail(&args),
                 exec(&args),
                 color,
@@ -137,24 +137,13 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
             report.exit_code()
         }
         Format::Xml => {
-            let mut blocks = Blocks(Vec::new());
+            let mut blocks = Vec::new();
             let mut report = apply.run_units(text, parsed, &mut blocks);
             finish(&mut report);
-            report.blocks = blocks.0;
+            report.blocks = blocks;
             output::print(&render_xml(&report));
             report.exit_code()
         }
-    }
-}
-
-/// Keeps every unit's report, for a report printed at the end.
-struct Blocks(Vec<BlockReport>);
-
-impl Observer for Blocks {}
-
-impl Listener for Blocks {
-    fn block(&mut self, report: BlockReport) {
-        self.0.push(report);
     }
 }
 
@@ -170,22 +159,6 @@ pub(crate) fn applier(args: &ApplyArgs) -> Result<Apply, String> {
     Ok(apply.settings(args.settings()).dirs(output::dirs()))
 }
 
-pub(crate) fn detail(args: &ApplyArgs) -> Detail {
-    match args.error_detail {
-        ErrorDetail::Minimal => Detail::Minimal,
-        ErrorDetail::Full => Detail::Full,
-        ErrorDetail::Debug => Detail::Debug,
-    }
-}
-
-pub(crate) fn exec(args: &ApplyArgs) -> ExecOutput {
-    match args.output_mode {
-        OutputMode::Stream => ExecOutput::Stream,
-        OutputMode::Buffer => ExecOutput::Buffer,
-        OutputMode::Silent => ExecOutput::Silent,
-    }
-}
-
 fn elapsed(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -193,16 +166,15 @@ fn elapsed(since: Instant) -> u64 {
 /// A whole run of `text` under the flags of `args`, never prompting: its
 /// report, and the text `clada apply` would print (without colour, command
 /// output after each task, the document called `name`). What the MCP
-/// server's `apply` tool does. Refuses a document over the size limit.
+/// server's `apply` tool does. Refuses a document over the size limit
+/// (the library's rule, [`clada_markers::input::text`]).
 pub(crate) fn report_of(
     args: &ApplyArgs,
     text: &str,
     name: &str,
 ) -> Result<(ApplyReport, String), String> {
     let started = Instant::now();
-    if text.len() > clada_markers::syntax::MAX_DOCUMENT_SIZE {
-        return Err(clada_markers::syntax::too_large().message);
-    }
+    let text = clada_markers::input::text(text).map_err(|d| d.message)?;
     let (dialect, doc) = args.dialect.read(text, args.allow_escape);
     let mut apply = applier(args)?;
     apply.settings_mut().dialect = dialect;

@@ -58,7 +58,7 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
             let mut report = CheckText::new(text, out);
             diagnostics = syntax::each_unit(parsed, |u, ds| report.unit(u, ds));
             report
-                .finish(&diagnostics, &input.name, color)
+                .finish(&diagnostics, input.name(), color)
                 .and_then(|mut out| out.flush())
         }
     };

@@ -31,7 +31,7 @@ pub(crate) fn run(args: ConvertArgs) -> u8 {
             .filter(|d| d.is_error())
             .cloned()
             .collect();
-        eprint!("{}", render(&errors, text, &input.name, false));
+        eprint!("{}", render(&errors, text, input.name(), false));
         eprintln!("clada: the document ({from}) has errors: fix them before converting it");
         return 1;
     }

@@ -6,6 +6,7 @@ pub(crate) mod check;
 pub(crate) mod convert;
 pub(crate) mod mcp;
 pub(crate) mod stream;
+mod streamed;
 mod units;
 pub(crate) mod watch;
 

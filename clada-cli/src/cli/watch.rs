@@ -6,7 +6,9 @@
 //!
 //! Each change reads only what was appended since the last ([`Tail`]): a
 //! file that grows by appends costs one pass over it in all, not one per
-//! change. A file replaced, made shorter, or rewritten before where the
+//! change. Limits apply per unit, not to the file (PROTOCOL §11.5–11.6): a
+//! file grows past 50 MiB as replies are pasted, and only what a unit
+//! holds is kept while it is read. A file replaced, made shorter, or rewritten before where the
 //! last read stopped is read again from its start; the memory keeps its
 //! units already applied from running again.
 //!
@@ -27,13 +29,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use clada_markers::input::read_line;
+use clada_markers::report::StreamReport;
 use clada_markers::stream::{Chunk, Splitter};
-use clada_markers::syntax::{DiagnosticKind, MAX_DOCUMENT_SIZE};
+use clada_markers::syntax::DiagnosticKind;
 use clada_markers::watch::{Held, WatchState, key};
 use clada_markers::{Apply, Op, ParseOptions};
 use notify::{RecursiveMode, Watcher as _};
 
-use super::stream::{Refusal, Totals, unit};
+use super::streamed::{Refusal, finish, unit};
 use super::{ApplyArgs, Format};
 
 pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
@@ -82,7 +86,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
             file.display()
         );
     }
-    let mut totals = Totals::new();
+    let mut totals = StreamReport::new();
     let mut watch = Watch {
         args,
         apply: &mut apply,
@@ -114,7 +118,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    totals.finish(args.format);
+    finish(&totals, args.format);
     0
 }
 
@@ -155,7 +159,7 @@ fn stamp(file: &Path) -> Option<Stamp> {
 
 impl Watch<'_> {
     /// Applies each complete unit of the file not applied yet.
-    fn pass(&mut self, totals: &mut Totals) -> Result<(), String> {
+    fn pass(&mut self, totals: &mut StreamReport) -> Result<(), String> {
         self.read_into_pending();
         while let Some(Pending {
             key: unit_key,
@@ -207,7 +211,7 @@ impl Watch<'_> {
                 // Written meanwhile, not by this unit's command.
                 self.read_into_pending();
             }
-            let number = totals.units() + 1;
+            let number = totals.summary.blocks + 1;
             unit(self.args, self.apply, self.color, &chunk, None, totals);
             self.remember(&held, unit_key)?;
             if command && stamp(&self.file) != self.known_stamp {
@@ -368,13 +372,15 @@ impl Tail {
     /// included. A file replaced (another
     /// inode), made shorter, or whose bytes before where the last read
     /// stopped are no longer those it read is read again from its start:
-    /// its units already applied are known by their hash. Only the first
-    /// [`MAX_DOCUMENT_SIZE`] bytes are ever read. Says too whether the file
-    /// was read from its start.
+    /// its units already applied are known by their hash. The file is read
+    /// line by line by the library's reader, whatever its length: limits
+    /// apply per unit (a unit past the limit is handed out refused), and
+    /// only the unit being read is kept. Says too whether the file was
+    /// read from its start.
     fn read(&mut self, file: &Path) -> (Vec<Chunk>, bool) {
         use std::io::{Read as _, Seek as _};
         use std::os::unix::fs::{FileExt as _, MetadataExt as _};
-        let Ok(mut f) = std::fs::File::open(file) else {
+        let Ok(f) = std::fs::File::open(file) else {
             return (Vec::new(), false);
         };
         let Ok(meta) = f.metadata() else {
@@ -389,43 +395,45 @@ impl Tail {
             *self = Tail::new();
             self.ino = meta.ino();
         }
-        let end = meta.len().min(MAX_DOCUMENT_SIZE as u64);
-        if end <= self.offset {
+        if meta.len() <= self.offset || (&f).seek(std::io::SeekFrom::Start(self.offset)).is_err() {
             return (Vec::new(), !appended);
         }
-        let mut bytes = Vec::new();
-        if f.seek(std::io::SeekFrom::Start(self.offset)).is_err()
-            || f.take(end - self.offset).read_to_end(&mut bytes).is_err()
-        {
-            return (Vec::new(), !appended);
-        }
+        // The file as long as it was when this read began: what is
+        // appended meanwhile is read at its own change.
+        let mut reader =
+            std::io::BufReader::with_capacity(1 << 16, (&f).take(meta.len() - self.offset));
+        let mut units = Vec::new();
+        let mut line = Vec::new();
+        let mut taken = 0;
         // Whole lines: a line being written is read again next time.
-        let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        // A unit that is not UTF-8 is refused where the bytes are (§11.6).
-        let mut units: Vec<Chunk> = bytes[..whole]
-            .split_inclusive(|&b| b == b'\n')
-            .filter_map(|l| self.splitter.push_bytes(l))
-            .collect();
-        let mut taken = whole;
-        // A last line without its line feed completes a unit when it is
-        // its closer (a file that ends without one).
-        let rest = &bytes[whole..];
-        if rest.trim_ascii_start().starts_with(b">") {
-            let mut ahead = self.splitter.clone();
-            if let Some(unit) = ahead.push_bytes(rest) {
-                self.splitter = ahead;
-                units.push(unit);
-                taken = bytes.len();
+        while let Ok(raw @ 1..) = read_line(&mut reader, &mut line) {
+            if line.last() == Some(&b'\n') {
+                // A unit that is not UTF-8 is refused where the bytes
+                // are (§11.6).
+                units.extend(self.splitter.push_read(&line, raw));
+                taken += raw as u64;
+                continue;
             }
+            // A last line without its line feed completes a unit when it
+            // is its closer (a file that ends without one).
+            if line.trim_ascii_start().starts_with(b">") {
+                let mut ahead = self.splitter.clone();
+                if let Some(unit) = ahead.push_read(&line, raw) {
+                    self.splitter = ahead;
+                    units.push(unit);
+                    taken += raw as u64;
+                }
+            }
+            break;
         }
-        if taken >= CHECK {
-            self.last = bytes[taken - CHECK..taken].to_vec();
-        } else {
-            self.last.extend_from_slice(&bytes[..taken]);
-            let cut = self.last.len().saturating_sub(CHECK);
-            self.last.drain(..cut);
+        self.offset += taken;
+        let check = self.offset.min(CHECK as u64);
+        self.last = vec![0; check as usize];
+        if f.read_exact_at(&mut self.last, self.offset - check)
+            .is_err()
+        {
+            self.last.clear();
         }
-        self.offset += taken as u64;
         // The prose after the last unit, when it holds edits in another
         // format or near-miss markers (reported, never applied).
         units.extend(self.splitter.prose_so_far());
@@ -483,6 +491,42 @@ mod tests {
         assert_eq!(read(&mut tail, &file), [three.trim_end().to_owned()]);
         append(&file, "\nMore prose.\n");
         assert_eq!(read(&mut tail, &file), Vec::<String>::new());
+        assert_eq!(tail.offset, std::fs::metadata(&file).unwrap().len());
+    }
+
+    /// Limits apply per unit, not to the file: the units of a file that
+    /// grew past 50 MiB are read and applied, a unit past the limit is
+    /// handed out once and refused, and what its body holds is no unit.
+    #[test]
+    fn a_file_longer_than_the_limit_is_read_unit_by_unit() {
+        use clada_markers::syntax::MAX_DOCUMENT_SIZE;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("replies.md");
+        let mut text = unit(1);
+        // Prose up to past the limit, then a unit larger than the limit
+        // with a unit-shaped text inside it.
+        let prose = "words words words words words words words words words\n";
+        text += &prose.repeat(MAX_DOCUMENT_SIZE / prose.len() + 1);
+        text += "<<<<<<< WRITE path=\"big.txt\"\n";
+        text += &"x".repeat(MAX_DOCUMENT_SIZE + 10);
+        text += "\n";
+        text += &unit(9);
+        text += ">>>>>>> END\n";
+        text += &unit(2);
+        std::fs::write(&file, &text).unwrap();
+        assert!(text.len() > 2 * MAX_DOCUMENT_SIZE);
+        let mut tail = Tail::new();
+        let (chunks, _) = tail.read(&file);
+        assert_eq!(chunks.len(), 3, "unit 1, the big unit, unit 2");
+        assert_eq!(chunks[0].text, unit(1));
+        assert_eq!(chunks[2].text, unit(2));
+        assert_eq!(chunks[2].offset, text.len() - unit(2).len());
+        let big = chunks[1].document(ParseOptions::default());
+        let kinds: Vec<_> = big.diagnostics.iter().map(|d| d.kind).collect();
+        assert_eq!(kinds, [DiagnosticKind::InputTooLarge]);
+        // Appends after it are read alone, as ever.
+        append(&file, &unit(3));
+        assert_eq!(read(&mut tail, &file), [unit(3)]);
         assert_eq!(tail.offset, std::fs::metadata(&file).unwrap().len());
     }
 

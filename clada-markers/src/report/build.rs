@@ -84,6 +84,16 @@ impl<'s> ApplyBuilder<'s> {
     }
 }
 
+/// Keeps every unit's report, for a report printed whole at the end
+/// (`report.blocks = blocks`).
+impl Observer for Vec<BlockReport> {}
+
+impl Listener for Vec<BlockReport> {
+    fn block(&mut self, report: BlockReport) {
+        self.push(report);
+    }
+}
+
 impl<W: Write> Observer for JsonReport<W> {
     fn task_finished(&mut self, _task: &crate::syntax::Task<'_>, _outcome: &TaskOutcome) {}
 }

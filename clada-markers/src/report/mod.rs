@@ -10,9 +10,11 @@
 mod check;
 mod group;
 mod json;
+mod stream;
 pub mod xml;
 
 pub use json::JsonReport;
+pub use stream::{Origin, StreamReport};
 
 // What needs the engine (feature `engine`): the report of a run built a
 // unit at a time, what hears a run, the engine's outcomes in a report,
@@ -179,6 +181,18 @@ pub struct ApplySummary {
     /// Succeeded, then undone (`--atomic`); counted in `succeeded` too.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rolled_back: usize,
+}
+
+/// Totals of several runs (the units of a stream) add up.
+impl std::ops::AddAssign<&ApplySummary> for ApplySummary {
+    fn add_assign(&mut self, other: &ApplySummary) {
+        self.blocks += other.blocks;
+        self.tasks += other.tasks;
+        self.succeeded += other.succeeded;
+        self.failed += other.failed;
+        self.skipped += other.skipped;
+        self.rolled_back += other.rolled_back;
+    }
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -32,14 +32,23 @@ pub fn too_large() -> Diagnostic {
     .with_help("split it into several documents")
 }
 
+/// The limit rule (PROTOCOL §4, §11.5): a document, or a unit of a
+/// stream, of `len` bytes is read only if it is at most
+/// [`MAX_DOCUMENT_SIZE`]; else the [`too_large`] diagnostic.
+#[allow(clippy::result_large_err)] // made once per run, on the way out
+pub fn within_limit(len: usize) -> Result<(), Diagnostic> {
+    if len > MAX_DOCUMENT_SIZE {
+        return Err(too_large());
+    }
+    Ok(())
+}
+
 /// Checks the size and the encoding of a document. A leading byte-order
 /// mark stays in the text (spans are offsets into the bytes as given); the
 /// lexer skips it.
 #[allow(clippy::result_large_err)] // made once per run, on the way out
 pub fn decode(bytes: &[u8]) -> Result<&str, Diagnostic> {
-    if bytes.len() > MAX_DOCUMENT_SIZE {
-        return Err(too_large());
-    }
+    within_limit(bytes.len())?;
     std::str::from_utf8(bytes).map_err(|e| {
         let offset = e.valid_up_to();
         let at = LineIndex::new(valid_prefix(bytes)).position(offset);

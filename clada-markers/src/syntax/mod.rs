@@ -35,7 +35,7 @@ pub(crate) mod values;
 pub use ast::OpName;
 pub use attributes::{Attribute, Quote};
 pub use diagnostics::{DiagnosticKind, Label, Renderer, sort_in_document_order};
-pub use input::{MAX_DOCUMENT_SIZE, read_limited, too_large, valid_prefix};
+pub use input::{MAX_DOCUMENT_SIZE, read_limited, too_large, valid_prefix, within_limit};
 pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
 pub use markers::{Keyword, MIN_FENCE, Shape, TaskKind, Version};
 pub use parser::{Parsed, Units, each_unit, units};

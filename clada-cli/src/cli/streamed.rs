@@ -1,0 +1,115 @@
+//! What `clada apply`, `--stream` and `watch` share: the text printer's
+//! settings from the flags, and one unit of a stream, run and reported as
+//! it ends (text, or the library's JSON Lines events, PROTOCOL §11.5).
+//! `apply`, `stream` and `watch` import this module; it imports none of
+//! them.
+
+use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
+use clada_markers::report::{Origin, StreamReport};
+use clada_markers::stream::Chunk;
+use clada_markers::syntax::DiagnosticKind;
+use clada_markers::{Apply, ParseOptions};
+
+use super::{ApplyArgs, ErrorDetail, Format, OutputMode};
+use crate::output;
+
+pub(crate) fn detail(args: &ApplyArgs) -> Detail {
+    match args.error_detail {
+        ErrorDetail::Minimal => Detail::Minimal,
+        ErrorDetail::Full => Detail::Full,
+        ErrorDetail::Debug => Detail::Debug,
+    }
+}
+
+pub(crate) fn exec(args: &ApplyArgs) -> ExecOutput {
+    match args.output_mode {
+        OutputMode::Stream => ExecOutput::Stream,
+        OutputMode::Buffer => ExecOutput::Buffer,
+        OutputMode::Silent => ExecOutput::Silent,
+    }
+}
+
+/// The end of a stream: the summary event, or the totals in words.
+pub(crate) fn finish(totals: &StreamReport, format: Format) {
+    if format == Format::Jsonl {
+        output::print(&format!("{}\n", totals.summary_event()));
+    } else {
+        output::print(&format!(
+            "\n=== Stream ===\n{} units, {}/{} tasks succeeded\n",
+            totals.summary.blocks, totals.summary.succeeded, totals.summary.tasks
+        ));
+    }
+}
+
+/// Why a unit is refused before it runs, in the report's words.
+pub(crate) struct Refusal {
+    pub(crate) kind: DiagnosticKind,
+    pub(crate) message: String,
+    pub(crate) help: &'static str,
+}
+
+/// Parses, runs and reports one unit, or reports it `refused`; its report
+/// is added to `totals`, which number it in the stream.
+pub(crate) fn unit(
+    args: &ApplyArgs,
+    apply: &mut Apply,
+    color: bool,
+    chunk: &Chunk,
+    refused: Option<Refusal>,
+    totals: &mut StreamReport,
+) {
+    let options = ParseOptions {
+        allow_escape: args.allow_escape,
+    };
+    // A unit that is not UTF-8, or over the size limit, comes with its
+    // error: refused, not run.
+    let mut doc = match refused {
+        None => chunk.document(options),
+        Some(r) => chunk.refused(options, r.kind, r.message, r.help),
+    };
+    if doc.units.is_empty() {
+        // Prose is not meant to hold a task: only what it holds is said.
+        doc.diagnostics
+            .retain(|d| d.kind != DiagnosticKind::NoTasks);
+    }
+    if args.format == Format::Text {
+        // Prose handed on for what it holds: edits in another format or
+        // near-miss markers, errors that apply nothing.
+        let what = if doc.units.is_empty() {
+            "prose".to_owned()
+        } else {
+            format!("unit {}", totals.summary.blocks + 1)
+        };
+        output::print(&format!(
+            "--- {what} (line {} of the stream) ---\n",
+            chunk.line
+        ));
+    }
+    let mut printer = TextPrinter::new(
+        output::progress_writer(),
+        doc.source,
+        "<stream>",
+        detail(args),
+        exec(args),
+        color,
+    );
+    let mut quiet = clada_markers::engine::Quiet;
+    let observer: &mut dyn clada_markers::engine::Observer = match args.format {
+        Format::Text => &mut printer,
+        _ => &mut quiet,
+    };
+    let report = apply.run_observed(&doc, observer);
+    let at = Origin {
+        offset: chunk.offset,
+        line: chunk.line,
+    };
+    let events = totals.add(&report, at);
+    match args.format {
+        Format::Jsonl => {
+            for event in events {
+                output::print(&format!("{event}\n"));
+            }
+        }
+        _ => printer.finish(&report),
+    }
+}
