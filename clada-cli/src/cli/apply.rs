@@ -64,7 +64,8 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
     if apply.has_legacy_approvals() {
         eprintln!(
             "clada: warning: ignoring {}: approvals now live outside the tree{}; approve again with `clada allow -C ROOT CMD`",
-            args.root
+            args.policy
+                .root
                 .join(clada_markers::commands::LEGACY_PATH)
                 .display(),
             apply
@@ -96,7 +97,7 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
     };
     let dialect = args.dialect.of(text);
     let options = ParseOptions {
-        allow_escape: args.allow_escape,
+        allow_escape: args.policy.allow_escape,
     };
     // Each unit is dropped once reported: a run holds a batch of units,
     // not the tree.
@@ -150,10 +151,10 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
 /// The run, set up from the flags: the same for every unit of a stream.
 /// clada's own directories come from the environment.
 pub(crate) fn applier(args: &ApplyArgs) -> Result<Apply, String> {
-    let apply = Apply::new(&args.root).map_err(|e| {
+    let apply = Apply::new(&args.policy.root).map_err(|e| {
         format!(
             "cannot open the root directory {}: {e}",
-            args.root.display()
+            args.policy.root.display()
         )
     })?;
     Ok(apply.settings(args.settings()).dirs(output::dirs()))
@@ -175,7 +176,7 @@ pub(crate) fn report_of(
 ) -> Result<(ApplyReport, String), String> {
     let started = Instant::now();
     let text = clada_markers::input::text(text).map_err(|d| d.message)?;
-    let (dialect, doc) = args.dialect.read(text, args.allow_escape);
+    let (dialect, doc) = args.dialect.read(text, args.policy.allow_escape);
     let mut apply = applier(args)?;
     apply.settings_mut().dialect = dialect;
     let mut printer = TextPrinter::new(

@@ -48,13 +48,13 @@ pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
             return 2;
         }
     };
-    if let Err(e) = clada_markers::Apply::new(&args.root) {
+    if let Err(e) = clada_markers::Apply::new(&args.policy.root) {
         let message = format!(
             "cannot open the root directory {}: {e}; start `clada mcp` with -C DIR, an existing directory",
-            args.root.display()
+            args.policy.root.display()
         );
         eprintln!("clada: {message}");
-        runtime.block_on(refuse(&message, &args.root));
+        runtime.block_on(refuse(&message, &args.policy.root));
         return 2;
     }
     let server = Server {
@@ -211,11 +211,11 @@ impl Server {
         // switches only narrow the server's.
         let server = Switches {
             dry_run: self.args.dry_run,
-            atomic: self.args.atomic.map(|a| match a {
+            atomic: self.args.policy.atomic.map(|a| match a {
                 AtomicArg::Unit => Atomic::Unit,
                 AtomicArg::Document => Atomic::Document,
             }),
-            matching: self.args.matching.mode(),
+            matching: self.args.policy.matching.mode(),
         };
         let call = mcp::call(name, &arguments, server).map_err(|e| bad(e.0))?;
         match call.tool {
@@ -223,7 +223,7 @@ impl Server {
                 let (dialect, doc) = self
                     .args
                     .dialect
-                    .read(call.document, self.args.allow_escape);
+                    .read(call.document, self.args.policy.allow_escape);
                 let report = CheckReport::read_in(&doc, dialect);
                 // As `clada check` prints it.
                 let mut text = String::new();
@@ -240,11 +240,11 @@ impl Server {
             mcp::Tool::Apply => {
                 let mut args = (*self.args).clone();
                 args.dry_run = call.switches.dry_run;
-                args.atomic = call.switches.atomic.map(|a| match a {
+                args.policy.atomic = call.switches.atomic.map(|a| match a {
                     Atomic::Unit => AtomicArg::Unit,
                     Atomic::Document => AtomicArg::Document,
                 });
-                args.matching = match call.switches.matching {
+                args.policy.matching = match call.switches.matching {
                     MatchMode::Exact => MatchArg::Exact,
                     MatchMode::Whitespace => MatchArg::Whitespace,
                 };

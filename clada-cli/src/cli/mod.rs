@@ -245,9 +245,9 @@ pub(crate) struct ApplyArgs {
     /// input.
     pub(crate) file: Option<PathBuf>,
 
-    /// The directory tasks act on, e.g. -C ~/project.
-    #[arg(short = 'C', long = "root", value_name = "DIR", default_value = ".")]
-    pub(crate) root: PathBuf,
+    /// The flags that set a run's policy, shared with `mcp` and `watch`.
+    #[command(flatten)]
+    pub(crate) policy: Policy,
 
     /// How to print the result: text as it happens, or one JSON or XML
     /// object at the end, e.g. --format json.
@@ -257,13 +257,6 @@ pub(crate) struct ApplyArgs {
     /// The edit format of the document (as for `check`).
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub(crate) dialect: DialectArg,
-
-    /// How an edit finds its text: `exact`, as written only; `whitespace`
-    /// (the default), when it does not occur as written, also lines equal
-    /// but for one uniform indentation shift and white space at their
-    /// ends, the replacement re-indented in the file's characters.
-    #[arg(long = "match", value_enum, value_name = "exact|whitespace", default_value_t = MatchArg::Whitespace)]
-    pub(crate) matching: MatchArg,
 
     /// How much to say about a failure, e.g. --error-detail full to see the
     /// task's source and the diff to the closest text.
@@ -275,59 +268,10 @@ pub(crate) struct ApplyArgs {
     #[arg(long, value_enum, default_value_t = OutputMode::Stream)]
     pub(crate) output_mode: OutputMode,
 
-    /// Accept absolute paths and paths that climb out of the root, e.g.
-    /// path="/etc/hosts" or path="../shared/x". Links are refused anyway.
-    #[arg(long)]
-    pub(crate) allow_escape: bool,
-
-    /// Limit of an approved command (built-in ones: 5s, or this if
-    /// smaller), e.g. --timeout 2m.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = units::duration)]
-    pub(crate) timeout: Duration,
-
-    /// Stop after this long: the running command is killed and the tasks
-    /// not yet started are skipped, e.g. --total-timeout 10m.
-    #[arg(long, value_name = "DURATION", value_parser = units::duration)]
-    pub(crate) total_timeout: Option<Duration>,
-
-    /// Output kept (and shown) per command; the rest is read and dropped,
-    /// e.g. --max-output 1MiB.
-    #[arg(long, value_name = "SIZE", default_value = "10MB", value_parser = units::size)]
-    pub(crate) max_output: usize,
-
     /// Never ask on the terminal: unapproved commands fail with the
     /// `clada allow` command that would approve them. Agents want this.
     #[arg(long)]
     pub(crate) no_prompt: bool,
-
-    /// Run every command as an approved one, in `sh -c` (for sandboxes and
-    /// CI). Turns --sandbox on unless --sandbox=off is given.
-    #[arg(long)]
-    pub(crate) allow_any_command: bool,
-
-    /// Run approved and prompted commands confined (Linux Landlock): they
-    /// may write only below the root and a temporary directory of their
-    /// own (TMPDIR, removed when they end) and open no TCP connection; where the kernel cannot confine, they do not run
-    /// (sandbox_unavailable). --sandbox alone means on.
-    #[arg(long, value_enum, value_name = "on|off", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
-    pub(crate) sandbox: Option<Switch>,
-
-    /// Take an exclusive lock on this file first, e.g. /tmp/clada.lock
-    /// (by default: a file in clada's runtime directory named after the
-    /// repository or the root), so that runs on the same tree take turns.
-    /// A link as the file itself is never followed.
-    #[arg(long, value_name = "PATH")]
-    pub(crate) lock_file: Option<PathBuf>,
-
-    /// Do not commit before and after the tasks (by default clada commits
-    /// uncommitted changes first and the tasks' changes after).
-    #[arg(long)]
-    pub(crate) no_git: bool,
-
-    /// Author and committer of the commits, e.g. "Ada <ada@example.com>"
-    /// or a bare name.
-    #[arg(long, value_name = "AUTHOR", default_value = "clada <clada@localhost>")]
-    pub(crate) git_author: Author,
 
     /// Plan every task against the files as they are and report what would
     /// change (a diff per file), writing nothing, running no command and
@@ -343,47 +287,6 @@ pub(crate) struct ApplyArgs {
     /// its own lock and, in a repository, its own commit.
     #[arg(long)]
     pub(crate) stream: bool,
-
-    /// Roll back a unit that fails, so that it leaves no trace
-    /// (--atomic=document: the whole document or nothing). What a command
-    /// did cannot be undone; the report says so.
-    #[arg(long, value_enum, value_name = "unit|document", num_args = 0..=1, require_equals = true, default_missing_value = "unit")]
-    pub(crate) atomic: Option<AtomicArg>,
-
-    /// How long to wait for the lock, e.g. 10s or 500ms.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::duration)]
-    pub(crate) lock_timeout: Duration,
-}
-
-impl ApplyArgs {
-    /// The run's settings, from these flags: the one place a flag of
-    /// `apply` becomes a setting.
-    pub(crate) fn settings(&self) -> clada_markers::Settings {
-        clada_markers::Settings {
-            allow_escape: self.allow_escape,
-            dry_run: self.dry_run,
-            atomic: self.atomic.map(|a| match a {
-                AtomicArg::Unit => clada_markers::engine::Atomic::Unit,
-                AtomicArg::Document => clada_markers::engine::Atomic::Document,
-            }),
-            matching: self.matching.mode(),
-            total_timeout: self.total_timeout,
-            git: (!self.no_git).then(|| self.git_author.clone()),
-            lock_file: self.lock_file.clone(),
-            lock_timeout: self.lock_timeout,
-            timeout: self.timeout,
-            max_output: self.max_output,
-            allow_any: self.allow_any_command,
-            sandbox: match self.sandbox {
-                Some(Switch::On) => true,
-                Some(Switch::Off) => false,
-                None => self.allow_any_command,
-            },
-            sandbox_temp: None,
-            approved: Vec::new(),
-            dialect: clada_markers::Dialect::Clada,
-        }
-    }
 }
 
 /// The flags of `apply` that set a run's policy, for the commands that
@@ -462,6 +365,48 @@ pub(crate) struct Policy {
     pub(crate) lock_timeout: Duration,
 }
 
+impl Policy {
+    /// The run's settings, from these flags (`--dry-run` aside): the one
+    /// place a policy flag becomes a setting.
+    pub(crate) fn settings(&self) -> clada_markers::Settings {
+        clada_markers::Settings {
+            allow_escape: self.allow_escape,
+            dry_run: false,
+            atomic: self.atomic.map(|a| match a {
+                AtomicArg::Unit => clada_markers::engine::Atomic::Unit,
+                AtomicArg::Document => clada_markers::engine::Atomic::Document,
+            }),
+            matching: self.matching.mode(),
+            total_timeout: self.total_timeout,
+            git: (!self.no_git).then(|| self.git_author.clone()),
+            lock_file: self.lock_file.clone(),
+            lock_timeout: self.lock_timeout,
+            timeout: self.timeout,
+            max_output: self.max_output,
+            allow_any: self.allow_any_command,
+            sandbox: match self.sandbox {
+                Some(Switch::On) => true,
+                Some(Switch::Off) => false,
+                None => self.allow_any_command,
+            },
+            sandbox_temp: None,
+            approved: Vec::new(),
+            dialect: clada_markers::Dialect::Clada,
+        }
+    }
+}
+
+impl ApplyArgs {
+    /// The run's settings, from these flags: the one place a flag of
+    /// `apply` becomes a setting.
+    pub(crate) fn settings(&self) -> clada_markers::Settings {
+        clada_markers::Settings {
+            dry_run: self.dry_run,
+            ..self.policy.settings()
+        }
+    }
+}
+
 /// The flags of `clada mcp`: a policy, the dialect, a dry run, and how
 /// much the text report says.
 #[derive(Clone, Debug, Args)]
@@ -490,29 +435,16 @@ impl McpArgs {
     /// The run every call starts from: `apply --format json --no-prompt`
     /// with these flags.
     pub(crate) fn into_apply(self) -> ApplyArgs {
-        let p = self.policy;
         ApplyArgs {
             file: None,
-            root: p.root,
+            policy: self.policy,
             format: Format::Json,
             dialect: self.dialect,
-            matching: p.matching,
             error_detail: self.error_detail,
             output_mode: OutputMode::Buffer,
-            allow_escape: p.allow_escape,
-            timeout: p.timeout,
-            total_timeout: p.total_timeout,
-            max_output: p.max_output,
             no_prompt: true,
-            allow_any_command: p.allow_any_command,
-            sandbox: p.sandbox,
-            lock_file: p.lock_file,
-            no_git: p.no_git,
-            git_author: p.git_author,
             dry_run: self.dry_run,
             stream: false,
-            atomic: p.atomic,
-            lock_timeout: p.lock_timeout,
         }
     }
 }
@@ -554,32 +486,19 @@ impl WatchArgs {
     /// The run of each unit: `apply --stream --no-prompt FILE` with these
     /// flags (units are read as clada's own format).
     pub(crate) fn into_apply(self) -> ApplyArgs {
-        let p = self.policy;
         ApplyArgs {
             file: Some(self.file),
-            root: p.root,
+            policy: self.policy,
             format: match self.format {
                 WatchFormat::Text => Format::Text,
                 WatchFormat::Jsonl => Format::Jsonl,
             },
             dialect: DialectArg::Clada,
-            matching: p.matching,
             error_detail: self.error_detail,
             output_mode: self.output_mode,
-            allow_escape: p.allow_escape,
-            timeout: p.timeout,
-            total_timeout: p.total_timeout,
-            max_output: p.max_output,
             no_prompt: true,
-            allow_any_command: p.allow_any_command,
-            sandbox: p.sandbox,
-            lock_file: p.lock_file,
-            no_git: p.no_git,
-            git_author: p.git_author,
             dry_run: false,
             stream: true,
-            atomic: p.atomic,
-            lock_timeout: p.lock_timeout,
         }
     }
 }

@@ -59,7 +59,7 @@ pub(crate) fn unit(
     totals: &mut StreamReport,
 ) {
     let options = ParseOptions {
-        allow_escape: args.allow_escape,
+        allow_escape: args.policy.allow_escape,
     };
     // A unit that is not UTF-8, or over the size limit, comes with its
     // error: refused, not run.

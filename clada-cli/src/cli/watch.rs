@@ -53,7 +53,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
         );
         return 2;
     };
-    let state = WatchState::new(&dirs, &args.root, &file);
+    let state = WatchState::new(&dirs, &args.policy.root, &file);
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -282,7 +282,7 @@ impl Watch<'_> {
 
     fn has_command(&self, chunk: &Chunk) -> bool {
         let options = ParseOptions {
-            allow_escape: self.args.allow_escape,
+            allow_escape: self.args.policy.allow_escape,
         };
         chunk
             .document(options)
