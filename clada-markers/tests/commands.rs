@@ -28,6 +28,8 @@ impl Observer for Heard {
     }
 }
 
+impl clada_markers::Listener for Heard {}
+
 /// Answers every prompt the same way, counting the questions.
 struct Answering(Answer, std::rc::Rc<std::cell::Cell<usize>>);
 
@@ -54,7 +56,7 @@ fn run_with(
     let report = options
         .give(Apply::new(root).unwrap())
         .approver(approver)
-        .run_observed(&doc, &mut heard);
+        .run_with(&doc, &mut heard);
     (crate::common::tasks(report), heard)
 }
 

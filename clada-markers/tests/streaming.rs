@@ -323,7 +323,7 @@ fn the_text_report_is_the_same_streamed_or_whole() {
                 apply.run_units(&doc, units(&doc, ParseOptions::default()), &mut printer)
             } else {
                 let parsed = parse(&doc);
-                apply.run_observed(&parsed, &mut printer)
+                apply.run_with(&parsed, &mut printer)
             };
             printer.finish(&report);
             String::from_utf8(printer.into_inner()).expect("text")

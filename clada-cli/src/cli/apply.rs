@@ -187,7 +187,7 @@ pub(crate) fn report_of(
         ExecOutput::Buffer,
         false,
     );
-    let mut report = apply.run_observed(&doc, &mut printer);
+    let mut report = apply.run_with(&doc, &mut printer);
     report.duration_ms = elapsed(started);
     printer.finish(&report);
     let mut printed = String::new();

@@ -94,11 +94,11 @@ pub(crate) fn unit(
         color,
     );
     let mut quiet = clada_markers::engine::Quiet;
-    let observer: &mut dyn clada_markers::engine::Observer = match args.format {
+    let listener: &mut dyn clada_markers::Listener = match args.format {
         Format::Text => &mut printer,
         _ => &mut quiet,
     };
-    let report = apply.run_observed(&doc, observer);
+    let report = apply.run_with(&doc, listener);
     let at = Origin {
         offset: chunk.offset,
         line: chunk.line,

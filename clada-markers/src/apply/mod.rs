@@ -12,7 +12,7 @@ use crate::commands::approve::{Approver, NoPrompt};
 use crate::engine::dirs::{Dirs, locations_in};
 use crate::engine::fs::Root;
 use crate::engine::git::Author;
-use crate::engine::{Atomic, Observer, Quiet, Settings, TaskOutcome};
+use crate::engine::{Atomic, Observer, Settings, TaskOutcome};
 use crate::report::{ApplyReport, BlockReport, Listener};
 use crate::syntax::Diagnostic;
 use crate::syntax::Parsed;
@@ -156,16 +156,27 @@ impl Apply {
         self.config.approvals.as_ref()
     }
 
-    /// Applies `doc`, every unit in order.
+    /// Applies `doc`, every unit in order: [`Apply::run_with`], heard by
+    /// nobody.
     pub fn run(&mut self, doc: &Document<'_>) -> ApplyReport {
-        self.run_observed(doc, &mut Quiet)
+        self.run_collected(doc, None)
     }
 
-    /// Applies `doc`, telling `observer` of each unit, task and line of
-    /// command output as it happens.
-    pub fn run_observed(&mut self, doc: &Document<'_>, observer: &mut dyn Observer) -> ApplyReport {
+    /// Applies `doc`, telling `listener` of each unit, task and line of
+    /// command output as it happens, and of each unit's report once it is
+    /// final; the report returned has every block too. The run is
+    /// [`Apply::run_units`]'s, with the document's units parsed already.
+    pub fn run_with(&mut self, doc: &Document<'_>, listener: &mut dyn Listener) -> ApplyReport {
+        self.run_collected(doc, Some(listener))
+    }
+
+    fn run_collected(
+        &mut self,
+        doc: &Document<'_>,
+        listener: Option<&mut dyn Listener>,
+    ) -> ApplyReport {
         let mut collect = Collect {
-            observer,
+            listener,
             blocks: Vec::new(),
         };
         let mut report = run::run(
@@ -231,32 +242,44 @@ impl Apply {
     }
 }
 
-/// Keeps every unit's report, for a report of the whole run.
-struct Collect<'o> {
-    observer: &'o mut dyn Observer,
+/// Keeps every unit's report, for a report of the whole run, and tells
+/// `listener`, if any, everything.
+struct Collect<'l> {
+    listener: Option<&'l mut dyn Listener>,
     blocks: Vec<BlockReport>,
 }
 
 impl Observer for Collect<'_> {
     fn block_started(&mut self, unit: &Unit<'_>, diagnostics: &[Diagnostic], runnable: bool) {
-        self.observer.block_started(unit, diagnostics, runnable);
+        if let Some(l) = &mut self.listener {
+            l.block_started(unit, diagnostics, runnable);
+        }
     }
 
     fn loose_diagnostics(&mut self, diagnostics: &[Diagnostic]) {
-        self.observer.loose_diagnostics(diagnostics);
+        if let Some(l) = &mut self.listener {
+            l.loose_diagnostics(diagnostics);
+        }
     }
 
     fn task_finished(&mut self, task: &Task<'_>, outcome: &TaskOutcome) {
-        self.observer.task_finished(task, outcome);
+        if let Some(l) = &mut self.listener {
+            l.task_finished(task, outcome);
+        }
     }
 
     fn output_line(&mut self, task: usize, line: &str) {
-        self.observer.output_line(task, line);
+        if let Some(l) = &mut self.listener {
+            l.output_line(task, line);
+        }
     }
 }
 
 impl Listener for Collect<'_> {
     fn block(&mut self, report: BlockReport) {
+        if let Some(l) = &mut self.listener {
+            l.block(report.clone());
+        }
         self.blocks.push(report);
     }
 }

@@ -77,6 +77,9 @@ pub struct TextPrinter<'d, W: Write> {
     index: Option<LineIndex<'d>>,
     /// Whether a TASKS block has both applied and unapplied tasks.
     split: bool,
+    /// Whether the blocks' reports came as the run went ([`Listener`]): the
+    /// report given to [`TextPrinter::finish`] then adds none.
+    heard_blocks: bool,
 }
 
 impl<W: Write> std::fmt::Debug for TextPrinter<'_, W> {
@@ -105,6 +108,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             exec,
             color,
             blocks_seen: 0,
+            heard_blocks: false,
             renderer: Renderer::new(source, name, color),
             repeats: Repeats::default(),
             at: Cursor::new(source),
@@ -165,8 +169,10 @@ impl<'d, W: Write> TextPrinter<'d, W> {
 
     /// Prints the summary; call once, after the run.
     pub fn finish(&mut self, report: &ApplyReport) {
-        for b in &report.blocks {
-            self.record(b);
+        if !self.heard_blocks {
+            for b in &report.blocks {
+                self.record(b);
+            }
         }
         if let Some(e) = &report.error {
             let _ = writeln!(
@@ -341,6 +347,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
 #[cfg(feature = "engine")]
 impl<W: Write> super::Listener for TextPrinter<'_, W> {
     fn block(&mut self, report: BlockReport) {
+        self.heard_blocks = true;
         self.record(&report);
     }
 }
