@@ -22,8 +22,8 @@ use git2::{
 };
 
 use super::args::Arg;
-use super::{Env, Flags, Out};
-use crate::engine::TaskError;
+use super::{Env, Flags, Out, Refusal};
+use crate::engine::tree::FsError;
 use crate::error_type::ErrorType;
 use crate::syntax::Location;
 
@@ -33,13 +33,13 @@ const FATAL: i32 = 128;
 /// Why a subcommand stopped early.
 enum Stop {
     /// A refusal about the document (a flag, a path): the task fails.
-    Task(TaskError),
+    Task(Refusal),
     /// git's own failure: `fatal: …` and exit status 128.
     Fatal(String),
 }
 
-impl From<TaskError> for Stop {
-    fn from(e: TaskError) -> Self {
+impl From<Refusal> for Stop {
+    fn from(e: Refusal) -> Self {
         Stop::Task(e)
     }
 }
@@ -60,7 +60,7 @@ macro_rules! say {
 }
 
 /// Runs `git ARGS` (`args` starts with the subcommand).
-pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let Some((sub, rest)) = args.split_first() else {
         return Err(refuse(
             env,
@@ -108,8 +108,8 @@ pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
     }
 }
 
-fn refuse(env: &Env<'_>, why: &str) -> TaskError {
-    TaskError::new(
+fn refuse(env: &Env<'_>, why: &str) -> Refusal {
+    Refusal::new(
         ErrorType::CommandNotAllowed,
         format!("`{}`: {why}", env.shown),
     )
@@ -255,7 +255,7 @@ impl<'a> Git<'a> {
         if inside {
             return Ok(());
         }
-        Err(Stop::Task(TaskError::new(
+        Err(Stop::Task(Refusal::new(
             ErrorType::PathEscape,
             format!(
                 "`{}`: `{rev}` names a file or directory of the repository outside the root; \
@@ -273,9 +273,9 @@ impl<'a> Git<'a> {
         if arg.contains(['*', '?', '[']) {
             return Ok(());
         }
-        match self.env.tree.kind(&at) {
+        match self.env.tree.found(&at) {
             Ok(_) => Ok(()),
-            Err(crate::engine::fs::FsError::NotFound { .. }) => Err(unknown_rev(arg, false)),
+            Err(FsError::NotFound { .. }) => Err(unknown_rev(arg, false)),
             Err(e) => Err(Stop::Task(e.into())),
         }
     }
@@ -1834,6 +1834,7 @@ mod tests {
     use git2::{IndexAddOption, Repository, RepositoryInitOptions, Signature, Time};
 
     use super::*;
+    use crate::commands::process::Output;
     use crate::engine::Quiet;
     use crate::engine::fs::{Root, locate};
     use crate::engine::git::WorkTree;
@@ -1880,7 +1881,7 @@ mod tests {
         repo: Option<&Repository>,
         cwd: &str,
         line: &str,
-    ) -> (Result<i32, TaskError>, String) {
+    ) -> (Result<i32, Refusal>, String) {
         let handle = Root::open(root).unwrap();
         let env = Env {
             tree: &handle,
@@ -1893,7 +1894,7 @@ mod tests {
             copied: &crate::commands::builtin::Copied::default(),
         };
         let mut quiet = Quiet;
-        let mut out = Out::new(0, &mut quiet, 1 << 20);
+        let mut out = Out::new(Output::new(0, &mut quiet, 1 << 20));
         let argv = shell_words::split(line).unwrap();
         assert_eq!(argv[0], "git");
         let result = git(&argv[1..], &env, &mut out);
@@ -1906,7 +1907,7 @@ mod tests {
         text
     }
 
-    fn refused(root: &Path, repo: Option<&Repository>, line: &str) -> TaskError {
+    fn refused(root: &Path, repo: Option<&Repository>, line: &str) -> Refusal {
         let (result, text) = run(root, repo, ".", line);
         let e = result.expect_err(line);
         assert!(text.is_empty(), "{line}: printed {text}");
