@@ -648,7 +648,7 @@ fn builtin_argv(command: &str) -> Result<Vec<String>, String> {
         return Err("it has more than one line".to_owned());
     }
     let first = command.split_whitespace().next().unwrap_or("");
-    if !builtin::COMMANDS.contains(&first) {
+    if builtin::named(first).is_none() {
         return Err(format!("`{first}` is not one of the built-in commands"));
     }
     if let Some(c) = shell::shell_syntax(command) {
@@ -657,9 +657,11 @@ fn builtin_argv(command: &str) -> Result<Vec<String>, String> {
     let argv = shell_words::split(command).map_err(|_| "its quotes do not balance".to_owned())?;
     if !builtin::is_builtin(&argv) {
         let sub = argv.get(1).map_or("", String::as_str);
+        let subs = builtin::named("git").map_or(&[][..], |b| b.subcommands);
+        let names: Vec<&str> = subs.iter().map(|s| s.name).collect();
         return Err(format!(
             "`git {sub}` is not one of git's built-in subcommands ({})",
-            builtin::GIT_SUBCOMMANDS.join(", ")
+            names.join(", ")
         ));
     }
     Ok(argv)

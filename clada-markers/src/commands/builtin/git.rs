@@ -59,12 +59,55 @@ macro_rules! say {
     }};
 }
 
+/// A subcommand of the built-in git.
+#[derive(Debug)]
+pub(crate) struct Subcommand {
+    pub(crate) name: &'static str,
+    run: fn(&Git<'_>, &[String], &mut Out<'_>) -> Res,
+}
+
+/// The subcommands the built-in git runs, all of them reading only.
+pub(crate) const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "status",
+        run: |g, args, out| g.status(args, out),
+    },
+    Subcommand {
+        name: "diff",
+        run: |g, args, out| g.diff(args, out),
+    },
+    Subcommand {
+        name: "log",
+        run: |g, args, out| g.log(args, out),
+    },
+    Subcommand {
+        name: "show",
+        run: |g, args, out| g.show(args, out),
+    },
+    Subcommand {
+        name: "branch",
+        run: |g, args, out| g.branch(args, out),
+    },
+    Subcommand {
+        name: "stash",
+        run: |g, args, out| g.stash(args, out),
+    },
+    Subcommand {
+        name: "ls-files",
+        run: |g, args, out| g.ls_files(args, out),
+    },
+];
+
 /// Runs `git ARGS` (`args` starts with the subcommand).
 pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
+    let names = || {
+        let names: Vec<&str> = SUBCOMMANDS.iter().map(|s| s.name).collect();
+        names.join(" ")
+    };
     let Some((sub, rest)) = args.split_first() else {
         return Err(refuse(
             env,
-            "`git` needs one of the subcommands status diff log show branch ls-files stash",
+            &format!("`git` needs one of the subcommands {}", names()),
         ));
     };
     if sub.starts_with('-') {
@@ -72,14 +115,15 @@ pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
         // `--exec-path`, `-p`…) are never accepted.
         return Err(env.unsupported(sub));
     }
-    if !super::GIT_SUBCOMMANDS.contains(&sub.as_str()) {
+    let Some(subcommand) = SUBCOMMANDS.iter().find(|s| s.name == sub.as_str()) else {
         return Err(refuse(
             env,
             &format!(
-                "`git {sub}` is not a built-in; the built-in git runs status diff log show branch ls-files stash"
+                "`git {sub}` is not a built-in; the built-in git runs {}",
+                names()
             ),
         ));
-    }
+    };
     let result = match env.repo {
         None => Err(Stop::Fatal(
             "not a git repository (or any of the parent directories): .git".to_owned(),
@@ -87,15 +131,7 @@ pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
         Some(repo) => Git::new(repo, env, rest.iter().any(|a| a == "--")).and_then(|g| {
             // The index on disk, not one a commit left in memory.
             repo.index()?.read(true)?;
-            match sub.as_str() {
-                "status" => g.status(rest, out),
-                "diff" => g.diff(rest, out),
-                "log" => g.log(rest, out),
-                "show" => g.show(rest, out),
-                "branch" => g.branch(rest, out),
-                "ls-files" => g.ls_files(rest, out),
-                _ => g.stash(rest, out),
-            }
+            (subcommand.run)(&g, rest, out)
         }),
     };
     match result {

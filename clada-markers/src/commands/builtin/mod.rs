@@ -30,33 +30,12 @@ mod diff;
 mod files;
 mod git;
 mod refusal;
+mod registry;
 mod search;
 
 pub(crate) use args::Flags;
 pub(crate) use refusal::Refusal;
-
-/// The commands run in-process, by first word.
-pub(crate) const COMMANDS: &[&str] = &[
-    "cat", "head", "tail", "grep", "find", "ls", "pwd", "tree", "wc", "diff", "file", "stat",
-    "realpath", "xxd", "mv", "rm", "cp", "mkdir", "touch", "git",
-];
-
-/// Git's subcommands run in-process.
-pub(crate) const GIT_SUBCOMMANDS: &[&str] = &[
-    "status", "diff", "log", "show", "branch", "stash", "ls-files",
-];
-
-/// Whether `argv` names a built-in command (its flags are judged later, by
-/// the tool itself).
-pub(crate) fn is_builtin(argv: &[String]) -> bool {
-    match argv.first().map(String::as_str) {
-        Some("git") => argv
-            .get(1)
-            .is_some_and(|sub| GIT_SUBCOMMANDS.contains(&sub.as_str())),
-        Some(name) => COMMANDS.contains(&name),
-        None => false,
-    }
-}
+pub(crate) use registry::{is_builtin, named, run};
 
 /// Where a built-in command runs and what it may touch.
 /// What built-in `cp` may copy in one run (PROTOCOL §6), files and
@@ -289,39 +268,5 @@ pub(crate) fn describe(e: &FsError) -> String {
             let what = std::io::Error::from_raw_os_error(errno.raw_os_error());
             format!("{path}: {what}")
         }
-    }
-}
-
-/// Runs the built-in command `argv` (first word included) and returns its
-/// exit status.
-pub(crate) fn run(argv: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
-    let Some((name, args)) = argv.split_first() else {
-        return Err(env.unsupported(""));
-    };
-    match name.as_str() {
-        "cat" => files::cat(args, env, out),
-        "head" => files::head_tail(args, env, out, files::End::Head),
-        "tail" => files::head_tail(args, env, out, files::End::Tail),
-        "wc" => files::wc(args, env, out),
-        "pwd" => files::pwd(args, env, out),
-        "ls" => files::ls(args, env, out),
-        "stat" => files::stat(args, env, out),
-        "file" => files::file(args, env, out),
-        "realpath" => files::realpath(args, env, out),
-        "xxd" => files::xxd(args, env, out),
-        "mkdir" => files::mkdir(args, env, out),
-        "touch" => files::touch(args, env, out),
-        "rm" => files::rm(args, env, out),
-        "mv" => files::mv(args, env, out),
-        "cp" => files::cp(args, env, out),
-        "grep" => search::grep(args, env, out),
-        "find" => search::find(args, env, out),
-        "tree" => search::tree(args, env, out),
-        "diff" => diff::diff(args, env, out),
-        "git" => git::git(args, env, out),
-        other => Err(Refusal::new(
-            ErrorType::CommandNotAllowed,
-            format!("the built-in `{other}` is not available"),
-        )),
     }
 }
