@@ -35,7 +35,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::dirs::Dirs;
-use crate::engine::fs::{Files, Root};
+use crate::engine::fs::Root;
+use crate::engine::tree::Tree;
 use crate::syntax::Location;
 
 /// Where approvals lived before they moved out of the root; ignored.

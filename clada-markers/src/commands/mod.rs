@@ -42,10 +42,10 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::engine::fs::{Files, Root};
+use crate::engine::fs::Root;
 use crate::engine::git::WorkTree;
 use crate::engine::repo_check::RepoError;
-use crate::engine::view::{By, View};
+use crate::engine::tree::{Tree, TreeMut};
 use crate::engine::{Observer, RunOutput, Runner, Settings, TaskError};
 use crate::error_type::ErrorType;
 use crate::syntax::Location;
@@ -170,7 +170,7 @@ impl<'r> CommandRunner<'r> {
         argv: &[String],
         dir: Option<&Location>,
         timeout: Duration,
-        tree: &dyn builtin::Tree,
+        tree: &dyn TreeMut,
         observer: &mut dyn Observer,
     ) -> Result<RunOutput, (TaskError, RunOutput)> {
         let shown = shell_words::join(argv);
@@ -198,7 +198,11 @@ impl<'r> CommandRunner<'r> {
             shown: &shown,
             copied: &self.copied,
         };
-        let mut out = builtin::Out::new(task, observer, self.settings.max_output);
+        let mut out = builtin::Out::new(process::Output::new(
+            task,
+            observer,
+            self.settings.max_output,
+        ));
         // Its walks stop at its limit.
         let outer = self.root.deadline();
         self.root
@@ -223,17 +227,19 @@ impl<'r> CommandRunner<'r> {
                     exit_code: Some(code),
                 },
             )),
-            Err(mut e) => {
-                if e.error_type() == ErrorType::CommandNotAllowed {
+            Err(refusal) => {
+                let e = if refusal.error_type() == ErrorType::CommandNotAllowed {
                     let hint = self.hint(command, dir);
-                    e = TaskError::NotApproved {
+                    TaskError::NotApproved {
                         message: format!(
                             "{}; to run it anyway, approve this exact command: {hint}",
-                            e.message()
+                            refusal.message()
                         ),
                         approve: hint.into(),
-                    };
-                }
+                    }
+                } else {
+                    refused(refusal)
+                };
                 Err((
                     e,
                     RunOutput {
@@ -316,7 +322,7 @@ impl CommandRunner<'_> {
     /// included when it has no `.git` of its own. Looked up in `files`:
     /// the disk, or a dry run's plan.
     fn foreign_repository(
-        files: &dyn Files,
+        files: &dyn Tree,
         command: &str,
         dir: Option<&Location>,
     ) -> Result<(), TaskError> {
@@ -493,16 +499,14 @@ impl Runner for CommandRunner<'_> {
         command: &str,
         dir: Option<&Location>,
         deadline: Option<Instant>,
-        view: &View<'_>,
-        by: By,
+        tree: &dyn TreeMut,
         observer: &mut dyn Observer,
     ) -> Option<Result<RunOutput, (TaskError, RunOutput)>> {
         let command = command.trim();
-        let tree = builtin::Planned { view, by };
         // As in a real run, any command's `dir` is checked first (on the
         // plan: made, moved or removed by the tasks before).
         if let Some(dir) = dir
-            && let Err(e) = builtin::Tree::check_dir(&tree, dir)
+            && let Err(e) = tree.check_dir(dir)
         {
             return Some(Err((TaskError::from(e), RunOutput::default())));
         }
@@ -522,7 +526,7 @@ impl Runner for CommandRunner<'_> {
             .contains(command, dir_key(dir).as_deref());
         let asked = !approved && builtin_argv(command).is_err() && self.approver.can_ask();
         if approved || asked {
-            return Self::foreign_repository(view, command, dir)
+            return Self::foreign_repository(tree, command, dir)
                 .err()
                 .map(|e| Err((e, RunOutput::default())));
         }
@@ -533,11 +537,7 @@ impl Runner for CommandRunner<'_> {
         if let Some(d) = deadline {
             limit = limit.min(d.saturating_duration_since(Instant::now()));
         }
-        // What it does stays, even when its unit is rolled back, as on disk.
-        let ran = view.untracked(by, || {
-            self.run_builtin(task, command, &argv, dir, limit, &tree, observer)
-        });
-        Some(ran)
+        Some(self.run_builtin(task, command, &argv, dir, limit, tree, observer))
     }
 
     fn run(
@@ -610,7 +610,7 @@ fn builtin_argv(command: &str) -> Result<Vec<String>, String> {
         return Err("it has more than one line".to_owned());
     }
     let first = command.split_whitespace().next().unwrap_or("");
-    if !builtin::COMMANDS.contains(&first) {
+    if builtin::named(first).is_none() {
         return Err(format!("`{first}` is not one of the built-in commands"));
     }
     if let Some(c) = shell::shell_syntax(command) {
@@ -619,12 +619,26 @@ fn builtin_argv(command: &str) -> Result<Vec<String>, String> {
     let argv = shell_words::split(command).map_err(|_| "its quotes do not balance".to_owned())?;
     if !builtin::is_builtin(&argv) {
         let sub = argv.get(1).map_or("", String::as_str);
+        let subs = builtin::named("git").map_or(&[][..], |b| b.subcommands);
+        let names: Vec<&str> = subs.iter().map(|s| s.name).collect();
         return Err(format!(
             "`git {sub}` is not one of git's built-in subcommands ({})",
-            builtin::GIT_SUBCOMMANDS.join(", ")
+            names.join(", ")
         ));
     }
     Ok(argv)
+}
+
+/// The task's error for a built-in's refusal.
+fn refused(refusal: builtin::Refusal) -> TaskError {
+    match refusal {
+        builtin::Refusal::File { error, message } => {
+            let mut e = TaskError::from(error);
+            *e.message_mut() = message;
+            e
+        }
+        builtin::Refusal::Other { kind, message } => TaskError::new(kind, message),
+    }
 }
 
 fn first_line(command: &str) -> String {
@@ -641,7 +655,8 @@ fn first_line(command: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::Quiet;
-    use crate::engine::fs::{Files, Kind};
+    use crate::engine::tree::Kind;
+    use crate::engine::view::{By, Planned, View};
 
     #[test]
     fn a_dry_run_stops_a_built_in_at_the_runs_deadline() {
@@ -657,20 +672,21 @@ mod tests {
         );
         let view = View::new(&root, 1);
         let by = By { unit: 1, task: 1 };
+        let tree = Planned { view: &view, by };
         let deep = format!("mkdir -p {}x", "d/".repeat(1000));
         // The run's time limit has passed: the plan of the built-in stops
         // (its own limit, 5 s, is far off).
         let past = Some(Instant::now());
-        let ran = runner.simulate(1, &deep, None, past, &view, by, &mut Quiet);
+        let ran = runner.simulate(1, &deep, None, past, &tree, &mut Quiet);
         let Some(Err((e, _))) = ran else {
             panic!("not stopped: {ran:?}");
         };
         assert_eq!(e.error_type(), ErrorType::ExecTimeout);
         // Without one, it is carried out on the plan.
-        let ran = runner.simulate(1, "mkdir -p a/b", None, None, &view, by, &mut Quiet);
+        let ran = runner.simulate(1, "mkdir -p a/b", None, None, &tree, &mut Quiet);
         assert!(matches!(ran, Some(Ok(_))), "{ran:?}");
         let made = Location::below_root(&["a", "b"]);
-        assert_eq!(Files::kind(&view, &made).unwrap(), Some(Kind::Dir));
+        assert_eq!(Tree::kind(&view, &made).unwrap(), Some(Kind::Dir));
         assert!(!dir.path().join("a").exists());
     }
 }

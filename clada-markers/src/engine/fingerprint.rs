@@ -45,7 +45,7 @@ impl Root {
     pub(crate) fn fingerprint(&self, at: &Location) -> Fingerprint {
         let (parent, name) = match self.parent(at, false) {
             Ok(p) => p,
-            Err(super::fs::FsError::NotFound { .. }) => return Fingerprint::Gone,
+            Err(super::tree::FsError::NotFound { .. }) => return Fingerprint::Gone,
             Err(_) => return Fingerprint::Unknown,
         };
         match sum(&parent, name) {

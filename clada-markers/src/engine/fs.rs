@@ -29,109 +29,7 @@ use std::time::Instant;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-/// What is at a path, without following a link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    File,
-    Dir,
-    Symlink,
-    Other,
-}
-
-impl Kind {
-    pub(super) fn of(t: FileType) -> Kind {
-        match t {
-            FileType::RegularFile => Kind::File,
-            FileType::Directory => Kind::Dir,
-            FileType::Symlink => Kind::Symlink,
-            _ => Kind::Other,
-        }
-    }
-}
-
-/// Why a file system access failed. Paths are as the document wrote them,
-/// resolved (`a/./b` is `a/b`).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum FsError {
-    #[error("{path} does not exist")]
-    NotFound { path: String },
-    /// A symbolic link where the path must not have one.
-    #[error("{path} is a symbolic link; clada does not read or write through links")]
-    Symlink { path: String },
-    #[error("{path} is a directory")]
-    IsDirectory { path: String },
-    /// A file (or other non-directory) where a directory is needed.
-    #[error("{path} is not a directory")]
-    NotDirectory { path: String },
-    /// A device, socket or pipe: not something clada reads or writes.
-    #[error("{path} is not a regular file")]
-    NotRegular { path: String },
-    /// The path leaves the root and `--allow-escape` was not given.
-    #[error("{path} is outside the root")]
-    Escape { path: String },
-    /// More components than a path may have (PROTOCOL §5); `path` is
-    /// abbreviated.
-    #[error(
-        "{path} has {components} components, more than the {max} a path may have; \
-         name a path of at most {max} components",
-        max = crate::syntax::MAX_PATH_COMPONENTS
-    )]
-    TooDeep { path: String, components: usize },
-    /// The change would land in a protected place (PROTOCOL §5).
-    #[error("{path} {why}, which documents never change")]
-    Protected { path: String, why: &'static str },
-    /// The file changed on disk after it was read (PROTOCOL §8
-    /// `file_changed`): another writer's work is kept, this write is not
-    /// made.
-    #[error(
-        "{path} changed on disk while the run was planning its edit; \
-         nothing was written to it (run the edit again against the new contents)"
-    )]
-    Changed { path: String },
-    /// A walk through `path` stopped at the run's time limit
-    /// (`--total-timeout`, a built-in's limit): nothing was changed.
-    #[error(
-        "{path}: the time limit passed while clada was looking through it; nothing was changed"
-    )]
-    TimedOut { path: String },
-    /// Any other refusal of the OS.
-    #[error("cannot {op} {path}: {}", std::io::Error::from_raw_os_error(.errno.raw_os_error()))]
-    Os {
-        path: String,
-        op: &'static str,
-        #[source]
-        errno: Errno,
-    },
-}
-
-impl FsError {
-    pub(crate) fn path(&self) -> &str {
-        match self {
-            FsError::NotFound { path }
-            | FsError::Symlink { path }
-            | FsError::IsDirectory { path }
-            | FsError::NotDirectory { path }
-            | FsError::NotRegular { path }
-            | FsError::Escape { path }
-            | FsError::TooDeep { path, .. }
-            | FsError::Protected { path, .. }
-            | FsError::Changed { path }
-            | FsError::TimedOut { path }
-            | FsError::Os { path, .. } => path,
-        }
-    }
-
-    /// The OS error behind it, for `--error-detail debug`.
-    pub(crate) fn os_detail(&self) -> Option<String> {
-        match self {
-            FsError::Os { op, errno, .. } => {
-                Some(format!("{op}: {errno} (os error {})", errno.raw_os_error()))
-            }
-            _ => None,
-        }
-    }
-}
-
+use super::tree::{Entry, FsError, Kind, Meta, Tree, TreeMut};
 use crate::syntax::Anchor;
 use crate::syntax::Location;
 
@@ -150,34 +48,6 @@ pub(crate) fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError
             },
         }
     })
-}
-
-/// Reading what planning needs; the real file system and test doubles
-/// both provide it.
-pub(crate) trait Files {
-    fn read(&self, at: &Location) -> Result<Vec<u8>, FsError>;
-    /// What is at the location, without following a link; `None` when
-    /// nothing is.
-    fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError>;
-    /// The contents of the file at `at`, shared where they are kept.
-    fn contents(&self, at: &Location) -> Result<Content, FsError> {
-        self.read(at).map(Content::from_bytes)
-    }
-    /// Where an edit of the file at `at` replaces (PROTOCOL §3 SEARCH and
-    /// SEARCH-START), or why it cannot.
-    fn find(
-        &self,
-        at: &Location,
-        search: crate::engine::seek::Search<'_>,
-    ) -> Result<crate::engine::editing::Splice, crate::engine::TaskError> {
-        let contents = self.contents(at)?;
-        let hints = crate::engine::matching::HintBudget::new(usize::MAX);
-        crate::engine::plan::find_in(&contents, at, search, &hints)
-    }
-    /// See [`Root::check_lands`].
-    fn check_lands(&self, at: &Location) -> Result<(), FsError>;
-    /// See [`Root::check_takes_away`].
-    fn check_takes_away(&self, at: &Location) -> Result<(), FsError>;
 }
 
 /// What identifies one state of a file on disk: where it lives (device
@@ -199,43 +69,6 @@ impl Stamp {
             ino: st.st_ino as u64,
             size: u64::try_from(st.st_size).unwrap_or(0),
             mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-        }
-    }
-}
-
-/// A file's contents as the engine keeps them: text (checked as UTF-8
-/// once) or bytes, shared until changed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Content {
-    Text(Rc<Text>),
-    Bytes(Rc<Vec<u8>>),
-}
-
-/// A file's text, and whether it holds a CR at all (most files do not:
-/// edits then skip looking for CRLF line breaks).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Text {
-    pub(crate) text: String,
-    pub(crate) cr: bool,
-}
-
-impl Content {
-    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Content {
-        match String::from_utf8(bytes) {
-            Ok(text) => Content::text(text),
-            Err(e) => Content::Bytes(Rc::new(e.into_bytes())),
-        }
-    }
-
-    pub(crate) fn text(text: String) -> Content {
-        let cr = memchr::memchr(b'\r', text.as_bytes()).is_some();
-        Content::Text(Rc::new(Text { text, cr }))
-    }
-
-    pub(crate) fn as_bytes(&self) -> &[u8] {
-        match self {
-            Content::Text(t) => t.text.as_bytes(),
-            Content::Bytes(b) => b,
         }
     }
 }
@@ -749,7 +582,7 @@ impl Root {
     /// How many of the components of `at` after its first `from` are
     /// directories on disk, one after the other, and what the next one
     /// is: nothing (`Ok(None)`, also when all are directories), another
-    /// kind, or the error of looking at it. What [`Files::kind`] says of
+    /// kind, or the error of looking at it. What [`Tree::kind`] says of
     /// each of those prefixes, in one walk: a deep path costs its depth,
     /// not its square.
     pub(crate) fn dirs_along(
@@ -1180,19 +1013,7 @@ impl Drop for PreparedWrite {
     }
 }
 
-impl Files for Root {
-    fn check_lands(&self, at: &Location) -> Result<(), FsError> {
-        Root::check_lands(self, at)
-    }
-
-    fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
-        Root::check_takes_away(self, at)
-    }
-
-    fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
-        self.read_stamped(at).map(|(bytes, _)| bytes)
-    }
-
+impl Tree for Root {
     fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {
         if at.parts.is_empty() {
             return Ok(Some(Kind::Dir));
@@ -1207,6 +1028,78 @@ impl Files for Root {
             op: "inspect",
             errno,
         })
+    }
+
+    fn found(&self, at: &Location) -> Result<Kind, FsError> {
+        Root::metadata(self, at).map(|m| m.kind)
+    }
+
+    fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
+        self.read_stamped(at).map(|(bytes, _)| bytes)
+    }
+
+    fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError> {
+        Ok(Box::new(self.open_file(at)?))
+    }
+
+    fn list(&self, at: &Location) -> Result<Vec<Entry>, FsError> {
+        Root::list(self, at)
+    }
+
+    fn metadata(&self, at: &Location) -> Result<Meta, FsError> {
+        Root::metadata(self, at)
+    }
+
+    fn read_link(&self, at: &Location) -> Result<String, FsError> {
+        Root::read_link(self, at)
+    }
+
+    fn check_no_links(&self, at: &Location) -> Result<(), FsError> {
+        Root::check_no_links(self, at)
+    }
+
+    fn check_dir(&self, at: &Location) -> Result<(), FsError> {
+        self.directory(at).map(drop)
+    }
+
+    fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+        Root::check_lands(self, at)
+    }
+
+    fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+        Root::check_takes_away(self, at)
+    }
+}
+
+impl TreeMut for Root {
+    fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
+        Root::create_dir(self, at)
+    }
+
+    fn create_dirs(
+        &self,
+        at: &Location,
+        step: &mut dyn FnMut(usize, bool) -> bool,
+    ) -> Result<bool, FsError> {
+        Root::create_dirs(self, at, step)
+    }
+
+    fn write(&self, at: &Location, data: &[u8]) -> Result<(), FsError> {
+        Root::write(self, at, data).map(drop)
+    }
+
+    fn remove(&self, at: &Location) -> Result<(), FsError> {
+        Root::remove(self, at)
+    }
+
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
+        Root::rename(self, from, to)
+    }
+
+    fn touch(&self, at: &Location, access: bool, modify: bool) -> Result<(), FsError> {
+        let meta = Root::metadata(self, at)?;
+        let keep = |t: (i64, i64), set: bool| if set { None } else { Some(t) };
+        self.set_times(at, keep(meta.accessed, access), keep(meta.modified, modify))
     }
 }
 

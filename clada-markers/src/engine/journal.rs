@@ -32,8 +32,9 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::engine::fs::{Files, Kind, Root, is_temp_name};
+use crate::engine::fs::{Root, is_temp_name};
 use crate::engine::lock::Place;
+use crate::engine::tree::{Kind, Tree};
 use crate::syntax::Location;
 
 /// The longest line a sweep reads; a longer one is dropped.

@@ -12,87 +12,9 @@ use std::fs::File;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps};
 use rustix::io::Errno;
 
-use super::fs::{DIR_FLAGS, FsError, Kind, Root};
+use super::fs::{DIR_FLAGS, Root};
+use super::tree::{Entry, FsError, Kind, Meta};
 use crate::syntax::Location;
-
-/// What the file system says of a file, a directory or a link itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Meta {
-    pub(crate) kind: Kind,
-    pub(crate) size: u64,
-    /// Permission bits and file type, as `st_mode`.
-    pub(crate) mode: u32,
-    pub(crate) nlink: u64,
-    pub(crate) uid: u32,
-    pub(crate) gid: u32,
-    pub(crate) ino: u64,
-    pub(crate) dev: u64,
-    /// Seconds and nanoseconds since the epoch.
-    pub(crate) modified: (i64, i64),
-    pub(crate) accessed: (i64, i64),
-    pub(crate) changed: (i64, i64),
-}
-
-impl Meta {
-    fn of(st: &rustix::fs::Stat) -> Meta {
-        Meta {
-            kind: Kind::of(FileType::from_raw_mode(st.st_mode)),
-            size: u64::try_from(st.st_size).unwrap_or(0),
-            mode: st.st_mode,
-            nlink: st.st_nlink,
-            uid: st.st_uid,
-            gid: st.st_gid,
-            ino: st.st_ino,
-            dev: st.st_dev,
-            modified: (st.st_mtime, i64::try_from(st.st_mtime_nsec).unwrap_or(0)),
-            accessed: (st.st_atime, i64::try_from(st.st_atime_nsec).unwrap_or(0)),
-            changed: (st.st_ctime, i64::try_from(st.st_ctime_nsec).unwrap_or(0)),
-        }
-    }
-}
-
-impl Meta {
-    /// What a dry run says of a file or directory the run would make:
-    /// `size` bytes, made now by this user, with the system's usual
-    /// permission bits (a file is written with them, PROTOCOL §3 WRITE).
-    pub(crate) fn planned(kind: Kind, size: u64) -> Meta {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| {
-                (
-                    i64::try_from(d.as_secs()).unwrap_or(0),
-                    i64::from(d.subsec_nanos()),
-                )
-            })
-            .unwrap_or_default();
-        let (mode, nlink) = match kind {
-            Kind::Dir => (0o040_755, 2),
-            _ => (0o100_644, 1),
-        };
-        Meta {
-            kind,
-            size,
-            mode,
-            nlink,
-            uid: rustix::process::getuid().as_raw(),
-            gid: rustix::process::getgid().as_raw(),
-            ino: 0,
-            dev: 0,
-            modified: now,
-            accessed: now,
-            changed: now,
-        }
-    }
-}
-
-/// One name in a directory.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Entry {
-    /// The name; one that is not UTF-8 is shown with replacement
-    /// characters and cannot be opened by it.
-    pub(crate) name: String,
-    pub(crate) kind: Kind,
-}
 
 impl Root {
     /// The metadata of what is at `at`, without following a link; the root

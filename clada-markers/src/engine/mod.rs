@@ -32,6 +32,7 @@ mod rules;
 pub(crate) mod seek;
 mod settings;
 pub(crate) mod tier;
+pub(crate) mod tree;
 pub(crate) mod tree_check;
 pub(crate) mod view;
 
@@ -55,10 +56,11 @@ use crate::syntax::Diagnostic;
 use crate::syntax::Document;
 use crate::syntax::Location;
 use crate::syntax::{BlockRules, Op, Task, Unit};
-use fs::{FsError, Root};
+use fs::Root;
 pub use outcome::TaskOutcome;
 use outcome::{Kept, Rollback, Skip, UnitOutcome};
 use plan::{Action, Effect, Plan};
+use tree::FsError;
 use view::{By, Change, Failed, View};
 
 /// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
@@ -158,24 +160,8 @@ impl TaskError {
 
 impl From<FsError> for TaskError {
     fn from(e: FsError) -> Self {
-        let kind = match &e {
-            FsError::NotFound { .. } => ErrorType::FileNotFound,
-            FsError::Symlink { .. } => ErrorType::SymlinkNotAllowed,
-            FsError::Escape { .. } | FsError::TooDeep { .. } | FsError::Protected { .. } => {
-                ErrorType::PathEscape
-            }
-            FsError::Changed { .. } => ErrorType::FileChanged,
-            FsError::TimedOut { .. } => ErrorType::ExecTimeout,
-            FsError::Os { errno, .. } if *errno == rustix::io::Errno::NOENT => {
-                ErrorType::FileNotFound
-            }
-            FsError::IsDirectory { .. }
-            | FsError::NotDirectory { .. }
-            | FsError::NotRegular { .. }
-            | FsError::Os { .. } => ErrorType::PermissionDenied,
-        };
         TaskError::File {
-            kind,
+            kind: e.error_type(),
             message: e.to_string(),
             path: e.path().into(),
             os: e.os_detail().map(String::into_boxed_str),
@@ -205,11 +191,11 @@ pub(crate) trait Runner {
         observer: &mut dyn Observer,
     ) -> Result<RunOutput, (TaskError, RunOutput)>;
 
-    /// In a dry run: carries out `command` on `view` as the task `by`
-    /// (within `deadline`, as [`Runner::run`]), if it is a built-in,
-    /// through every check of the real run: the ones
-    /// that change the tree (`mkdir touch rm mv cp`) change the view, so
-    /// that the tasks after them see their effect, and the others read it
+    /// In a dry run: carries out `command` on `tree`, the run's view as
+    /// the task changes it (within `deadline`, as [`Runner::run`]), if it
+    /// is a built-in, through every check of the real run: the ones that
+    /// change the tree (`mkdir touch rm mv cp`) change the view, so that
+    /// the tasks after them see their effect, and the others read it
     /// (PROTOCOL §7). `None` when it is not one: it is previewed instead.
     #[allow(clippy::too_many_arguments)]
     fn simulate(
@@ -218,8 +204,7 @@ pub(crate) trait Runner {
         _command: &str,
         _dir: Option<&Location>,
         _deadline: Option<Instant>,
-        _view: &View<'_>,
-        _by: By,
+        _tree: &dyn tree::TreeMut,
         _observer: &mut dyn Observer,
     ) -> Option<Result<RunOutput, (TaskError, RunOutput)>> {
         None
@@ -714,8 +699,9 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         let dry = self.settings.dry_run;
         let loose = self.loose();
         let checked = rules::check(op, rules, &self.view, self.settings.allow_escape);
-        let result =
-            checked.and_then(|()| plan::plan(op, &self.view, self.settings.allow_escape, loose));
+        let find = |at: &Location, search: seek::Search<'_>| self.view.find_edit(at, search);
+        let result = checked
+            .and_then(|()| plan::plan(op, &self.view, &find, self.settings.allow_escape, loose));
         let result = result.and_then(|p| {
             let Plan { action, effect } = p;
             match action {
@@ -749,15 +735,22 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                 Action::Nothing => Ok(effect),
                 Action::Run { command, dir } => {
                     let ran = if dry {
-                        let simulated = self.runner.simulate(
-                            task.number,
-                            &command,
-                            dir.as_ref(),
-                            self.deadline,
-                            &self.view,
+                        let planned = view::Planned {
+                            view: &self.view,
                             by,
-                            observer,
-                        );
+                        };
+                        // What it does stays, even when its unit is rolled
+                        // back, as on disk.
+                        let simulated = self.view.untracked(by, || {
+                            self.runner.simulate(
+                                task.number,
+                                &command,
+                                dir.as_ref(),
+                                self.deadline,
+                                &planned,
+                                observer,
+                            )
+                        });
                         let Some(ran) = simulated else {
                             report.preview = Some(self.runner.preview(&command, dir.as_ref())?);
                             return Ok(effect);

@@ -10,7 +10,8 @@
 
 use std::cell::{Cell, OnceCell};
 
-use super::fs::{Kind, Root};
+use super::fs::Root;
+use super::tree::Kind;
 use crate::syntax::Location;
 
 /// At most this many files are looked at.

@@ -1,16 +1,17 @@
 //! Planning: what a task will do, decided without changing anything.
 //!
-//! A plan resolves the task's paths, reads what it needs through [`Files`],
+//! A plan resolves the task's paths, reads what it needs through [`Tree`],
 //! finds the matches and computes the new contents. It never writes, so
 //! matching and path rules are tested against an in-memory tree. The
 //! engine carries a plan out on its view of the tree ([`super::view`]).
 
 use crate::engine::TaskError;
 use crate::engine::editing::Splice;
-use crate::engine::fs::{Content, Files, FsError, Kind, locate};
+use crate::engine::fs::locate;
 use crate::engine::matching::{HintBudget, Mismatch};
 use crate::engine::seek::How;
 use crate::engine::seek::Search;
+use crate::engine::tree::{Content, FsError, Kind, Tree};
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
 use crate::syntax::Location;
@@ -82,11 +83,18 @@ pub(crate) struct Plan {
     pub(crate) effect: Effect,
 }
 
-/// Plans one operation against the current state of `files`; `loose`:
-/// whether edits may look beyond exact text (`--match whitespace`).
+/// Where an edit of the file at a location replaces (PROTOCOL §3 SEARCH
+/// and SEARCH-START), or why it cannot: the view's answer, which keeps an
+/// index of a file many edits change, or [`find_in`] over a file's text.
+pub(crate) type Find<'f> = &'f dyn Fn(&Location, Search<'_>) -> Result<Splice, TaskError>;
+
+/// Plans one operation against the current state of `files`, where `find`
+/// finds an edit's place; `loose`: whether edits may look beyond exact
+/// text (`--match whitespace`).
 pub(crate) fn plan(
     op: &Op<'_>,
-    files: &dyn Files,
+    files: &dyn Tree,
+    find: Find<'_>,
     allow_escape: bool,
     loose: bool,
 ) -> Result<Plan, TaskError> {
@@ -155,7 +163,7 @@ pub(crate) fn plan(
                 ));
             };
             let loc = at(path)?;
-            let splice = files.find(&loc, search)?;
+            let splice = find(&loc, search)?;
             Ok(edit_plan(loc, splice))
         }
         Op::Move { from, to } => {
@@ -371,14 +379,14 @@ mod tests {
     /// A tree in memory: paths to contents, `None` for a directory, links
     /// as `Some(b"->target")` entries listed in `links`.
     #[derive(Default)]
-    struct Tree {
+    struct Memory {
         files: RefCell<BTreeMap<String, Option<Vec<u8>>>>,
         links: Vec<String>,
     }
 
-    impl Tree {
+    impl Memory {
         fn with(entries: &[(&str, Option<&str>)]) -> Self {
-            let t = Tree::default();
+            let t = Memory::default();
             for (p, c) in entries {
                 t.files
                     .borrow_mut()
@@ -388,7 +396,7 @@ mod tests {
         }
     }
 
-    impl Files for Tree {
+    impl Tree for Memory {
         fn check_lands(&self, at: &Location) -> Result<(), FsError> {
             if crate::syntax::is_protected(at) {
                 return Err(FsError::Protected {
@@ -425,6 +433,40 @@ mod tests {
                 .get(&path)
                 .map(|c| if c.is_some() { Kind::File } else { Kind::Dir }))
         }
+
+        // Planning reads files and kinds only.
+        fn open(&self, at: &Location) -> Result<Box<dyn std::io::Read + '_>, FsError> {
+            Ok(Box::new(std::io::Cursor::new(self.read(at)?)))
+        }
+
+        fn list(&self, at: &Location) -> Result<Vec<crate::engine::tree::Entry>, FsError> {
+            unreachable!("planning lists no directory: {at:?}")
+        }
+
+        fn metadata(&self, at: &Location) -> Result<crate::engine::tree::Meta, FsError> {
+            unreachable!("planning reads no metadata: {at:?}")
+        }
+
+        fn read_link(&self, at: &Location) -> Result<String, FsError> {
+            unreachable!("planning reads no link: {at:?}")
+        }
+
+        fn check_dir(&self, at: &Location) -> Result<(), FsError> {
+            unreachable!("planning checks no working directory: {at:?}")
+        }
+    }
+
+    /// Plans `op` against `t`, finding edits in each file's whole text.
+    fn plan_in(
+        op: &Op<'_>,
+        t: &Memory,
+        allow_escape: bool,
+        loose: bool,
+    ) -> Result<Plan, TaskError> {
+        let hints = HintBudget::new(usize::MAX);
+        let find =
+            |at: &Location, search: Search<'_>| find_in(&t.contents(at)?, at, search, &hints);
+        plan(op, t, &find, allow_escape, loose)
     }
 
     fn op_edit(path: &str, search: &str, replace: &str) -> Op<'static> {
@@ -446,7 +488,7 @@ mod tests {
         }
     }
 
-    fn edited(t: &Tree, p: Plan) -> String {
+    fn edited(t: &Memory, p: Plan) -> String {
         match p.action {
             Action::Edit {
                 at,
@@ -462,8 +504,8 @@ mod tests {
 
     #[test]
     fn edits_read_the_file_and_compute_new_contents() {
-        let t = Tree::with(&[("a.txt", Some("one\ntwo\n"))]);
-        let p = plan(&op_edit("a.txt", "two\n", "2\n"), &t, false, true).unwrap();
+        let t = Memory::with(&[("a.txt", Some("one\ntwo\n"))]);
+        let p = plan_in(&op_edit("a.txt", "two\n", "2\n"), &t, false, true).unwrap();
         assert_eq!(
             p.effect,
             Effect::Edited {
@@ -478,9 +520,9 @@ mod tests {
 
     #[test]
     fn a_missing_file_is_file_not_found() {
-        let e = plan(
+        let e = plan_in(
             &op_edit("nope.txt", "x", "y"),
-            &Tree::default(),
+            &Memory::default(),
             false,
             true,
         )
@@ -490,19 +532,19 @@ mod tests {
 
     #[test]
     fn a_non_utf8_target_is_invalid_utf8() {
-        let t = Tree::default();
+        let t = Memory::default();
         t.files
             .borrow_mut()
             .insert("b.bin".into(), Some(vec![b'a', 0xff]));
-        let e = plan(&op_edit("b.bin", "a", "b"), &t, false, true).unwrap_err();
+        let e = plan_in(&op_edit("b.bin", "a", "b"), &t, false, true).unwrap_err();
         assert_eq!(e.error_type(), ErrorType::InvalidUtf8);
         assert!(e.message().contains("offset 1"), "{}", e.message());
     }
 
     #[test]
     fn a_wrong_count_carries_the_facts() {
-        let t = Tree::with(&[("a", Some("x\nx\n"))]);
-        let e = plan(&op_edit("a", "x\n", "y\n"), &t, false, true).unwrap_err();
+        let t = Memory::with(&[("a", Some("x\nx\n"))]);
+        let e = plan_in(&op_edit("a", "x\n", "y\n"), &t, false, true).unwrap_err();
         assert_eq!(e.error_type(), ErrorType::MatchCountMismatch);
         assert_eq!(e.message(), "found 2 matches, expected 1");
         let TaskError::Mismatch { mismatch: m, .. } = e else {
@@ -513,37 +555,37 @@ mod tests {
 
     #[test]
     fn append_adds_the_missing_line_feed_first() {
-        let t = Tree::with(&[("log", Some("a"))]);
+        let t = Memory::with(&[("log", Some("a"))]);
         let op = Op::Write {
             path: "log".into(),
             append: true,
             content: "b\n".into(),
         };
-        let p = plan(&op, &t, false, true).unwrap();
+        let p = plan_in(&op, &t, false, true).unwrap();
         assert_eq!(p.effect, Effect::Appended { path: "log".into() });
         assert_eq!(written(p), "a\nb\n");
     }
 
     #[test]
     fn write_drops_a_byte_order_mark_and_refuses_directories_and_links() {
-        let mut t = Tree::with(&[("d", None), ("f", Some("old"))]);
+        let mut t = Memory::with(&[("d", None), ("f", Some("old"))]);
         t.links.push("l".into());
         let w = |p: &str| Op::Write {
             path: p.to_owned().into(),
             append: false,
             content: "\u{feff}new\n".into(),
         };
-        assert_eq!(written(plan(&w("f"), &t, false, true).unwrap()), "new\n");
+        assert_eq!(written(plan_in(&w("f"), &t, false, true).unwrap()), "new\n");
         assert_eq!(
-            plan(&w("d"), &t, false, true).unwrap_err().error_type(),
+            plan_in(&w("d"), &t, false, true).unwrap_err().error_type(),
             ErrorType::PermissionDenied
         );
         assert_eq!(
-            plan(&w("l"), &t, false, true).unwrap_err().error_type(),
+            plan_in(&w("l"), &t, false, true).unwrap_err().error_type(),
             ErrorType::SymlinkNotAllowed
         );
         assert_eq!(
-            plan(&w("new/file"), &t, false, true).unwrap().effect,
+            plan_in(&w("new/file"), &t, false, true).unwrap().effect,
             Effect::Created {
                 path: "new/file".into()
             }
@@ -552,7 +594,7 @@ mod tests {
 
     #[test]
     fn move_into_a_directory_keeps_the_name() {
-        let t = Tree::with(&[("a.txt", Some("x")), ("dest", None)]);
+        let t = Memory::with(&[("a.txt", Some("x")), ("dest", None)]);
         let m = |to: &str| Op::Move {
             from: "a.txt".into(),
             to: to.to_owned().into(),
@@ -562,45 +604,48 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(
-            target(plan(&m("dest"), &t, false, true).unwrap()),
+            target(plan_in(&m("dest"), &t, false, true).unwrap()),
             "dest/a.txt"
         );
         assert_eq!(
-            target(plan(&m("new/"), &t, false, true).unwrap()),
+            target(plan_in(&m("new/"), &t, false, true).unwrap()),
             "new/a.txt"
         );
-        assert_eq!(target(plan(&m("b.txt"), &t, false, true).unwrap()), "b.txt");
         assert_eq!(
-            plan(&m("a.txt"), &t, false, true).unwrap().action,
+            target(plan_in(&m("b.txt"), &t, false, true).unwrap()),
+            "b.txt"
+        );
+        assert_eq!(
+            plan_in(&m("a.txt"), &t, false, true).unwrap().action,
             Action::Nothing
         );
     }
 
     #[test]
     fn a_directory_cannot_move_into_itself() {
-        let t = Tree::with(&[("src", None)]);
+        let t = Memory::with(&[("src", None)]);
         let op = Op::Move {
             from: "src".into(),
             to: "src/inner/".into(),
         };
         assert_eq!(
-            plan(&op, &t, false, true).unwrap_err().error_type(),
+            plan_in(&op, &t, false, true).unwrap_err().error_type(),
             ErrorType::PermissionDenied
         );
     }
 
     #[test]
     fn paths_out_of_the_root_need_allow_escape() {
-        let t = Tree::default();
+        let t = Memory::default();
         let op = Op::Remove {
             path: "../x".into(),
         };
         assert_eq!(
-            plan(&op, &t, false, true).unwrap_err().error_type(),
+            plan_in(&op, &t, false, true).unwrap_err().error_type(),
             ErrorType::PathEscape
         );
         assert_eq!(
-            plan(&op, &t, true, true).unwrap_err().error_type(),
+            plan_in(&op, &t, true, true).unwrap_err().error_type(),
             ErrorType::FileNotFound
         );
     }

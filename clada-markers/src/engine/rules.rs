@@ -3,7 +3,8 @@
 //! the run sees it. Nothing here changes anything.
 
 use crate::engine::TaskError;
-use crate::engine::fs::{Files, FsError, Kind, locate};
+use crate::engine::fs::locate;
+use crate::engine::tree::{FsError, Kind, Tree};
 use crate::error_type::ErrorType;
 use crate::syntax::{BlockRules, Op};
 
@@ -12,7 +13,7 @@ use crate::syntax::{BlockRules, Op};
 pub(crate) fn check(
     op: &Op<'_>,
     rules: BlockRules,
-    files: &dyn Files,
+    files: &dyn Tree,
     allow_escape: bool,
 ) -> Result<(), TaskError> {
     let kind = |p: &str| match locate(p, allow_escape) {

@@ -30,18 +30,20 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
 use std::rc::Rc;
 
 use crate::engine::TaskError;
 use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fingerprint::Fingerprint;
-use crate::engine::fs::{Content, Files, FsError, Kind, PutBack, Root, Stamp, Written};
+use crate::engine::fs::{PutBack, Root, Stamp, Written};
 use crate::engine::matching::{HINT_BUDGET, HintBudget};
 use crate::engine::outcome::{Kept, KeptWhy};
 use crate::engine::paths::{Below, Live, PathMap, Visit};
 use crate::engine::plan;
 use crate::engine::seek::MIN_PIVOT;
 use crate::engine::seek::Search;
+use crate::engine::tree::{Content, Entry, FsError, Kind, Meta, Tree, TreeMut};
 use crate::syntax::Anchor;
 use crate::syntax::BOM;
 use crate::syntax::Location;
@@ -960,12 +962,12 @@ impl<'r> View<'r> {
         }
     }
 
-    /// Where `search` replaces in the file `at` (see [`Files::find`]).
+    /// Where `search` replaces in the file `at` (see [`plan::plan`]).
     /// A file that many edits to come will change
     /// ([`editing::INDEX_FROM`]) is edited in chunks ([`Editing`]), its
     /// coming search texts indexed in one pass; otherwise, and where the
     /// index cannot answer, the whole text is searched.
-    fn find_edit(&self, at: &Location, search: Search<'_>) -> Result<Splice, TaskError> {
+    pub(crate) fn find_edit(&self, at: &Location, search: Search<'_>) -> Result<Splice, TaskError> {
         let loaded = {
             let st = self.state.borrow();
             matches!(st.nodes.get(at), Some(Node::File(f)) if f.edits.is_some())
@@ -1995,22 +1997,80 @@ fn add(list: &mut Vec<By>, by: By) {
     }
 }
 
-impl Files for View<'_> {
+impl Tree for View<'_> {
+    fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {
+        let st = self.state.borrow();
+        self.kind_in(&st, at)
+    }
+
     fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
-        self.contents(at).map(|b| b.as_bytes().to_vec())
+        View::contents(self, at).map(|b| b.as_bytes().to_vec())
     }
 
     fn contents(&self, at: &Location) -> Result<Content, FsError> {
         View::contents(self, at)
     }
 
-    fn find(&self, at: &Location, search: Search<'_>) -> Result<Splice, TaskError> {
-        self.find_edit(at, search)
+    fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError> {
+        // What the run has not changed is read from the disk as it comes
+        // (a dry run's `grep -r` keeps no tree in memory).
+        if let Seen::Disk(on_disk) = self.seen(at)? {
+            let file = self.root.open_file(&on_disk);
+            return Ok(Box::new(file.map_err(|e| moved(e, &on_disk, at))?));
+        }
+        let data = View::contents(self, at)?;
+        Ok(Box::new(std::io::Cursor::new(data.as_bytes().to_vec())))
     }
 
-    fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {
-        let st = self.state.borrow();
-        self.kind_in(&st, at)
+    fn list(&self, at: &Location) -> Result<Vec<Entry>, FsError> {
+        Ok(View::list(self, at)?
+            .into_iter()
+            .map(|(name, kind)| Entry { name, kind })
+            .collect())
+    }
+
+    fn metadata(&self, at: &Location) -> Result<Meta, FsError> {
+        let root = self.root;
+        match self.seen(at)? {
+            Seen::Disk(on_disk) => root.metadata(&on_disk).map_err(|e| moved(e, &on_disk, at)),
+            Seen::File { origin } => {
+                let size = View::contents(self, at)?.as_bytes().len() as u64;
+                let mut meta = Meta::planned(Kind::File, size);
+                // An edited file keeps its permission bits (PROTOCOL §3).
+                if let Some(old) = origin.and_then(|o| root.metadata(&o).ok()) {
+                    (meta.mode, meta.nlink) = (old.mode, old.nlink);
+                    (meta.uid, meta.gid) = (old.uid, old.gid);
+                    (meta.dev, meta.ino) = (old.dev, old.ino);
+                }
+                Ok(meta)
+            }
+            Seen::NewDir => Ok(Meta::planned(Kind::Dir, 4096)),
+            Seen::Nothing => Err(FsError::NotFound { path: at.display() }),
+        }
+    }
+
+    fn read_link(&self, at: &Location) -> Result<String, FsError> {
+        match self.seen(at)? {
+            Seen::Disk(on_disk) => self
+                .root
+                .read_link(&on_disk)
+                .map_err(|e| moved(e, &on_disk, at)),
+            Seen::Nothing => Err(FsError::NotFound { path: at.display() }),
+            Seen::File { .. } | Seen::NewDir => Err(FsError::Os {
+                path: at.display(),
+                op: "read the link",
+                errno: rustix::io::Errno::INVAL,
+            }),
+        }
+    }
+
+    fn check_dir(&self, at: &Location) -> Result<(), FsError> {
+        // As the plan has it: made, moved or removed by earlier tasks.
+        match self.found(at)? {
+            Kind::Dir => Ok(()),
+            Kind::Symlink => Err(FsError::Symlink { path: at.display() }),
+            _ => Err(FsError::NotDirectory { path: at.display() }),
+        }
     }
 
     fn check_lands(&self, at: &Location) -> Result<(), FsError> {
@@ -2032,6 +2092,107 @@ impl Files for View<'_> {
             },
             Place::Nowhere => self.root.check_takes_away_shallow(at),
         }
+    }
+}
+
+/// An error about what is on disk at `on_disk`, about `at` where the view
+/// has it (moved there by an earlier task).
+fn moved(e: FsError, on_disk: &Location, at: &Location) -> FsError {
+    if on_disk == at {
+        e
+    } else {
+        e.about(&at.display())
+    }
+}
+
+/// A dry run's view, as the task `by` changes it: what a built-in
+/// command that changes the tree changes in a dry run (PROTOCOL §7).
+pub(crate) struct Planned<'v, 'r> {
+    pub(crate) view: &'v View<'r>,
+    pub(crate) by: By,
+}
+
+impl Tree for Planned<'_, '_> {
+    fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {
+        self.view.kind(at)
+    }
+
+    fn read(&self, at: &Location) -> Result<Vec<u8>, FsError> {
+        self.view.read(at)
+    }
+
+    fn contents(&self, at: &Location) -> Result<Content, FsError> {
+        View::contents(self.view, at)
+    }
+
+    fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError> {
+        self.view.open(at)
+    }
+
+    fn list(&self, at: &Location) -> Result<Vec<Entry>, FsError> {
+        Tree::list(self.view, at)
+    }
+
+    fn metadata(&self, at: &Location) -> Result<Meta, FsError> {
+        self.view.metadata(at)
+    }
+
+    fn read_link(&self, at: &Location) -> Result<String, FsError> {
+        self.view.read_link(at)
+    }
+
+    fn check_dir(&self, at: &Location) -> Result<(), FsError> {
+        self.view.check_dir(at)
+    }
+
+    fn check_lands(&self, at: &Location) -> Result<(), FsError> {
+        self.view.check_lands(at)
+    }
+
+    fn check_takes_away(&self, at: &Location) -> Result<(), FsError> {
+        self.view.check_takes_away(at)
+    }
+}
+
+impl TreeMut for Planned<'_, '_> {
+    fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
+        self.view.create_dir(at, self.by)
+    }
+
+    fn create_dirs(
+        &self,
+        at: &Location,
+        step: &mut dyn FnMut(usize, bool) -> bool,
+    ) -> Result<bool, FsError> {
+        self.view.create_dirs(at, self.by, step)
+    }
+
+    fn write(&self, at: &Location, data: &[u8]) -> Result<(), FsError> {
+        self.view
+            .write(at, Content::from_bytes(data.to_vec()), self.by)
+            .map(drop)
+    }
+
+    fn copy_file(&self, from: &Location, to: &Location) -> Option<Result<u64, FsError>> {
+        // The copy shares the contents in memory: a plan of many copies
+        // costs no more than the files it read.
+        Some(View::contents(self.view, from).and_then(|data| {
+            let bytes = data.as_bytes().len() as u64;
+            self.view.write(to, data, self.by).map(|_| bytes)
+        }))
+    }
+
+    fn remove(&self, at: &Location) -> Result<(), FsError> {
+        self.view.remove(at, self.by)
+    }
+
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
+        self.view.rename(from, to, self.by)
+    }
+
+    fn touch(&self, at: &Location, _access: bool, _modify: bool) -> Result<(), FsError> {
+        // Times are not part of the plan: only that something is there.
+        self.found(at).map(drop)
     }
 }
 
@@ -2631,7 +2792,7 @@ mod tests {
         ));
         for gone in ["d", "d/s/y", "d/n/m/new"] {
             assert!(matches!(
-                Files::kind(&view, &at(gone)),
+                Tree::kind(&view, &at(gone)),
                 Ok(None) | Err(FsError::NotFound { .. })
             ));
         }
@@ -2691,7 +2852,7 @@ mod tests {
         assert_eq!(view.contents(&at("e/d/s3/f3")).unwrap().as_bytes(), b"f\n");
         view.rollback();
         assert_eq!(view.contents(&at("d/x")).unwrap().as_bytes(), b"x\n");
-        assert!(matches!(Files::kind(&view, &at("e")), Ok(None)));
+        assert!(matches!(Tree::kind(&view, &at("e")), Ok(None)));
         assert!(matches!(
             view.contents(&at("d/s3/f3")),
             Err(FsError::NotFound { .. })
@@ -2715,7 +2876,7 @@ mod tests {
             assert_eq!(made.filter(|w| matches!(w, Was::Made { .. })).count(), 1);
         }
         let halfway = format!("top{}", "/d".repeat(600));
-        assert_eq!(Files::kind(&view, &at(&halfway)).unwrap(), Some(Kind::Dir));
+        assert_eq!(Tree::kind(&view, &at(&halfway)).unwrap(), Some(Kind::Dir));
         assert!(view.flush().is_empty());
         assert!(dir.path().join(&deep).is_file());
         let undone = view.rollback();

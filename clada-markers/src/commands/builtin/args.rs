@@ -4,10 +4,9 @@
 
 use std::str::FromStr;
 
-use crate::engine::TaskError;
 use crate::error_type::ErrorType;
 
-use super::Env;
+use super::{Env, Refusal};
 
 /// One argument.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,7 +61,7 @@ impl<'e, 'a> Flags<'e, 'a> {
     }
 
     /// The next flag or operand.
-    pub(crate) fn next(&mut self) -> Result<Option<Arg>, TaskError> {
+    pub(crate) fn next(&mut self) -> Result<Option<Arg>, Refusal> {
         let shown = self.env.shown;
         let arg = self.parser.next().map_err(|e| error(shown, e))?;
         Ok(arg.map(|arg| match arg {
@@ -79,7 +78,7 @@ impl<'e, 'a> Flags<'e, 'a> {
     }
 
     /// The value of the flag just read.
-    pub(crate) fn value(&mut self) -> Result<String, TaskError> {
+    pub(crate) fn value(&mut self) -> Result<String, Refusal> {
         let v = self.parser.value().map_err(|e| error(self.env.shown, e))?;
         Ok(v.to_string_lossy().into_owned())
     }
@@ -92,14 +91,14 @@ impl<'e, 'a> Flags<'e, 'a> {
     }
 
     /// The value of the flag just read, as a number.
-    pub(crate) fn number<T: FromStr>(&mut self) -> Result<T, TaskError> {
+    pub(crate) fn number<T: FromStr>(&mut self) -> Result<T, Refusal> {
         let v = self.value()?;
         v.parse().map_err(|_| self.invalid(&v))
     }
 
     /// The refusal of a value the flag just read cannot take.
-    pub(crate) fn invalid(&self, value: &str) -> TaskError {
-        TaskError::new(
+    pub(crate) fn invalid(&self, value: &str) -> Refusal {
+        Refusal::new(
             ErrorType::CommandNotAllowed,
             format!(
                 "`{}`: `{value}` is not a valid value for `{}`",
@@ -109,11 +108,11 @@ impl<'e, 'a> Flags<'e, 'a> {
     }
 
     /// The refusal of the flag just read.
-    pub(crate) fn refuse(&self) -> TaskError {
+    pub(crate) fn refuse(&self) -> Refusal {
         self.env.unsupported(&self.last)
     }
 }
 
-fn error(shown: &str, e: lexopt::Error) -> TaskError {
-    TaskError::new(ErrorType::CommandNotAllowed, format!("`{shown}`: {e}"))
+fn error(shown: &str, e: lexopt::Error) -> Refusal {
+    Refusal::new(ErrorType::CommandNotAllowed, format!("`{shown}`: {e}"))
 }

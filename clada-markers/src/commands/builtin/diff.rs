@@ -1,25 +1,24 @@
 //! `diff`: two files, or two directories, compared with `similar`. Files
-//! are read through [`Root`](crate::engine::fs::Root); a link is compared
+//! are read through the tree ([`crate::engine::tree::Tree`]); a link is compared
 //! as the text of its target, never followed.
 
 use std::io::Write;
 
 use similar::{DiffOp, TextDiff};
 
-use crate::engine::TaskError;
-use crate::engine::fs::{FsError, Kind};
+use crate::engine::tree::{FsError, Kind};
 use crate::syntax::Location;
 
 use super::args::Arg;
 use super::search::Timed;
-use super::{Env, Flags, Out};
+use super::{Env, Flags, Out, Refusal};
 
 /// The largest file the built-in `diff` reads: a bigger one is trouble
 /// (exit status 2), so memory stays bounded.
 const MAX_FILE: u64 = 64 * 1024 * 1024;
 
 /// Reads the file at `at` whole, within the deadline and [`MAX_FILE`].
-fn read_file(env: &Env<'_>, at: &Location) -> Result<Result<Vec<u8>, String>, TaskError> {
+fn read_file(env: &Env<'_>, at: &Location) -> Result<Result<Vec<u8>, String>, Refusal> {
     let file = env.tree.open(at)?;
     let mut data = Vec::new();
     let read = std::io::Read::read_to_end(
@@ -54,7 +53,7 @@ struct DiffOptions {
 
 /// `diff [-u] [-U N] [-r] [-q] [-N] A B`; exit 0 when the same, 1 when
 /// different, 2 on trouble.
-pub(crate) fn diff(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn diff(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let mut o = DiffOptions {
         unified: None,
         recursive: false,
@@ -139,13 +138,13 @@ enum Side {
 }
 
 impl Differ<'_, '_> {
-    fn side(&mut self, out: &mut Out<'_>, at: &Location, shown: &str) -> Result<Side, TaskError> {
+    fn side(&mut self, out: &mut Out<'_>, at: &Location, shown: &str) -> Result<Side, Refusal> {
         self.env.in_time()?;
         let meta = match self.env.tree.metadata(at) {
             Ok(meta) => meta,
-            Err(crate::engine::fs::FsError::NotFound { .. }) => return Ok(Side::Missing),
+            Err(FsError::NotFound { .. }) => return Ok(Side::Missing),
             Err(e) => {
-                self.env.failed(out, "diff", super::as_written(e, shown))?;
+                self.env.failed(out, "diff", e.about(shown))?;
                 self.status = 2;
                 return Ok(Side::Other);
             }
@@ -181,7 +180,7 @@ impl Differ<'_, '_> {
         b_at: &Location,
         a: &str,
         b: &str,
-    ) -> Result<(), TaskError> {
+    ) -> Result<(), Refusal> {
         let left = self.side(out, a_at, a)?;
         let right = self.side(out, b_at, b)?;
         let (left, right) = match (left, right) {
@@ -261,12 +260,12 @@ impl Differ<'_, '_> {
         b_at: &Location,
         a: &str,
         b: &str,
-    ) -> Result<(), TaskError> {
+    ) -> Result<(), Refusal> {
         let mut pending = vec![(a_at.clone(), b_at.clone(), a.to_owned(), b.to_owned())];
         while let Some((a_at, b_at, a, b)) = pending.pop() {
             self.env.in_time()?;
             // A directory only on one side (with -N) lists as empty.
-            let names = |at: &Location| -> Result<Vec<(String, Kind)>, TaskError> {
+            let names = |at: &Location| -> Result<Vec<(String, Kind)>, Refusal> {
                 match self.env.tree.list(at) {
                     Ok(entries) => Ok(entries.into_iter().map(|e| (e.name, e.kind)).collect()),
                     Err(FsError::NotFound { .. }) if self.o.new_file => Ok(Vec::new()),

@@ -4,21 +4,19 @@
 //! file, renames and removals relative to checked directory handles).
 //!
 //! Every path goes through [`Env::read_path`] or [`Env::write_path`], and
-//! every access through [`Root`](crate::engine::fs::Root), which never
-//! follows a link: a link is described as a link, and reading or writing
+//! every access through the tree ([`crate::engine::tree::Tree`]), which
+//! never follows a link: a link is described as a link, and reading or writing
 //! through one is `symlink_not_allowed`. Flags not listed in the README are
 //! refused, naming the flag.
 
 use std::io::{BufRead, BufReader, Read, Write};
 
-use crate::engine::TaskError;
-use crate::engine::fs::{FsError, Kind};
-use crate::engine::listing::Meta;
+use crate::engine::tree::{FsError, Kind, Meta};
 use crate::error_type::ErrorType;
 use crate::syntax::Location;
 
 use super::args::Arg;
-use super::{Env, Flags, Out, as_written};
+use super::{Env, Flags, Out, Refusal};
 
 /// Reading in pieces this big keeps memory flat and the deadline near.
 const CHUNK: usize = 64 * 1024;
@@ -46,11 +44,11 @@ fn open<'e>(
     out: &mut Out<'_>,
     tool: &str,
     arg: &str,
-) -> Result<Option<Box<dyn Read + 'e>>, TaskError> {
+) -> Result<Option<Box<dyn Read + 'e>>, Refusal> {
     let at = env.read_path(arg)?;
     match env.tree.open(&at) {
         Ok(f) => Ok(Some(f)),
-        Err(e) => env.failed(out, tool, as_written(e, arg)).map(|()| None),
+        Err(e) => env.failed(out, tool, e.about(arg)).map(|()| None),
     }
 }
 
@@ -60,7 +58,7 @@ fn read(
     out: &mut Out<'_>,
     tool: &str,
     arg: &str,
-) -> Result<Option<Vec<u8>>, TaskError> {
+) -> Result<Option<Vec<u8>>, Refusal> {
     let at = env.read_path(arg)?;
     read_at(env, out, tool, &at, arg)
 }
@@ -74,10 +72,10 @@ fn read_at(
     tool: &str,
     at: &Location,
     arg: &str,
-) -> Result<Option<Vec<u8>>, TaskError> {
+) -> Result<Option<Vec<u8>>, Refusal> {
     let mut reader = match env.tree.open(at) {
         Ok(reader) => reader,
-        Err(e) => return env.failed(out, tool, as_written(e, arg)).map(|()| None),
+        Err(e) => return env.failed(out, tool, e.about(arg)).map(|()| None),
     };
     let mut data = Vec::new();
     let mut buf = vec![0; CHUNK];
@@ -96,7 +94,7 @@ fn read_at(
 }
 
 /// `cat [-n] [-b] [-s] [-E] [FILE]...`
-pub(crate) fn cat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn cat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let (mut number, mut nonblank, mut squeeze, mut ends) = (false, false, false, false);
     let mut operands = Vec::new();
     let mut flags = Flags::new(args, env);
@@ -217,7 +215,7 @@ pub(crate) fn head_tail(
     env: &Env<'_>,
     out: &mut Out<'_>,
     end: End,
-) -> Result<i32, TaskError> {
+) -> Result<i32, Refusal> {
     let tool = if end == End::Head { "head" } else { "tail" };
     let mut amount = Amount::Lines(10);
     let (mut quiet, mut verbose) = (false, false);
@@ -309,7 +307,7 @@ fn cut(data: &[u8], amount: Amount, end: End) -> &[u8] {
 }
 
 /// `wc [-l] [-w] [-c] [-m] [FILE]...`
-pub(crate) fn wc(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn wc(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let (mut lines, mut words, mut bytes, mut chars) = (false, false, false, false);
     let mut operands = Vec::new();
     let mut flags = Flags::new(args, env);
@@ -395,7 +393,7 @@ pub(crate) fn wc(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
 }
 
 /// `pwd`: where the command runs.
-pub(crate) fn pwd(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn pwd(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let mut flags = Flags::new(args, env);
     while let Some(arg) = flags.next()? {
         match arg {
@@ -417,7 +415,7 @@ fn absolute(env: &Env<'_>, at: &Location) -> String {
 }
 
 /// `ls [-a] [-A] [-l] [-1] [-R] [-d] [-F] [-h] [-r] [-t] [-S] [PATH]...`
-pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let mut o = LsOptions::default();
     let mut operands = Vec::new();
     let mut flags = Flags::new(args, env);
@@ -453,7 +451,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
                 meta,
             }),
             Err(e) => {
-                env.failed(out, "ls", as_written(e, arg))?;
+                env.failed(out, "ls", e.about(arg))?;
                 status = 2;
             }
         }
@@ -475,7 +473,7 @@ pub(crate) fn ls(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
         let entries = match env.tree.list(&at) {
             Ok(entries) => entries,
             Err(e) => {
-                env.failed(out, "ls", as_written(e, &name))?;
+                env.failed(out, "ls", e.about(&name))?;
                 status = 2;
                 continue;
             }
@@ -653,7 +651,7 @@ fn date(secs: i64) -> String {
 }
 
 /// `stat [-c FORMAT] PATH...`
-pub(crate) fn stat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn stat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let mut format = None;
     let mut operands = Vec::new();
     let mut flags = Flags::new(args, env);
@@ -677,7 +675,7 @@ pub(crate) fn stat(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         let meta = match env.tree.metadata(&at) {
             Ok(meta) => meta,
             Err(e) => {
-                env.failed(out, "stat", as_written(e, arg))?;
+                env.failed(out, "stat", e.about(arg))?;
                 status = 1;
                 continue;
             }
@@ -775,7 +773,7 @@ fn stat_format(format: &str, name: &str, meta: &Meta) -> String {
 }
 
 /// `file [-b] PATH...`: what a file holds, from its first bytes.
-pub(crate) fn file(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn file(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let mut brief = false;
     let mut operands = Vec::new();
     let mut flags = Flags::new(args, env);
@@ -865,11 +863,7 @@ fn classify(head: &[u8], executable: bool) -> String {
 
 /// `realpath [-e] [-m] [-s] PATH...`: the absolute path, with `.` and `..`
 /// resolved as text; a link on the way is refused, never followed.
-pub(crate) fn realpath(
-    args: &[String],
-    env: &Env<'_>,
-    out: &mut Out<'_>,
-) -> Result<i32, TaskError> {
+pub(crate) fn realpath(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let mut must_exist = false;
     let mut operands = Vec::new();
     let mut flags = Flags::new(args, env);
@@ -900,7 +894,7 @@ pub(crate) fn realpath(
 }
 
 /// `xxd [-l N] [-s N] [-c N] [-g N] [-p] [-u] FILE`
-pub(crate) fn xxd(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn xxd(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let (mut len, mut seek, mut cols, mut group) = (None, 0usize, None, None);
     let (mut plain, mut upper) = (false, false);
     let mut operands = Vec::new();
@@ -918,7 +912,7 @@ pub(crate) fn xxd(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
         }
     }
     if operands.len() > 1 {
-        return Err(TaskError::new(
+        return Err(Refusal::new(
             ErrorType::CommandNotAllowed,
             format!(
                 "`{}`: the built-in `xxd` reads one file and never writes one",
@@ -978,7 +972,7 @@ pub(crate) fn xxd(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
 }
 
 /// `mkdir [-p] [-v] DIR...`
-pub(crate) fn mkdir(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn mkdir(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let (mut parents, mut verbose) = (false, false);
     let mut operands = Vec::new();
     let mut flags = Flags::new(args, env);
@@ -1015,7 +1009,7 @@ pub(crate) fn mkdir(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
                 return Err(e);
             }
             if let Err(e) = walked {
-                env.failed(out, "mkdir", as_written(e, arg))?;
+                env.failed(out, "mkdir", e.about(arg))?;
                 status = 1;
             }
             continue;
@@ -1031,7 +1025,7 @@ pub(crate) fn mkdir(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
                 status = 1;
             }
             Err(e) => {
-                env.failed(out, "mkdir", as_written(e, arg))?;
+                env.failed(out, "mkdir", e.about(arg))?;
                 status = 1;
             }
         }
@@ -1041,7 +1035,7 @@ pub(crate) fn mkdir(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
 
 /// `touch [-c] [-a] [-m] FILE...`: creates an empty file, or sets the
 /// times of one that exists (never its content).
-pub(crate) fn touch(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn touch(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let (mut no_create, mut access, mut modify) = (false, false, false);
     let mut operands = Vec::new();
     let mut flags = Flags::new(args, env);
@@ -1061,29 +1055,29 @@ pub(crate) fn touch(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
     for arg in &operands {
         env.in_time()?;
         let at = env.write_path(arg)?;
-        match env.tree.kind(&at) {
+        match env.tree.found(&at) {
             Ok(_) => {
                 if let Err(e) = env.tree.touch(&at, access, modify) {
-                    env.failed(out, "touch", as_written(e, arg))?;
+                    env.failed(out, "touch", e.about(arg))?;
                     status = 1;
                 }
             }
             Err(FsError::NotFound { .. }) if no_create => {}
             Err(FsError::NotFound { .. }) => {
                 if let Some(parent) = at.parent()
-                    && let Err(e) = env.tree.kind(&parent)
+                    && let Err(e) = env.tree.found(&parent)
                 {
-                    env.failed(out, "touch", as_written(e, arg))?;
+                    env.failed(out, "touch", e.about(arg))?;
                     status = 1;
                     continue;
                 }
                 if let Err(e) = env.tree.write(&at, b"") {
-                    env.failed(out, "touch", as_written(e, arg))?;
+                    env.failed(out, "touch", e.about(arg))?;
                     status = 1;
                 }
             }
             Err(e) => {
-                env.failed(out, "touch", as_written(e, arg))?;
+                env.failed(out, "touch", e.about(arg))?;
                 status = 1;
             }
         }
@@ -1092,7 +1086,7 @@ pub(crate) fn touch(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result
 }
 
 /// `rm [-r] [-f] [-d] [-v] PATH...`
-pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let (mut recursive, mut force, mut dirs, mut verbose) = (false, false, false, false);
     let mut operands = Vec::new();
     let mut flags = Flags::new(args, env);
@@ -1122,11 +1116,11 @@ pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             status = 1;
             continue;
         }
-        let kind = match env.tree.kind(&at) {
+        let kind = match env.tree.found(&at) {
             Ok(kind) => kind,
             Err(FsError::NotFound { .. }) if force => continue,
             Err(e) => {
-                env.failed(out, "rm", as_written(e, arg))?;
+                env.failed(out, "rm", e.about(arg))?;
                 status = 1;
                 continue;
             }
@@ -1149,7 +1143,7 @@ pub(crate) fn rm(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             Ok(()) if verbose => say!(out, "removed '{arg}'"),
             Ok(()) => {}
             Err(e) => {
-                env.failed(out, "rm", as_written(e, arg))?;
+                env.failed(out, "rm", e.about(arg))?;
                 status = 1;
             }
         }
@@ -1169,7 +1163,7 @@ struct Transfer {
     operands: Vec<String>,
 }
 
-fn transfer_args(args: &[String], env: &Env<'_>, copy: bool) -> Result<Transfer, TaskError> {
+fn transfer_args(args: &[String], env: &Env<'_>, copy: bool) -> Result<Transfer, Refusal> {
     let mut t = Transfer::default();
     let mut flags = Flags::new(args, env);
     while let Some(arg) = flags.next()? {
@@ -1206,12 +1200,12 @@ fn destinations(
     env: &Env<'_>,
     out: &mut Out<'_>,
     tool: &str,
-) -> Result<Option<Moves>, TaskError> {
+) -> Result<Option<Moves>, Refusal> {
     let (sources, target_dir, dest) = match (&t.target, t.operands.split_last()) {
         (Some(dir), _) => (&t.operands[..], Some(dir.clone()), None),
         (None, Some((last, rest))) if !rest.is_empty() => {
             let at = env.write_path(last)?;
-            let is_dir = env.tree.kind(&at) == Ok(Kind::Dir);
+            let is_dir = env.tree.found(&at) == Ok(Kind::Dir);
             if rest.len() > 1 || (is_dir && !t.no_target_dir) {
                 (rest, Some(last.clone()), None)
             } else {
@@ -1234,14 +1228,14 @@ fn destinations(
         let to = match (&target_dir, &dest) {
             (Some(dir), _) => {
                 let dir_at = env.write_path(dir)?;
-                match env.tree.kind(&dir_at) {
+                match env.tree.found(&dir_at) {
                     Ok(Kind::Dir) => {}
                     Ok(_) => {
                         out.error(tool, format!("target '{dir}': Not a directory"));
                         return Ok(None);
                     }
                     Err(e) => {
-                        env.failed(out, tool, as_written(e, dir))?;
+                        env.failed(out, tool, e.about(dir))?;
                         return Ok(None);
                     }
                 }
@@ -1270,7 +1264,7 @@ fn contents_of(src: &str) -> bool {
 }
 
 /// `mv [-f] [-n] [-v] [-T] [-t DIR] SOURCE... DEST`
-pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let t = transfer_args(args, env, false)?;
     let Some(moves) = destinations(&t, env, out, "mv")? else {
         return Ok(1);
@@ -1295,16 +1289,16 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             status = 1;
             continue;
         }
-        let kind = match env.tree.kind(&from) {
+        let kind = match env.tree.found(&from) {
             Ok(kind) => kind,
             Err(e) => {
-                env.failed(out, "mv", as_written(e, &src))?;
+                env.failed(out, "mv", e.about(&src))?;
                 status = 1;
                 continue;
             }
         };
         env.check_takes_away(&from)?;
-        match env.tree.kind(&to) {
+        match env.tree.found(&to) {
             Ok(_) if t.no_clobber => continue,
             Ok(Kind::Dir) if kind != Kind::Dir => {
                 out.error(
@@ -1323,7 +1317,7 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
             _ => {}
         }
         if let Some(parent) = to.parent()
-            && let Err(e) = env.tree.kind(&parent)
+            && let Err(e) = env.tree.found(&parent)
         {
             env.failed(out, "mv", e)?;
             status = 1;
@@ -1344,7 +1338,7 @@ pub(crate) fn mv(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
 
 /// `cp [-r] [-f] [-n] [-v] [-T] [-t DIR] SOURCE... DEST`: files are
 /// written like WRITE (whole, atomically); links are not copied.
-pub(crate) fn cp(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn cp(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let t = transfer_args(args, env, true)?;
     let Some(moves) = destinations(&t, env, out, "cp")? else {
         return Ok(1);
@@ -1352,10 +1346,10 @@ pub(crate) fn cp(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i3
     let mut status = 0;
     for (src, from, to) in moves {
         env.in_time()?;
-        let kind = match env.tree.kind(&from) {
+        let kind = match env.tree.found(&from) {
             Ok(kind) => kind,
             Err(e) => {
-                env.failed(out, "cp", as_written(e, &src))?;
+                env.failed(out, "cp", e.about(&src))?;
                 status = 1;
                 continue;
             }
@@ -1396,7 +1390,7 @@ fn copy_tree(
     src: &str,
     from: Location,
     to: Location,
-) -> Result<i32, TaskError> {
+) -> Result<i32, Refusal> {
     let mut status = 0;
     let mut pending = vec![(from, to)];
     while let Some((from, to)) = pending.pop() {
@@ -1414,7 +1408,7 @@ fn copy_tree(
             return Ok(1);
         }
         env.check_lands(&to)?;
-        let kind = match env.tree.kind(&from) {
+        let kind = match env.tree.found(&from) {
             Ok(kind) => kind,
             Err(e) => {
                 env.failed(out, "cp", e)?;
@@ -1424,7 +1418,7 @@ fn copy_tree(
         };
         match kind {
             Kind::Dir => {
-                let exists = env.tree.kind(&to) == Ok(Kind::Dir);
+                let exists = env.tree.found(&to) == Ok(Kind::Dir);
                 match if exists {
                     Ok(false)
                 } else {
@@ -1450,7 +1444,7 @@ fn copy_tree(
                 }
             }
             Kind::File => {
-                if t.no_clobber && env.tree.kind(&to).is_ok() {
+                if t.no_clobber && env.tree.found(&to).is_ok() {
                     continue;
                 }
                 let copied = match env.tree.copy_file(&from, &to) {

@@ -22,8 +22,8 @@ use git2::{
 };
 
 use super::args::Arg;
-use super::{Env, Flags, Out};
-use crate::engine::TaskError;
+use super::{Env, Flags, Out, Refusal};
+use crate::engine::tree::FsError;
 use crate::error_type::ErrorType;
 use crate::syntax::Location;
 
@@ -33,13 +33,13 @@ const FATAL: i32 = 128;
 /// Why a subcommand stopped early.
 enum Stop {
     /// A refusal about the document (a flag, a path): the task fails.
-    Task(TaskError),
+    Task(Refusal),
     /// git's own failure: `fatal: …` and exit status 128.
     Fatal(String),
 }
 
-impl From<TaskError> for Stop {
-    fn from(e: TaskError) -> Self {
+impl From<Refusal> for Stop {
+    fn from(e: Refusal) -> Self {
         Stop::Task(e)
     }
 }
@@ -59,12 +59,55 @@ macro_rules! say {
     }};
 }
 
+/// A subcommand of the built-in git.
+#[derive(Debug)]
+pub(crate) struct Subcommand {
+    pub(crate) name: &'static str,
+    run: fn(&Git<'_>, &[String], &mut Out<'_>) -> Res,
+}
+
+/// The subcommands the built-in git runs, all of them reading only.
+pub(crate) const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "status",
+        run: |g, args, out| g.status(args, out),
+    },
+    Subcommand {
+        name: "diff",
+        run: |g, args, out| g.diff(args, out),
+    },
+    Subcommand {
+        name: "log",
+        run: |g, args, out| g.log(args, out),
+    },
+    Subcommand {
+        name: "show",
+        run: |g, args, out| g.show(args, out),
+    },
+    Subcommand {
+        name: "branch",
+        run: |g, args, out| g.branch(args, out),
+    },
+    Subcommand {
+        name: "stash",
+        run: |g, args, out| g.stash(args, out),
+    },
+    Subcommand {
+        name: "ls-files",
+        run: |g, args, out| g.ls_files(args, out),
+    },
+];
+
 /// Runs `git ARGS` (`args` starts with the subcommand).
-pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
+    let names = || {
+        let names: Vec<&str> = SUBCOMMANDS.iter().map(|s| s.name).collect();
+        names.join(" ")
+    };
     let Some((sub, rest)) = args.split_first() else {
         return Err(refuse(
             env,
-            "`git` needs one of the subcommands status diff log show branch ls-files stash",
+            &format!("`git` needs one of the subcommands {}", names()),
         ));
     };
     if sub.starts_with('-') {
@@ -72,14 +115,15 @@ pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
         // `--exec-path`, `-p`…) are never accepted.
         return Err(env.unsupported(sub));
     }
-    if !super::GIT_SUBCOMMANDS.contains(&sub.as_str()) {
+    let Some(subcommand) = SUBCOMMANDS.iter().find(|s| s.name == sub.as_str()) else {
         return Err(refuse(
             env,
             &format!(
-                "`git {sub}` is not a built-in; the built-in git runs status diff log show branch ls-files stash"
+                "`git {sub}` is not a built-in; the built-in git runs {}",
+                names()
             ),
         ));
-    }
+    };
     let result = match env.repo {
         None => Err(Stop::Fatal(
             "not a git repository (or any of the parent directories): .git".to_owned(),
@@ -87,15 +131,7 @@ pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
         Some(repo) => Git::new(repo, env, rest.iter().any(|a| a == "--")).and_then(|g| {
             // The index on disk, not one a commit left in memory.
             repo.index()?.read(true)?;
-            match sub.as_str() {
-                "status" => g.status(rest, out),
-                "diff" => g.diff(rest, out),
-                "log" => g.log(rest, out),
-                "show" => g.show(rest, out),
-                "branch" => g.branch(rest, out),
-                "ls-files" => g.ls_files(rest, out),
-                _ => g.stash(rest, out),
-            }
+            (subcommand.run)(&g, rest, out)
         }),
     };
     match result {
@@ -108,8 +144,8 @@ pub(crate) fn git(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i
     }
 }
 
-fn refuse(env: &Env<'_>, why: &str) -> TaskError {
-    TaskError::new(
+fn refuse(env: &Env<'_>, why: &str) -> Refusal {
+    Refusal::new(
         ErrorType::CommandNotAllowed,
         format!("`{}`: {why}", env.shown),
     )
@@ -255,7 +291,7 @@ impl<'a> Git<'a> {
         if inside {
             return Ok(());
         }
-        Err(Stop::Task(TaskError::new(
+        Err(Stop::Task(Refusal::new(
             ErrorType::PathEscape,
             format!(
                 "`{}`: `{rev}` names a file or directory of the repository outside the root; \
@@ -273,9 +309,9 @@ impl<'a> Git<'a> {
         if arg.contains(['*', '?', '[']) {
             return Ok(());
         }
-        match self.env.tree.kind(&at) {
+        match self.env.tree.found(&at) {
             Ok(_) => Ok(()),
-            Err(crate::engine::fs::FsError::NotFound { .. }) => Err(unknown_rev(arg, false)),
+            Err(FsError::NotFound { .. }) => Err(unknown_rev(arg, false)),
             Err(e) => Err(Stop::Task(e.into())),
         }
     }
@@ -1834,6 +1870,7 @@ mod tests {
     use git2::{IndexAddOption, Repository, RepositoryInitOptions, Signature, Time};
 
     use super::*;
+    use crate::commands::process::Output;
     use crate::engine::Quiet;
     use crate::engine::fs::{Root, locate};
     use crate::engine::git::WorkTree;
@@ -1880,7 +1917,7 @@ mod tests {
         repo: Option<&Repository>,
         cwd: &str,
         line: &str,
-    ) -> (Result<i32, TaskError>, String) {
+    ) -> (Result<i32, Refusal>, String) {
         let handle = Root::open(root).unwrap();
         let env = Env {
             tree: &handle,
@@ -1893,7 +1930,7 @@ mod tests {
             copied: &crate::commands::builtin::Copied::default(),
         };
         let mut quiet = Quiet;
-        let mut out = Out::new(0, &mut quiet, 1 << 20);
+        let mut out = Out::new(Output::new(0, &mut quiet, 1 << 20));
         let argv = shell_words::split(line).unwrap();
         assert_eq!(argv[0], "git");
         let result = git(&argv[1..], &env, &mut out);
@@ -1906,7 +1943,7 @@ mod tests {
         text
     }
 
-    fn refused(root: &Path, repo: Option<&Repository>, line: &str) -> TaskError {
+    fn refused(root: &Path, repo: Option<&Repository>, line: &str) -> Refusal {
         let (result, text) = run(root, repo, ".", line);
         let e = result.expect_err(line);
         assert!(text.is_empty(), "{line}: printed {text}");

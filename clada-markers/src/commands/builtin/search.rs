@@ -1,10 +1,9 @@
-//! `grep`, `find` and `tree`: walks of the tree through [`Root`] that list
-//! a link as a link and never go through one.
+//! `grep`, `find` and `tree`: walks of the tree (the run's
+//! [`TreeMut`](crate::engine::tree::TreeMut)) that list a link as a link
+//! and never go through one.
 //!
 //! grep matches with ripgrep's `grep-regex` and reads with `grep-searcher`;
 //! `find -name`, `grep --include` and `tree -I` match with `globset`.
-//!
-//! [`Root`]: crate::engine::fs::Root
 
 use std::io::{Read, Write};
 use std::time::Instant;
@@ -14,13 +13,12 @@ use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
-use crate::engine::TaskError;
-use crate::engine::fs::{FsError, Kind};
+use crate::engine::tree::{FsError, Kind};
 use crate::error_type::ErrorType;
 use crate::syntax::Location;
 
 use super::args::Arg;
-use super::{Env, Flags, Out};
+use super::{Env, Flags, Out, Refusal};
 
 /// A glob as `find -name` and `fnmatch` read it: `*` stays within a name
 /// unless `whole_path`.
@@ -29,7 +27,7 @@ fn glob(
     pattern: &str,
     ignore_case: bool,
     whole_path: bool,
-) -> Result<GlobMatcher, TaskError> {
+) -> Result<GlobMatcher, Refusal> {
     GlobBuilder::new(pattern)
         .literal_separator(!whole_path)
         .backslash_escape(true)
@@ -37,7 +35,7 @@ fn glob(
         .build()
         .map(|g| g.compile_matcher())
         .map_err(|e| {
-            TaskError::new(
+            Refusal::new(
                 ErrorType::CommandNotAllowed,
                 format!("`{}`: the pattern `{pattern}` is not valid: {e}", env.shown),
             )
@@ -112,7 +110,7 @@ struct GrepOptions {
 }
 
 /// `grep [FLAGS] PATTERN [PATH]...` (see the README for the flags).
-pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let mut o = GrepOptions::default();
     let mut patterns = Vec::new();
     let mut operands = Vec::new();
@@ -276,7 +274,7 @@ pub(crate) fn grep(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
 /// The matcher for grep's patterns. Without `-E` or `-F` a pattern is a
 /// basic regular expression: `\|`, `\(`, `\)`, `\{`, `\}`, `\+`, `\?` are
 /// operators and the bare characters are literal.
-fn matcher(env: &Env<'_>, o: &GrepOptions, patterns: &[String]) -> Result<RegexMatcher, TaskError> {
+fn matcher(env: &Env<'_>, o: &GrepOptions, patterns: &[String]) -> Result<RegexMatcher, Refusal> {
     let patterns: Vec<String> = patterns
         .iter()
         .flat_map(|p| p.split('\n'))
@@ -296,7 +294,7 @@ fn matcher(env: &Env<'_>, o: &GrepOptions, patterns: &[String]) -> Result<RegexM
         .line_terminator(Some(b'\n'))
         .build_many(&patterns)
         .map_err(|e| {
-            TaskError::new(
+            Refusal::new(
                 ErrorType::CommandNotAllowed,
                 format!(
                     "`{}`: the pattern is not a valid regular expression: {e}",
@@ -345,7 +343,7 @@ struct GrepRun<'r, 'e> {
 }
 
 impl GrepRun<'_, '_> {
-    fn trouble(&mut self, out: &mut Out<'_>, e: FsError, shown: &str) -> Result<(), TaskError> {
+    fn trouble(&mut self, out: &mut Out<'_>, e: FsError, shown: &str) -> Result<(), Refusal> {
         self.trouble = true;
         if matches!(
             e,
@@ -357,7 +355,7 @@ impl GrepRun<'_, '_> {
             return Err(e.into());
         }
         if !self.o.no_messages {
-            out.error("grep", super::describe(&super::as_written(e, shown)));
+            out.error("grep", super::describe(&e.about(shown)));
         }
         Ok(())
     }
@@ -370,7 +368,7 @@ impl GrepRun<'_, '_> {
         out: &mut Out<'_>,
         dir: Location,
         shown: &str,
-    ) -> Result<(), TaskError> {
+    ) -> Result<(), Refusal> {
         // Depth first, in name order, like find.
         let mut pending = vec![(dir, shown.to_owned(), Kind::Dir)];
         while let Some((at, shown, kind)) = pending.pop() {
@@ -427,7 +425,7 @@ impl GrepRun<'_, '_> {
         out: &mut Out<'_>,
         at: &Location,
         shown: &str,
-    ) -> Result<(), TaskError> {
+    ) -> Result<(), Refusal> {
         self.env.in_time()?;
         let mut file = match self.env.tree.open(at) {
             Ok(file) => file,
@@ -528,7 +526,7 @@ struct Lines<'s, 'e, 'o> {
     show: bool,
     count: u64,
     /// The deadline passed during the search.
-    late: Option<TaskError>,
+    late: Option<Refusal>,
 }
 
 impl Lines<'_, '_, '_> {
@@ -623,7 +621,7 @@ enum Test {
 }
 
 /// `find [PATH]... [EXPRESSION]`: the tests are joined by "and".
-pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let mut starts = Vec::new();
     let mut rest = args.iter();
     let mut expression = Vec::new();
@@ -643,7 +641,7 @@ pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
     while let Some(word) = words.next() {
         let mut value = |flag: &str| {
             words.next().ok_or_else(|| {
-                TaskError::new(
+                Refusal::new(
                     ErrorType::CommandNotAllowed,
                     format!("`{}`: `{flag}` needs a value", env.shown),
                 )
@@ -658,7 +656,7 @@ pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
             "-maxdepth" | "-mindepth" => {
                 let v = value(&word)?;
                 let n: usize = v.parse().map_err(|_| {
-                    TaskError::new(
+                    Refusal::new(
                         ErrorType::CommandNotAllowed,
                         format!("`{}`: `{v}` is not a valid value for `{word}`", env.shown),
                     )
@@ -698,7 +696,7 @@ pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
         let kind = match env.tree.metadata(&at) {
             Ok(meta) => meta.kind,
             Err(e) => {
-                env.failed(out, "find", super::as_written(e, start))?;
+                env.failed(out, "find", e.about(start))?;
                 status = 1;
                 continue;
             }
@@ -711,7 +709,7 @@ pub(crate) fn find(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
                 match env.tree.list(&at) {
                     Ok(entries) => Some(entries),
                     Err(e) => {
-                        env.failed(out, "find", super::as_written(e, &shown))?;
+                        env.failed(out, "find", e.about(&shown))?;
                         status = 1;
                         None
                     }
@@ -772,7 +770,7 @@ fn passes(test: &Test, name: &str, path: &str, kind: Kind, empty: bool) -> bool 
 type TreeItem = (Location, String, Kind, String, usize);
 
 /// `tree [-a] [-d] [-L N] [-I PATTERN] [--noreport] [DIR]...`
-pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, TaskError> {
+pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<i32, Refusal> {
     let (mut all, mut dirs_only, mut report) = (false, false, true);
     let mut max_level = usize::MAX;
     let mut ignore = Vec::new();
@@ -810,7 +808,7 @@ pub(crate) fn tree(args: &[String], env: &Env<'_>, out: &mut Out<'_>) -> Result<
                 continue;
             }
             Err(e) => {
-                env.failed(out, "tree", super::as_written(e, operand))?;
+                env.failed(out, "tree", e.about(operand))?;
                 status = 2;
                 continue;
             }
@@ -890,13 +888,14 @@ pub(super) mod testing {
     use std::path::Path;
     use std::time::{Duration, Instant};
 
-    use super::super::{Env, Out};
+    use super::super::{Env, Out, Refusal};
+    use crate::commands::process::Output;
+    use crate::engine::Quiet;
     use crate::engine::fs::{Root, locate};
-    use crate::engine::{Quiet, TaskError};
 
     pub(crate) const SECRET: &str = "SECRET-CANARY";
 
-    pub(crate) type Tool = fn(&[String], &Env<'_>, &mut Out<'_>) -> Result<i32, TaskError>;
+    pub(crate) type Tool = fn(&[String], &Env<'_>, &mut Out<'_>) -> Result<i32, Refusal>;
 
     /// `top/root` with files, a `.git`, a binary file and links to
     /// `top/outside`, which holds the secret.
@@ -932,7 +931,7 @@ pub(super) mod testing {
         cwd: &str,
         args: &[&str],
         deadline: Instant,
-    ) -> (Result<i32, TaskError>, String) {
+    ) -> (Result<i32, Refusal>, String) {
         let handle = Root::open(root).unwrap();
         let shown = args.join(" ");
         let env = Env {
@@ -946,7 +945,7 @@ pub(super) mod testing {
             copied: &crate::commands::builtin::Copied::default(),
         };
         let mut quiet = Quiet;
-        let mut out = Out::new(1, &mut quiet, 1 << 20);
+        let mut out = Out::new(Output::new(1, &mut quiet, 1 << 20));
         let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
         let status = tool(&args, &env, &mut out);
         (status, out.finish())
@@ -957,7 +956,7 @@ pub(super) mod testing {
         root: &Path,
         cwd: &str,
         args: &[&str],
-    ) -> (Result<i32, TaskError>, String) {
+    ) -> (Result<i32, Refusal>, String) {
         let deadline = Instant::now() + Duration::from_secs(600);
         run_until(tool, root, cwd, args, deadline)
     }
@@ -974,7 +973,7 @@ pub(super) mod testing {
     }
 
     /// Runs in the root; the tool must refuse, without printing the secret.
-    pub(crate) fn refused(tool: Tool, top: &tempfile::TempDir, args: &[&str]) -> TaskError {
+    pub(crate) fn refused(tool: Tool, top: &tempfile::TempDir, args: &[&str]) -> Refusal {
         let (status, text) = run_in(tool, &top.path().join("root"), ".", args);
         assert!(
             !text.contains(SECRET),
