@@ -28,7 +28,7 @@ use super::process::Output;
 mod args;
 mod diff;
 mod files;
-mod git;
+mod git_command;
 mod refusal;
 mod registry;
 mod search;

@@ -8,7 +8,7 @@ use std::io::Read;
 
 use rustix::io::Errno;
 
-use super::{Env, Out, Refusal, diff, files, git, search};
+use super::{Env, Out, Refusal, diff, files, git_command, search};
 use crate::engine::tree::{Entry, FsError, Kind, Meta, Tree, TreeMut};
 use crate::syntax::Location;
 
@@ -29,7 +29,7 @@ pub(crate) struct Builtin {
     pub(crate) run: Run,
     /// When only some of its subcommands are built in (git's read
     /// commands), their names: a line with another is no built-in.
-    pub(crate) subcommands: &'static [git::Subcommand],
+    pub(crate) subcommands: &'static [git_command::Subcommand],
 }
 
 /// Every built-in command, in the order the documentation lists them.
@@ -60,8 +60,8 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "git",
         changes: false,
-        run: git::git,
-        subcommands: git::SUBCOMMANDS,
+        run: git_command::git,
+        subcommands: git_command::SUBCOMMANDS,
     },
 ];
 
