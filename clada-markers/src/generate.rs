@@ -161,7 +161,8 @@ impl Model {
 /// Whether `op` can be written at all: a search and a range's start and
 /// end are never empty, a search differs from its replacement, a command
 /// is not blank, paths are relative and below the root.
-pub fn is_writable(op: &Op<'_>) -> bool {
+#[cfg(any(feature = "proptest", feature = "arbitrary"))]
+pub(crate) fn is_writable(op: &Op<'_>) -> bool {
     let path_ok = |p: &str| {
         crate::syntax::normalize_path(p).is_ok_and(|c| !c.is_empty())
             && p.as_bytes().get(1).is_none_or(|&b| b != b':')

@@ -3,7 +3,7 @@
 //! protocol handed over (MCP, LSP: [`text`]), or line by line for a stream
 //! ([`read_line`], whose units [`crate::stream::Chunk`] checks). One rule
 //! everywhere: a document, or a unit of a stream, over
-//! [`MAX_DOCUMENT_SIZE`] is refused ([`within_limit`]), and its bytes must
+//! [`MAX_DOCUMENT_SIZE`] is refused, and its bytes must
 //! be UTF-8 ([`crate::decode`]).
 //!
 //! This module reads what it is handed and opens nothing: the caller opens

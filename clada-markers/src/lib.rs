@@ -13,14 +13,18 @@
 //!                     └──dialect::parse_dialect (aider, codex, CML, udiff, cline)──▶ Document
 //! ```
 //!
-//! The layers: [`syntax`] (lexing, parsing, validation, printing,
-//! diagnostics: pure functions of the text), [`dialect`] (other edit
-//! formats read into the same [`Document`]), [`engine`] (the file system
-//! through the root's handle, the run's view and plan, matching, git, the
-//! lock and the journal), [`commands`] (RUN's tiers, the built-ins, the
-//! sandbox, approvals),
-//! [`Apply`] (the entry point: a run of a document, unit by unit) and
-//! [`report`] (what happened, for people and for programs). The engine,
+//! The layers, each importing only those before it: [`syntax`] (lexing,
+//! parsing, validation, printing, diagnostics: pure functions of the text;
+//! the rest of the crate names its items through `syntax` itself),
+//! [`dialect`] (other edit formats read into the same [`Document`]),
+//! [`engine`] (the tree, through the root's handle and as the run's view;
+//! planning, matching, git, the lock and the journal; a run's [`Settings`]),
+//! [`commands`] (RUN's tiers, the built-ins, listed once in a registry and
+//! seeing only the tree, the sandbox, approvals), [`report`] (what happened,
+//! for people and for programs; the [`Listener`] a run is heard through) and
+//! [`Apply`] (the entry point: a run of a document, unit by unit, which
+//! builds its report as it goes). [`input`] reads a document (a file,
+//! standard input, a string) under the one limit rule. The engine,
 //! the commands and `Apply` are the `engine` cargo feature, on by default;
 //! without it the crate parses, checks, prints and converts, with no git2,
 //! rustix or process code: for editor plugins and fuzzers.
@@ -99,10 +103,12 @@ pub mod watch;
 pub use apply::Apply;
 pub use dialect::Dialect;
 #[cfg(feature = "engine")]
-pub use engine::{MatchMode, Settings};
+pub use engine::seek::MatchMode;
+#[cfg(feature = "engine")]
+pub use engine::settings::Settings;
 pub use error_type::{Category, ErrorType};
 #[cfg(feature = "engine")]
-pub use report::Listener;
+pub use report::listener::Listener;
 pub use report::{ApplyReport, CheckReport};
 pub use syntax::ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
 pub use syntax::diagnostics::{Diagnostic, Fix, Severity, render};

@@ -14,7 +14,7 @@
 //! that holds edits in another format (a codex patch, a unified diff, CML)
 //! or marker lines written almost right (indented, lower case) is handed
 //! out too, when it ends (at the next unit, at [`Splitter::finish`], or
-//! every [`PROSE_WINDOW`] bytes), as a chunk whose [`Chunk::document`] has
+//! every 1 MiB, `PROSE_WINDOW`), as a chunk whose [`Chunk::document`] has
 //! those errors, so that no edit is dropped in silence (PROTOCOL §11.7).
 //! A window that finds nothing keeps its end when a block of another format
 //! may have begun there (a Cline `SEARCH` line with no `REPLACE` after it,
@@ -22,7 +22,7 @@
 //! whole; the next window is then twice what was kept, up to the unit limit.
 //!
 //! Limits apply per unit (PROTOCOL §11.5), by the rule of every document
-//! ([`crate::syntax::within_limit`]): a unit that grows past
+//! (`syntax::within_limit`): a unit that grows past
 //! [`MAX_DOCUMENT_SIZE`] is handed out as far as it was kept, and
 //! [`Chunk::document`] refuses it (`input_too_large`); the rest of it, up
 //! to its closer, is passed over unkept, so that nothing inside it is
@@ -159,7 +159,7 @@ enum State {
 
 /// The most prose checked at once: a longer run is checked in windows of
 /// whole lines of about this size, so memory stays bounded.
-pub const PROSE_WINDOW: usize = 1 << 20;
+pub(crate) const PROSE_WINDOW: usize = 1 << 20;
 
 /// Splits a stream of lines into units.
 #[derive(Clone, Debug, Default)]

@@ -20,8 +20,9 @@ mod transport;
 use std::sync::Arc;
 
 use clada_markers::CheckReport;
+use clada_markers::MatchMode;
 use clada_markers::dialect::Dialect;
-use clada_markers::engine::{Atomic, MatchMode};
+use clada_markers::engine::Atomic;
 use clada_markers::mcp::{self, Switches};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, Content, CustomRequest, CustomResult, ErrorCode,

@@ -9,7 +9,8 @@
 
 #![no_main]
 
-use clada_markers::engine::{Atomic, MatchMode};
+use clada_markers::MatchMode;
+use clada_markers::engine::Atomic;
 use clada_markers::mcp::{Call, InvalidParams, Switches, Tool, call};
 use clada_markers::syntax::MAX_DOCUMENT_SIZE;
 use libfuzzer_sys::arbitrary::{Result, Unstructured};

@@ -30,7 +30,7 @@ pub(crate) mod plan;
 pub(crate) mod repo_check;
 mod rules;
 pub(crate) mod seek;
-mod settings;
+pub(crate) mod settings;
 pub(crate) mod tier;
 pub(crate) mod tree;
 pub(crate) mod tree_check;
@@ -39,8 +39,8 @@ pub(crate) mod view;
 pub use dirs::{Dirs, DirsError};
 pub use git::Author;
 pub use matching::{Edited, Mismatch, edit};
-pub use seek::MatchMode;
-pub use settings::Settings;
+pub(crate) use seek::MatchMode;
+pub(crate) use settings::Settings;
 pub(crate) use settings::Tuning;
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub use stream::{Origin, StreamReport};
 #[cfg(feature = "engine")]
 mod build;
 #[cfg(feature = "engine")]
-mod listener;
+pub(crate) mod listener;
 #[cfg(feature = "engine")]
 mod outcomes;
 #[cfg(feature = "engine")]
@@ -32,7 +32,7 @@ mod words;
 #[cfg(feature = "engine")]
 pub(crate) use build::ApplyBuilder;
 #[cfg(feature = "engine")]
-pub use listener::Listener;
+pub(crate) use listener::Listener;
 
 /// The reports with a published JSON Schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -374,18 +374,6 @@ impl ErrorReport {
             approve: None,
             os_error: None,
         }
-    }
-}
-
-/// An indentation in words: `4 spaces`, `1 tab`, `no indentation`.
-pub fn indentation_words(i: &str) -> String {
-    let (tabs, spaces) = (i.matches('\t').count(), i.matches(' ').count());
-    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-    match (tabs, spaces) {
-        (0, 0) => "no indentation".to_owned(),
-        (0, s) => n(s, "space", "spaces"),
-        (t, 0) => n(t, "tab", "tabs"),
-        (t, s) => format!("{} and {}", n(t, "tab", "tabs"), n(s, "space", "spaces")),
     }
 }
 

@@ -257,7 +257,7 @@ fn mismatch_hint(m: &Mismatch) -> String {
 
 /// What to do about a match at another indentation that was not applied.
 fn indentation_hint(i: &Indentation) -> String {
-    let say = |t: &str| crate::report::indentation_words(t);
+    let say = |t: &str| super::words::indentation_words(t);
     let (f, s, r) = (say(&i.file), say(&i.search), say(&i.replacement));
     let line = i.line;
     match i.problem {

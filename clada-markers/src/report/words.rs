@@ -178,10 +178,7 @@ pub(crate) fn shift_words(shift: &Shift) -> String {
         (t, 0) => format!("indented {}", n(t, "tab", "tabs")),
         _ => {
             let by = if shift.by > 0 { "more" } else { "less" };
-            format!(
-                "indented {by} by {}",
-                super::indentation_words(&shift.indent)
-            )
+            format!("indented {by} by {}", indentation_words(&shift.indent))
         }
     }
 }
@@ -217,5 +214,17 @@ fn describe(effect: &Effect, dry: bool) -> String {
             };
             format!("Ran {first}{more}")
         }
+    }
+}
+
+/// An indentation in words: `4 spaces`, `1 tab`, `no indentation`.
+pub(crate) fn indentation_words(i: &str) -> String {
+    let (tabs, spaces) = (i.matches('\t').count(), i.matches(' ').count());
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    match (tabs, spaces) {
+        (0, 0) => "no indentation".to_owned(),
+        (0, s) => n(s, "space", "spaces"),
+        (t, 0) => n(t, "tab", "tabs"),
+        (t, s) => format!("{} and {}", n(t, "tab", "tabs"), n(s, "space", "spaces")),
     }
 }

@@ -176,7 +176,7 @@ pub struct Diagnostic {
 
 /// Puts diagnostics in document order, by where they start and then end:
 /// the order of every list of them clada gives out.
-pub fn sort_in_document_order(diagnostics: &mut [Diagnostic]) {
+pub(crate) fn sort_in_document_order(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
 }
 

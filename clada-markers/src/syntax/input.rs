@@ -10,7 +10,10 @@ pub const MAX_DOCUMENT_SIZE: usize = 50 * 1024 * 1024;
 
 /// Reads at most [`MAX_DOCUMENT_SIZE`] bytes and one more, so that a larger
 /// input is detected without being held in memory.
-pub fn read_limited(mut reader: impl Read, size_hint: Option<u64>) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_limited(
+    mut reader: impl Read,
+    size_hint: Option<u64>,
+) -> std::io::Result<Vec<u8>> {
     let limit = MAX_DOCUMENT_SIZE as u64 + 1;
     let capacity = size_hint.unwrap_or(0).min(limit) as usize;
     let mut bytes = Vec::with_capacity(capacity + 1);
@@ -20,7 +23,7 @@ pub fn read_limited(mut reader: impl Read, size_hint: Option<u64>) -> std::io::R
 
 /// The diagnostic of a document over [`MAX_DOCUMENT_SIZE`], for a reader
 /// that found out without reading it (from a file's size, say).
-pub fn too_large() -> Diagnostic {
+pub(crate) fn too_large() -> Diagnostic {
     Diagnostic::new(
         DiagnosticKind::InputTooLarge,
         Span::empty(0),
@@ -36,7 +39,7 @@ pub fn too_large() -> Diagnostic {
 /// stream, of `len` bytes is read only if it is at most
 /// [`MAX_DOCUMENT_SIZE`]; else the [`too_large`] diagnostic.
 #[allow(clippy::result_large_err)] // made once per run, on the way out
-pub fn within_limit(len: usize) -> Result<(), Diagnostic> {
+pub(crate) fn within_limit(len: usize) -> Result<(), Diagnostic> {
     if len > MAX_DOCUMENT_SIZE {
         return Err(too_large());
     }

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 /// The shortest run of marker characters that makes a marker line.
-pub const MIN_FENCE: usize = 7;
+pub(crate) const MIN_FENCE: usize = 7;
 
 /// Starts a unit or a nested region: `<<<<<<< KEYWORD attrs`.
 pub(crate) const OPEN_CHAR: u8 = b'<';

@@ -34,12 +34,16 @@ pub(crate) mod values;
 
 pub use ast::OpName;
 pub use attributes::{Attribute, Quote};
-pub use diagnostics::{DiagnosticKind, Label, Renderer, sort_in_document_order};
-pub use input::{MAX_DOCUMENT_SIZE, read_limited, too_large, valid_prefix, within_limit};
+pub(crate) use diagnostics::sort_in_document_order;
+pub use diagnostics::{DiagnosticKind, Label, Renderer};
+pub use input::{MAX_DOCUMENT_SIZE, valid_prefix};
+pub(crate) use input::{read_limited, too_large, within_limit};
 pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
-pub use markers::{Keyword, MIN_FENCE, Shape, TaskKind, Version};
+pub use markers::{Keyword, Shape, TaskKind, Version};
 pub use parser::{Parsed, Units, each_unit, units};
-pub use path::{MAX_PATH_COMPONENTS, PathProblem};
+#[cfg(feature = "engine")]
+pub(crate) use path::MAX_PATH_COMPONENTS;
+pub use path::PathProblem;
 pub use printer::PrintError;
 pub use span::{Cursor, LineIndex};
 
@@ -52,6 +56,7 @@ pub(crate) use ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, T
 pub(crate) use diagnostics::{Diagnostic, Severity, render};
 pub(crate) use lexer::classify;
 pub(crate) use parser::parse_with;
+#[cfg(any(feature = "engine", feature = "proptest", feature = "arbitrary"))]
 pub(crate) use path::normalize_path;
 #[cfg(feature = "engine")]
 pub(crate) use path::{

@@ -27,7 +27,7 @@ pub enum PathProblem {
     ParentEscape,
     /// Names the root directory itself (`.`, `a/..`).
     Root,
-    /// Has more than [`MAX_PATH_COMPONENTS`] components, once resolved.
+    /// Has more than 1,024 components (`MAX_PATH_COMPONENTS`), once resolved.
     TooDeep,
 }
 
@@ -213,7 +213,7 @@ pub(crate) fn resolve_path(path: &str, allow_escape: bool) -> Result<Location, P
 /// plan and built-in argument is then bounded: no project nests anywhere
 /// near this deep (Linux's `PATH_MAX` of 4,096 bytes holds at most 2,048
 /// components, and tools that pass whole paths fail long before that).
-pub const MAX_PATH_COMPONENTS: usize = 1024;
+pub(crate) const MAX_PATH_COMPONENTS: usize = 1024;
 
 /// A path with more components than [`MAX_PATH_COMPONENTS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
