@@ -205,6 +205,36 @@ fn a_unit_pasted_again_is_said_once_never_run_twice() {
     assert_eq!(scene.read("a.txt"), "x\n");
 }
 
+/// A unit whose first run took no effect (its edit failed: nothing
+/// applied, no command run) runs again when pasted again: running it twice
+/// cannot apply anything twice, and the file may have been put right.
+#[test]
+fn a_failed_unit_pasted_again_runs_again() {
+    let scene = Scene::new();
+    std::fs::write(scene.root.join("a.txt"), "one\n").unwrap();
+    let unit = "<<<<<<< SEARCH path=\"a.txt\"\ntwo\n=======\n2\n>>>>>>> REPLACE\n";
+    let watch = scene.watch();
+    scene.append(unit);
+    std::thread::sleep(Duration::from_millis(600));
+    std::fs::write(scene.root.join("a.txt"), "two\n").unwrap();
+    scene.append("Again, now that the file holds it:\n");
+    scene.append(unit);
+    eventually("the unit pasted again did not run", || {
+        scene.read("a.txt") == "2\n"
+    });
+    let events = stop(watch);
+    let statuses: Vec<&Value> = tasks(&events).iter().map(|t| &t["status"]).collect();
+    assert_eq!(
+        statuses,
+        [&json!("failed"), &json!("success")],
+        "{events:#?}"
+    );
+    assert!(
+        events.iter().all(|e| e["kind"] != "repeated_unit"),
+        "{events:#?}"
+    );
+}
+
 #[test]
 fn units_a_command_writes_into_the_watched_file_are_refused() {
     let scene = Scene::new();

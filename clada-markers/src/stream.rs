@@ -172,6 +172,9 @@ pub struct Splitter {
     /// The size at which the prose is checked next: [`PROSE_WINDOW`], or
     /// twice what the last window kept.
     window: usize,
+    /// How long the prose was when [`Splitter::prose_so_far`] last checked
+    /// it, and whether it found anything then.
+    checked: (usize, bool),
     buf: String,
     /// Stream offset of `buf`'s first byte.
     start: usize,
@@ -331,6 +334,7 @@ impl Splitter {
     /// Ends the run of prose: handed out as a chunk when it has `problems`.
     fn end_prose(&mut self, problems: bool) -> Option<Chunk> {
         self.window = PROSE_WINDOW;
+        self.checked = (0, false);
         let text = std::mem::take(&mut self.prose);
         problems.then_some(Chunk {
             text,
@@ -347,15 +351,22 @@ impl Splitter {
     /// with, as a unit that large would be refused.
     fn take_window(&mut self) -> Option<Chunk> {
         let problems = has_problems(&self.prose);
-        if problems || self.prose.len() >= MAX_DOCUMENT_SIZE {
-            return self.end_prose(problems);
+        if problems {
+            return self.end_prose(true);
+        }
+        if self.prose.len() >= MAX_DOCUMENT_SIZE {
+            // Kept from an opener whose block has not ended within the
+            // unit limit: handed out whole, it is refused as too large
+            // ([`Chunk::document`]), as the same text would be by `apply`.
+            return self.end_prose(true);
         }
         let keep = crate::dialect::foreign::unfinished(&self.prose);
         let dropped = &self.prose.as_bytes()[..keep];
         self.prose_line += memchr::memchr_iter(b'\n', dropped).count();
         self.prose_start += keep;
         self.prose.drain(..keep);
-        self.window = 2 * self.prose.len();
+        self.window = (2 * self.prose.len()).min(MAX_DOCUMENT_SIZE);
+        self.checked = (0, false);
         None
     }
 
@@ -363,9 +374,27 @@ impl Splitter {
     /// without ending it: for a reader that reads the same text again
     /// later (`clada watch`), which never waits for an unfinished unit but
     /// reports what the prose after the last unit holds.
-    pub fn prose_so_far(&self) -> Option<Chunk> {
+    ///
+    /// Its cost stays linear in what is read: prose longer than a window
+    /// (kept from an opener of another format) is checked again only once
+    /// it has doubled, or when a line that can end a block arrives and
+    /// nothing was found since the last check.
+    pub fn prose_so_far(&mut self) -> Option<Chunk> {
         if matches!(self.state, State::Unit { .. }) || self.prose.is_empty() {
             return None;
+        }
+        let len = self.prose.len();
+        if len > PROSE_WINDOW && len < 2 * self.checked.0 {
+            let added = self.prose.get(self.checked.0..).unwrap_or_default();
+            let closer = added.lines().any(|l| {
+                use crate::dialect::foreign::{Closer, closes};
+                [Closer::Cline, Closer::Gptme, Closer::Cml]
+                    .into_iter()
+                    .any(|c| closes(l, c))
+            });
+            if self.checked.1 || !closer {
+                return None;
+            }
         }
         let mut copy = Splitter {
             prose: self.prose.clone(),
@@ -373,7 +402,9 @@ impl Splitter {
             prose_line: self.prose_line,
             ..Splitter::default()
         };
-        copy.take_prose()
+        let found = copy.take_prose();
+        self.checked = (len, found.is_some());
+        found
     }
 
     fn take(&mut self) -> Option<Chunk> {
@@ -540,6 +571,87 @@ mod tests {
         assert!(found[0].0.contains("unified diff"), "{found:?}");
         assert_eq!(found[0].1, header_line);
         assert_eq!(out[0].offset, (n - 1) * filler.len());
+    }
+
+    /// The earliest opener with no closer of its own is kept, whatever
+    /// lines that look like another format's opener follow it (`<editor>`
+    /// is no CML tag either); prose kept past the unit limit is handed out
+    /// whole, and refused as too large rather than dropped.
+    #[test]
+    fn a_kept_block_is_never_dropped_by_what_follows_or_by_its_size() {
+        let filler = "words words words words words words words words words\n";
+        let mut s = Splitter::new();
+        let mut out = Vec::new();
+        for _ in 0..(PROSE_WINDOW - 4096) / filler.len() {
+            out.extend(s.push_line(filler));
+        }
+        let opener_line = s.lines + 1;
+        out.extend(s.push_line("------- SEARCH\n"));
+        out.extend(s.push_line("<editor> and <edit notes\n"));
+        for _ in 0..PROSE_WINDOW / filler.len() {
+            out.extend(s.push_line(filler));
+        }
+        for l in ["=======\n", "new\n", "+++++++ REPLACE\n"] {
+            out.extend(s.push_line(l));
+        }
+        out.extend(s.finish());
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].line, opener_line, "kept from the Cline opener");
+        let doc = out[0].document(crate::ParseOptions::default());
+        assert!(
+            doc.diagnostics
+                .iter()
+                .any(|d| d.kind == DiagnosticKind::ForeignFormat && d.message.contains("Cline")),
+            "{:?}",
+            doc.diagnostics
+        );
+
+        let mut s = Splitter::new();
+        let mut out = Vec::new();
+        out.extend(s.push_line("------- SEARCH\n"));
+        let big = filler.repeat(1 << 14);
+        while out.is_empty() {
+            assert!(
+                s.prose.len() <= MAX_DOCUMENT_SIZE + big.len(),
+                "kept past the limit"
+            );
+            out.extend(s.push_line(&big));
+        }
+        assert_eq!(out.len(), 1, "handed out at the unit limit");
+        let doc = out[0].document(crate::ParseOptions::default());
+        assert!(
+            doc.diagnostics
+                .iter()
+                .any(|d| d.kind == DiagnosticKind::InputTooLarge),
+            "{:?}",
+            doc.diagnostics
+        );
+        assert!(s.prose.is_empty(), "and let go");
+    }
+
+    /// The watch's look at the prose after the last unit checks a long run
+    /// again only when something can have changed what it finds: a line
+    /// that ends a block (or the run doubling).
+    #[test]
+    fn prose_so_far_checks_a_long_run_again_when_a_block_can_end() {
+        let filler = "words words words words words words words words words\n";
+        let mut s = Splitter::new();
+        s.push_line("------- SEARCH\n");
+        for _ in 0..(3 * PROSE_WINDOW / 2) / filler.len() {
+            assert_eq!(s.push_line(filler), None);
+        }
+        assert!(s.prose.len() > PROSE_WINDOW, "kept from the opener");
+        assert_eq!(s.prose_so_far(), None);
+        for _ in 0..100 {
+            s.push_line(filler);
+        }
+        assert_eq!(s.prose_so_far(), None);
+        s.push_line("=======\n");
+        s.push_line("+++++++ REPLACE\n");
+        let found = s.prose_so_far().expect("the block, once it ends");
+        assert_eq!(found.line, 1);
+        s.push_line(filler);
+        assert_eq!(s.prose_so_far(), None, "said once");
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub(crate) fn unit(
     chunk: &Chunk,
     refused: Option<Refusal>,
     totals: &mut StreamReport,
-) {
+) -> bool {
     let options = ParseOptions {
         allow_escape: args.policy.allow_escape,
     };
@@ -112,4 +112,10 @@ pub(crate) fn unit(
         }
         _ => printer.finish(&report),
     }
+    // Whether the unit took effect: a task applied, or a command run.
+    report
+        .blocks
+        .iter()
+        .flat_map(|b| &b.tasks)
+        .any(|t| t.status == clada_markers::report::TaskStatus::Success || t.exit_code.is_some())
 }

@@ -98,6 +98,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
         tail: Tail::new(),
         pending: VecDeque::new(),
         occurrences: Occurrences::default(),
+        took_effect: HashMap::new(),
         known: HashSet::new(),
         known_stamp: None,
         stop: stop.clone(),
@@ -140,6 +141,9 @@ struct Watch<'w> {
     pending: VecDeque<Pending>,
     /// Where in the file, as last read from its start, each text was.
     occurrences: Occurrences,
+    /// For each text this watch ran, whether it took effect (a task
+    /// applied or a command run): a repeat of one that did not may run.
+    took_effect: HashMap<String, bool>,
     /// The units complete in the file when it was last read, and its stamp
     /// then: what appears beside them while a command runs was written
     /// by the command.
@@ -163,6 +167,7 @@ impl Watch<'_> {
         self.read_into_pending();
         while let Some(Pending {
             key: unit_key,
+            text_key,
             chunk,
             repeat_of,
         }) = self.pending.pop_front()
@@ -185,15 +190,34 @@ impl Watch<'_> {
             if self.applied.contains(&unit_key) {
                 continue;
             }
-            if let Some(first) = repeat_of {
+            // A repeat runs only where its first run is known to have
+            // taken no effect (nothing applied, no command run): running
+            // it again cannot do anything twice.
+            if let Some(first) = repeat_of
+                && self.took_effect.get(&text_key) != Some(&false)
+            {
+                let file = self.file.display();
+                let (message, help) = if self.took_effect.get(&text_key) == Some(&true) {
+                    (
+                        format!(
+                            "this unit is the same text as the unit at line {first} of {file}, which this watch applied: \
+                             it is not run again"
+                        ),
+                        "nothing to do if it is a resend; to make the change again, send a unit that differs from the first",
+                    )
+                } else {
+                    (
+                        format!(
+                            "this unit is the same text as the unit at line {first} of {file}, which a watch took before \
+                             (its report was printed then): it is not run again"
+                        ),
+                        "if that unit applied, there is nothing to do; if it failed, send a corrected unit (it must differ from this one)",
+                    )
+                };
                 let refusal = Refusal {
                     kind: DiagnosticKind::RepeatedUnit,
-                    message: format!(
-                        "this unit is the same text as the unit at line {first} of {}, which the watch took before: \
-                         it is not run again",
-                        self.file.display()
-                    ),
-                    help: "nothing to do if it is a resend; to make a change again, send a unit that differs from the first",
+                    message,
+                    help,
                 };
                 unit(
                     self.args,
@@ -212,7 +236,10 @@ impl Watch<'_> {
                 self.read_into_pending();
             }
             let number = totals.summary.blocks + 1;
-            unit(self.args, self.apply, self.color, &chunk, None, totals);
+            let took = unit(self.args, self.apply, self.color, &chunk, None, totals);
+            // A repeat that ran stands for its text from now on.
+            let took = took || self.took_effect.get(&text_key) == Some(&true);
+            self.took_effect.insert(text_key, took);
             self.remember(&held, unit_key)?;
             if command && stamp(&self.file) != self.known_stamp {
                 for written in self.read() {
@@ -263,6 +290,7 @@ impl Watch<'_> {
             let (key, repeat_of) = self.occurrence(&chunk);
             self.pending.push_back(Pending {
                 key,
+                text_key: clada_markers::watch::key(&chunk.text),
                 chunk,
                 repeat_of,
             });
@@ -308,6 +336,8 @@ struct Pending {
     /// What the shared memory knows it by: the hash of its text, and
     /// `#N` for the text's Nth occurrence in the file (N > 1).
     key: String,
+    /// The hash of its text.
+    text_key: String,
     chunk: Chunk,
     /// For a text seen before at another place: the line of its first
     /// occurrence.

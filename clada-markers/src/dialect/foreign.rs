@@ -188,28 +188,55 @@ fn first(format: Format, source: &str, lines: &[Line<'_>]) -> Option<usize> {
 
 /// Where in `source`, a run of prose the text goes on after, a block of
 /// another format may have started without its end in `source` yet: at the
-/// last Cline `SEARCH` or gptme `ORIGINAL` line with no closer after it, at
-/// the last `<edit` with no `</edit>` after it, else at the last two lines
-/// (a diff's `---`, `+++` and `@@` lines read together). What comes before
-/// is done with: no block it starts can end later.
+/// earliest opener of any format with no closer of its own after it (a
+/// Cline `SEARCH`, a gptme `ORIGINAL`, a CML `<edit` tag), else at the last
+/// two lines (a diff's `---`, `+++` and `@@` lines read together). What
+/// comes before is done with: no block it starts can end later. One pass.
 pub(crate) fn unfinished(source: &str) -> usize {
     let lines = lines(source);
     let mut keep = lines.len().saturating_sub(2);
     let (mut cline_end, mut gptme_end, mut cml_end) = (false, false, false);
     for (i, line) in lines.iter().enumerate().rev() {
         let t = line.text;
-        cline_end |= is_cline(t, '+', "REPLACE");
-        gptme_end |= t.trim_end() == ">>>>>>> UPDATED";
-        cml_end |= t.contains("</edit>");
+        cline_end |= closes(t, Closer::Cline);
+        gptme_end |= closes(t, Closer::Gptme);
+        cml_end |= closes(t, Closer::Cml);
         let opens = (!cline_end && is_cline(t, '-', "SEARCH"))
             || (!gptme_end && t.trim_end() == "<<<<<<< ORIGINAL")
-            || (!cml_end && t.contains("<edit"));
+            || (!cml_end && has_tag(t, "<edit"));
         if opens {
             keep = keep.min(i);
-            break;
         }
     }
     lines.get(keep).map_or(source.len(), |l| l.start)
+}
+
+/// A line that can end a block of another format begun before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Closer {
+    Cline,
+    Gptme,
+    Cml,
+}
+
+/// Whether `line` ends a block of the format of `closer`.
+pub(crate) fn closes(line: &str, closer: Closer) -> bool {
+    match closer {
+        Closer::Cline => is_cline(line, '+', "REPLACE"),
+        Closer::Gptme => line.trim_end() == ">>>>>>> UPDATED",
+        Closer::Cml => line.contains("</edit>"),
+    }
+}
+
+/// Whether `line` holds the tag `tag` (`<edit`) as a tag: followed by
+/// white space, `>`, `/` or the line's end, never `<editor>`.
+fn has_tag(line: &str, tag: &str) -> bool {
+    line.match_indices(tag).any(|(i, _)| {
+        matches!(
+            line[i + tag.len()..].chars().next(),
+            None | Some(' ' | '\t' | '>' | '/')
+        )
+    })
 }
 
 /// `@@ -12,3 +12,4 @@`: a unified diff's hunk header.

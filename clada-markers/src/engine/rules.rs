@@ -97,12 +97,17 @@ pub(crate) fn check(
 fn not_emptied(path: &str, left: &[u8]) -> TaskError {
     let text = String::from_utf8_lossy(left);
     let lines = text.lines().count().max(1);
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let first: String = first.chars().take(80).collect();
+    let first = match text.lines().find(|l| !l.trim().is_empty()) {
+        Some(l) => format!(
+            "the first holding `{}`",
+            l.chars().take(80).collect::<String>()
+        ),
+        None => "blank".to_owned(),
+    };
     TaskError::new(
         ErrorType::MatchCountMismatch,
         format!(
-            "the diff deletes {path}, but its removed lines are not all of the file: {lines} line{s} would remain (the first holding `{first}`), so nothing was deleted",
+            "the diff deletes {path}, but its removed lines are not all of the file: {lines} line{s} would remain ({first}), so nothing was deleted",
             s = if lines == 1 { "" } else { "s" },
         ),
     )
