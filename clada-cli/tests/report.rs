@@ -707,3 +707,35 @@ fn watch_applies_each_unit_once_when_it_is_complete() {
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
 }
+
+/// A block a rollback took back (`--atomic=document`, a later unit
+/// failing) gets no ✓ in the text summary: its changes are not there.
+#[test]
+fn a_rolled_back_block_gets_no_tick() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("reply.md"),
+        "<<<<<<< WRITE path=\"a.txt\"\nhi\n>>>>>>> END\n<<<<<<< SEARCH path=\"missing.txt\"\nx\n=======\ny\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let out = clada()
+        .args([
+            "apply",
+            "--no-git",
+            "--atomic=document",
+            "-C",
+            ".",
+            "reply.md",
+        ])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text.contains("Block 1: 1/1 tasks succeeded ↺ rolled back\n"),
+        "{text}"
+    );
+    assert!(!dir.path().join("a.txt").exists());
+}

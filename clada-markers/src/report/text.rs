@@ -24,7 +24,7 @@ const SHORT_DIFF: usize = 10;
 
 /// A summary line's tasks that succeeded, its tasks, and its block's
 /// status.
-type Tally = (usize, usize, BlockStatus);
+type Tally = (usize, usize, BlockStatus, bool);
 
 /// How much to say about a failure (`--error-detail`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -150,7 +150,9 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             .iter()
             .filter(|t| t.status == TaskStatus::Success)
             .count();
-        let line = (ok, b.tasks.len(), b.status);
+        // A block whose changes a rollback took back gets no ✓.
+        let rolled_back = b.tasks.iter().any(|t| t.rolled_back);
+        let line = (ok, b.tasks.len(), b.status, rolled_back);
         self.approvals.extend(b.tasks.iter().filter_map(|t| {
             let approve = t.error.as_ref()?.approve.as_ref()?;
             Some((t.number, approve.clone()))
@@ -213,13 +215,17 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             "Overall: {}/{} tasks {succeeded}{rolled}",
             s.succeeded, s.tasks
         );
-        for (first, last, (ok, tasks, status), note) in std::mem::take(&mut self.lines) {
+        for (first, last, (ok, tasks, status, rolled_back), note) in std::mem::take(&mut self.lines)
+        {
             let name = if first == last {
                 format!("Block {first}")
             } else {
                 format!("Blocks {first}-{last}")
             };
             let mark = match status {
+                BlockStatus::Success if rolled_back => {
+                    format!("{} rolled back", self.paint("33", "↺"))
+                }
                 BlockStatus::Success => self.paint("32", "✓"),
                 BlockStatus::Failed => self.paint("31", "✗"),
                 BlockStatus::Malformed => {
