@@ -318,15 +318,16 @@ pub mod strategy {
     /// Every operation, with bodies that are hard to print.
     pub fn op() -> impl Strategy<Value = Op<'static>> {
         let c = |s: String| Cow::Owned(s);
+        let t = |s: String| crate::syntax::TaskPath::new(s);
         prop_oneof![
             (path(), any::<bool>(), body(0)).prop_map(move |(p, append, content)| Op::Write {
-                path: c(p),
+                path: t(p),
                 append,
                 content: c(content)
             }),
             (path(), count(), body(1), body(0)).prop_map(move |(p, count, search, replace)| {
                 Op::Edit {
-                    path: c(p),
+                    path: t(p),
                     count,
                     matching: crate::syntax::Matching::default(),
                     search: c(search),
@@ -343,7 +344,7 @@ pub mod strategy {
                         start
                     };
                     Op::EditRange {
-                        path: c(p),
+                        path: t(p),
                         count,
                         matching: crate::syntax::Matching::default(),
                         start: c(start),
@@ -353,14 +354,14 @@ pub mod strategy {
                 }
             ),
             (prop::option::of(path()), body(0)).prop_map(move |(dir, command)| Op::Run {
-                dir: dir.map(c),
+                dir: dir.map(t),
                 command: c(command)
             }),
             (path(), path()).prop_map(move |(from, to)| Op::Move {
-                from: c(from),
-                to: c(to)
+                from: t(from),
+                to: t(to)
             }),
-            path().prop_map(move |p| Op::Remove { path: c(p) }),
+            path().prop_map(move |p| Op::Remove { path: t(p) }),
         ]
         .prop_filter("an operation that can be written", is_writable)
     }
@@ -470,12 +471,12 @@ mod arbitrary_impls {
     fn op(u: &mut Unstructured<'_>) -> Result<Op<'static>> {
         let op = match u.int_in_range(0..=5)? {
             0 => Op::Write {
-                path: path(u)?,
+                path: path(u)?.into(),
                 append: u.arbitrary()?,
                 content: body(u, 0)?,
             },
             1 => Op::Edit {
-                path: path(u)?,
+                path: path(u)?.into(),
                 count: count(u)?,
                 matching: crate::syntax::Matching::default(),
                 search: body(u, 1)?,
@@ -485,7 +486,7 @@ mod arbitrary_impls {
                 let start = body(u, 1)?;
                 let start = Cow::Owned(start.strip_suffix('\n').unwrap_or(&start).to_owned());
                 Op::EditRange {
-                    path: path(u)?,
+                    path: path(u)?.into(),
                     count: count(u)?,
                     matching: crate::syntax::Matching::default(),
                     start,
@@ -494,22 +495,26 @@ mod arbitrary_impls {
                 }
             }
             3 => Op::Run {
-                dir: if u.arbitrary()? { Some(path(u)?) } else { None },
+                dir: if u.arbitrary()? {
+                    Some(path(u)?.into())
+                } else {
+                    None
+                },
                 command: Cow::Borrowed("ls\n"),
             },
             4 => Op::Move {
-                from: path(u)?,
-                to: path(u)?,
+                from: path(u)?.into(),
+                to: path(u)?.into(),
             },
-            _ => Op::Remove { path: path(u)? },
+            _ => Op::Remove {
+                path: path(u)?.into(),
+            },
         };
         // What cannot be written becomes the simplest task that can.
         Ok(if is_writable(&op) {
             op
         } else {
-            Op::Remove {
-                path: Cow::Borrowed("x"),
-            }
+            Op::Remove { path: "x".into() }
         })
     }
 

@@ -310,3 +310,36 @@ fn a_directory_swapped_for_a_link_never_lets_a_write_out() {
         "{swaps} swaps, {done} done, {refused} refused"
     );
 }
+
+/// A path carries the place validation resolved it to, and the engine
+/// takes it from there; a document parsed with `allow_escape` and run
+/// without it is still refused where it would leave the root.
+#[test]
+fn a_place_resolved_with_allow_escape_is_refused_by_a_run_without_it() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let doc = "<<<<<<< WRITE path=\"../out.txt\"\npwned\n>>>>>>> END\n<<<<<<< MOVE from=\"a.txt\" to=\"../moved.txt\"\n>>>>>>> END\n";
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    let doc = parse_with(doc, ParseOptions { allow_escape: true });
+    assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
+    let settings = clada_markers::Settings {
+        git: None,
+        allow_escape: false,
+        ..Default::default()
+    };
+    let report = Apply::new(&root).unwrap().settings(settings).run(&doc);
+    let errors: Vec<Option<ErrorType>> = report
+        .blocks
+        .iter()
+        .flat_map(|b| &b.tasks)
+        .map(|t| t.error.as_ref().map(|e| e.kind))
+        .collect();
+    assert_eq!(
+        errors,
+        [Some(ErrorType::PathEscape), Some(ErrorType::PathEscape)]
+    );
+    assert!(!scratch.path().join("out.txt").exists());
+    assert!(!scratch.path().join("moved.txt").exists());
+    assert!(root.join("a.txt").exists());
+}

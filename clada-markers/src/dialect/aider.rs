@@ -260,10 +260,11 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             op: None,
         };
         let errors_before = diagnostics.len();
+        let mut place = None;
         match &name {
             Some((name, at)) => {
                 let attr = Attribute::implied("path", Cow::Owned(name.clone()), *at);
-                crate::syntax::check_path_attribute(&cx, &attr, &mut diagnostics);
+                place = crate::syntax::check_path_attribute(&cx, &attr, &mut diagnostics);
                 task.attributes.push(attr);
                 carried = Some((name.clone(), *at));
             }
@@ -289,7 +290,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
         if diagnostics[errors_before..].iter().all(|d| !d.is_error())
             && let Some((name, _)) = &name
         {
-            let path = Cow::Owned(name.clone());
+            let path = crate::syntax::TaskPath::resolved(Cow::Owned(name.clone()), place);
             task.op = Some(if search.is_empty() {
                 task.kind = TaskKind::Write;
                 Op::Write {

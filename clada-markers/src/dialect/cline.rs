@@ -37,6 +37,7 @@ use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
 use crate::syntax::Attribute;
+use crate::syntax::Location;
 use crate::syntax::Span;
 use crate::syntax::TaskKind;
 use crate::syntax::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
@@ -309,11 +310,11 @@ fn blocks(
 
 /// The SEARCH a block lowers to (an empty SEARCH: a WRITE that fills a
 /// new or empty file, in a `replace_in_file` call only). `path` is the
-/// block's file and whether it passed the path checks (a refused one has
-/// its own error).
+/// block's file and where it resolved to when it passed the path checks
+/// (a refused one has its own error).
 fn task<'a>(
     b: Read,
-    path: Option<(&Attribute<'a>, bool)>,
+    path: Option<(&Attribute<'a>, Option<&Location>)>,
     empty_fills: bool,
     out: &mut Vec<Diagnostic>,
 ) -> Task<'a> {
@@ -329,14 +330,15 @@ fn task<'a>(
         closer: b.closer,
         op: None,
     };
-    let Some((path, ok)) = path else {
+    let Some((path, place)) = path else {
         out.push(
             Diagnostic::new(K::MissingAttribute, b.opener, "this SEARCH block names no file")
                 .with_help("put it in a `replace_in_file` call with `<path>PATH</path>`, or put the file's path on its own line before it"),
         );
         return t;
     };
-    let p = path.value.clone();
+    let ok = place.is_some();
+    let p = crate::syntax::TaskPath::resolved(path.value.clone(), place.cloned());
     if b.old.is_empty() {
         if empty_fills {
             t.kind = TaskKind::Write;
@@ -486,7 +488,7 @@ fn call<'a>(cx: &Context<'a>, c: &Call, units: &mut Vec<Unit<'a>>, out: &mut Vec
     // The `<path>` before the current `<diff>` (both lists are in order),
     // checked once.
     let mut p = 0;
-    let mut checked: Option<(usize, Attribute<'a>, bool)> = None;
+    let mut checked: Option<(usize, Attribute<'a>, Option<Location>)> = None;
     for d in &diffs {
         while paths.get(p).is_some_and(|s| s.end <= d.start) {
             p += 1;
@@ -499,14 +501,12 @@ fn call<'a>(cx: &Context<'a>, c: &Call, units: &mut Vec<Unit<'a>>, out: &mut Vec
             (k, value, Span::new(at, at + value.len()))
         });
         let attr = path.map(|(key, value, span)| match &checked {
-            Some((k, a, ok)) if *k == key => (a.clone(), *ok),
+            Some((k, a, place)) if *k == key => (a.clone(), place.clone()),
             _ => {
                 let a = Attribute::implied("path", Cow::Borrowed(value), span);
-                let before = out.len();
-                crate::syntax::check_path_attribute(cx, &a, out);
-                let ok = !out[before..].iter().any(Diagnostic::is_error);
-                checked = Some((key, a.clone(), ok));
-                (a, ok)
+                let place = crate::syntax::check_path_attribute(cx, &a, out);
+                checked = Some((key, a.clone(), place.clone()));
+                (a, place)
             }
         });
         // Roo's `<args>` form: the blocks are in `<content>`s, a
@@ -530,7 +530,7 @@ fn call<'a>(cx: &Context<'a>, c: &Call, units: &mut Vec<Unit<'a>>, out: &mut Vec
                 );
             }
             for (_, b) in read {
-                let named = attr.as_ref().map(|(a, ok)| (a, *ok));
+                let named = attr.as_ref().map(|(a, place)| (a, place.as_ref()));
                 tasks.push(task(b, named, c.mode == Mode::Cline, out));
             }
         }
@@ -599,12 +599,15 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             let attr = name.map(|(n, span)| {
                 carried = Some(n.clone());
                 let a = Attribute::implied("path", n, span);
-                let before = out.len();
-                crate::syntax::check_path_attribute(&cx, &a, &mut out);
-                let ok = !out[before..].iter().any(Diagnostic::is_error);
-                (a, ok)
+                let place = crate::syntax::check_path_attribute(&cx, &a, &mut out);
+                (a, place)
             });
-            let t = task(b, attr.as_ref().map(|(a, ok)| (a, *ok)), false, &mut out);
+            let t = task(
+                b,
+                attr.as_ref().map(|(a, place)| (a, place.as_ref())),
+                false,
+                &mut out,
+            );
             units.push(Unit::Task(t));
         }
         if let Some(c) = stretch {

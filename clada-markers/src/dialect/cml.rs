@@ -427,11 +427,12 @@ fn task<'a>(
             );
         }
     }
+    let mut places: Vec<(&str, Option<crate::syntax::Location>)> = Vec::new();
     for &name in names {
         match el.attr(name) {
             Some((_, value, span)) => {
                 let a = Attribute::implied(name, value.clone(), *span);
-                crate::syntax::check_path_attribute(cx, &a, out);
+                places.push((name, crate::syntax::check_path_attribute(cx, &a, out)));
                 attributes.push(a);
             }
             None if name == "dir" => {}
@@ -448,7 +449,14 @@ fn task<'a>(
     // Bodies are moved out of the element, never copied.
     let mut children = std::mem::take(&mut el.children);
     let text = std::mem::take(&mut el.text);
-    let value = |name: &str| el.attr(name).map(|a| a.1.clone());
+    let value = |name: &str| {
+        let place = places
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, p)| p.clone());
+        el.attr(name)
+            .map(|a| crate::syntax::TaskPath::resolved(a.1.clone(), place))
+    };
     let mut child = |name: &str| {
         children
             .iter_mut()
@@ -606,7 +614,7 @@ mod tests {
         else {
             panic!("{ops:?}")
         };
-        assert!(matches!(path, Cow::Borrowed("a")), "{path:?}");
+        assert!(matches!(path.written(), Cow::Borrowed("a")), "{path:?}");
         assert!(matches!(search, Cow::Borrowed("x")), "{search:?}");
         assert!(
             matches!(replace, Cow::Owned(r) if r == "y & z"),

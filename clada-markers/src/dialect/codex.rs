@@ -145,16 +145,14 @@ fn patch<'a>(
             }
             let span = Span::new(line.start, lines[j - 1].span().end);
             let op = Op::Write {
-                path: Cow::Borrowed(path),
+                path: path.into(),
                 append: false,
                 content: Cow::Owned(content),
             };
             tasks.push(task(cx, TaskKind::Write, span, line, path, op, out));
             i = j;
         } else if let Some(path) = t.strip_prefix(DELETE.trim_end()).map(str::trim) {
-            let op = Op::Remove {
-                path: Cow::Borrowed(path),
-            };
+            let op = Op::Remove { path: path.into() };
             tasks.push(task(cx, TaskKind::Remove, line.span(), line, path, op, out));
             i += 1;
         } else if let Some(path) = t.strip_prefix(UPDATE.trim_end()).map(str::trim) {
@@ -322,7 +320,7 @@ fn update<'a>(
             continue;
         }
         hunks += 1;
-        let p = Cow::Borrowed(path);
+        let p: crate::syntax::TaskPath<'_> = path.into();
         let (kind, op) = match (old.is_empty(), anchor) {
             (false, _) => (
                 TaskKind::Search,
@@ -358,15 +356,18 @@ fn update<'a>(
     }
     if let Some((to, line)) = to {
         let op = Op::Move {
-            from: Cow::Borrowed(path),
-            to: Cow::Borrowed(to),
+            from: path.into(),
+            to: to.into(),
         };
         let mut t = task(cx, TaskKind::Move, line.span(), header, path, op, out);
         let at = place(line, to);
         let attr = Attribute::implied("to", Cow::Borrowed(to), Span::new(at, at + to.len()));
-        crate::syntax::check_path_attribute(cx, &attr, out);
+        let to_place = crate::syntax::check_path_attribute(cx, &attr, out);
         if out.iter().any(|d| d.is_error() && d.span == attr.span) {
             t.op = None;
+        }
+        if let Some(Op::Move { to, .. }) = &mut t.op {
+            to.set_place(to_place);
         }
         t.attributes.push(attr);
         tasks.push(t);
@@ -404,7 +405,7 @@ fn task<'a>(
     };
     let attr = Attribute::implied(name, Cow::Borrowed(path), Span::new(at, at + path.len()));
     let before = out.len();
-    crate::syntax::check_path_attribute(cx, &attr, out);
+    let path_place = crate::syntax::check_path_attribute(cx, &attr, out);
     if path.is_empty() {
         out.push(
             Diagnostic::new(
@@ -416,6 +417,10 @@ fn task<'a>(
         );
     }
     let refused = out[before..].iter().any(Diagnostic::is_error);
+    let mut op = op;
+    if let Some(p) = op.first_path_mut() {
+        p.set_place(path_place);
+    }
     Task {
         number: 0,
         block: 0,

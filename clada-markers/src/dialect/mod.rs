@@ -201,6 +201,70 @@ fn refuse_unchanged(doc: &mut Document<'_>) {
 mod tests {
     use super::*;
 
+    /// Every front end gives each path of its operations the place
+    /// validation resolved it to (`TaskPath`), so that the engine never
+    /// resolves text again: with and without `--allow-escape`.
+    #[test]
+    fn every_dialect_fills_the_place_of_every_path() {
+        use crate::syntax::Op;
+        let cases = [
+            (
+                Dialect::Clada,
+                "<<<<<<< WRITE path=\"a/../b.txt\"\nx\n>>>>>>> END\n<<<<<<< MOVE from=\"b.txt\" to=\"c/d.txt\"\n>>>>>>> END\n<<<<<<< RUN dir=\"c\"\nls\n>>>>>>> END\n",
+            ),
+            (
+                Dialect::Aider,
+                "b.txt\n```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n",
+            ),
+            (
+                Dialect::Codex,
+                "*** Begin Patch\n*** Update File: b.txt\n*** Move to: c/d.txt\n@@\n-x\n+y\n*** Delete File: e.txt\n*** End Patch\n",
+            ),
+            (
+                Dialect::Cml,
+                "<tasks><edit path=\"b.txt\"><search>x</search><replace>y</replace></edit><move from=\"b.txt\" to=\"c.txt\"/></tasks>\n",
+            ),
+            (
+                Dialect::Udiff,
+                "diff --git a/b.txt b/c.txt\nrename from b.txt\nrename to c.txt\n--- a/b.txt\n+++ b/c.txt\n@@ -1 +1 @@\n-x\n+y\n",
+            ),
+            (
+                Dialect::Cline,
+                "<replace_in_file>\n<path>b.txt</path>\n<diff>\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n</diff>\n</replace_in_file>\n",
+            ),
+        ];
+        for allow_escape in [false, true] {
+            for (dialect, src) in cases {
+                let doc = parse_dialect(src, dialect, ParseOptions { allow_escape });
+                assert!(!doc.has_errors(), "{dialect}: {:?}", doc.diagnostics);
+                let mut paths = 0;
+                for task in doc.tasks() {
+                    let Some(op) = &task.op else { continue };
+                    let named: Vec<&crate::syntax::TaskPath<'_>> = match op {
+                        Op::Write { path, .. }
+                        | Op::Edit { path, .. }
+                        | Op::EditRange { path, .. }
+                        | Op::Remove { path } => vec![path],
+                        Op::Move { from, to } => vec![from, to],
+                        Op::Run { dir, .. } => dir.iter().collect(),
+                    };
+                    for p in named {
+                        paths += 1;
+                        let at = p
+                            .at()
+                            .unwrap_or_else(|| panic!("{dialect}: `{p}` has no place"));
+                        assert_eq!(
+                            Some(at),
+                            crate::syntax::resolve_path(p, allow_escape).ok().as_ref(),
+                            "{dialect}: `{p}`"
+                        );
+                    }
+                }
+                assert!(paths > 0, "{dialect}: no path read");
+            }
+        }
+    }
+
     #[test]
     fn auto_reads_each_dialect_by_what_only_it_writes() {
         let cases = [

@@ -715,12 +715,15 @@ fn section<'a>(
     // One check of each path, shared by the tasks that name it.
     let attr = |name: &'static str, n: &Named<'a>, out: &mut Vec<Diagnostic>| {
         let a = Attribute::implied(name, n.path.clone(), n.span);
-        let before = out.len();
-        crate::syntax::check_path_attribute(cx, &a, out);
-        let ok = !out[before..].iter().any(Diagnostic::is_error);
-        (a, ok)
+        let place = crate::syntax::check_path_attribute(cx, &a, out);
+        let ok = place.is_some();
+        (
+            a,
+            ok,
+            crate::syntax::TaskPath::resolved(n.path.clone(), place),
+        )
     };
-    let (path, path_ok) = attr("path", &target, out);
+    let (path, path_ok, target_path) = attr("path", &target, out);
     let mut tasks = Vec::new();
     let header_span = Span::new(first.start, lines[header_end.max(i + 1) - 1].span().end);
     let bad_hunk = |h: &Hunk, why: &str, help: &str, out: &mut Vec<Diagnostic>| {
@@ -730,12 +733,12 @@ fn section<'a>(
         );
     };
     if let Some(from) = &renamed_from {
-        let (from_attr, from_ok) = attr("from", from, out);
+        let (from_attr, from_ok, from_path) = attr("from", from, out);
         let mut to = path.clone();
         to.name = "to";
         let op = Op::Move {
-            from: from.path.clone(),
-            to: target.path.clone(),
+            from: from_path,
+            to: target_path.clone(),
         };
         tasks.push(task(
             TaskKind::Move,
@@ -760,7 +763,7 @@ fn section<'a>(
                 content.push_str(&h.new);
             }
             let op = Op::Write {
-                path: target.path.clone(),
+                path: target_path.clone(),
                 append: false,
                 content: Cow::Owned(content),
             };
@@ -798,7 +801,7 @@ fn section<'a>(
                         Some((
                             TaskKind::Write,
                             Op::Write {
-                                path: target.path.clone(),
+                                path: target_path.clone(),
                                 append: true,
                                 content: Cow::Owned(std::mem::take(&mut h.new)),
                             },
@@ -813,7 +816,7 @@ fn section<'a>(
                         None
                     }
                 } else {
-                    Some((TaskKind::Search, edit(&target.path, h)))
+                    Some((TaskKind::Search, edit(&target_path, h)))
                 };
                 let kind = op.as_ref().map_or(TaskKind::Search, |(k, _)| *k);
                 let op = op.map(|(_, o)| o).filter(|_| path_ok);
@@ -823,7 +826,7 @@ fn section<'a>(
             }
             if change == Change::Delete {
                 let op = Op::Remove {
-                    path: target.path.clone(),
+                    path: target_path.clone(),
                 };
                 tasks.push(task(
                     TaskKind::Remove,
@@ -855,7 +858,7 @@ fn section<'a>(
 /// The SEARCH a hunk lowers to: its old text, found once, replaced by its
 /// new text; among several equal candidates, the one nearest the hunk's
 /// line (PROTOCOL §3). The hunk's texts move into it.
-fn edit<'a>(path: &Cow<'a, str>, h: &mut Hunk) -> Op<'a> {
+fn edit<'a>(path: &crate::syntax::TaskPath<'a>, h: &mut Hunk) -> Op<'a> {
     Op::Edit {
         path: path.clone(),
         count: Count::default(),
@@ -954,7 +957,11 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                     );
                     None
                 } else {
-                    Some(edit(&path.value, &mut h))
+                    // The file before it passed the checks (only such a
+                    // file is carried): its place is its path's.
+                    let place = crate::syntax::resolve_path(&path.value, cx.opts.allow_escape).ok();
+                    let p = crate::syntax::TaskPath::resolved(path.value.clone(), place);
+                    Some(edit(&p, &mut h))
                 };
                 let mut t = task(TaskKind::Search, h.span, h.header, vec![path.clone()], op);
                 t.sections = vec![h.lines];

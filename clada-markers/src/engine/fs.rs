@@ -31,11 +31,25 @@ use rustix::io::Errno;
 
 use super::tree::{Entry, FsError, Kind, Meta, Tree, TreeMut};
 use crate::syntax::Anchor;
-use crate::syntax::Location;
+use crate::syntax::{Location, TaskPath};
 
 /// Resolves `path` as text (PROTOCOL §5); a path too deep is
 /// [`FsError::TooDeep`], every other problem [`FsError::Escape`]. Leaving
 /// the root needs `allow_escape`.
+/// Where a task's path lies: the place validation resolved it to
+/// ([`TaskPath`]), never resolved again, so long as this run lets it be
+/// there (a path resolved with `--allow-escape` and run without is
+/// refused); a path made by hand, with no place, is resolved here.
+pub(crate) fn locate_task(path: &TaskPath<'_>, allow_escape: bool) -> Result<Location, FsError> {
+    match path.at() {
+        Some(at) if allow_escape || at.anchor == Anchor::Root => Ok(at.clone()),
+        Some(_) => Err(FsError::Escape {
+            path: path.to_string(),
+        }),
+        None => locate(path, allow_escape),
+    }
+}
+
 pub(crate) fn locate(path: &str, allow_escape: bool) -> Result<Location, FsError> {
     crate::syntax::resolve_path(path, allow_escape).map_err(|problem| {
         match (problem, crate::syntax::TooDeep::of(path, allow_escape)) {

@@ -395,7 +395,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         let edits = units
             .flat_map(|u| u.tasks())
             .filter_map(|t| seek::Search::of(t.op.as_ref()?, self.loose()))
-            .filter_map(|(path, search)| Some((fs::locate(path, allow_escape).ok()?, search)));
+            .filter_map(|(path, search)| Some((fs::locate_task(path, allow_escape).ok()?, search)));
         self.view.expect(edits);
     }
 

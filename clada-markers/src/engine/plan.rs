@@ -7,7 +7,7 @@
 
 use crate::engine::TaskError;
 use crate::engine::editing::Splice;
-use crate::engine::fs::locate;
+use crate::engine::fs::locate_task;
 use crate::engine::matching::{HintBudget, Mismatch};
 use crate::engine::seek::How;
 use crate::engine::seek::Search;
@@ -15,7 +15,7 @@ use crate::engine::tree::{Content, FsError, Kind, Tree};
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
 use crate::syntax::Location;
-use crate::syntax::Op;
+use crate::syntax::{Op, TaskPath};
 
 /// A side effect, fully computed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,8 +99,8 @@ pub(crate) fn plan(
     loose: bool,
 ) -> Result<Plan, TaskError> {
     // Every path is resolved once, then checked where the change lands.
-    let at = |p: &str| {
-        let loc = locate(p, allow_escape).map_err(TaskError::from)?;
+    let at = |p: &TaskPath<'_>| {
+        let loc = locate_task(p, allow_escape).map_err(TaskError::from)?;
         files.check_lands(&loc)?;
         Ok::<_, TaskError>(loc)
     };

@@ -3,10 +3,10 @@
 //! the run sees it. Nothing here changes anything.
 
 use crate::engine::TaskError;
-use crate::engine::fs::locate;
+use crate::engine::fs::locate_task;
 use crate::engine::tree::{FsError, Kind, Tree};
 use crate::error_type::ErrorType;
-use crate::syntax::{BlockRules, Op};
+use crate::syntax::{BlockRules, Op, TaskPath};
 
 /// Why `op`, a task of a block under `rules`, must not run, if it must
 /// not. Paths that do not resolve are left to the plan to refuse.
@@ -16,7 +16,7 @@ pub(crate) fn check(
     files: &dyn Tree,
     allow_escape: bool,
 ) -> Result<(), TaskError> {
-    let kind = |p: &str| match locate(p, allow_escape) {
+    let kind = |p: &TaskPath<'_>| match locate_task(p, allow_escape) {
         Ok(at) => files.kind(&at).map(|k| k.map(|k| (k, at))),
         Err(_) => Ok(None),
     };

@@ -32,7 +32,7 @@ use std::num::NonZeroUsize;
 use crate::engine::matching::{MAX_LISTED_LINES, MAX_REPORTED_LINES, Mismatch, count_ok};
 use crate::engine::tier::{self, Cmp, Delta, Lines, NotDetermined, Pass};
 use crate::status::{Chosen, Excerpt, IndentProblem, Indentation, Matched, Shift};
-use crate::syntax::{Count, Matching, Op};
+use crate::syntax::{Count, Matching, Op, TaskPath};
 
 /// At most this many occurrences are shown with the lines around them.
 pub(crate) const MAX_EXCERPTS: usize = 5;
@@ -101,7 +101,7 @@ impl<'a> Search<'a> {
     /// The path `op` edits and what it searches for, if it is an edit
     /// (SEARCH or SEARCH-START); `loose`: whether the passes beyond
     /// exact text may run (`--match whitespace`).
-    pub(crate) fn of(op: &'a Op<'_>, loose: bool) -> Option<(&'a str, Search<'a>)> {
+    pub(crate) fn of(op: &'a Op<'_>, loose: bool) -> Option<(&'a TaskPath<'a>, Search<'a>)> {
         let with = |target, replace: &'a str, count: &Count, m: &Matching| Search {
             target,
             replace,

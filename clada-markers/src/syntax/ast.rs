@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::syntax::attributes::Attribute;
 use crate::syntax::diagnostics::Diagnostic;
+use crate::syntax::path::Location;
 use crate::syntax::span::Span;
 use crate::syntax::{TaskKind, Version};
 
@@ -313,23 +314,148 @@ pub enum Policy {
     Codex,
 }
 
+/// A path as a task names it: the text written, and where it lies, resolved
+/// once by validation (PROTOCOL §5) in every dialect. The engine takes the
+/// place from here and never resolves the text again; a path made by hand
+/// (a test, the generator) has no place yet, and the engine resolves it.
+/// Two paths are equal when their texts are, and one shows as its text.
+#[derive(Clone, Default)]
+pub struct TaskPath<'a> {
+    written: Cow<'a, str>,
+    at: Option<Location>,
+}
+
+impl<'a> TaskPath<'a> {
+    /// A path with its text only.
+    pub fn new(written: impl Into<Cow<'a, str>>) -> Self {
+        TaskPath {
+            written: written.into(),
+            at: None,
+        }
+    }
+
+    /// A path and the place validation resolved it to.
+    pub(crate) fn resolved(written: Cow<'a, str>, at: Option<Location>) -> Self {
+        TaskPath { written, at }
+    }
+
+    /// The text as written.
+    pub fn as_str(&self) -> &str {
+        &self.written
+    }
+
+    /// The text as written, borrowed from the document where it can be.
+    pub fn written(&self) -> &Cow<'a, str> {
+        &self.written
+    }
+
+    /// Where validation found it, if it did.
+    #[cfg(any(feature = "engine", test))]
+    pub(crate) fn at(&self) -> Option<&Location> {
+        self.at.as_ref()
+    }
+
+    /// Gives it the place validation found (a front end that checks the
+    /// path after building the operation).
+    pub(crate) fn set_place(&mut self, at: Option<Location>) {
+        self.at = at;
+    }
+
+    /// The same path, owning its text.
+    pub fn into_owned(self) -> TaskPath<'static> {
+        TaskPath {
+            written: Cow::Owned(self.written.into_owned()),
+            at: self.at,
+        }
+    }
+}
+
+impl std::ops::Deref for TaskPath<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.written
+    }
+}
+
+impl AsRef<str> for TaskPath<'_> {
+    fn as_ref(&self) -> &str {
+        &self.written
+    }
+}
+
+impl std::fmt::Debug for TaskPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.written, f)
+    }
+}
+
+impl std::fmt::Display for TaskPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.written)
+    }
+}
+
+impl PartialEq for TaskPath<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.written == other.written
+    }
+}
+
+impl Eq for TaskPath<'_> {}
+
+impl std::hash::Hash for TaskPath<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.written.hash(state);
+    }
+}
+
+impl PartialEq<str> for TaskPath<'_> {
+    fn eq(&self, other: &str) -> bool {
+        self.written == other
+    }
+}
+
+impl PartialEq<&str> for TaskPath<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        self.written == *other
+    }
+}
+
+impl<'a> From<&'a str> for TaskPath<'a> {
+    fn from(s: &'a str) -> Self {
+        TaskPath::new(s)
+    }
+}
+
+impl From<String> for TaskPath<'_> {
+    fn from(s: String) -> Self {
+        TaskPath::new(s)
+    }
+}
+
+impl<'a> From<Cow<'a, str>> for TaskPath<'a> {
+    fn from(s: Cow<'a, str>) -> Self {
+        TaskPath::new(s)
+    }
+}
+
 /// A well-formed operation with its texts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op<'a> {
     Write {
-        path: Cow<'a, str>,
+        path: TaskPath<'a>,
         append: bool,
         content: Cow<'a, str>,
     },
     Edit {
-        path: Cow<'a, str>,
+        path: TaskPath<'a>,
         count: Count,
         matching: Matching,
         search: Cow<'a, str>,
         replace: Cow<'a, str>,
     },
     EditRange {
-        path: Cow<'a, str>,
+        path: TaskPath<'a>,
         count: Count,
         matching: Matching,
         start: Cow<'a, str>,
@@ -337,16 +463,31 @@ pub enum Op<'a> {
         replace: Cow<'a, str>,
     },
     Run {
-        dir: Option<Cow<'a, str>>,
+        dir: Option<TaskPath<'a>>,
         command: Cow<'a, str>,
     },
     Move {
-        from: Cow<'a, str>,
-        to: Cow<'a, str>,
+        from: TaskPath<'a>,
+        to: TaskPath<'a>,
     },
     Remove {
-        path: Cow<'a, str>,
+        path: TaskPath<'a>,
     },
+}
+
+impl<'a> Op<'a> {
+    /// The path the operation names first (`path`, a MOVE's `from`, a
+    /// RUN's `dir`), to give it its place.
+    pub(crate) fn first_path_mut(&mut self) -> Option<&mut TaskPath<'a>> {
+        match self {
+            Op::Write { path, .. }
+            | Op::Edit { path, .. }
+            | Op::EditRange { path, .. }
+            | Op::Remove { path } => Some(path),
+            Op::Move { from, .. } => Some(from),
+            Op::Run { dir, .. } => dir.as_mut(),
+        }
+    }
 }
 
 /// The operation names used in reports.

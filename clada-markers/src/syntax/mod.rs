@@ -52,16 +52,17 @@ pub(crate) use markers::*;
 // The door the other layers come in by: each name the library needs from
 // the syntax layer, by one path (`crate::syntax::Op`). Only the crate root
 // names the modules, for its public re-exports.
-pub(crate) use ast::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
+pub(crate) use ast::{
+    Block, BlockRules, Count, Document, Matching, Op, Policy, Task, TaskPath, Unit,
+};
 pub(crate) use diagnostics::{Diagnostic, Severity, render};
 pub(crate) use lexer::classify;
 pub(crate) use parser::parse_with;
 #[cfg(any(feature = "engine", feature = "proptest", feature = "arbitrary"))]
 pub(crate) use path::normalize_path;
 #[cfg(feature = "engine")]
-pub(crate) use path::{
-    Anchor, Location, TooDeep, abbreviated_path, is_absolute_path, is_protected, resolve_path,
-};
+pub(crate) use path::{Anchor, TooDeep, abbreviated_path, is_absolute_path, is_protected};
+pub(crate) use path::{Location, resolve_path};
 pub(crate) use printer::print;
 pub(crate) use span::{Position, Span};
 pub(crate) use validate::{

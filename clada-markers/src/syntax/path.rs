@@ -323,16 +323,26 @@ fn resolve_any_depth(path: &str, allow_escape: bool) -> Result<Location, PathPro
 
 /// Checks the path of a file another dialect names as if it were a `path`
 /// attribute (PROTOCOL §5, §11).
-pub(crate) fn check_path_attribute(cx: &Context<'_>, a: &Attribute<'_>, out: &mut Vec<Diagnostic>) {
-    check_path(cx, a, true, out);
+/// Checks the path of `a` (a file's: not the root), saying what is wrong
+/// in `out`; the place it resolves to when nothing is.
+pub(crate) fn check_path_attribute(
+    cx: &Context<'_>,
+    a: &Attribute<'_>,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Location> {
+    check_path(cx, a, true, out)
 }
 
+/// Checks the path of `a` (`below_root`: it must name something below the
+/// root), saying what is wrong in `out`; the place it resolves to when
+/// nothing is: resolved once, here, and carried by the task's operation
+/// ([`crate::syntax::TaskPath`]).
 pub(crate) fn check_path(
     cx: &Context<'_>,
     a: &Attribute<'_>,
     below_root: bool,
     out: &mut Vec<Diagnostic>,
-) {
+) -> Option<Location> {
     let resolved = resolve_path(&a.value, cx.opts.allow_escape).and_then(|at| {
         if below_root && at.is_root() {
             Err(PathProblem::Root)
@@ -351,8 +361,9 @@ pub(crate) fn check_path(
                 )
                 .with_help("clada's approvals and git's internals are changed only by people: use `clada allow` or git itself"),
             );
+                return None;
             }
-            return;
+            return Some(at);
         }
         Err(PathProblem::TooDeep) => {
             let deep = TooDeep::of(&a.value, cx.opts.allow_escape).unwrap_or(TooDeep {
@@ -362,7 +373,7 @@ pub(crate) fn check_path(
             out.push(
                 Diagnostic::new(K::PathEscape, a.value_span, message).with_help(TooDeep::help()),
             );
-            return;
+            return None;
         }
         Err(problem) => problem,
     };
@@ -388,6 +399,7 @@ pub(crate) fn check_path(
         PathProblem::TooDeep => "name a shorter path",
     });
     out.push(d);
+    None
 }
 
 /// How a message names the attribute's path: `path`, or "`from` path".

@@ -1,10 +1,9 @@
 //! The attributes of an opener, checked (PROTOCOL §3): names against what
 //! the keyword takes, then values (counts, booleans, paths).
 
-use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
-use crate::syntax::ast::Count;
+use crate::syntax::ast::{Count, TaskPath};
 use crate::syntax::attributes::{self, AttrSyntaxError, Attribute};
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::Marker;
@@ -101,10 +100,10 @@ pub(crate) fn attributes_of<'a>(
 /// The checked values of a task's attributes.
 #[derive(Debug, Default)]
 pub(crate) struct Values<'a> {
-    pub(crate) path: Option<Cow<'a, str>>,
-    pub(crate) from: Option<Cow<'a, str>>,
-    pub(crate) to: Option<Cow<'a, str>>,
-    pub(crate) dir: Option<Cow<'a, str>>,
+    pub(crate) path: Option<TaskPath<'a>>,
+    pub(crate) from: Option<TaskPath<'a>>,
+    pub(crate) to: Option<TaskPath<'a>>,
+    pub(crate) dir: Option<TaskPath<'a>>,
     pub(crate) count: Count,
     pub(crate) append: bool,
 }
@@ -156,20 +155,20 @@ impl<'a> Values<'a> {
                     _ => out.push(invalid_value(a, "`true` or `false`")),
                 },
                 (TaskKind::Run, "dir" | "path") => {
-                    check_path(cx, a, false, out);
-                    v.dir = Some(a.value.clone());
+                    let at = check_path(cx, a, false, out);
+                    v.dir = Some(TaskPath::resolved(a.value.clone(), at));
                 }
                 (_, "to") => {
-                    check_path(cx, a, false, out);
-                    v.to = Some(a.value.clone());
+                    let at = check_path(cx, a, false, out);
+                    v.to = Some(TaskPath::resolved(a.value.clone(), at));
                 }
                 (_, "from") => {
-                    check_path(cx, a, true, out);
-                    v.from = Some(a.value.clone());
+                    let at = check_path(cx, a, true, out);
+                    v.from = Some(TaskPath::resolved(a.value.clone(), at));
                 }
                 (_, "path") => {
-                    check_path(cx, a, true, out);
-                    v.path = Some(a.value.clone());
+                    let at = check_path(cx, a, true, out);
+                    v.path = Some(TaskPath::resolved(a.value.clone(), at));
                 }
                 _ => {}
             }
