@@ -243,8 +243,12 @@ impl Watch<'_> {
             self.remember(&held, unit_key)?;
             if command && stamp(&self.file) != self.known_stamp {
                 for written in self.read() {
-                    let is_new = !self.known.contains(&key(&written.text));
-                    let (written_key, _) = self.occurrence(&written);
+                    let (written, is_new) = self.occurrence(written);
+                    let Pending {
+                        key: written_key,
+                        chunk: written,
+                        ..
+                    } = written;
                     if !is_new || self.applied.contains(&written_key) {
                         continue;
                     }
@@ -287,25 +291,27 @@ impl Watch<'_> {
     /// as known, and queues them, each with the key of its occurrence.
     fn read_into_pending(&mut self) {
         for chunk in self.read() {
-            let (key, repeat_of) = self.occurrence(&chunk);
-            self.pending.push_back(Pending {
-                key,
-                text_key: clada_markers::watch::key(&chunk.text),
-                chunk,
-                repeat_of,
-            });
+            let (pending, _) = self.occurrence(chunk);
+            self.pending.push_back(pending);
         }
     }
 
-    /// Notes `chunk`, just read, as known; returns the key of its
-    /// occurrence and, for a repeat, the line of the first.
-    fn occurrence(&mut self, chunk: &Chunk) -> (String, Option<usize>) {
+    /// Notes `chunk`, just read, as known (its text hashed once); returns
+    /// it as a pending unit, and whether its text was new to this watch.
+    fn occurrence(&mut self, chunk: Chunk) -> (Pending, bool) {
         let text_key = key(&chunk.text);
-        self.known.insert(text_key.clone());
-        match self.occurrences.of(&text_key, chunk) {
-            (1, _) => (text_key, None),
+        let new = self.known.insert(text_key.clone());
+        let (key, repeat_of) = match self.occurrences.of(&text_key, &chunk) {
+            (1, _) => (text_key.clone(), None),
             (n, first) => (format!("{text_key}#{n}"), Some(first)),
-        }
+        };
+        let pending = Pending {
+            key,
+            text_key,
+            chunk,
+            repeat_of,
+        };
+        (pending, new)
     }
 
     fn has_command(&self, chunk: &Chunk) -> bool {

@@ -308,7 +308,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             }
         }
     }
-    number(&mut units, &mut diagnostics);
+    super::codex::number(&mut units, &mut diagnostics);
     if units.is_empty() && !diagnostics.iter().any(Diagnostic::is_error) {
         diagnostics.push(
             Diagnostic::new(K::NoTasks, Span::empty(0), "the document has no CML element")
@@ -551,43 +551,6 @@ fn task<'a>(
         sections: Vec::new(),
         closer: None,
         op: if ok { op } else { None },
-    }
-}
-
-/// Numbers units and tasks, and files each diagnostic under its unit and
-/// task.
-fn number(units: &mut [Unit<'_>], diagnostics: &mut [Diagnostic]) {
-    let mut task_no = 0;
-    for (n, unit) in units.iter_mut().enumerate() {
-        match unit {
-            Unit::Block(b) => {
-                b.number = n + 1;
-                for t in &mut b.tasks {
-                    task_no += 1;
-                    t.number = task_no;
-                    t.block = n + 1;
-                }
-            }
-            Unit::Task(t) => {
-                task_no += 1;
-                t.number = task_no;
-                t.block = n + 1;
-            }
-        }
-    }
-    for d in diagnostics.iter_mut() {
-        let at = d.span.start;
-        if let Some(u) = units
-            .iter()
-            .find(|u| u.span().start <= at && at < u.span().end)
-        {
-            d.block = Some(u.number());
-            d.task = u
-                .tasks()
-                .iter()
-                .find(|t| t.span.start <= at && at < t.span.end)
-                .map(|t| t.number);
-        }
     }
 }
 

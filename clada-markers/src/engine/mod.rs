@@ -566,41 +566,14 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             out.push(report);
         }
         if together {
-            if out.iter().all(|t| t.status != TaskStatus::Failed) {
-                self.view.commit();
-            } else {
-                let undone = self.view.rollback();
-                let stays = stays(&undone.kept);
-                self.note = self.rolled_back(
-                    unit,
-                    &mut out,
-                    undone.kept,
-                    &stays,
-                    &undone.problems,
-                    observer,
-                );
-            }
+            self.end_transaction(unit, &mut out, observer);
         }
         if own {
-            let ok = |out: &[TaskOutcome]| out.iter().all(|t| t.status != TaskStatus::Failed);
-            if ok(&out) && !self.settings.dry_run {
+            if out.iter().all(|t| t.status != TaskStatus::Failed) && !self.settings.dry_run {
                 let failures = self.view.flush();
                 self.fail_unwritten(failures, Some((unit, &mut out)), observer);
             }
-            if ok(&out) {
-                self.view.commit();
-            } else {
-                let undone = self.view.rollback();
-                let stays = stays(&undone.kept);
-                self.note = self.rolled_back(
-                    unit,
-                    &mut out,
-                    undone.kept,
-                    &stays,
-                    &undone.problems,
-                    observer,
-                );
-            }
+            self.end_transaction(unit, &mut out, observer);
         }
         out
     }
@@ -638,6 +611,24 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             tell(observer, unit, t);
         }
         (left != Rollback::default()).then_some(left)
+    }
+
+    /// Ends the transaction of `unit`, whose tasks' outcomes are `out`:
+    /// kept when none failed, else rolled back, with the note of what
+    /// stayed.
+    fn end_transaction(
+        &mut self,
+        unit: &Unit<'_>,
+        out: &mut [TaskOutcome],
+        observer: &mut dyn Observer,
+    ) {
+        if out.iter().all(|t| t.status != TaskStatus::Failed) {
+            self.view.commit();
+            return;
+        }
+        let undone = self.view.rollback();
+        let stays = stays(&undone.kept);
+        self.note = self.rolled_back(unit, out, undone.kept, &stays, &undone.problems, observer);
     }
 
     /// Marks the tasks whose changes could not be written as failed.
