@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod crash;
 mod git;
+mod helix;
 mod lock;
 mod lsp;
 mod mcp;
