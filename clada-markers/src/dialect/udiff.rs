@@ -724,7 +724,15 @@ fn section<'a>(
         )
     };
     let (path, path_ok, target_path) = attr("path", &target, out);
-    let mut tasks = Vec::new();
+    // Sized once: a block's tasks are few and large.
+    let mut tasks = Vec::with_capacity(
+        usize::from(renamed_from.is_some())
+            + match change {
+                Change::Create => 1,
+                Change::Modify => hunks.len(),
+                Change::Delete => hunks.len() + 1,
+            },
+    );
     let header_span = Span::new(first.start, lines[header_end.max(i + 1) - 1].span().end);
     let bad_hunk = |h: &Hunk, why: &str, help: &str, out: &mut Vec<Diagnostic>| {
         out.push(
@@ -919,7 +927,10 @@ fn block<'a>(span: Span, opener: Span, tasks: Vec<Task<'a>>) -> Unit<'a> {
 pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
     let cx = Context::new(source, options);
     let lines = lines(source);
-    let mut units: Vec<Unit<'_>> = Vec::new();
+    // A file's section has a `+++` line (or its diff is under 64 bytes):
+    // the blocks, counted once, so that they are not moved as they grow.
+    let files = memchr::memmem::find_iter(source.as_bytes(), "\n+++ ").count();
+    let mut units: Vec<Unit<'_>> = Vec::with_capacity(files.min(source.len() / 64) + 1);
     let mut out = Vec::new();
     // Where hunks without a header of their own go: the last changed file.
     let mut carry: Option<Attribute<'_>> = None;
