@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn clada() -> Command {
     Command::new(get_cargo_bin("clada"))
@@ -436,6 +436,80 @@ fn a_stream_applies_each_unit_as_it_arrives() {
     assert_eq!(events[3]["status"], "success");
     assert_eq!(events[4]["succeeded"], 2);
     assert_eq!(events[4]["failed"], 1);
+}
+
+/// `--stream --dialect aider`: each block is applied at its `>>>>>>>
+/// REPLACE`, before the rest of the reply arrives, at the stream's lines;
+/// a block without its file name is said, naming what to add, and the
+/// stream goes on (PROTOCOL §11.5).
+#[test]
+fn a_stream_in_another_dialect_applies_each_of_its_units_as_it_ends() {
+    use std::io::Write as _;
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.py"), "x = 1\n").unwrap();
+    let mut child = clada()
+        .args(["apply", "--stream", "--dialect", "aider", "--no-git"])
+        .args(["--format", "jsonl", "-C"])
+        .arg(root.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"Two edits.\n\na.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    let a = root.path().join("a.py");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::fs::read_to_string(&a).unwrap() != "x = 2\n" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the block was not applied at its REPLACE line"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    stdin
+        .write_all(b"```\n\n```python\n<<<<<<< SEARCH\nx = 2\n=======\nx = 3\n>>>>>>> REPLACE\n```\nb.py\n```\n<<<<<<< SEARCH\n=======\nnew\n>>>>>>> REPLACE\n```\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "x = 2\n");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("b.py")).unwrap(),
+        "new\n"
+    );
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen: Vec<(&str, Value)> = events
+        .iter()
+        .map(|e| {
+            let what = e["event"].as_str().unwrap();
+            let at = match what {
+                "task" => e["start"]["line"].clone(),
+                "diagnostic" => e["kind"].clone(),
+                _ => e["succeeded"].clone(),
+            };
+            (what, at)
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("task", json!(3)),
+            ("diagnostic", json!("missing_attribute")),
+            ("task", json!(13)),
+            ("task", json!(19)),
+            ("summary", json!(2)),
+        ],
+        "{events:#?}"
+    );
+    let said = events[1]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("file"), "{said}");
 }
 
 /// Edits a stream cannot read are said, never dropped: a codex patch and

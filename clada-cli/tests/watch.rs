@@ -150,6 +150,55 @@ fn a_patch_in_another_format_is_said_once_never_applied() {
 /// is said once, `repeated_unit` with the line it ran from; the file saved
 /// whole again (a new inode, as editors write) and the watch started
 /// again say nothing new.
+/// `watch --dialect codex`: each patch pasted is applied once, at its
+/// `*** End Patch`, even a last line written without its line feed; a
+/// clada block pasted there is another format, said and never applied.
+#[test]
+fn a_watch_in_another_dialect_applies_its_units_once() {
+    let scene = Scene::new();
+    let watch = scene
+        .clada()
+        .args([
+            "watch",
+            "--no-git",
+            "--format",
+            "jsonl",
+            "--dialect",
+            "codex",
+        ])
+        .arg(&scene.replies)
+        .arg("-C")
+        .arg(&scene.root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    scene.append("*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n");
+    eventually("the first patch was not applied", || {
+        scene.read("a.txt") == "a\n"
+    });
+    scene.append("Again:\n*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch");
+    eventually(
+        "the patch ending without a line feed was not applied",
+        || scene.read("b.txt") == "b\n",
+    );
+    scene.append("\n<<<<<<< WRITE path=\"c.txt\"\nc\n>>>>>>> END\n");
+    std::thread::sleep(Duration::from_millis(500));
+    scene.append("*** Begin Patch\n*** Add File: d.txt\n+d\n*** End Patch\n");
+    eventually("the patch after the clada block was not applied", || {
+        scene.read("d.txt") == "d\n"
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let events = stop(watch);
+    assert!(!scene.root.join("c.txt").exists());
+    assert_eq!(tasks(&events).len(), 3, "{events:#?}");
+    let foreign = events
+        .iter()
+        .filter(|e| e["kind"] == "foreign_format")
+        .count();
+    assert_eq!(foreign, 1, "{events:#?}");
+}
+
 #[test]
 fn a_unit_pasted_again_is_said_once_never_run_twice() {
     let scene = Scene::new();

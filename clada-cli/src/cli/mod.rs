@@ -112,10 +112,10 @@ pub(crate) enum Command {
     /// are remembered by the hash of their text in clada's state directory,
     /// not in the tree, shared by every watch of the file). A unit that
     /// appears while a unit's command runs is refused, never applied.
-    /// Takes the flags of `apply` but --dialect (FILE is read as clada's
-    /// own format), --dry-run, --stream (a watch always applies unit by
-    /// unit) and --no-prompt (it never prompts); --format is text or
-    /// jsonl. Ctrl-C stops.
+    /// Takes the flags of `apply` but --dry-run, --stream (a watch always
+    /// applies unit by unit) and --no-prompt (it never prompts); --format
+    /// is text or jsonl; --dialect names the dialect FILE is written in
+    /// (`auto` reads clada's). Ctrl-C stops.
     #[command(after_help = "Example:\n  clada watch replies.md -C ~/project")]
     Watch(WatchArgs),
     /// Rewrite a document in another dialect.
@@ -224,6 +224,15 @@ impl DialectArg {
         }
     }
 
+    /// The dialect a stream is read in (`--stream`, `watch`): `auto` reads
+    /// clada's, whose prose is checked for the others (§11.5).
+    pub(crate) fn streamed(self) -> clada_markers::dialect::Dialect {
+        match self {
+            DialectArg::Auto => clada_markers::dialect::Dialect::Clada,
+            named => named.of(""),
+        }
+    }
+
     /// `text` read in its dialect ([`DialectArg::of`]), and that dialect.
     pub(crate) fn read(
         self,
@@ -282,7 +291,7 @@ pub(crate) struct ApplyArgs {
 
     /// Apply each unit as soon as its closer is read from the input, the
     /// stream going on after a malformed unit or one that is not UTF-8
-    /// (clada documents only; no
+    /// (in the --dialect named; auto reads clada's own format; no
     /// prompting: stdin is the document). Each unit is its own run, with
     /// its own lock and, in a repository, its own commit.
     #[arg(long)]
@@ -458,6 +467,10 @@ pub(crate) struct WatchArgs {
     #[command(flatten)]
     pub(crate) policy: Policy,
 
+    /// The edit format of the document (as for `check`).
+    #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
+    pub(crate) dialect: DialectArg,
+
     /// How to print the result: text as each unit ends, or one JSON object
     /// per task and a summary (JSON Lines), e.g. --format jsonl.
     #[arg(long, value_enum, default_value_t = WatchFormat::Text)]
@@ -484,7 +497,7 @@ pub(crate) enum WatchFormat {
 
 impl WatchArgs {
     /// The run of each unit: `apply --stream --no-prompt FILE` with these
-    /// flags (units are read as clada's own format).
+    /// flags.
     pub(crate) fn into_apply(self) -> ApplyArgs {
         ApplyArgs {
             file: Some(self.file),
@@ -493,7 +506,7 @@ impl WatchArgs {
                 WatchFormat::Text => Format::Text,
                 WatchFormat::Jsonl => Format::Jsonl,
             },
-            dialect: DialectArg::Clada,
+            dialect: self.dialect,
             error_detail: self.error_detail,
             output_mode: self.output_mode,
             no_prompt: true,
@@ -630,7 +643,7 @@ mod tests {
             let taken = ids(&command);
             let unused: &[&str] = match name {
                 "mcp" => &["file", "format", "output_mode", "stream", "no_prompt"],
-                _ => &["dialect", "dry_run", "stream", "no_prompt"],
+                _ => &["dry_run", "stream", "no_prompt"],
             };
             for id in unused {
                 assert!(!taken.iter().any(|t| t == id), "`{name}` takes `{id}`");

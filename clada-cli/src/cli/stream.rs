@@ -26,7 +26,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: &mut Apply, color: bool) -> u8 {
         },
     };
     let mut totals = StreamReport::new();
-    let mut splitter = Splitter::new();
+    let mut splitter = Splitter::for_dialect(args.dialect.streamed());
     let mut line = Vec::new();
     loop {
         let raw = match read_line(&mut reader, &mut line) {

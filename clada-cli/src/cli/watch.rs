@@ -29,6 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use clada_markers::dialect::Dialect;
 use clada_markers::input::read_line;
 use clada_markers::report::StreamReport;
 use clada_markers::stream::{Chunk, Splitter};
@@ -95,7 +96,7 @@ pub(crate) fn run(args: &ApplyArgs, apply: Apply, color: bool) -> u8 {
         state,
         applied: HashSet::new(),
         list_read: 0,
-        tail: Tail::new(),
+        tail: Tail::new(args.dialect.streamed()),
         pending: VecDeque::new(),
         occurrences: Occurrences::default(),
         took_effect: HashMap::new(),
@@ -390,15 +391,18 @@ struct Tail {
     /// The bytes just before `offset` (at most [`CHECK`]).
     last: Vec<u8>,
     splitter: Splitter,
+    /// The dialect FILE is read in.
+    dialect: Dialect,
 }
 
 impl Tail {
-    fn new() -> Tail {
+    fn new(dialect: Dialect) -> Tail {
         Tail {
             ino: 0,
             offset: 0,
             last: Vec::new(),
-            splitter: Splitter::new(),
+            splitter: Splitter::for_dialect(dialect),
+            dialect,
         }
     }
 
@@ -428,7 +432,7 @@ impl Tail {
             f.read_exact_at(&mut was, at).is_ok() && was == self.last
         };
         if !appended {
-            *self = Tail::new();
+            *self = Tail::new(self.dialect);
             self.ino = meta.ino();
         }
         if meta.len() <= self.offset || (&f).seek(std::io::SeekFrom::Start(self.offset)).is_err() {
@@ -452,7 +456,7 @@ impl Tail {
             }
             // A last line without its line feed completes a unit when it
             // is its closer (a file that ends without one).
-            if line.trim_ascii_start().starts_with(b">") {
+            if self.splitter.may_end(&line) {
                 let mut ahead = self.splitter.clone();
                 if let Some(unit) = ahead.push_read(&line, raw) {
                     self.splitter = ahead;
@@ -510,7 +514,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("replies.md");
         std::fs::write(&file, format!("Prose.\n{}", unit(1))).unwrap();
-        let mut tail = Tail::new();
+        let mut tail = Tail::new(Dialect::Clada);
         assert_eq!(read(&mut tail, &file), [unit(1)]);
         assert_eq!(read(&mut tail, &file), Vec::<String>::new());
         // An unfinished unit waits, a line being written too.
@@ -551,7 +555,7 @@ mod tests {
         text += &unit(2);
         std::fs::write(&file, &text).unwrap();
         assert!(text.len() > 2 * MAX_DOCUMENT_SIZE);
-        let mut tail = Tail::new();
+        let mut tail = Tail::new(Dialect::Clada);
         let (chunks, _) = tail.read(&file);
         assert_eq!(chunks.len(), 3, "unit 1, the big unit, unit 2");
         assert_eq!(chunks[0].text, unit(1));
@@ -571,7 +575,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("replies.md");
         std::fs::write(&file, format!("{}{}", unit(1), unit(2))).unwrap();
-        let mut tail = Tail::new();
+        let mut tail = Tail::new(Dialect::Clada);
         assert_eq!(read(&mut tail, &file).len(), 2);
         // Replaced (another inode), longer than before.
         let other = dir.path().join("other.md");

@@ -77,6 +77,17 @@ fn marker(t: &str, c: char, min: usize, rest: &str) -> bool {
     n >= min && matches!(t[n..].strip_suffix('>').unwrap_or(&t[n..]), r if r == rest)
 }
 
+/// Whether `line` starts a block outside any call (either tool's
+/// markers).
+pub(crate) fn is_free_start(line: &str) -> bool {
+    is_start(line, Mode::Free)
+}
+
+/// Whether `line` ends a block outside any call.
+pub(crate) fn is_free_end(line: &str) -> bool {
+    is_end(line, Mode::Free)
+}
+
 fn is_start(line: &str, mode: Mode) -> bool {
     let cline = marker(line, '-', 3, " SEARCH") || marker(line, '<', 3, " SEARCH");
     let roo = matches!(line.trim_end(), "<<<<<<< SEARCH" | "<<<<<<< SEARCH>");

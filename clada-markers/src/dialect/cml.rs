@@ -49,6 +49,18 @@ fn unit_at(source: &str, at: usize) -> Option<&'static str> {
     })
 }
 
+/// Whether `line` holds the start tag of a CML unit (what a stream keeps
+/// from, §11.5).
+pub(crate) fn starts_unit(line: &str) -> bool {
+    first_unit(line).is_some()
+}
+
+/// The first start tag of a CML unit in `line`: its name, and where it is.
+pub(crate) fn first_unit(line: &str) -> Option<(&'static str, usize)> {
+    line.match_indices('<')
+        .find_map(|(at, _)| unit_at(line, at).map(|name| (name, at)))
+}
+
 /// Whether `source` holds a CML element (for `--dialect auto`): a `<tasks>`
 /// or a task element with the attribute it needs.
 pub(crate) fn has_elements(source: &str) -> bool {

@@ -36,7 +36,7 @@ use crate::syntax::{Context, ParseOptions};
 use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
 const BEGIN: &str = "*** Begin Patch";
-const END: &str = "*** End Patch";
+pub(crate) const END: &str = "*** End Patch";
 const ADD: &str = "*** Add File: ";
 const DELETE: &str = "*** Delete File: ";
 const UPDATE: &str = "*** Update File: ";

@@ -21,6 +21,7 @@ pub(crate) mod cline;
 pub(crate) mod cml;
 pub(crate) mod codex;
 mod convert;
+pub(crate) mod edges;
 pub(crate) mod foreign;
 mod lines;
 pub(crate) mod udiff;

@@ -36,6 +36,9 @@
 //! then parsed on its own, so a malformed unit is reported alone and the
 //! stream goes on.
 
+mod other;
+
+use crate::dialect::Dialect;
 use crate::syntax::DiagnosticKind;
 use crate::syntax::MAX_DOCUMENT_SIZE;
 use crate::syntax::classify;
@@ -53,6 +56,8 @@ pub struct Chunk {
     /// Where in `text` the first byte that is not UTF-8 was, if any: the
     /// unit is then refused ([`Chunk::document`]).
     pub invalid_utf8: Option<usize>,
+    /// The dialect it is read in: the stream's.
+    pub dialect: Dialect,
 }
 
 impl Chunk {
@@ -65,15 +70,13 @@ impl Chunk {
         if let Err(d) = crate::syntax::within_limit(self.text.len()) {
             let opener = self.text.find('\n').map_or(self.text.len(), |i| i + 1);
             let head = &self.text[..opener];
-            let mut doc =
-                crate::dialect::parse_dialect(head, crate::dialect::Dialect::Clada, options);
+            let mut doc = crate::dialect::parse_dialect(head, self.dialect, options);
             // Only its size is said: the opener alone is no unclosed unit.
             doc.diagnostics.clear();
             let help = d.help.as_deref().unwrap_or_default();
             return self.refuse(doc, 0, d.kind, d.message.clone(), help);
         }
-        let doc =
-            crate::dialect::parse_dialect(&self.text, crate::dialect::Dialect::Clada, options);
+        let doc = crate::dialect::parse_dialect(&self.text, self.dialect, options);
         let Some(offset) = self.invalid_utf8 else {
             return doc;
         };
@@ -188,11 +191,37 @@ pub struct Splitter {
     /// was, and where in `buf` the first of the unit's was.
     bad_in_line: Option<usize>,
     bad: Option<usize>,
+    /// A stream of another dialect is read by its own rules.
+    other: Option<other::Other>,
 }
 
 impl Splitter {
+    /// A splitter of clada documents.
     pub fn new() -> Self {
         Splitter::default()
+    }
+
+    /// A splitter of a stream written in `dialect`: clada's units by their
+    /// closers (§2.4); another dialect's by its front end, which reads
+    /// what the stream holds when a line may end a unit (aider's `>>>>>>>
+    /// REPLACE`, `*** End Patch`, a CML unit's end tag, the end of a Cline
+    /// call or block, the first line after a unified diff's file that
+    /// cannot go on it).
+    pub fn for_dialect(dialect: Dialect) -> Self {
+        Splitter {
+            other: (dialect != Dialect::Clada).then(|| other::Other::new(dialect)),
+            ..Splitter::default()
+        }
+    }
+
+    /// Whether `line`, the last of a file and without its line break, may
+    /// complete a unit (a closer): what `clada watch` reads of a file
+    /// whose last line is not finished.
+    pub fn may_end(&self, line: &[u8]) -> bool {
+        match &self.other {
+            None => line.trim_ascii_start().starts_with(b">"),
+            Some(o) => std::str::from_utf8(line).is_ok_and(|l| o.may_end(l)),
+        }
     }
 
     /// Takes the next line as bytes (with its line break, if it has one);
@@ -219,6 +248,9 @@ impl Splitter {
 
     /// Takes `line`, which was `raw` bytes of the stream.
     fn push(&mut self, line: &str, raw: usize) -> Option<Chunk> {
+        if let Some(o) = &mut self.other {
+            return o.push(line, raw, self.bad_in_line);
+        }
         let offset = self.at;
         self.at += raw;
         self.lines += 1;
@@ -313,6 +345,9 @@ impl Splitter {
     /// Ends the stream: an unfinished unit is handed on as it is (its
     /// parse says what is missing).
     pub fn finish(mut self) -> Option<Chunk> {
+        if let Some(o) = self.other {
+            return o.finish();
+        }
         if matches!(self.state, State::Unit { over: true, .. }) {
             return None;
         }
@@ -341,6 +376,7 @@ impl Splitter {
             offset: self.prose_start,
             line: self.prose_line,
             invalid_utf8: None,
+            dialect: Dialect::Clada,
         })
     }
 
@@ -380,6 +416,9 @@ impl Splitter {
     /// it has doubled, or when a line that can end a block arrives and
     /// nothing was found since the last check.
     pub fn prose_so_far(&mut self) -> Option<Chunk> {
+        if let Some(o) = &self.other {
+            return o.prose_so_far();
+        }
         if matches!(self.state, State::Unit { .. }) || self.prose.is_empty() {
             return None;
         }
@@ -419,6 +458,7 @@ impl Splitter {
             offset: self.start,
             line: self.start_line,
             invalid_utf8: self.bad.take(),
+            dialect: Dialect::Clada,
         })
     }
 }

@@ -1,0 +1,196 @@
+//! Where a unit of each dialect can end and begin, a line at a time: what a
+//! stream of another dialect than clada's (PROTOCOL §11.5) waits for before
+//! it parses what it holds. A line is only a hint: the dialect's parser
+//! decides what the text holds.
+
+use super::Dialect;
+
+/// What a line of a stream says of the units before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Edge {
+    /// Nothing ends here.
+    None,
+    /// The line may end a unit (aider's `>>>>>>> REPLACE`, `*** End
+    /// Patch`, `</write>`, the end of a Cline call): the units up to and
+    /// with it may be complete.
+    Ends,
+    /// The line cannot go on a unit before it (a unified diff's file ends
+    /// at a line that is no hunk's and no header's): the units before it
+    /// may be complete; the line itself may start the next.
+    Before,
+}
+
+/// How far above the line a unit begins on the unit's text may start:
+/// aider's and Cline's file-name line is up to three lines above the
+/// `SEARCH` line, past a fence.
+pub(crate) const LOOKBACK: usize = 4;
+
+/// The line-by-line view of one dialect's units, with the little it must
+/// remember: whether a Cline call is open, and which CML element (their
+/// inner closers end nothing).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Edges {
+    dialect: Dialect,
+    open: bool,
+    element: Option<&'static str>,
+}
+
+impl Edges {
+    pub(crate) fn new(dialect: Dialect) -> Edges {
+        Edges {
+            dialect,
+            open: false,
+            element: None,
+        }
+    }
+
+    /// What `line` (with or without its line break) says; takes note of
+    /// what it opens and closes.
+    pub(crate) fn line(&mut self, line: &str) -> Edge {
+        let t = line.trim_end_matches(['\n', '\r']);
+        match self.dialect {
+            Dialect::Clada => Edge::None,
+            Dialect::Aider => ends(super::aider::is_updated(t)),
+            Dialect::Codex => ends(t.trim() == super::codex::END),
+            Dialect::Cline => {
+                const CALLS: [&str; 2] = ["replace_in_file", "apply_diff"];
+                if CALLS.iter().any(|c| t.contains(&format!("<{c}>"))) {
+                    self.open = true;
+                }
+                if CALLS.iter().any(|c| t.contains(&format!("</{c}>"))) {
+                    self.open = false;
+                    return Edge::Ends;
+                }
+                ends(!self.open && super::cline::is_free_end(t))
+            }
+            Dialect::Cml => {
+                // The element open, its end tag after where it opened.
+                let (name, rest) = match self.element {
+                    Some(name) => (name, t),
+                    None => match super::cml::first_unit(t) {
+                        Some((name, at)) => (name, &t[at..]),
+                        None => return Edge::None,
+                    },
+                };
+                let closed = rest.contains(&format!("</{name}>"))
+                    || (self.element.is_none() && self.opens_empty(rest));
+                self.element = (!closed).then_some(name);
+                ends(closed)
+            }
+            Dialect::Udiff => {
+                if goes_on_a_diff(t) {
+                    Edge::None
+                } else {
+                    Edge::Before
+                }
+            }
+        }
+    }
+
+    /// Whether a unit may begin at `line` (its text, or the lines
+    /// [`LOOKBACK`] above it).
+    pub(crate) fn opens(&self, line: &str) -> bool {
+        let t = line.trim_end_matches(['\n', '\r']);
+        match self.dialect {
+            Dialect::Clada => false,
+            Dialect::Aider => super::aider::is_head(t),
+            Dialect::Codex => super::codex::is_begin(t),
+            Dialect::Cline => {
+                t.contains("<replace_in_file>")
+                    || t.contains("<apply_diff>")
+                    || super::cline::is_free_start(t)
+            }
+            Dialect::Cml => super::cml::starts_unit(t),
+            Dialect::Udiff => t.trim_start().starts_with("diff ") || t.starts_with("--- "),
+        }
+    }
+}
+
+impl Edges {
+    /// Whether the start tag at the start of `rest` ends with `/>` (an
+    /// element without content, `<remove path="x"/>`).
+    fn opens_empty(&self, rest: &str) -> bool {
+        rest.find('>').is_some_and(|i| rest[..i].ends_with('/'))
+    }
+}
+
+fn ends(yes: bool) -> Edge {
+    if yes { Edge::Ends } else { Edge::None }
+}
+
+/// Whether `line` can be part of a unified diff's file section: blank, a
+/// hunk's line (` `, `-`, `+`, `\`, `@@`, indented ones too), or one of
+/// git's extended headers.
+fn goes_on_a_diff(line: &str) -> bool {
+    const HEADERS: [&str; 14] = [
+        "index ",
+        "new file mode ",
+        "deleted file mode ",
+        "old mode ",
+        "new mode ",
+        "similarity index ",
+        "dissimilarity index ",
+        "rename from ",
+        "rename to ",
+        "copy from ",
+        "copy to ",
+        "Binary files ",
+        "GIT binary patch",
+        "diff --git ",
+    ];
+    match line.as_bytes().first() {
+        None | Some(b' ' | b'\t' | b'-' | b'+' | b'\\' | b'@') => true,
+        // A file's `diff --git` line ends the file before it.
+        _ if line.starts_with("diff --git ") => false,
+        _ => HEADERS.iter().any(|h| line.starts_with(h)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edges(dialect: Dialect, text: &str) -> Vec<Edge> {
+        let mut e = Edges::new(dialect);
+        text.lines().map(|l| e.line(l)).collect()
+    }
+
+    #[test]
+    fn each_dialect_ends_its_units_where_its_closers_are() {
+        use Edge::{Before, Ends, None as N};
+        let aider = "a.py\n```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n";
+        assert_eq!(edges(Dialect::Aider, aider), [N, N, N, N, N, N, Ends, N]);
+        let codex = "*** Begin Patch\n*** Add File: a\n+a\n*** End Patch\n";
+        assert_eq!(edges(Dialect::Codex, codex), [N, N, N, Ends]);
+        // Inside a call, a block's REPLACE ends nothing: the call does.
+        let cline = "<replace_in_file>\n<path>a</path>\n<diff>\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n</diff>\n</replace_in_file>\na.py\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n";
+        assert_eq!(
+            edges(Dialect::Cline, cline),
+            [N, N, N, N, N, N, N, N, N, Ends, N, N, N, N, N, Ends]
+        );
+        // Inside `<tasks>`, only its end; inside a `<write>`, only its.
+        let cml = "<tasks>\n<write path=\"a\">x</write>\n</tasks>\n<remove path=\"b\"/>\n<edit path=\"c\">\n<search>x</search>\n</edit>\n<write path=\"d\"><![CDATA[</run>\n<a/>\n]]></write>\n";
+        assert_eq!(
+            edges(Dialect::Cml, cml),
+            [N, N, Ends, Ends, N, N, Ends, N, N, Ends]
+        );
+        let udiff = "diff --git a/a b/a\nindex 1..2 100644\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n\n x\n```\ndiff --git a/b b/b\n";
+        assert_eq!(
+            edges(Dialect::Udiff, udiff),
+            [Before, N, N, N, N, N, N, N, N, Before, Before]
+        );
+    }
+
+    #[test]
+    fn openers_are_each_dialects_first_line() {
+        let e = |d| Edges::new(d);
+        assert!(e(Dialect::Aider).opens("<<<<<<< SEARCH"));
+        assert!(e(Dialect::Codex).opens("*** Begin Patch"));
+        assert!(e(Dialect::Cline).opens("<replace_in_file>"));
+        assert!(e(Dialect::Cline).opens("------- SEARCH"));
+        assert!(e(Dialect::Cml).opens("<write path=\"a\">"));
+        assert!(e(Dialect::Udiff).opens("diff --git a/a b/a"));
+        assert!(!e(Dialect::Udiff).opens("plain words"));
+        assert!(!e(Dialect::Cml).opens("<editor>"));
+    }
+}
