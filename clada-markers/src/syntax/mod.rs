@@ -32,7 +32,7 @@ pub(crate) mod structure;
 pub(crate) mod validate;
 pub(crate) mod values;
 
-pub use ast::OpName;
+pub use ast::{OpName, Parsed};
 pub use attributes::{Attribute, Quote};
 pub(crate) use diagnostics::sort_in_document_order;
 pub use diagnostics::{DiagnosticKind, Label, Renderer};
@@ -40,7 +40,7 @@ pub use input::{MAX_DOCUMENT_SIZE, valid_prefix};
 pub(crate) use input::{read_limited, too_large, within_limit};
 pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
 pub use markers::{Keyword, Shape, TaskKind, Version};
-pub use parser::{Parsed, Units, each_unit, units};
+pub use parser::{Units, each_unit, units};
 #[cfg(feature = "engine")]
 pub(crate) use path::MAX_PATH_COMPONENTS;
 pub use path::PathProblem;

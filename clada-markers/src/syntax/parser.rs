@@ -40,7 +40,7 @@ use chumsky::input::{Checkpoint, InputRef};
 use chumsky::prelude::*;
 use chumsky::util::MaybeRef;
 
-use crate::syntax::ast::{Block, Document, Unit};
+use crate::syntax::ast::{Block, Document, Parsed, Unit};
 use crate::syntax::attributes::Attribute;
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::{self, Marker, Token, TokenKind};
@@ -152,16 +152,6 @@ fn parse_in_pieces(source: &str, options: ParseOptions, piece: Option<usize>) ->
 /// tree: `clada check` reads a document of half a million tasks this way.
 pub fn units(source: &str, options: ParseOptions) -> Units<'_> {
     Units::new(source, options, None)
-}
-
-/// A unit, or what lies between units (text, stray markers, openers passed
-/// over), with the diagnostics that belong to it, sorted by position. Units
-/// and tasks are numbered, and diagnostics filed under them, as in
-/// [`parse_with`]'s [`Document`].
-#[derive(Clone, Debug)]
-pub struct Parsed<'a> {
-    pub unit: Option<Unit<'a>>,
-    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Hands each unit of `parsed` to `unit` with the diagnostics of its
