@@ -29,6 +29,7 @@ pub(crate) mod printer;
 pub(crate) mod raw;
 pub(crate) mod span;
 pub(crate) mod structure;
+mod suggest;
 pub(crate) mod validate;
 pub(crate) mod values;
 
@@ -65,6 +66,5 @@ pub(crate) use path::{Anchor, TooDeep, abbreviated_path, is_absolute_path, is_pr
 pub(crate) use path::{Location, resolve_path};
 pub(crate) use printer::print;
 pub(crate) use span::{Position, Span};
-pub(crate) use validate::{
-    Context, ParseOptions, check_path_attribute, quoted_list, unchanged_edit,
-};
+pub(crate) use suggest::quoted_list;
+pub(crate) use validate::{Context, ParseOptions, check_path_attribute, unchanged_edit};

@@ -247,7 +247,7 @@ pub(crate) fn keyword_meant(shape: Shape, word: &str) -> Option<Keyword> {
             .to_vec(),
         Shape::Separator => Vec::new(),
     };
-    let name = crate::syntax::validate::nearest(word, &names)?;
+    let name = crate::syntax::suggest::nearest(word, &names)?;
     Keyword::from_word(name)
 }
 

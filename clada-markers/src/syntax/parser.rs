@@ -46,6 +46,7 @@ use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::{self, Marker, Token, TokenKind};
 use crate::syntax::near_miss;
 use crate::syntax::span::Span;
+use crate::syntax::suggest::{nearest, quoted_list};
 use crate::syntax::validate::{
     self, Context, ParseOptions, Problem, RawSection, RawTask, UnclosedHint,
 };
@@ -987,7 +988,7 @@ fn unknown_opener(
         return Diagnostic::new(K::MalformedMarker, m.line(), "an opener needs a keyword")
             .with_help(format!(
                 "write one of {} after the `<` characters",
-                validate::quoted_list(&Keyword::OPENERS.map(Keyword::as_str))
+                quoted_list(&Keyword::OPENERS.map(Keyword::as_str))
             ));
     }
     let versioned = block.is_some_and(|(_, versioned)| versioned);
@@ -1015,11 +1016,11 @@ fn unknown_opener(
         m.word(),
         format!("unknown keyword `{word}`"),
     );
-    d = match validate::nearest(word, &openers) {
+    d = match nearest(word, &openers) {
         Some(s) => d.with_help(format!("did you mean `{s}`?")),
         None => d.with_help(format!(
             "an opener takes one of {}; if this is content, put it inside a task",
-            validate::quoted_list(&openers)
+            quoted_list(&openers)
         )),
     };
     passed_over(d)

@@ -17,6 +17,7 @@ pub(crate) use crate::syntax::path::check_path_attribute;
 pub(crate) use crate::syntax::raw::{Problem, RawSection, RawTask, UnclosedHint};
 use crate::syntax::span::{LineIndex, Span};
 use crate::syntax::structure::{a, closer_line, structural, with_structural_fix};
+use crate::syntax::suggest::quoted_list;
 use crate::syntax::values::{Values, attributes_of};
 use crate::syntax::{Keyword, TASKS_ATTRIBUTES, TaskKind, Version};
 
@@ -317,39 +318,10 @@ pub(crate) fn block_opener<'a>(
     (attrs, version, supported)
 }
 
-/// The known word nearest to `word`, if it is near enough to be a likely
-/// typo (or differs only in case).
-pub(crate) fn nearest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
-    if let Some(k) = known.iter().find(|k| k.eq_ignore_ascii_case(word)) {
-        return Some(k);
-    }
-    let upper = word.to_ascii_uppercase();
-    known
-        .iter()
-        .map(|k| {
-            (
-                strsim::damerau_levenshtein(&upper, &k.to_ascii_uppercase()),
-                *k,
-            )
-        })
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3) && *d < k.len())
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-/// `a`, `a or b`, `a, b or c`, each in backquotes.
-pub(crate) fn quoted_list(items: &[&str]) -> String {
-    let quoted: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
-    match quoted.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::syntax::suggest::nearest;
 
     #[test]
     fn suggests_near_names() {

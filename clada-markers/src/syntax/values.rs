@@ -9,7 +9,8 @@ use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::Marker;
 use crate::syntax::path::check_path;
 use crate::syntax::span::Span;
-use crate::syntax::validate::{Context, nearest, quoted_list};
+use crate::syntax::suggest::{nearest, quoted_list};
+use crate::syntax::validate::Context;
 use crate::syntax::{AttrSpec, Keyword, TaskKind};
 
 /// Parses the attributes of an opener and checks their names against
