@@ -67,4 +67,5 @@ pub(crate) use path::{Location, resolve_path};
 pub(crate) use printer::print;
 pub(crate) use span::{Position, Span};
 pub(crate) use suggest::quoted_list;
-pub(crate) use validate::{Context, ParseOptions, check_path_attribute, unchanged_edit};
+pub(crate) use validate::{Context, ParseOptions, unchanged_edit};
+pub(crate) use values::check_path_attribute;

@@ -1,6 +1,6 @@
 //! Turns what the parser found (`raw`) into checked AST nodes and
-//! diagnostics: structural problems (`structure`), attributes (`values`,
-//! paths in `path`) and bodies (here).
+//! diagnostics: structural problems (`structure`), attributes and their
+//! paths (`values`) and bodies (here).
 //!
 //! The parser decides where units start and end; this module decides
 //! whether what is written there is a valid task, and says precisely why
@@ -13,7 +13,6 @@ use crate::syntax::ast::{Matching, Op, Task};
 use crate::syntax::attributes::Attribute;
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::Marker;
-pub(crate) use crate::syntax::path::check_path_attribute;
 pub(crate) use crate::syntax::raw::{Problem, RawSection, RawTask, UnclosedHint};
 use crate::syntax::span::{LineIndex, Span};
 use crate::syntax::structure::{a, closer_line, structural, with_structural_fix};
