@@ -23,6 +23,7 @@ pub(crate) mod lexer;
 pub(crate) mod markers;
 pub(crate) mod near_block;
 pub(crate) mod near_miss;
+mod nesting;
 pub(crate) mod parser;
 pub(crate) mod path;
 pub(crate) mod printer;

@@ -35,7 +35,7 @@ pub(crate) struct Context<'a> {
     pub(crate) opts: ParseOptions,
     lines: OnceCell<LineIndex<'a>>,
     /// Where each opener's extent ends, computed once for the document.
-    pub(crate) nesting: crate::syntax::parser::Nesting,
+    pub(crate) nesting: crate::syntax::nesting::Nesting,
     /// Set when a parser read to the end of the tokens it was given: when
     /// those are a window of the document, its result may be wrong, and
     /// the window must grow.
@@ -52,7 +52,7 @@ impl<'a> Context<'a> {
             src,
             opts,
             lines: OnceCell::new(),
-            nesting: crate::syntax::parser::Nesting::default(),
+            nesting: crate::syntax::nesting::Nesting::default(),
             reached_end: std::cell::Cell::new(false),
             last_window: std::cell::Cell::new(true),
             near_blocks: crate::syntax::near_miss::Blocks::default(),
