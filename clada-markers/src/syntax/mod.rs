@@ -17,6 +17,7 @@
 
 pub(crate) mod ast;
 pub(crate) mod attributes;
+pub(crate) mod context;
 pub(crate) mod diagnostics;
 pub(crate) mod input;
 pub(crate) mod lexer;
@@ -57,6 +58,7 @@ pub(crate) use markers::*;
 pub(crate) use ast::{
     Block, BlockRules, Count, Document, Matching, Op, Policy, Task, TaskPath, Unit,
 };
+pub(crate) use context::{Context, ParseOptions};
 pub(crate) use diagnostics::{Diagnostic, Severity, render};
 pub(crate) use lexer::classify;
 pub(crate) use parser::parse_with;
@@ -68,5 +70,5 @@ pub(crate) use path::{Location, resolve_path};
 pub(crate) use printer::print;
 pub(crate) use span::{Position, Span};
 pub(crate) use suggest::quoted_list;
-pub(crate) use validate::{Context, ParseOptions, unchanged_edit};
+pub(crate) use validate::unchanged_edit;
 pub(crate) use values::check_path_attribute;

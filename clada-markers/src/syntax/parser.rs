@@ -42,15 +42,14 @@ use chumsky::util::MaybeRef;
 
 use crate::syntax::ast::{Block, Document, Parsed, Unit};
 use crate::syntax::attributes::Attribute;
+use crate::syntax::context::{Context, ParseOptions};
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::{self, Marker, PIECE, Token, TokenKind};
 use crate::syntax::near_miss;
 use crate::syntax::nesting::{Nesting, opens_unit};
 use crate::syntax::span::Span;
 use crate::syntax::suggest::{nearest, quoted_list};
-use crate::syntax::validate::{
-    self, Context, ParseOptions, Problem, RawSection, RawTask, UnclosedHint,
-};
+use crate::syntax::validate::{self, Problem, RawSection, RawTask, UnclosedHint};
 use crate::syntax::{Keyword, SectionMarker, Shape, TaskKind, Version};
 
 type Tokens<'t> = &'t [Token];

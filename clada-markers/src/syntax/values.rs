@@ -6,6 +6,7 @@ use std::num::NonZeroUsize;
 
 use crate::syntax::ast::{Count, TaskPath};
 use crate::syntax::attributes::{self, AttrSyntaxError, Attribute};
+use crate::syntax::context::Context;
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::Marker;
 use crate::syntax::path::{
@@ -13,7 +14,6 @@ use crate::syntax::path::{
 };
 use crate::syntax::span::Span;
 use crate::syntax::suggest::{nearest, quoted_list};
-use crate::syntax::validate::Context;
 use crate::syntax::{AttrSpec, Keyword, TaskKind};
 
 /// Parses the attributes of an opener and checks their names against
