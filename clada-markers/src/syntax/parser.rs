@@ -47,9 +47,10 @@ use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::{self, Marker, PIECE, Token, TokenKind};
 use crate::syntax::near_miss;
 use crate::syntax::nesting::{Nesting, opens_unit};
+use crate::syntax::raw::{Problem, RawSection, RawTask, UnclosedHint};
 use crate::syntax::span::Span;
 use crate::syntax::suggest::{nearest, quoted_list};
-use crate::syntax::validate::{self, Problem, RawSection, RawTask, UnclosedHint};
+use crate::syntax::validate;
 use crate::syntax::{Keyword, SectionMarker, Shape, TaskKind, Version};
 
 type Tokens<'t> = &'t [Token];

@@ -13,7 +13,7 @@ use crate::syntax::attributes::Attribute;
 use crate::syntax::context::Context;
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::Marker;
-pub(crate) use crate::syntax::raw::{Problem, RawSection, RawTask, UnclosedHint};
+use crate::syntax::raw::{RawSection, RawTask};
 use crate::syntax::span::Span;
 use crate::syntax::structure::{a, closer_line, structural, with_structural_fix};
 use crate::syntax::suggest::quoted_list;
