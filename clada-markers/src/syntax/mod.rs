@@ -15,6 +15,27 @@
 //! rest: the tokens, the marker vocabulary, attributes, positions and the
 //! limits of the input.
 
+// The files, bottom first: each imports only files listed before it.
+//   span         byte spans, lines and columns
+//   markers      the marker vocabulary: characters, fences, keywords
+//   suggest      the nearest known word, a list of choices
+//   path         a path's text resolved into a Location
+//   attributes   an opener's attributes as written
+//   diagnostics  a diagnostic as data, and its rendering
+//   lexer        text into line tokens
+//   input        the size limit and UTF-8
+//   raw          tasks as the parser delimited them
+//   nesting      how openers nest, found before parsing
+//   ast          the document model
+//   near_block   a near-miss block and its one fix
+//   near_miss    lines that are almost marker lines
+//   context      the document being checked, and the options
+//   structure    structural diagnostics
+//   values       attribute names and values, paths included
+//   validate     raw tasks into checked AST nodes
+//   parser       tokens into units, with recovery
+//   printer      units back to canonical text
+
 pub(crate) mod ast;
 pub(crate) mod attributes;
 pub(crate) mod context;
