@@ -38,8 +38,9 @@ pub(crate) mod view;
 
 pub use dirs::{Dirs, DirsError};
 pub use git::Author;
-pub use matching::{Edited, Mismatch, edit};
+pub use matching::{Edited, edit};
 pub(crate) use seek::MatchMode;
+pub use seek::Mismatch;
 pub(crate) use settings::Settings;
 pub(crate) use settings::Tuning;
 

@@ -8,9 +8,9 @@
 use crate::engine::TaskError;
 use crate::engine::editing::Splice;
 use crate::engine::fs::locate_task;
-use crate::engine::matching::{HintBudget, Mismatch};
-use crate::engine::seek::How;
+use crate::engine::matching::HintBudget;
 use crate::engine::seek::Search;
+use crate::engine::seek::{How, Mismatch};
 use crate::engine::tree::{Content, FsError, Kind, Tree};
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;
