@@ -59,10 +59,10 @@ use crate::syntax::Location;
 use crate::syntax::{BlockRules, Op, Task, Unit};
 use fs::Root;
 pub use outcome::TaskOutcome;
-use outcome::{Kept, Rollback, Skip, UnitOutcome};
+use outcome::{By, Kept, Rollback, Skip, UnitOutcome};
 use plan::{Action, Effect, Plan};
 use tree::FsError;
-use view::{By, Change, Failed, View};
+use view::{Change, Failed, View};
 
 /// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

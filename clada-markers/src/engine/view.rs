@@ -38,7 +38,7 @@ use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::fs::{PutBack, Root, Stamp, Written};
 use crate::engine::matching::{HINT_BUDGET, HintBudget};
-use crate::engine::outcome::{Kept, KeptWhy};
+use crate::engine::outcome::{By, Kept, KeptWhy};
 use crate::engine::paths::{Below, Live, PathMap, Visit};
 use crate::engine::plan;
 use crate::engine::seek::MIN_PIVOT;
@@ -47,13 +47,6 @@ use crate::engine::tree::{Content, Entry, FsError, Kind, Meta, Tree, TreeMut};
 use crate::syntax::Anchor;
 use crate::syntax::BOM;
 use crate::syntax::Location;
-
-/// The task that made a change: unit and task numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) struct By {
-    pub(crate) unit: usize,
-    pub(crate) task: usize,
-}
 
 #[derive(Clone, Debug)]
 enum Node {
