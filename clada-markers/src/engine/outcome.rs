@@ -2,8 +2,8 @@
 //! nothing in words; the reports (`crate::report`) turn these into text,
 //! JSON and XML and own every sentence.
 
-use super::TaskError;
 use super::plan::Effect;
+use super::task_error::TaskError;
 use crate::status::{BlockStatus, TaskStatus};
 
 /// What became of one task.

@@ -33,7 +33,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::rc::Rc;
 
-use crate::engine::TaskError;
 use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::fs::{PutBack, Root, Stamp, Written};
@@ -43,6 +42,7 @@ use crate::engine::paths::{Below, Live, PathMap, Visit};
 use crate::engine::plan;
 use crate::engine::seek::MIN_PIVOT;
 use crate::engine::seek::Search;
+use crate::engine::task_error::TaskError;
 use crate::engine::tree::{Content, Entry, FsError, Kind, Meta, Tree, TreeMut};
 use crate::syntax::Anchor;
 use crate::syntax::BOM;
