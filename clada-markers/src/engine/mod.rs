@@ -42,6 +42,7 @@ pub use git::Author;
 pub use matching::{Edited, edit};
 pub(crate) use seek::MatchMode;
 pub use seek::Mismatch;
+pub use settings::Atomic;
 pub(crate) use settings::Settings;
 pub(crate) use settings::Tuning;
 pub(crate) use task_error::TaskError;
@@ -64,15 +65,6 @@ pub use outcome::TaskOutcome;
 use outcome::{By, Kept, Rollback, Skip, UnitOutcome};
 use plan::{Action, Effect, Plan};
 use view::{Change, Failed, View};
-
-/// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Atomic {
-    /// The failing unit leaves no trace.
-    Unit,
-    /// The whole document, or nothing.
-    Document,
-}
 
 /// What a command run produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
