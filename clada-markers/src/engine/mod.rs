@@ -14,6 +14,32 @@
 //! the end as the outcome of every unit. The reports (`crate::report`)
 //! put both into words; the engine never depends on them.
 
+// The files, bottom first: each imports only files listed before it.
+//   tree         what is at a path, and the traits a tree is read and changed by
+//   fs           the root's handle: every access, one component at a time
+//   listing      looking at the tree without changing it, for the built-ins
+//   fingerprint  one place of the tree summed up in a number
+//   nearby       the existing path most like one not found
+//   paths        a map from locations to entries, kept as a tree of names
+//   dirs         clada's own directories
+//   lock         the run's lock
+//   journal      the temporary names a run noted, swept after a kill
+//   repo_check   the check a repository passes before clada commits to it
+//   tree_check   the rules files git reads in the work tree, checked
+//   git          the run's repository and its commits
+//   tier         matching beyond exact text, line by line
+//   seek         where an edit replaces (one algorithm), or why not (Mismatch)
+//   matching     an edit of a file's whole text
+//   editing      an edit of a file kept in chunks with an index
+//   settings     every setting of a run
+//   task_error   why a task failed
+//   plan         what a task will do, decided without changing anything
+//   rules        what a dialect's block asks beyond clada's rules
+//   outcome      what became of each unit and task
+//   view         the tree as a run sees it, written once
+//   mod.rs       the engine: a document's units run in order (Observer, Runner)
+//   model        (tests only) the engine against a plain model of the tree
+
 pub(crate) mod dirs;
 pub(crate) mod editing;
 pub(crate) mod fingerprint;
