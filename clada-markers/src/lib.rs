@@ -113,12 +113,12 @@ pub use report::{ApplyReport, CheckReport};
 pub use syntax::ast::{
     Block, BlockRules, Count, Document, Matching, Op, Policy, Task, TaskPath, Unit,
 };
+pub use syntax::context::ParseOptions;
 pub use syntax::diagnostics::{Diagnostic, Fix, Severity, render};
 pub use syntax::input::decode;
 pub use syntax::parser::{parse, parse_with};
 pub use syntax::printer::print;
 pub use syntax::span::{Position, Span};
-pub use syntax::validate::ParseOptions;
 
 /// The README's Rust snippets, compiled by `cargo test` as doctests: a
 /// change of the library that breaks one fails the tests.

@@ -655,8 +655,9 @@ fn first_line(command: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::Quiet;
+    use crate::engine::outcome::By;
     use crate::engine::tree::Kind;
-    use crate::engine::view::{By, Planned, View};
+    use crate::engine::view::{Planned, View};
 
     #[test]
     fn a_dry_run_stops_a_built_in_at_the_runs_deadline() {

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::Dialect;
+use super::kind::Dialect;
 use crate::syntax::print;
 use crate::syntax::{Count, Document, Op, Unit};
 

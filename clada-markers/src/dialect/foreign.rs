@@ -13,7 +13,7 @@ use crate::syntax::Document;
 use crate::syntax::Span;
 use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
-use super::Dialect;
+use super::kind::Dialect;
 
 /// A format of edits clada recognises in a document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

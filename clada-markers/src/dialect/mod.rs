@@ -11,8 +11,6 @@
 //! but edits in a format its dialect does not read is an error, never an
 //! empty success (`foreign`).
 
-use serde::Serialize;
-
 use crate::syntax::Document;
 use crate::syntax::ParseOptions;
 
@@ -23,49 +21,12 @@ pub(crate) mod codex;
 mod convert;
 pub(crate) mod edges;
 pub(crate) mod foreign;
+mod kind;
 mod lines;
 pub(crate) mod udiff;
 
 pub use convert::{ConvertError, convert};
-
-/// The edit formats clada reads.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Dialect {
-    /// clada's own format.
-    #[default]
-    Clada,
-    /// aider's SEARCH/REPLACE blocks after a file-name line.
-    Aider,
-    /// codex's patches, `*** Begin Patch` … `*** End Patch`.
-    Codex,
-    /// CML v1.0, the XML format clada descends from.
-    Cml,
-    /// Unified diffs (`git diff`, `diff -u`), one TASKS block per file.
-    Udiff,
-    /// Cline's and Roo's SEARCH/REPLACE blocks, in their tool calls or
-    /// after a file-name line.
-    Cline,
-}
-
-impl Dialect {
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::Clada => "clada",
-            Dialect::Aider => "aider",
-            Dialect::Codex => "codex",
-            Dialect::Cml => "cml",
-            Dialect::Udiff => "udiff",
-            Dialect::Cline => "cline",
-        }
-    }
-}
-
-impl std::fmt::Display for Dialect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use kind::Dialect;
 
 /// The dialect `auto` reads `source` in (PROTOCOL §11): clada, unless no
 /// opener has attributes and the document holds another dialect's blocks.

@@ -31,8 +31,8 @@ use std::collections::HashMap;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-use crate::engine::matching::{Found, Mismatch};
-use crate::engine::seek::{self, Hay, How, MIN_PIVOT, Miss, Plan, Search};
+use crate::engine::matching::Found;
+use crate::engine::seek::{self, Hay, How, MIN_PIVOT, Mismatch, Miss, Plan, Search};
 use crate::syntax::BOM;
 
 /// A chunk is cut to about this many bytes, and cut again once edits have

@@ -106,6 +106,14 @@ pub(crate) enum Written {
     Replaced,
 }
 
+/// Where a root notes each temporary name before it uses it, so that a run
+/// killed in between can be cleaned up after: the journal
+/// ([`crate::engine::journal`]) writes each down at once.
+pub(crate) trait TempNotes {
+    /// Notes the temporary name `temp`, a directory if `dir`.
+    fn note(&mut self, temp: &Location, dir: bool) -> std::io::Result<()>;
+}
+
 /// The root directory, held open.
 ///
 /// Directories opened on the way to a path are kept open for the next
@@ -122,7 +130,7 @@ pub(crate) struct Root {
     /// Where each temporary file is noted before it is created, so that a
     /// run killed before renaming it can be cleaned up after
     /// ([`crate::engine::journal`]).
-    journal: RefCell<Option<Box<dyn Write>>>,
+    journal: RefCell<Option<Box<dyn TempNotes>>>,
     /// When long walks stop ([`Root::set_deadline`]).
     deadline: Cell<Option<Instant>>,
     /// Directories found to hold no `.git` since the tree last changed on
@@ -244,9 +252,8 @@ impl Root {
         })
     }
 
-    /// Notes every temporary file in `journal`, one root-relative path a
-    /// line, before the file is created.
-    pub(crate) fn keep_journal(&self, journal: Box<dyn Write>) {
+    /// Notes every temporary file in `journal` before the file is created.
+    pub(crate) fn keep_journal(&self, journal: Box<dyn TempNotes>) {
         *self.journal.borrow_mut() = Some(journal);
     }
 
@@ -783,24 +790,15 @@ impl Root {
         self.note(temp, false)
     }
 
-    /// Notes a temporary name in the journal before it is used; a
-    /// directory's line ends with `/` ([`crate::engine::journal`]).
+    /// Notes a temporary name in the journal before it is used, as a
+    /// directory or not.
     fn note(&self, temp: &Location, dir: bool) -> Result<(), FsError> {
         if let Some(journal) = self.journal.borrow_mut().as_mut() {
-            // Escaped: a name may hold a line feed (a command made it).
-            let mut line = crate::engine::journal::escape(temp.display().as_bytes());
-            if dir {
-                line.push(b'/');
-            }
-            line.push(b'\n');
-            journal
-                .write_all(&line)
-                .and_then(|()| journal.flush())
-                .map_err(|e| FsError::Os {
-                    path: temp.display(),
-                    op: "note the temporary file",
-                    errno: errno_of(&e),
-                })?;
+            journal.note(temp, dir).map_err(|e| FsError::Os {
+                path: temp.display(),
+                op: "note the temporary file",
+                errno: errno_of(&e),
+            })?;
         }
         Ok(())
     }

@@ -32,7 +32,7 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::engine::fs::{Root, is_temp_name};
+use crate::engine::fs::{Root, TempNotes, is_temp_name};
 use crate::engine::lock::Place;
 use crate::engine::tree::{Kind, Tree};
 use crate::syntax::Location;
@@ -50,7 +50,7 @@ pub(crate) struct Journal {
 
 /// `bytes` as a journal field: a backslash and every control byte (below
 /// 0x20, and 0x7f) written `\xHH`; the rest as it is.
-pub(crate) fn escape(bytes: &[u8]) -> Vec<u8> {
+fn escape(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     for &b in bytes {
         if b < 0x20 || b == 0x7f || b == b'\\' {
@@ -171,9 +171,9 @@ impl Journal {
         done.map(|()| removed)
     }
 
-    /// A writer for [`Root::keep_journal`]: each line it is given (a path
-    /// escaped with [`escape`]) is noted under this root, at once.
-    pub(crate) fn writer(&self) -> std::io::Result<Box<dyn Write>> {
+    /// A writer for [`Root::keep_journal`]: each temporary name it is given
+    /// is noted under this root, at once.
+    pub(crate) fn writer(&self) -> std::io::Result<Box<dyn TempNotes>> {
         let file = self.place.write(true)?;
         let mut prefix = self.root.clone();
         prefix.push(b'\t');
@@ -237,17 +237,19 @@ struct Noting {
     prefix: Vec<u8>,
 }
 
-impl Write for Noting {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut line = Vec::with_capacity(self.prefix.len() + buf.len());
+impl TempNotes for Noting {
+    fn note(&mut self, temp: &Location, dir: bool) -> std::io::Result<()> {
+        // Escaped: a name may hold a line feed (a command made it).
+        let name = escape(temp.display().as_bytes());
+        let mut line = Vec::with_capacity(self.prefix.len() + name.len() + 2);
         line.extend_from_slice(&self.prefix);
-        line.extend_from_slice(buf);
+        line.extend_from_slice(&name);
+        if dir {
+            line.push(b'/');
+        }
+        line.push(b'\n');
         // One write per line: an append lands whole.
         self.file.write_all(&line)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
         self.file.flush()
     }
 }

@@ -14,6 +14,32 @@
 //! the end as the outcome of every unit. The reports (`crate::report`)
 //! put both into words; the engine never depends on them.
 
+// The files, bottom first: each imports only files listed before it.
+//   tree         what is at a path, and the traits a tree is read and changed by
+//   fs           the root's handle: every access, one component at a time
+//   listing      looking at the tree without changing it, for the built-ins
+//   fingerprint  one place of the tree summed up in a number
+//   nearby       the existing path most like one not found
+//   paths        a map from locations to entries, kept as a tree of names
+//   dirs         clada's own directories
+//   lock         the run's lock
+//   journal      the temporary names a run noted, swept after a kill
+//   repo_check   the check a repository passes before clada commits to it
+//   tree_check   the rules files git reads in the work tree, checked
+//   git          the run's repository and its commits
+//   tier         matching beyond exact text, line by line
+//   seek         where an edit replaces (one algorithm), or why not (Mismatch)
+//   matching     an edit of a file's whole text
+//   editing      an edit of a file kept in chunks with an index
+//   settings     every setting of a run
+//   task_error   why a task failed
+//   plan         what a task will do, decided without changing anything
+//   rules        what a dialect's block asks beyond clada's rules
+//   outcome      what became of each unit and task
+//   view         the tree as a run sees it, written once
+//   mod.rs       the engine: a document's units run in order (Observer, Runner)
+//   model        (tests only) the engine against a plain model of the tree
+
 pub(crate) mod dirs;
 pub(crate) mod editing;
 pub(crate) mod fingerprint;
@@ -31,6 +57,7 @@ pub(crate) mod repo_check;
 mod rules;
 pub(crate) mod seek;
 pub(crate) mod settings;
+mod task_error;
 pub(crate) mod tier;
 pub(crate) mod tree;
 pub(crate) mod tree_check;
@@ -38,10 +65,13 @@ pub(crate) mod view;
 
 pub use dirs::{Dirs, DirsError};
 pub use git::Author;
-pub use matching::{Edited, Mismatch, edit};
+pub use matching::{Edited, edit};
 pub(crate) use seek::MatchMode;
+pub use seek::Mismatch;
+pub use settings::Atomic;
 pub(crate) use settings::Settings;
 pub(crate) use settings::Tuning;
+pub(crate) use task_error::TaskError;
 
 #[cfg(test)]
 mod model;
@@ -58,117 +88,9 @@ use crate::syntax::Location;
 use crate::syntax::{BlockRules, Op, Task, Unit};
 use fs::Root;
 pub use outcome::TaskOutcome;
-use outcome::{Kept, Rollback, Skip, UnitOutcome};
+use outcome::{By, Kept, Rollback, Skip, UnitOutcome};
 use plan::{Action, Effect, Plan};
-use tree::FsError;
-use view::{By, Change, Failed, View};
-
-/// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Atomic {
-    /// The failing unit leaves no trace.
-    Unit,
-    /// The whole document, or nothing.
-    Document,
-}
-
-/// Why a task failed: its protocol error type (PROTOCOL §8), the message
-/// a person reads, and the facts that come with its kind of failure.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub(crate) enum TaskError {
-    /// A file access refused or failed: the path, and the OS error behind a
-    /// system failure.
-    #[error("{message}")]
-    File {
-        kind: ErrorType,
-        message: String,
-        path: Box<str>,
-        os: Option<Box<str>>,
-        /// For a path not found: the existing path most like it.
-        closest: Option<Box<str>>,
-    },
-    /// The search text was not found as often as `count` asks (or the
-    /// edit is already in the file): where it was, and what was closest.
-    #[error("{message}")]
-    Mismatch {
-        kind: ErrorType,
-        message: String,
-        path: Box<str>,
-        mismatch: Box<Mismatch>,
-    },
-    /// A command nobody approved: the `clada allow` line, shell-quoted,
-    /// that would approve exactly it (PROTOCOL §6).
-    #[error("{message}")]
-    NotApproved { message: String, approve: Box<str> },
-    /// Anything else: a command that failed or ran too long, a refused
-    /// flag, a document error.
-    #[error("{message}")]
-    Other {
-        kind: ErrorType,
-        message: String,
-        /// What to send instead, where the kind's own hint would not say.
-        hint: Option<Box<str>>,
-    },
-}
-
-impl TaskError {
-    pub(crate) fn new(kind: ErrorType, message: impl Into<String>) -> Self {
-        TaskError::Other {
-            kind,
-            message: message.into(),
-            hint: None,
-        }
-    }
-
-    /// The same error, with `hint` saying what to send instead.
-    pub(crate) fn with_hint(mut self, text: impl Into<Box<str>>) -> Self {
-        if let TaskError::Other { hint, .. } = &mut self {
-            *hint = Some(text.into());
-        }
-        self
-    }
-
-    /// The protocol's error type.
-    pub(crate) fn error_type(&self) -> ErrorType {
-        match self {
-            TaskError::File { kind, .. }
-            | TaskError::Mismatch { kind, .. }
-            | TaskError::Other { kind, .. } => *kind,
-            TaskError::NotApproved { .. } => ErrorType::CommandNotAllowed,
-        }
-    }
-
-    pub(crate) fn message(&self) -> &str {
-        match self {
-            TaskError::File { message, .. }
-            | TaskError::Mismatch { message, .. }
-            | TaskError::NotApproved { message, .. }
-            | TaskError::Other { message, .. } => message,
-        }
-    }
-
-    /// The message, to say more in front of it.
-    pub(crate) fn message_mut(&mut self) -> &mut String {
-        match self {
-            TaskError::File { message, .. }
-            | TaskError::Mismatch { message, .. }
-            | TaskError::NotApproved { message, .. }
-            | TaskError::Other { message, .. } => message,
-        }
-    }
-}
-
-impl From<FsError> for TaskError {
-    fn from(e: FsError) -> Self {
-        TaskError::File {
-            kind: e.error_type(),
-            message: e.to_string(),
-            path: e.path().into(),
-            os: e.os_detail().map(String::into_boxed_str),
-            closest: None,
-        }
-    }
-}
+use view::{Change, Failed, View};
 
 /// What a command run produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

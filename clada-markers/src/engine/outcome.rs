@@ -2,9 +2,8 @@
 //! nothing in words; the reports (`crate::report`) turn these into text,
 //! JSON and XML and own every sentence.
 
-use super::TaskError;
 use super::plan::Effect;
-use super::view::By;
+use super::task_error::TaskError;
 use crate::status::{BlockStatus, TaskStatus};
 
 /// What became of one task.
@@ -110,6 +109,13 @@ pub(crate) struct Rollback {
     pub(crate) kept: Vec<Kept>,
     /// Changes on disk the rollback could not undo, said by the view.
     pub(crate) problems: Vec<String>,
+}
+
+/// The task that made a change: unit and task numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct By {
+    pub(crate) unit: usize,
+    pub(crate) task: usize,
 }
 
 /// A place a rollback left as a command made it.

@@ -5,12 +5,12 @@
 //! matching and path rules are tested against an in-memory tree. The
 //! engine carries a plan out on its view of the tree ([`super::view`]).
 
-use crate::engine::TaskError;
 use crate::engine::editing::Splice;
 use crate::engine::fs::locate_task;
-use crate::engine::matching::{HintBudget, Mismatch};
-use crate::engine::seek::How;
+use crate::engine::matching::HintBudget;
 use crate::engine::seek::Search;
+use crate::engine::seek::{How, Mismatch};
+use crate::engine::task_error::TaskError;
 use crate::engine::tree::{Content, FsError, Kind, Tree};
 use crate::error_type::ErrorType;
 use crate::syntax::BOM;

@@ -43,6 +43,12 @@ pub(crate) struct Layout {
     pub(crate) git_file: bool,
 }
 
+/// The largest `.gitignore`, `.gitattributes`, `.gitmodules`,
+/// `info/exclude` or `info/attributes` clada lets git read: each pattern
+/// is tried against every path below it, and a hostile file of millions of
+/// patterns would stall a commit for hours.
+pub(crate) const MAX_RULES_FILE: u64 = 1 << 20;
+
 /// Why a repository is not used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum Refusal {
@@ -94,7 +100,7 @@ pub(crate) enum Refusal {
     #[error(
         "{} holds {} bytes, more than the {} git may read for clada's commit (each of its \
          patterns is tried on every path); make it smaller",
-        .0.display(), .1, crate::engine::tree_check::MAX_RULES_FILE
+        .0.display(), .1, MAX_RULES_FILE
     )]
     RulesFileTooLarge(PathBuf, u64),
 }

@@ -2,8 +2,8 @@
 //! PROTOCOL §11): checked before a task is planned, against the tree as
 //! the run sees it. Nothing here changes anything.
 
-use crate::engine::TaskError;
 use crate::engine::fs::locate_task;
+use crate::engine::task_error::TaskError;
 use crate::engine::tree::{FsError, Kind, Tree};
 use crate::error_type::ErrorType;
 use crate::syntax::{BlockRules, Op, TaskPath};

@@ -29,10 +29,18 @@
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 
-use crate::engine::matching::{MAX_LISTED_LINES, MAX_REPORTED_LINES, Mismatch, count_ok};
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use crate::engine::tier::{self, Cmp, Delta, Lines, NotDetermined, Pass};
-use crate::status::{Chosen, Excerpt, IndentProblem, Indentation, Matched, Shift};
+use crate::status::{Chosen, Closest, Excerpt, IndentProblem, Indentation, Matched, Shift};
 use crate::syntax::{Count, Matching, Op, TaskPath};
+
+/// At most this many occurrence lines are reported.
+pub(crate) const MAX_REPORTED_LINES: usize = 20;
+
+/// A report lists the lines of at most this many replaced occurrences.
+pub(crate) const MAX_LISTED_LINES: usize = 100;
 
 /// At most this many occurrences are shown with the lines around them.
 pub(crate) const MAX_EXCERPTS: usize = 5;
@@ -275,6 +283,94 @@ impl Work {
         }
         self.0.set(left - cost);
         Ok(())
+    }
+}
+
+/// Why an edit found the wrong number of occurrences.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Mismatch {
+    pub expected: Count,
+    pub found: usize,
+    /// 1-based lines of the occurrences found (at most
+    /// `MAX_REPORTED_LINES`, 20).
+    pub lines: Vec<usize>,
+    /// The first and last line of each occurrence found (at most
+    /// `MAX_REPORTED_LINES`, 20).
+    pub ranges: Vec<(usize, usize)>,
+    /// When nothing was found: the most similar region of the file.
+    pub closest: Option<Closest>,
+    /// When nothing was found and the replacement is not empty: whether the
+    /// replacement text is already in the file (the edit may have been
+    /// applied before).
+    pub replacement_present: Option<bool>,
+    /// When nothing was found: the replacement stands in the file as many
+    /// times as `count` asks (at least once for `all`), so the edit was
+    /// applied before (PROTOCOL §8, `already_applied`).
+    pub already_applied: bool,
+    /// For ranges: lines where the start text occurs with no end text after
+    /// it.
+    pub dangling_starts: Vec<usize>,
+    /// For ranges that found nothing: where the start and end texts occur
+    /// on their own.
+    pub start_lines: Vec<usize>,
+    pub end_lines: Vec<usize>,
+    /// No closest region was looked for: the run's earlier failures used
+    /// up what hints may read (128 MiB of file text).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub closest_skipped: bool,
+    /// The occurrences were found by a pass beyond exact text (the
+    /// white-space tier, codex's passes), not as written.
+    pub matched: Option<Matched>,
+    /// Why a match that needs re-indenting was not applied.
+    pub indentation: Option<Indentation>,
+    /// The lines of the occurrences where the replacement already stands
+    /// (the edit was applied there before).
+    pub applied_lines: Vec<usize>,
+    /// The first occurrences found, with a line either side.
+    pub excerpts: Vec<Excerpt>,
+    /// The passes beyond exact text stopped looking: the file has too
+    /// many lines like the search's for the work one edit may take.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub passes_stopped: bool,
+}
+
+impl Mismatch {
+    /// The mismatch of an edit that found `ranges` (sorted, disjoint) in
+    /// `hay`: nothing said yet about a closest region or the replacement.
+    pub(crate) fn of(hay: &dyn Hay, ranges: &[(usize, usize)], count: Count) -> Mismatch {
+        let shown = &ranges[..ranges.len().min(MAX_REPORTED_LINES)];
+        let lines = hay.lines_of(&mut shown.iter().map(|r| r.0));
+        // Starts and last bytes alternate in increasing order: one pass.
+        let bounds = hay.lines_of(
+            &mut shown
+                .iter()
+                .flat_map(|&(s, e)| [s, e.saturating_sub(1).max(s)]),
+        );
+        Mismatch {
+            expected: count,
+            found: ranges.len(),
+            lines,
+            ranges: bounds.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
+            closest: None,
+            replacement_present: None,
+            already_applied: false,
+            dangling_starts: Vec::new(),
+            start_lines: Vec::new(),
+            end_lines: Vec::new(),
+            closest_skipped: false,
+            matched: None,
+            indentation: None,
+            applied_lines: Vec::new(),
+            excerpts: excerpts(hay, ranges),
+            passes_stopped: false,
+        }
+    }
+}
+
+pub(crate) fn count_ok(count: Count, found: usize) -> bool {
+    match count {
+        Count::Exactly(n) => found == n.get(),
+        Count::All => found >= 1,
     }
 }
 

@@ -9,8 +9,17 @@ use std::time::Duration;
 
 use crate::dialect::Dialect;
 use crate::engine::git::Author;
-use crate::engine::{Atomic, MatchMode};
+use crate::engine::seek::MatchMode;
 use crate::syntax::ParseOptions;
+
+/// What a failure rolls back (`--atomic[=unit|document]`, PROTOCOL §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Atomic {
+    /// The failing unit leaves no trace.
+    Unit,
+    /// The whole document, or nothing.
+    Document,
+}
 
 /// Every setting of a run. [`Settings::default`] is `clada apply`'s
 /// defaults but for the prompt: git commits as `clada <clada@localhost>`,

@@ -30,13 +30,7 @@ use git2::Repository;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
-use crate::engine::repo_check::Refusal;
-
-/// The largest `.gitignore`, `.gitattributes`, `.gitmodules`,
-/// `info/exclude` or `info/attributes` clada lets git read: each pattern
-/// is tried against every path below it, and a hostile file of millions of
-/// patterns would stall a commit for hours.
-pub(crate) const MAX_RULES_FILE: u64 = 1 << 20;
+use crate::engine::repo_check::{MAX_RULES_FILE, Refusal};
 
 /// The rules files git reads in every directory it walks.
 const RULES: [&str; 2] = [".gitignore", ".gitattributes"];

@@ -33,27 +33,20 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::rc::Rc;
 
-use crate::engine::TaskError;
 use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::fs::{PutBack, Root, Stamp, Written};
 use crate::engine::matching::{HINT_BUDGET, HintBudget};
-use crate::engine::outcome::{Kept, KeptWhy};
+use crate::engine::outcome::{By, Kept, KeptWhy};
 use crate::engine::paths::{Below, Live, PathMap, Visit};
 use crate::engine::plan;
 use crate::engine::seek::MIN_PIVOT;
 use crate::engine::seek::Search;
+use crate::engine::task_error::TaskError;
 use crate::engine::tree::{Content, Entry, FsError, Kind, Meta, Tree, TreeMut};
 use crate::syntax::Anchor;
 use crate::syntax::BOM;
 use crate::syntax::Location;
-
-/// The task that made a change: unit and task numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) struct By {
-    pub(crate) unit: usize,
-    pub(crate) task: usize,
-}
 
 #[derive(Clone, Debug)]
 enum Node {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::{ErrorReport, FileChange, IndentProblem, Indentation, Matched};
 use crate::engine::TaskError;
-use crate::engine::matching::Mismatch;
+use crate::engine::seek::Mismatch;
 use crate::error_type::ErrorType;
 use crate::syntax::Count;
 

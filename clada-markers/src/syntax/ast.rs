@@ -64,7 +64,7 @@ impl<'a> Document<'a> {
 
     /// The document as [`crate::syntax::units`] hands it out: each unit with
     /// the diagnostics filed under it, then those filed under none.
-    pub fn into_parsed(self) -> impl Iterator<Item = crate::syntax::Parsed<'a>> {
+    pub fn into_parsed(self) -> impl Iterator<Item = Parsed<'a>> {
         let mut by_unit: Vec<Vec<Diagnostic>> = vec![Vec::new(); self.units.len()];
         let mut rest = Vec::new();
         for d in self.diagnostics {
@@ -73,15 +73,15 @@ impl<'a> Document<'a> {
                 None => rest.push(d),
             }
         }
-        let units =
-            self.units
-                .into_iter()
-                .zip(by_unit)
-                .map(|(u, diagnostics)| crate::syntax::Parsed {
-                    unit: Some(u),
-                    diagnostics,
-                });
-        let rest = (!rest.is_empty()).then_some(crate::syntax::Parsed {
+        let units = self
+            .units
+            .into_iter()
+            .zip(by_unit)
+            .map(|(u, diagnostics)| Parsed {
+                unit: Some(u),
+                diagnostics,
+            });
+        let rest = (!rest.is_empty()).then_some(Parsed {
             unit: None,
             diagnostics: rest,
         });
@@ -92,6 +92,16 @@ impl<'a> Document<'a> {
     pub fn is_runnable(&self, block: usize) -> bool {
         !self.diagnostics_of(block).any(Diagnostic::is_error)
     }
+}
+
+/// A unit, or what lies between units (text, stray markers, openers passed
+/// over), with the diagnostics that belong to it, sorted by position. Units
+/// and tasks are numbered, and diagnostics filed under them, as in
+/// [`parse_with`](crate::parse_with)'s [`Document`].
+#[derive(Clone, Debug)]
+pub struct Parsed<'a> {
+    pub unit: Option<Unit<'a>>,
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// A block, or a standalone task: the thing that succeeds or fails alone.

@@ -171,6 +171,10 @@ impl Lexer {
     }
 }
 
+/// How much of the document is lexed at a time: the parser's window, and
+/// the pieces the nesting pass reads.
+pub(crate) const PIECE: usize = 256 * 1024;
+
 /// Lexes a document a piece at a time, straight from its text, so that a
 /// parser can hold the tokens of a window instead of the whole document's.
 /// Together the pieces are exactly the tokens of [`lex`].

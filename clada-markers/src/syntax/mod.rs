@@ -15,24 +15,48 @@
 //! rest: the tokens, the marker vocabulary, attributes, positions and the
 //! limits of the input.
 
+// The files, bottom first: each imports only files listed before it.
+//   span         byte spans, lines and columns
+//   markers      the marker vocabulary: characters, fences, keywords
+//   suggest      the nearest known word, a list of choices
+//   path         a path's text resolved into a Location
+//   attributes   an opener's attributes as written
+//   diagnostics  a diagnostic as data, and its rendering
+//   lexer        text into line tokens
+//   input        the size limit and UTF-8
+//   raw          tasks as the parser delimited them
+//   nesting      how openers nest, found before parsing
+//   ast          the document model
+//   near_block   a near-miss block and its one fix
+//   near_miss    lines that are almost marker lines
+//   context      the document being checked, and the options
+//   structure    structural diagnostics
+//   values       attribute names and values, paths included
+//   validate     raw tasks into checked AST nodes
+//   parser       tokens into units, with recovery
+//   printer      units back to canonical text
+
 pub(crate) mod ast;
 pub(crate) mod attributes;
+pub(crate) mod context;
 pub(crate) mod diagnostics;
 pub(crate) mod input;
 pub(crate) mod lexer;
 pub(crate) mod markers;
 pub(crate) mod near_block;
 pub(crate) mod near_miss;
+mod nesting;
 pub(crate) mod parser;
 pub(crate) mod path;
 pub(crate) mod printer;
 pub(crate) mod raw;
 pub(crate) mod span;
 pub(crate) mod structure;
+mod suggest;
 pub(crate) mod validate;
 pub(crate) mod values;
 
-pub use ast::OpName;
+pub use ast::{OpName, Parsed};
 pub use attributes::{Attribute, Quote};
 pub(crate) use diagnostics::sort_in_document_order;
 pub use diagnostics::{DiagnosticKind, Label, Renderer};
@@ -40,7 +64,7 @@ pub use input::{MAX_DOCUMENT_SIZE, valid_prefix};
 pub(crate) use input::{read_limited, too_large, within_limit};
 pub use lexer::{Lexer, Marker, Token, TokenKind, lex};
 pub use markers::{Keyword, Shape, TaskKind, Version};
-pub use parser::{Parsed, Units, each_unit, units};
+pub use parser::{Units, each_unit, units};
 #[cfg(feature = "engine")]
 pub(crate) use path::MAX_PATH_COMPONENTS;
 pub use path::PathProblem;
@@ -55,6 +79,7 @@ pub(crate) use markers::*;
 pub(crate) use ast::{
     Block, BlockRules, Count, Document, Matching, Op, Policy, Task, TaskPath, Unit,
 };
+pub(crate) use context::{Context, ParseOptions};
 pub(crate) use diagnostics::{Diagnostic, Severity, render};
 pub(crate) use lexer::classify;
 pub(crate) use parser::parse_with;
@@ -65,6 +90,6 @@ pub(crate) use path::{Anchor, TooDeep, abbreviated_path, is_absolute_path, is_pr
 pub(crate) use path::{Location, resolve_path};
 pub(crate) use printer::print;
 pub(crate) use span::{Position, Span};
-pub(crate) use validate::{
-    Context, ParseOptions, check_path_attribute, quoted_list, unchanged_edit,
-};
+pub(crate) use suggest::quoted_list;
+pub(crate) use validate::unchanged_edit;
+pub(crate) use values::check_path_attribute;

@@ -11,6 +11,7 @@
 
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::syntax::span::Span;
+use crate::syntax::suggest::nearest;
 use crate::syntax::{Keyword, MIN_FENCE, Shape};
 
 /// The shortest run a marker-like line has.
@@ -64,9 +65,32 @@ pub(crate) fn read(text: &str) -> Option<MarkerLike<'_>> {
         run,
         spaced: after.len() > rest.len(),
         word,
-        keyword: super::near_miss::keyword_meant(shape, word),
+        keyword: keyword_meant(shape, word),
         tail: tail.trim_end(),
     })
+}
+
+/// The keyword `word` stands for on a line of `shape`: the keyword itself,
+/// in another case, or misspelt by a little (PROTOCOL §2.1). Only operation
+/// keywords count.
+pub(crate) fn keyword_meant(shape: Shape, word: &str) -> Option<Keyword> {
+    if word.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = match shape {
+        // Every keyword but the closers' own.
+        Shape::Opener => Keyword::ALL
+            .into_iter()
+            .filter(|k| !matches!(k, Keyword::End | Keyword::Replace))
+            .map(Keyword::as_str)
+            .collect(),
+        Shape::Closer => [Keyword::End, Keyword::Replace, Keyword::Tasks]
+            .map(Keyword::as_str)
+            .to_vec(),
+        Shape::Separator => Vec::new(),
+    };
+    let name = nearest(word, &names)?;
+    Keyword::from_word(name)
 }
 
 /// What a line of the block is to its task.

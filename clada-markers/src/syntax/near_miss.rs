@@ -19,9 +19,9 @@ use std::cell::RefCell;
 
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind, Severity};
 use crate::syntax::lexer::Marker;
-use crate::syntax::near_block::{self, MarkerLike};
+use crate::syntax::near_block::{self, MarkerLike, keyword_meant};
 use crate::syntax::span::Span;
-use crate::syntax::{Keyword, MIN_FENCE, Shape};
+use crate::syntax::{MIN_FENCE, Shape};
 
 /// The shortest run that makes a line a near miss.
 const MIN_NEAR_RUN: usize = 5;
@@ -226,29 +226,6 @@ fn near_miss(line: &str, start: usize, fence: Option<usize>) -> Option<Diagnosti
         ));
     }
     Some(d)
-}
-
-/// The keyword `word` stands for on a line of `shape`: the keyword itself,
-/// in another case, or misspelt by a little (PROTOCOL §2.1). Only operation
-/// keywords count.
-pub(crate) fn keyword_meant(shape: Shape, word: &str) -> Option<Keyword> {
-    if word.is_empty() {
-        return None;
-    }
-    let names: Vec<&str> = match shape {
-        // Every keyword but the closers' own.
-        Shape::Opener => Keyword::ALL
-            .into_iter()
-            .filter(|k| !matches!(k, Keyword::End | Keyword::Replace))
-            .map(Keyword::as_str)
-            .collect(),
-        Shape::Closer => [Keyword::End, Keyword::Replace, Keyword::Tasks]
-            .map(Keyword::as_str)
-            .to_vec(),
-        Shape::Separator => Vec::new(),
-    };
-    let name = crate::syntax::validate::nearest(word, &names)?;
-    Keyword::from_word(name)
 }
 
 /// The near miss of a well-formed marker line whose keyword is an

@@ -40,15 +40,17 @@ use chumsky::input::{Checkpoint, InputRef};
 use chumsky::prelude::*;
 use chumsky::util::MaybeRef;
 
-use crate::syntax::ast::{Block, Document, Unit};
+use crate::syntax::ast::{Block, Document, Parsed, Unit};
 use crate::syntax::attributes::Attribute;
+use crate::syntax::context::{Context, ParseOptions};
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
-use crate::syntax::lexer::{self, Marker, Token, TokenKind};
+use crate::syntax::lexer::{self, Marker, PIECE, Token, TokenKind};
 use crate::syntax::near_miss;
+use crate::syntax::nesting::{Nesting, opens_unit};
+use crate::syntax::raw::{Problem, RawSection, RawTask, UnclosedHint};
 use crate::syntax::span::Span;
-use crate::syntax::validate::{
-    self, Context, ParseOptions, Problem, RawSection, RawTask, UnclosedHint,
-};
+use crate::syntax::suggest::{nearest, quoted_list};
+use crate::syntax::validate;
 use crate::syntax::{Keyword, SectionMarker, Shape, TaskKind, Version};
 
 type Tokens<'t> = &'t [Token];
@@ -152,16 +154,6 @@ fn parse_in_pieces(source: &str, options: ParseOptions, piece: Option<usize>) ->
 /// tree: `clada check` reads a document of half a million tasks this way.
 pub fn units(source: &str, options: ParseOptions) -> Units<'_> {
     Units::new(source, options, None)
-}
-
-/// A unit, or what lies between units (text, stray markers, openers passed
-/// over), with the diagnostics that belong to it, sorted by position. Units
-/// and tasks are numbered, and diagnostics filed under them, as in
-/// [`parse_with`]'s [`Document`].
-#[derive(Clone, Debug)]
-pub struct Parsed<'a> {
-    pub unit: Option<Unit<'a>>,
-    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Hands each unit of `parsed` to `unit` with the diagnostics of its
@@ -363,114 +355,6 @@ impl<'a> Items<'a> {
             return Some(Parsed { unit, diagnostics });
         }
     }
-}
-
-/// How openers nest, found before parsing in passes over the document
-/// that keep no tokens, so that no opener is read to the end of the
-/// document more than once and a parse of one window of tokens knows what
-/// the whole document says.
-///
-/// An opener's extent ends at the first closer of its fence length where
-/// as many openers of that length as closers lie between: bracket
-/// matching, one stack per fence length. `SEARCH-END` lines and
-/// separators do not count, as in [`scan_task`] and [`skip_extent`].
-/// Openers are named by the offset of their line.
-#[derive(Debug, Default)]
-pub(crate) struct Nesting {
-    /// The openers that have no closer before the end, in order.
-    unclosed: Vec<usize>,
-    /// For an unclosed task opener: the next opener of its fence length,
-    /// when that opens a unit. The task's reading stops there: it would
-    /// end there anyway (PROTOCOL §2.4).
-    stop: Vec<(usize, usize)>,
-}
-
-/// How much of the document is lexed at a time.
-const PIECE: usize = 256 * 1024;
-
-impl Nesting {
-    #[cfg(test)]
-    pub(crate) fn of(src: &str) -> Nesting {
-        Nesting::with_tokens(src, 0).0
-    }
-
-    /// How openers nest in `src`, and its tokens when they take at most
-    /// `budget` bytes: a document with few marker lines is then lexed once,
-    /// not again window by window.
-    fn with_tokens(src: &str, budget: usize) -> (Nesting, Option<Vec<Token>>) {
-        let counts = |m: &Marker| m.shape == Shape::Opener && m.keyword != Some(Keyword::SearchEnd);
-        let mut open: std::collections::HashMap<usize, Vec<usize>> = Default::default();
-        let mut kept = Some(Vec::new());
-        each_piece(src, |tokens| {
-            for (at, m) in markers(tokens) {
-                if counts(m) {
-                    open.entry(m.fence()).or_default().push(at);
-                } else if m.shape == Shape::Closer {
-                    open.entry(m.fence()).or_default().pop();
-                }
-            }
-            if let Some(all) = &mut kept {
-                if (all.len() + tokens.len()) * std::mem::size_of::<Token>() <= budget {
-                    all.extend_from_slice(tokens);
-                } else {
-                    kept = None;
-                }
-            }
-        });
-        let mut unclosed: Vec<usize> = open.into_values().flatten().collect();
-        if unclosed.is_empty() {
-            return (Nesting::default(), kept);
-        }
-        unclosed.sort_unstable();
-        // Each unclosed opener waits for the next counting opener of its
-        // fence length.
-        let mut stop = Vec::new();
-        let mut waiting: std::collections::HashMap<usize, usize> = Default::default();
-        each_piece(src, |tokens| {
-            for (at, m) in markers(tokens).filter(|(_, m)| counts(m)) {
-                if let Some(u) = waiting.remove(&m.fence())
-                    && opens_unit(m)
-                {
-                    stop.push((u, at));
-                }
-                if unclosed.binary_search(&at).is_ok() {
-                    waiting.insert(m.fence(), at);
-                }
-            }
-        });
-        stop.sort_unstable();
-        (Nesting { unclosed, stop }, kept)
-    }
-
-    /// Whether the opener whose line starts at `at` is never closed.
-    fn unclosed(&self, at: usize) -> bool {
-        self.unclosed.binary_search(&at).is_ok()
-    }
-
-    /// Where reading the unclosed task opened at `at` may stop: the offset
-    /// of the opener it would end at.
-    fn stop(&self, at: usize) -> Option<usize> {
-        let i = self.stop.binary_search_by_key(&at, |&(u, _)| u).ok()?;
-        Some(self.stop[i].1)
-    }
-}
-
-/// Calls `f` with the tokens of `src`, a piece at a time, in order.
-fn each_piece(src: &str, mut f: impl FnMut(&[Token])) {
-    let mut pieces = lexer::Pieces::new(src);
-    let mut tokens = Vec::new();
-    while !pieces.done() {
-        tokens.clear();
-        pieces.more(PIECE, &mut tokens);
-        f(&tokens);
-    }
-}
-
-/// The marker lines among `tokens`, with their offsets.
-fn markers(tokens: &[Token]) -> impl Iterator<Item = (usize, &Marker)> {
-    tokens
-        .iter()
-        .filter_map(|t| t.marker().map(|m| (t.span().start, m)))
 }
 
 /// One item at the top of the document, put in `slot` with how many
@@ -867,12 +751,6 @@ fn scan_task<'t, 'p, C: Scope>(
     }
 }
 
-/// Whether an opener starts a unit: a task or a block.
-fn opens_unit(m: &Marker) -> bool {
-    m.keyword
-        .is_some_and(|k| k == Keyword::Tasks || k.task().is_some())
-}
-
 /// Any other marker line: stray separators and closers (warnings), openers
 /// with unknown or missing keywords (passed over with their balanced extent)
 /// and misplaced `SEARCH-END` lines.
@@ -997,7 +875,7 @@ fn unknown_opener(
         return Diagnostic::new(K::MalformedMarker, m.line(), "an opener needs a keyword")
             .with_help(format!(
                 "write one of {} after the `<` characters",
-                validate::quoted_list(&Keyword::OPENERS.map(Keyword::as_str))
+                quoted_list(&Keyword::OPENERS.map(Keyword::as_str))
             ));
     }
     let versioned = block.is_some_and(|(_, versioned)| versioned);
@@ -1025,11 +903,11 @@ fn unknown_opener(
         m.word(),
         format!("unknown keyword `{word}`"),
     );
-    d = match validate::nearest(word, &openers) {
+    d = match nearest(word, &openers) {
         Some(s) => d.with_help(format!("did you mean `{s}`?")),
         None => d.with_help(format!(
             "an opener takes one of {}; if this is content, put it inside a task",
-            validate::quoted_list(&openers)
+            quoted_list(&openers)
         )),
     };
     passed_over(d)

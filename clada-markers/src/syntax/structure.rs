@@ -2,11 +2,11 @@
 //! separator or section marker out of place, text after a marker. Each
 //! message, help and fix is written here, once.
 
+use crate::syntax::context::Context;
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::Marker;
 use crate::syntax::raw::{Problem, RawTask, UnclosedHint};
 use crate::syntax::span::Span;
-use crate::syntax::validate::Context;
 use crate::syntax::{Keyword, SectionMarker, Shape, TaskKind};
 
 /// "a WRITE", "an EDIT".

@@ -1,96 +1,24 @@
 //! Turns what the parser found (`raw`) into checked AST nodes and
-//! diagnostics: structural problems (`structure`), attributes (`values`,
-//! paths in `path`) and bodies (here).
+//! diagnostics: structural problems (`structure`), attributes and their
+//! paths (`values`) and bodies (here).
 //!
 //! The parser decides where units start and end; this module decides
 //! whether what is written there is a valid task, and says precisely why
 //! not. It never touches the file system.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
 
 use crate::syntax::ast::{Matching, Op, Task};
 use crate::syntax::attributes::Attribute;
+use crate::syntax::context::Context;
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::Marker;
-pub(crate) use crate::syntax::path::check_path_attribute;
-pub(crate) use crate::syntax::raw::{Problem, RawSection, RawTask, UnclosedHint};
-use crate::syntax::span::{LineIndex, Span};
+use crate::syntax::raw::{RawSection, RawTask};
+use crate::syntax::span::Span;
 use crate::syntax::structure::{a, closer_line, structural, with_structural_fix};
+use crate::syntax::suggest::quoted_list;
 use crate::syntax::values::{Values, attributes_of};
 use crate::syntax::{Keyword, TASKS_ATTRIBUTES, TaskKind, Version};
-
-/// How a document is checked.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ParseOptions {
-    /// Accept absolute paths and paths that climb out of the root
-    /// (`--allow-escape`).
-    pub allow_escape: bool,
-}
-
-/// The document being checked, with its line index built on first use.
-#[derive(Debug)]
-pub(crate) struct Context<'a> {
-    pub(crate) src: &'a str,
-    pub(crate) opts: ParseOptions,
-    lines: OnceCell<LineIndex<'a>>,
-    /// Where each opener's extent ends, computed once for the document.
-    pub(crate) nesting: crate::syntax::parser::Nesting,
-    /// Set when a parser read to the end of the tokens it was given: when
-    /// those are a window of the document, its result may be wrong, and
-    /// the window must grow.
-    reached_end: std::cell::Cell<bool>,
-    /// Whether the tokens given reach the end of the document.
-    last_window: std::cell::Cell<bool>,
-    /// The near-miss blocks found so far (PROTOCOL §2.1).
-    pub(crate) near_blocks: crate::syntax::near_miss::Blocks,
-}
-
-impl<'a> Context<'a> {
-    pub(crate) fn new(src: &'a str, opts: ParseOptions) -> Self {
-        Context {
-            src,
-            opts,
-            lines: OnceCell::new(),
-            nesting: crate::syntax::parser::Nesting::default(),
-            reached_end: std::cell::Cell::new(false),
-            last_window: std::cell::Cell::new(true),
-            near_blocks: crate::syntax::near_miss::Blocks::default(),
-        }
-    }
-
-    /// Says whether the tokens the parsers are given reach the end of the
-    /// document.
-    pub(crate) fn set_last_window(&self, last: bool) {
-        self.last_window.set(last);
-    }
-
-    /// Whether reading to the end of the tokens means the end of the
-    /// document: if not, what is read will be read again in a larger
-    /// window, and need not be checked now.
-    pub(crate) fn in_last_window(&self) -> bool {
-        self.last_window.get()
-    }
-
-    pub(crate) fn reached_end(&self) {
-        self.reached_end.set(true);
-    }
-
-    /// Whether a parser read to the end since the last call.
-    pub(crate) fn take_reached_end(&self) -> bool {
-        self.reached_end.replace(false)
-    }
-
-    pub(crate) fn line(&self, offset: usize) -> usize {
-        self.lines
-            .get_or_init(|| LineIndex::new(self.src))
-            .line(offset)
-    }
-
-    pub(crate) fn text(&self, span: Span) -> &'a str {
-        self.src.get(span.range()).unwrap_or_default()
-    }
-}
 
 /// Checks a task and builds its AST node, pushing diagnostics onto `out`.
 pub(crate) fn task<'a>(cx: &Context<'a>, raw: RawTask, out: &mut Vec<Diagnostic>) -> Task<'a> {
@@ -317,39 +245,10 @@ pub(crate) fn block_opener<'a>(
     (attrs, version, supported)
 }
 
-/// The known word nearest to `word`, if it is near enough to be a likely
-/// typo (or differs only in case).
-pub(crate) fn nearest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
-    if let Some(k) = known.iter().find(|k| k.eq_ignore_ascii_case(word)) {
-        return Some(k);
-    }
-    let upper = word.to_ascii_uppercase();
-    known
-        .iter()
-        .map(|k| {
-            (
-                strsim::damerau_levenshtein(&upper, &k.to_ascii_uppercase()),
-                *k,
-            )
-        })
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3) && *d < k.len())
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-/// `a`, `a or b`, `a, b or c`, each in backquotes.
-pub(crate) fn quoted_list(items: &[&str]) -> String {
-    let quoted: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
-    match quoted.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::syntax::suggest::nearest;
 
     #[test]
     fn suggests_near_names() {

@@ -1,15 +1,19 @@
 //! The attributes of an opener, checked (PROTOCOL §3): names against what
-//! the keyword takes, then values (counts, booleans, paths).
+//! the keyword takes, then values (counts, booleans, paths). The dialects
+//! check the paths they read here too ([`check_path_attribute`]).
 
 use std::num::NonZeroUsize;
 
 use crate::syntax::ast::{Count, TaskPath};
 use crate::syntax::attributes::{self, AttrSyntaxError, Attribute};
+use crate::syntax::context::Context;
 use crate::syntax::diagnostics::{Diagnostic, DiagnosticKind as K};
 use crate::syntax::lexer::Marker;
-use crate::syntax::path::check_path;
+use crate::syntax::path::{
+    Location, MAX_PATH_COMPONENTS, PathProblem, TooDeep, is_protected, resolve_path,
+};
 use crate::syntax::span::Span;
-use crate::syntax::validate::{Context, nearest, quoted_list};
+use crate::syntax::suggest::{nearest, quoted_list};
 use crate::syntax::{AttrSpec, Keyword, TaskKind};
 
 /// Parses the attributes of an opener and checks their names against
@@ -174,6 +178,96 @@ impl<'a> Values<'a> {
             }
         }
         v
+    }
+}
+
+/// Checks the path of a file another dialect names as if it were a `path`
+/// attribute (PROTOCOL §5, §11).
+/// Checks the path of `a` (a file's: not the root), saying what is wrong
+/// in `out`; the place it resolves to when nothing is.
+pub(crate) fn check_path_attribute(
+    cx: &Context<'_>,
+    a: &Attribute<'_>,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Location> {
+    check_path(cx, a, true, out)
+}
+
+/// Checks the path of `a` (`below_root`: it must name something below the
+/// root), saying what is wrong in `out`; the place it resolves to when
+/// nothing is: resolved once, here, and carried by the task's operation
+/// ([`crate::syntax::TaskPath`]).
+pub(crate) fn check_path(
+    cx: &Context<'_>,
+    a: &Attribute<'_>,
+    below_root: bool,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Location> {
+    let resolved = resolve_path(&a.value, cx.opts.allow_escape).and_then(|at| {
+        if below_root && at.is_root() {
+            Err(PathProblem::Root)
+        } else {
+            Ok(at)
+        }
+    });
+    let problem = match resolved {
+        Ok(at) => {
+            if is_protected(&at) {
+                out.push(
+                Diagnostic::new(
+                    K::ProtectedPath,
+                    a.value_span,
+                    format!("`{}` is inside `.clada/` or a `.git` directory, which documents never change", a.value),
+                )
+                .with_help("clada's approvals and git's internals are changed only by people: use `clada allow` or git itself"),
+            );
+                return None;
+            }
+            return Some(at);
+        }
+        Err(PathProblem::TooDeep) => {
+            let deep = TooDeep::of(&a.value, cx.opts.allow_escape).unwrap_or(TooDeep {
+                components: MAX_PATH_COMPONENTS + 1,
+            });
+            let message = deep.message(&what_path(a), &a.value);
+            out.push(
+                Diagnostic::new(K::PathEscape, a.value_span, message).with_help(TooDeep::help()),
+            );
+            return None;
+        }
+        Err(problem) => problem,
+    };
+    let shown = crate::escape::escape_line(&a.value);
+    let what = what_path(a);
+    let mut d = Diagnostic::new(
+        K::PathEscape,
+        a.value_span,
+        format!("{what} `{shown}` {}", problem.describe()),
+    );
+    d = d.with_help(match problem {
+        PathProblem::Absolute if !a.value.starts_with(['/', '\\']) => {
+            "a drive letter names nothing on this system: write a path relative to the root"
+        }
+        PathProblem::Absolute | PathProblem::ParentEscape => {
+            "paths are relative to the root; run with --allow-escape to permit absolute paths and `..`"
+        }
+        PathProblem::Root => "name a file or directory below the root",
+        PathProblem::Control => {
+            "name the file without control characters (line feeds, tabs, escapes)"
+        }
+        PathProblem::Empty | PathProblem::Nul => "give a relative path such as `src/main.rs`",
+        PathProblem::TooDeep => "name a shorter path",
+    });
+    out.push(d);
+    None
+}
+
+/// How a message names the attribute's path: `path`, or "`from` path".
+fn what_path(a: &Attribute<'_>) -> String {
+    if a.name == "path" {
+        "path".to_owned()
+    } else {
+        format!("`{}` path", a.name)
     }
 }
 
