@@ -36,104 +36,16 @@
 //! then parsed on its own, so a malformed unit is reported alone and the
 //! stream goes on.
 
+mod chunk;
 mod other;
 
+pub use chunk::Chunk;
+pub(crate) use chunk::PROSE_WINDOW;
+
 use crate::dialect::Dialect;
-use crate::syntax::DiagnosticKind;
 use crate::syntax::MAX_DOCUMENT_SIZE;
 use crate::syntax::classify;
 use crate::syntax::{Keyword, Shape};
-
-/// A complete unit: its text, and the stream offset and 1-based line it
-/// starts at.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Chunk {
-    /// The text; bytes that are not UTF-8 are replaced (U+FFFD), and
-    /// `invalid_utf8` says where the first was.
-    pub text: String,
-    pub offset: usize,
-    pub line: usize,
-    /// Where in `text` the first byte that is not UTF-8 was, if any: the
-    /// unit is then refused ([`Chunk::document`]).
-    pub invalid_utf8: Option<usize>,
-    /// The dialect it is read in: the stream's.
-    pub dialect: Dialect,
-}
-
-impl Chunk {
-    /// The unit parsed on its own; one that held bytes that are not UTF-8
-    /// gets an `invalid_utf8` error where the first was, which keeps it
-    /// from running.
-    /// A unit over the size limit is refused as a document would be
-    /// (`input_too_large`), and parsed no further than its opener.
-    pub fn document(&self, options: crate::ParseOptions) -> crate::Document<'_> {
-        if let Err(d) = crate::syntax::within_limit(self.text.len()) {
-            let opener = self.text.find('\n').map_or(self.text.len(), |i| i + 1);
-            let head = &self.text[..opener];
-            let mut doc = crate::dialect::parse_dialect(head, self.dialect, options);
-            // Only its size is said: the opener alone is no unclosed unit.
-            doc.diagnostics.clear();
-            let help = d.help.as_deref().unwrap_or_default();
-            return self.refuse(doc, 0, d.kind, d.message.clone(), help);
-        }
-        let doc = crate::dialect::parse_dialect(&self.text, self.dialect, options);
-        let Some(offset) = self.invalid_utf8 else {
-            return doc;
-        };
-        let at = crate::syntax::LineIndex::new(&self.text).position(offset);
-        let message = format!(
-            "the unit is not valid UTF-8 at line {}, column {} of the stream (byte offset {}); \
-             nothing of it was applied",
-            at.line + self.line - 1,
-            at.column,
-            self.offset + offset
-        );
-        let help = "save the reply as UTF-8 and send the unit again";
-        self.refuse(doc, offset, DiagnosticKind::InvalidUtf8, message, help)
-    }
-
-    /// The unit parsed on its own and refused with an error of `kind` at
-    /// its start: nothing of it runs, and the report says why.
-    pub fn refused(
-        &self,
-        options: crate::ParseOptions,
-        kind: DiagnosticKind,
-        message: String,
-        help: &str,
-    ) -> crate::Document<'_> {
-        let doc = self.document(options);
-        self.refuse(doc, 0, kind, message, help)
-    }
-
-    /// `doc` with an error of `kind` at `offset`, filed under the unit
-    /// there (which therefore does not run).
-    fn refuse<'t>(
-        &'t self,
-        mut doc: crate::Document<'t>,
-        offset: usize,
-        kind: DiagnosticKind,
-        message: String,
-        help: &str,
-    ) -> crate::Document<'t> {
-        let block = doc
-            .units
-            .iter()
-            .rev()
-            .find(|u| u.span().start <= offset)
-            .or(doc.units.first())
-            .map(crate::Unit::number);
-        let end = self.text[offset..]
-            .chars()
-            .next()
-            .map_or(offset, |c| offset + c.len_utf8());
-        let mut d =
-            crate::Diagnostic::new(kind, crate::Span::new(offset, end), message).with_help(help);
-        d.block = block;
-        doc.diagnostics.push(d);
-        crate::syntax::sort_in_document_order(&mut doc.diagnostics);
-        doc
-    }
-}
 
 /// Whether a run of prose, read as clada, has errors: edits in another
 /// format, markers written almost right.
@@ -159,10 +71,6 @@ enum State {
         over: bool,
     },
 }
-
-/// The most prose checked at once: a longer run is checked in windows of
-/// whole lines of about this size, so memory stays bounded.
-pub(crate) const PROSE_WINDOW: usize = 1 << 20;
 
 /// Splits a stream of lines into units.
 #[derive(Clone, Debug, Default)]
@@ -466,6 +374,7 @@ impl Splitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::syntax::DiagnosticKind;
 
     fn split(doc: &str) -> Vec<Chunk> {
         let mut s = Splitter::new();

@@ -17,7 +17,7 @@ use crate::dialect::Dialect;
 use crate::dialect::edges::{Edge, Edges, LOOKBACK};
 use crate::syntax::MAX_DOCUMENT_SIZE;
 
-use super::{Chunk, PROSE_WINDOW};
+use super::chunk::{Chunk, PROSE_WINDOW};
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Other {
