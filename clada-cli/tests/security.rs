@@ -42,6 +42,9 @@ struct Case {
     notes: Vec<String>,
     /// Text the output (stdout and stderr) must not hold.
     output_lacks: Vec<String>,
+    /// The document is a stream (`apply --stream --format jsonl`): its
+    /// task events make the report's one block.
+    stream: bool,
     /// The case needs Landlock ABI 6 (signals and abstract sockets scoped
     /// to the sandbox): skipped, and said so, on an older kernel.
     scoped: bool,
@@ -114,6 +117,7 @@ impl Case {
                     c.approve.push((Some(dir), command));
                 }
                 "no-runtime-dir" => c.no_runtime_dir = true,
+                "stream" => c.stream = true,
                 "repo-above" => c.repo_above = true,
                 "flag" => c.flags.push(rest.to_owned()),
                 "file" => c.files.push(two()?),
@@ -402,8 +406,12 @@ fn run(dir: &Path, case: &Case, extra: &[&str]) -> Result<Ran, String> {
                 problems.push(format!("{run}the output holds `{t}`"));
             }
         }
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .map_err(|e| format!("{run}no JSON report ({e}): {stdout}\n{stderr}"))?;
+        let report: serde_json::Value = if case.stream {
+            streamed(&stdout)
+        } else {
+            serde_json::from_slice(&out.stdout)
+                .map_err(|e| format!("{run}no JSON report ({e}): {stdout}\n{stderr}"))?
+        };
         runs.push((out.status.code(), report));
         shown.push_str(&format!(
             "{run}{}\n",
@@ -567,14 +575,13 @@ fn clada(
     extra: &[&str],
 ) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_clada"));
-    cmd.args([
-        "apply",
-        "--no-prompt",
-        "--format",
-        "json",
-        "--git-author",
-        "t <t@example.com>",
-    ]);
+    cmd.args(["apply", "--no-prompt"]);
+    if case.stream {
+        cmd.args(["--stream", "--format", "jsonl"]);
+    } else {
+        cmd.args(["--format", "json"]);
+    }
+    cmd.args(["--git-author", "t <t@example.com>"]);
     for f in &case.flags {
         cmd.arg(places.fill(f));
     }
@@ -601,6 +608,17 @@ fn clada(
             .env("XDG_STATE_HOME", home.join("state"));
     }
     cmd
+}
+
+/// A stream's JSON Lines as a report: its task events, numbered in the
+/// stream, one block.
+fn streamed(stdout: &str) -> serde_json::Value {
+    let tasks: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "task")
+        .collect();
+    serde_json::json!({ "blocks": [{ "tasks": tasks }], "error": null })
 }
 
 /// Each task's outcome in a report, as an `expect` file writes it.
@@ -688,7 +706,8 @@ fn a_dry_run_of_every_attack_ends_as_the_real_run() {
                         || f.starts_with("--lock-file")
                         || f == "--dry-run"
                 });
-            if approved || dir.join("doc2.md").exists() {
+            // A stream takes no dry run (PROTOCOL §11.5).
+            if approved || case.stream || dir.join("doc2.md").exists() {
                 return None;
             }
             compared += 1;
