@@ -8,7 +8,7 @@
 //! The formats and their readers are one table, [`FORMATS`]: a new front
 //! end is one line there.
 
-use super::lines::{Line, lines};
+use super::lines::{Line, lines, lines_in};
 use crate::syntax::Document;
 use crate::syntax::Span;
 use crate::syntax::{Diagnostic, DiagnosticKind as K};
@@ -68,17 +68,36 @@ pub(crate) const FORMATS: &[(Format, &str, Option<Dialect>)] = &[
 ];
 
 /// Adds to `doc`, read in `dialect`, the errors of this module: near-miss
-/// markers of the dialect, and, when the document holds no task, each
-/// format of edits found that the dialect does not read.
+/// markers of the dialect, and each format of edits found that the dialect
+/// does not read: anywhere in a document that holds no task, in the prose
+/// between units of one that does (a reply that mixes two formats: the
+/// edits of the other are said, the units read still run).
 pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
     let source = doc.source;
     let mut found = Vec::new();
+    let spans: Vec<Span> = doc.units.iter().map(|u| u.span()).collect();
     if dialect == Dialect::Aider {
-        let spans: Vec<Span> = doc.units.iter().map(|u| u.span()).collect();
         aider_near_misses(source, &spans, &mut found);
     }
     if doc.tasks().next().is_none() {
         found.extend(foreign(source, dialect));
+    } else {
+        // The prose between units, each run on its own.
+        let mut from = 0;
+        let mut line = 0;
+        for gap in spans
+            .iter()
+            .map(|u| (u.start, u.end))
+            .chain([(source.len(), source.len())])
+        {
+            let (to, next) = gap;
+            if to > from {
+                found.extend(foreign_in(source, from, to, line, dialect, true));
+            }
+            let seen = source.get(from..next).unwrap_or_default();
+            line += memchr::memchr_iter(b'\n', seen.as_bytes()).count();
+            from = from.max(next);
+        }
     }
     if found.is_empty() {
         return;
@@ -91,7 +110,22 @@ pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
 /// (the document holds no task), and for codex's markers written almost
 /// right.
 pub(crate) fn foreign(source: &str, dialect: Dialect) -> Vec<Diagnostic> {
-    let lines = lines(source);
+    foreign_in(source, 0, source.len(), 0, dialect, false)
+}
+
+/// [`foreign`] of `source[from..to]`, whose first line is the document's
+/// line `line_base` (0-based); `mixed`: the document holds tasks of
+/// `dialect`, so the help says to send these edits in it.
+fn foreign_in(
+    source: &str,
+    from: usize,
+    to: usize,
+    line_base: usize,
+    dialect: Dialect,
+    mixed: bool,
+) -> Vec<Diagnostic> {
+    let lines = lines_in(source, from, to);
+    let source = source.get(from..to).unwrap_or_default();
     let mut out = Vec::new();
     for &(format, what, reader) in FORMATS {
         if reader == Some(dialect) {
@@ -103,6 +137,9 @@ pub(crate) fn foreign(source: &str, dialect: Dialect) -> Vec<Diagnostic> {
         let line = &lines[at];
         let span = line.span();
         let help = match reader {
+            Some(_) if mixed => format!(
+                "the rest of this document is read as {dialect}: send these edits again as {dialect}, or alone in a reply of their own"
+            ),
             Some(d) => format!(
                 "read the document with `--dialect {d}` (or `--dialect auto`), or send these edits as clada tasks"
             ),
@@ -114,7 +151,7 @@ pub(crate) fn foreign(source: &str, dialect: Dialect) -> Vec<Diagnostic> {
                 span,
                 format!(
                     "line {} starts {what}, which the {dialect} dialect does not read: none of its edits was applied",
-                    at + 1
+                    line_base + at + 1
                 ),
             )
             .with_help(help),

@@ -324,7 +324,7 @@ impl Splitter {
     /// it has doubled, or when a line that can end a block arrives and
     /// nothing was found since the last check.
     pub fn prose_so_far(&mut self) -> Option<Chunk> {
-        if let Some(o) = &self.other {
+        if let Some(o) = &mut self.other {
             return o.prose_so_far();
         }
         if matches!(self.state, State::Unit { .. }) || self.prose.is_empty() {

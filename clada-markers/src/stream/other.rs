@@ -43,6 +43,9 @@ pub(super) struct Other {
     /// A unit grew past the limit and was handed out: lines are passed
     /// over unkept up to the next that may end a unit.
     over: bool,
+    /// How much of `buf` [`Other::prose_so_far`] handed out (its errors
+    /// said): not handed out again, but for a unit's first lines.
+    said: usize,
 }
 
 impl Other {
@@ -124,20 +127,37 @@ impl Other {
         }
         let doc = crate::dialect::parse_dialect(&self.buf, self.dialect, options());
         let first = doc.units.first().map(|u| u.span().start);
-        let worth = first.is_some() || problems(&doc);
         drop(doc);
         let len = self.buf.len();
+        let worth = first.is_some() || {
+            let rest = &self.buf[self.said.min(len)..];
+            problems(&crate::dialect::parse_dialect(
+                rest,
+                self.dialect,
+                options(),
+            ))
+        };
         worth.then(|| self.take(len, first.unwrap_or(len)))
     }
 
     /// The prose kept before where a unit may have begun, when it holds
     /// errors, as [`Other::finish`] would hand it out, without ending it
-    /// (`clada watch`).
-    pub(super) fn prose_so_far(&self) -> Option<Chunk> {
+    /// (`clada watch`); what it hands out is not handed out again (but for
+    /// the first lines of a unit after it, which may name its file).
+    pub(super) fn prose_so_far(&mut self) -> Option<Chunk> {
         let keep = self.from.unwrap_or(self.buf.len());
-        let prose = self.buf.get(..keep).filter(|p| !p.is_empty())?;
+        if keep <= self.said {
+            return None;
+        }
+        let prose = &self.buf[self.said..keep];
         let doc = crate::dialect::parse_dialect(prose, self.dialect, options());
-        (doc.units.is_empty() && problems(&doc)).then(|| self.chunk(prose.to_owned(), None))
+        let found = doc.units.is_empty() && problems(&doc);
+        drop(doc);
+        let chunk = found.then(|| self.chunk_from(self.said, keep, None));
+        if found {
+            self.said = keep;
+        }
+        chunk
     }
 
     /// Whether `line`, the last of a file and without its line break,
@@ -163,10 +183,11 @@ impl Other {
         .into_iter()
         .min()
         .unwrap_or(0);
-        let doc = crate::dialect::parse_dialect(&self.buf[..keep], self.dialect, options());
-        let said = problems(&doc);
+        let from = self.said.min(keep);
+        let doc = crate::dialect::parse_dialect(&self.buf[from..keep], self.dialect, options());
+        let found = problems(&doc);
         drop(doc);
-        let chunk = said.then(|| self.chunk(self.buf[..keep].to_owned(), None));
+        let chunk = found.then(|| self.chunk_from(from, keep, None));
         self.drop_front(keep);
         chunk
     }
@@ -175,9 +196,8 @@ impl Other {
     /// the rest. Bytes that are not UTF-8 refuse it only from `first` on:
     /// prose is not read, whatever its bytes.
     fn take(&mut self, cut: usize, first: usize) -> Chunk {
-        let text = self.buf[..cut].to_owned();
         let bad = self.bad.filter(|&b| b >= first && b < cut);
-        let chunk = self.chunk(text, bad);
+        let chunk = self.chunk_from(self.said.min(first), cut, bad);
         self.drop_front(cut);
         self.from = None;
         self.waited = 0;
@@ -188,12 +208,14 @@ impl Other {
         chunk
     }
 
-    fn chunk(&self, text: String, invalid_utf8: Option<usize>) -> Chunk {
+    /// `buf[from..to]` as a chunk (`invalid_utf8` an index in `buf`).
+    fn chunk_from(&self, from: usize, to: usize, invalid_utf8: Option<usize>) -> Chunk {
+        let before = &self.buf.as_bytes()[..from];
         Chunk {
-            text,
-            offset: self.start,
-            line: self.start_line,
-            invalid_utf8,
+            text: self.buf[from..to].to_owned(),
+            offset: self.start + from,
+            line: self.start_line + memchr::memchr_iter(b'\n', before).count(),
+            invalid_utf8: invalid_utf8.map(|b| b - from),
             dialect: self.dialect,
         }
     }
@@ -205,6 +227,7 @@ impl Other {
         self.start += n;
         self.bad = self.bad.and_then(|b| b.checked_sub(n));
         self.from = self.from.and_then(|f| f.checked_sub(n));
+        self.said = self.said.saturating_sub(n);
         self.recent.retain(|&r| r >= n);
         self.recent.iter_mut().for_each(|r| *r -= n);
         self.buf.drain(..n);
@@ -366,6 +389,29 @@ mod tests {
             (1, 0, vec![crate::syntax::DiagnosticKind::ForeignFormat])
         );
         assert_eq!((found[1].1, found[1].2.len()), (1, 0), "{found:?}");
+    }
+
+    /// What the watch's look at the prose after the last unit hands out
+    /// is not handed out again with the next unit; a file name written
+    /// right after it still reaches its block.
+    #[test]
+    fn prose_said_so_far_is_said_once() {
+        let mut s = Splitter::for_dialect(Dialect::Aider);
+        for l in "*** Begin Patch\n*** Add File: x\n+x\n*** End Patch\n".split_inclusive('\n') {
+            assert_eq!(s.push_line(l), None);
+        }
+        let said = s.prose_so_far().expect("the codex patch");
+        assert!(said.document(options()).has_errors());
+        assert_eq!(s.prose_so_far(), None, "said once");
+        let mut out = Vec::new();
+        for l in "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n".split_inclusive('\n') {
+            out.extend(s.push_line(l));
+        }
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].line, out[0].text.lines().next()), (5, Some("a.py")));
+        let doc = out[0].document(options());
+        assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
+        assert_eq!(doc.tasks().count(), 1);
     }
 
     /// A unit whose body holds lines that look like ends (a CML write of
