@@ -56,7 +56,7 @@ mod suggest;
 pub(crate) mod validate;
 pub(crate) mod values;
 
-pub use ast::{OpName, Parsed};
+pub use ast::{BlockRules, OpName, Parsed, TaskPath};
 pub use attributes::{Attribute, Quote};
 pub(crate) use diagnostics::sort_in_document_order;
 pub use diagnostics::{DiagnosticKind, Label, Renderer};
@@ -76,9 +76,7 @@ pub(crate) use markers::*;
 // The door the other layers come in by: each name the library needs from
 // the syntax layer, by one path (`crate::syntax::Op`). Only the crate root
 // names the modules, for its public re-exports.
-pub(crate) use ast::{
-    Block, BlockRules, Count, Document, Matching, Op, Policy, Task, TaskPath, Unit,
-};
+pub(crate) use ast::{Block, Count, Document, Matching, Op, Policy, Task, Unit};
 pub(crate) use context::{Context, ParseOptions};
 pub(crate) use diagnostics::{Diagnostic, Severity, render};
 pub(crate) use lexer::classify;
