@@ -46,6 +46,12 @@ pub(super) struct Other {
     /// How much of `buf` [`Other::prose_so_far`] handed out (its errors
     /// said): not handed out again, but for a unit's first lines.
     said: usize,
+    /// Where a line of `buf` took another number of bytes of the stream
+    /// than it holds (bytes that are not UTF-8 replaced, a line cut at the
+    /// limit): the end of the line in `buf`, and how many more bytes of
+    /// `buf` than of the stream lie before it. Stream offsets are the
+    /// stream's.
+    shifts: Vec<(usize, isize)>,
 }
 
 impl Other {
@@ -81,6 +87,11 @@ impl Other {
         }
         self.recent.push(line_start);
         self.buf.push_str(line);
+        if raw != line.len() {
+            let before = self.shifts.last().map_or(0, |&(_, s)| s);
+            let more = line.len() as isize - raw as isize;
+            self.shifts.push((self.buf.len(), before + more));
+        }
         if self.from.is_none() && self.edges.opens(line) {
             self.from = self.recent.first().copied();
         }
@@ -213,7 +224,7 @@ impl Other {
         let before = &self.buf.as_bytes()[..from];
         Chunk {
             text: self.buf[from..to].to_owned(),
-            offset: self.start + from,
+            offset: self.stream_offset(from),
             line: self.start_line + memchr::memchr_iter(b'\n', before).count(),
             invalid_utf8: invalid_utf8.map(|b| b - from),
             dialect: self.dialect,
@@ -224,13 +235,36 @@ impl Other {
     fn drop_front(&mut self, n: usize) {
         let gone = &self.buf.as_bytes()[..n];
         self.start_line += memchr::memchr_iter(b'\n', gone).count();
-        self.start += n;
+        let shift = self.shift_at(n);
+        self.start = self.stream_offset(n);
+        self.shifts.retain(|&(at, _)| at > n);
+        for (at, s) in &mut self.shifts {
+            *at -= n;
+            *s -= shift;
+        }
         self.bad = self.bad.and_then(|b| b.checked_sub(n));
         self.from = self.from.and_then(|f| f.checked_sub(n));
         self.said = self.said.saturating_sub(n);
         self.recent.retain(|&r| r >= n);
         self.recent.iter_mut().for_each(|r| *r -= n);
         self.buf.drain(..n);
+    }
+}
+
+impl Other {
+    /// How many more bytes of `buf` than of the stream lie before `at` (a
+    /// line's start).
+    fn shift_at(&self, at: usize) -> isize {
+        let before = self.shifts.partition_point(|&(end, _)| end <= at);
+        before
+            .checked_sub(1)
+            .and_then(|i| self.shifts.get(i))
+            .map_or(0, |&(_, s)| s)
+    }
+
+    /// The stream offset of `buf[at..]` (`at` a line's start).
+    fn stream_offset(&self, at: usize) -> usize {
+        (self.start as isize + at as isize - self.shift_at(at)).max(0) as usize
     }
 }
 
@@ -448,6 +482,9 @@ mod tests {
         assert_eq!(s.push_bytes(b"+\xff\n"), None);
         let bad = s.push_line("*** End Patch\n").expect("the second patch");
         assert!(bad.invalid_utf8.is_some());
+        // Offsets are the stream's, whatever was replaced before.
+        let before = b"caf\xe9 prose\n".len() + clean.text.len() - "caf\u{fffd} prose\n".len();
+        assert_eq!((bad.offset, bad.line), (before, 6));
         assert!(bad.document(options()).has_errors());
         let mut s = Splitter::for_dialect(Dialect::Codex);
         s.push_line("*** Begin Patch\n");
