@@ -82,28 +82,59 @@ pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
     if doc.tasks().next().is_none() {
         found.extend(foreign(source, dialect));
     } else {
-        // The prose between units, each run on its own.
-        let mut from = 0;
-        let mut line = 0;
-        for gap in spans
-            .iter()
-            .map(|u| (u.start, u.end))
-            .chain([(source.len(), source.len())])
-        {
-            let (to, next) = gap;
-            if to > from {
-                found.extend(foreign_in(source, from, to, line, dialect, true));
-            }
-            let seen = source.get(from..next).unwrap_or_default();
-            line += memchr::memchr_iter(b'\n', seen.as_bytes()).count();
-            from = from.max(next);
-        }
+        found.extend(between(source, &spans, dialect));
     }
     if found.is_empty() {
         return;
     }
     doc.diagnostics.extend(found);
     crate::syntax::sort_in_document_order(&mut doc.diagnostics);
+}
+
+/// The errors of this module in `diagnostics` of `source`, a part of a
+/// longer text (a unit of a stream) that starts `lines` lines into it: the
+/// line their message names made the longer text's.
+pub(crate) fn renumber(diagnostics: &mut [Diagnostic], source: &str, lines: usize) {
+    let mut index = None;
+    for d in diagnostics
+        .iter_mut()
+        .filter(|d| d.kind == K::ForeignFormat)
+    {
+        let Some((_, rest)) = d
+            .message
+            .strip_prefix("line ")
+            .and_then(|m| m.split_once(" starts "))
+        else {
+            continue;
+        };
+        let index = index.get_or_insert_with(|| crate::syntax::LineIndex::new(source));
+        let line = index.position(d.span.start).line + lines;
+        d.message = format!("line {line} starts {rest}");
+    }
+}
+
+/// The errors for the formats that `dialect` does not read in the prose
+/// between `units` (their spans, in document order) of a document that
+/// holds tasks: each run of prose on its own, and the help says to send
+/// those edits again in `dialect`.
+pub(crate) fn between(source: &str, units: &[Span], dialect: Dialect) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    let mut line = 0;
+    for gap in units
+        .iter()
+        .map(|u| (u.start, u.end))
+        .chain([(source.len(), source.len())])
+    {
+        let (to, next) = gap;
+        if to > from {
+            found.extend(foreign_in(source, from, to, line, dialect, true));
+        }
+        let seen = source.get(from..next).unwrap_or_default();
+        line += memchr::memchr_iter(b'\n', seen.as_bytes()).count();
+        from = from.max(next);
+    }
+    found
 }
 
 /// The errors for the formats in `source` that `dialect` does not read
