@@ -162,7 +162,7 @@ fn foreign_in(
         if reader == Some(dialect) {
             continue;
         }
-        let Some(at) = first(format, source, &lines) else {
+        let Some(at) = first(format, source, &lines, mixed) else {
             continue;
         };
         let line = &lines[at];
@@ -210,7 +210,7 @@ fn foreign_in(
 
 /// The index of the line where the first block of `format` starts. One
 /// pass over the lines: what a block needs further down is looked up once.
-fn first(format: Format, source: &str, lines: &[Line<'_>]) -> Option<usize> {
+fn first(format: Format, source: &str, lines: &[Line<'_>], mixed: bool) -> Option<usize> {
     let line = |i: usize| lines.get(i).map_or("", |l| l.text);
     let last = |test: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| test(l.text));
     let last_end = match format {
@@ -239,6 +239,14 @@ fn first(format: Format, source: &str, lines: &[Line<'_>]) -> Option<usize> {
                     .is_some()
             }
             Format::Codex => super::codex::is_begin(t),
+            // Between the units of a document with tasks, only an element
+            // at the start of its line: prose that names one (`the <run>
+            // step`) does not fail a good document.
+            Format::Cml if mixed => {
+                let t = t.trim_start();
+                super::cml::has_elements(t)
+                    && super::cml::first_unit(t).is_some_and(|(_, at)| at == 0)
+            }
             Format::Cml => super::cml::has_elements(t) || (cml_end && t.contains("<edit")),
             Format::UnifiedDiff => {
                 // Under file headers a hunk line may go without its
@@ -462,6 +470,31 @@ mod tests {
             let ks = kinds(&diff, Dialect::Clada);
             assert!(ks[0].1.contains("a unified diff"), "{bare}: {ks:?}");
         }
+    }
+
+    /// Between units, prose that names a CML element is no edit; an
+    /// element at the start of its line is.
+    #[test]
+    fn prose_that_names_an_element_between_units_is_not_an_edit() {
+        let said = |text: &str| {
+            let doc = crate::dialect::parse_dialect(text, Dialect::Clada, Default::default());
+            let found = doc
+                .diagnostics
+                .iter()
+                .filter(|d| d.kind == K::ForeignFormat);
+            found.count()
+        };
+        let task = "<<<<<<< WRITE path=\"w\"\nx\n>>>>>>> END\n";
+        assert_eq!(
+            said(&format!(
+                "I dropped the `<run>` step and the <tasks> wrapper.\n{task}"
+            )),
+            0
+        );
+        assert_eq!(
+            said(&format!("{task}Also:\n<write path=\"v\">y</write>\n")),
+            1
+        );
     }
 
     #[test]
