@@ -806,3 +806,48 @@ fn a_unified_diff_read_as_clada_fails_naming_the_udiff_dialect_and_applies_as_ud
         "a\nc\n"
     );
 }
+
+/// A clada reply that holds a codex patch in its prose (PROTOCOL §11.7):
+/// `apply` and `check`, as the library's whole-document parse, run the
+/// task and say the patch (exit 1), never drop it in silence.
+#[test]
+fn apply_and_check_say_another_formats_edits_in_a_clada_documents_prose() {
+    let doc = "Intro.\n<<<<<<< WRITE path=\"w.txt\"\nhello\n>>>>>>> END\nAnd then:\n\n*** Begin Patch\n*** Add File: z.txt\n+z\n*** End Patch\n";
+    for dialect in ["auto", "clada"] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            "apply",
+            "--no-git",
+            "--format",
+            "json",
+            "--dialect",
+            dialect,
+        ];
+        let (code, out, _) = status(clada().args(args).current_dir(dir.path()).pass_stdin(doc));
+        assert_eq!(code, Some(1), "{dialect}: {out}");
+        assert!(dir.path().join("w.txt").exists(), "the task ran");
+        assert!(!dir.path().join("z.txt").exists());
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let found = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["kind"] == "foreign_format")
+            .unwrap_or_else(|| panic!("{dialect}: {out}"));
+        assert_eq!(found["start"]["line"], 7);
+        assert!(
+            found["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("line 7 starts a codex patch")
+        );
+        let (code, out, _) = status(
+            clada()
+                .args(["check", "--dialect", dialect])
+                .current_dir(dir.path())
+                .pass_stdin(doc),
+        );
+        assert_eq!(code, Some(1), "{dialect}: {out}");
+        assert!(out.contains("foreign_format"), "{out}");
+    }
+}

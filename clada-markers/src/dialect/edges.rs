@@ -33,6 +33,8 @@ pub(crate) struct Edges {
     dialect: Dialect,
     open: bool,
     element: Option<&'static str>,
+    /// Inside a CML CDATA section or comment: the text that ends it.
+    skipping: Option<&'static str>,
 }
 
 impl Edges {
@@ -41,6 +43,7 @@ impl Edges {
             dialect,
             open: false,
             element: None,
+            skipping: None,
         }
     }
 
@@ -53,30 +56,25 @@ impl Edges {
             Dialect::Aider => ends(super::aider::is_updated(t)),
             Dialect::Codex => ends(t.trim() == super::codex::END),
             Dialect::Cline => {
-                const CALLS: [&str; 2] = ["replace_in_file", "apply_diff"];
-                if CALLS.iter().any(|c| t.contains(&format!("<{c}>"))) {
-                    self.open = true;
+                // The last call tag on the line says whether one is open:
+                // a line that closes a call and opens the next ends
+                // nothing yet.
+                let last = |tags: [&str; 2]| tags.iter().filter_map(|tag| t.rfind(tag)).max();
+                let opened = last(["<replace_in_file>", "<apply_diff>"]);
+                let closed = last(["</replace_in_file>", "</apply_diff>"]);
+                match (opened, closed) {
+                    (Some(o), c) if c.is_none_or(|c| o > c) => {
+                        self.open = true;
+                        Edge::None
+                    }
+                    (_, Some(_)) => {
+                        self.open = false;
+                        Edge::Ends
+                    }
+                    _ => ends(!self.open && super::cline::is_free_end(t)),
                 }
-                if CALLS.iter().any(|c| t.contains(&format!("</{c}>"))) {
-                    self.open = false;
-                    return Edge::Ends;
-                }
-                ends(!self.open && super::cline::is_free_end(t))
             }
-            Dialect::Cml => {
-                // The element open, its end tag after where it opened.
-                let (name, rest) = match self.element {
-                    Some(name) => (name, t),
-                    None => match super::cml::first_unit(t) {
-                        Some((name, at)) => (name, &t[at..]),
-                        None => return Edge::None,
-                    },
-                };
-                let closed = rest.contains(&format!("</{name}>"))
-                    || (self.element.is_none() && self.opens_empty(rest));
-                self.element = (!closed).then_some(name);
-                ends(closed)
-            }
+            Dialect::Cml => ends(self.cml_line(t)),
             Dialect::Udiff => {
                 if goes_on_a_diff(t) {
                     Edge::None
@@ -101,16 +99,67 @@ impl Edges {
                     || super::cline::is_free_start(t)
             }
             Dialect::Cml => super::cml::starts_unit(t),
-            Dialect::Udiff => t.trim_start().starts_with("diff ") || t.starts_with("--- "),
+            // A diff indented as a whole (in a list item) is read too.
+            Dialect::Udiff => {
+                let t = t.trim_start();
+                t.starts_with("diff ") || t.starts_with("--- ")
+            }
         }
     }
 }
 
 impl Edges {
-    /// Whether the start tag at the start of `rest` ends with `/>` (an
-    /// element without content, `<remove path="x"/>`).
-    fn opens_empty(&self, rest: &str) -> bool {
-        rest.find('>').is_some_and(|i| rest[..i].ends_with('/'))
+    /// Reads a CML line from start to end: the units it opens and closes,
+    /// passing over the CDATA sections and comments inside a unit (a
+    /// `</write>` in a CDATA body ends nothing). Whether a unit ended on it and none is open at
+    /// its end (a line that ends one unit and opens the next ends nothing
+    /// yet: the next one's end does).
+    fn cml_line(&mut self, line: &str) -> bool {
+        const CDATA: (&str, &str) = ("<![CDATA[", "]]>");
+        const COMMENT: (&str, &str) = ("<!--", "-->");
+        let mut rest = line;
+        let mut ended = false;
+        loop {
+            if let Some(close) = self.skipping {
+                let Some(i) = rest.find(close) else { break };
+                self.skipping = None;
+                rest = &rest[i + close.len()..];
+                continue;
+            }
+            // The first of: a CDATA section or a comment in the open unit,
+            // its end tag, or (none open) the start tag of a unit, found
+            // anywhere as the parser finds it (in a comment of prose too).
+            let skip = [CDATA, COMMENT]
+                .into_iter()
+                .filter(|_| self.element.is_some())
+                .filter_map(|(open, close)| rest.find(open).map(|i| (i, open.len(), close)))
+                .min();
+            let tag = match self.element {
+                Some(name) => rest.find(&format!("</{name}>")).map(|i| (i, None)),
+                None => super::cml::first_unit(rest).map(|(name, i)| (i, Some(name))),
+            };
+            match (skip, tag) {
+                (Some((i, n, close)), t) if t.is_none_or(|(j, _)| i < j) => {
+                    self.skipping = Some(close);
+                    rest = &rest[i + n..];
+                }
+                (_, Some((i, None))) => {
+                    self.element = None;
+                    ended = true;
+                    rest = &rest[i + 1..];
+                }
+                (_, Some((i, Some(name)))) => {
+                    let tag = &rest[i..];
+                    match tag.find('>') {
+                        Some(j) if tag[..j].ends_with('/') => ended = true,
+                        _ => self.element = Some(name),
+                    }
+                    rest = &tag[tag.find('>').map_or(1, |j| j + 1)..];
+                }
+                _ => break,
+            }
+        }
+        ended && self.element.is_none()
     }
 }
 
@@ -181,6 +230,25 @@ mod tests {
         );
     }
 
+    /// A line that closes a unit and opens the next ends nothing yet (the
+    /// next one's end does), and an end tag inside a CML body's CDATA or
+    /// comment ends nothing: else a stream would cut the open unit in two.
+    #[test]
+    fn a_line_that_opens_the_next_unit_or_an_end_tag_in_cdata_ends_nothing() {
+        use Edge::{Ends, None as N};
+        let cml = "<write path=\"a\">A</write><write path=\"b\">\nB\n</write>\n<remove path=\"c\"/><tasks>\n<run>ls</run>\n</tasks>\n";
+        assert_eq!(edges(Dialect::Cml, cml), [N, N, Ends, N, N, Ends]);
+        let cdata = "<write path=\"p\"><![CDATA[\n</write>\n]]></write>\n<write path=\"q\"><!-- </write>\n--></write>\n";
+        assert_eq!(edges(Dialect::Cml, cdata), [N, N, Ends, N, Ends]);
+        // Prose outside a unit is read as the parser reads it: a start
+        // tag in a comment there is one.
+        assert_eq!(edges(Dialect::Cml, "<!-- <remove path=\"x\"/>\n"), [Ends]);
+        let cline = "<replace_in_file>\n<path>a</path>\n<diff>\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n</diff>\n</replace_in_file><replace_in_file>\n<path>b</path>\n</replace_in_file>\n";
+        let seen = edges(Dialect::Cline, cline);
+        assert_eq!(seen[9..], [N, N, Ends]);
+        assert!(seen[..9].iter().all(|e| *e == N), "{seen:?}");
+    }
+
     #[test]
     fn openers_are_each_dialects_first_line() {
         let e = |d| Edges::new(d);
@@ -190,6 +258,8 @@ mod tests {
         assert!(e(Dialect::Cline).opens("------- SEARCH"));
         assert!(e(Dialect::Cml).opens("<write path=\"a\">"));
         assert!(e(Dialect::Udiff).opens("diff --git a/a b/a"));
+        // A diff indented as a whole, as the parser reads it.
+        assert!(e(Dialect::Udiff).opens("   --- a/a"));
         assert!(!e(Dialect::Udiff).opens("plain words"));
         assert!(!e(Dialect::Cml).opens("<editor>"));
     }

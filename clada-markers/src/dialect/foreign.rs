@@ -82,28 +82,59 @@ pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
     if doc.tasks().next().is_none() {
         found.extend(foreign(source, dialect));
     } else {
-        // The prose between units, each run on its own.
-        let mut from = 0;
-        let mut line = 0;
-        for gap in spans
-            .iter()
-            .map(|u| (u.start, u.end))
-            .chain([(source.len(), source.len())])
-        {
-            let (to, next) = gap;
-            if to > from {
-                found.extend(foreign_in(source, from, to, line, dialect, true));
-            }
-            let seen = source.get(from..next).unwrap_or_default();
-            line += memchr::memchr_iter(b'\n', seen.as_bytes()).count();
-            from = from.max(next);
-        }
+        found.extend(between(source, &spans, dialect));
     }
     if found.is_empty() {
         return;
     }
     doc.diagnostics.extend(found);
     crate::syntax::sort_in_document_order(&mut doc.diagnostics);
+}
+
+/// The errors of this module in `diagnostics` of `source`, a part of a
+/// longer text (a unit of a stream) that starts `lines` lines into it: the
+/// line their message names made the longer text's.
+pub(crate) fn renumber(diagnostics: &mut [Diagnostic], source: &str, lines: usize) {
+    let mut index = None;
+    for d in diagnostics
+        .iter_mut()
+        .filter(|d| d.kind == K::ForeignFormat)
+    {
+        let Some((_, rest)) = d
+            .message
+            .strip_prefix("line ")
+            .and_then(|m| m.split_once(" starts "))
+        else {
+            continue;
+        };
+        let index = index.get_or_insert_with(|| crate::syntax::LineIndex::new(source));
+        let line = index.position(d.span.start).line + lines;
+        d.message = format!("line {line} starts {rest}");
+    }
+}
+
+/// The errors for the formats that `dialect` does not read in the prose
+/// between `units` (their spans, in document order) of a document that
+/// holds tasks: each run of prose on its own, and the help says to send
+/// those edits again in `dialect`.
+pub(crate) fn between(source: &str, units: &[Span], dialect: Dialect) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    let mut line = 0;
+    for gap in units
+        .iter()
+        .map(|u| (u.start, u.end))
+        .chain([(source.len(), source.len())])
+    {
+        let (to, next) = gap;
+        if to > from {
+            found.extend(foreign_in(source, from, to, line, dialect, true));
+        }
+        let seen = source.get(from..next).unwrap_or_default();
+        line += memchr::memchr_iter(b'\n', seen.as_bytes()).count();
+        from = from.max(next);
+    }
+    found
 }
 
 /// The errors for the formats in `source` that `dialect` does not read
@@ -131,7 +162,7 @@ fn foreign_in(
         if reader == Some(dialect) {
             continue;
         }
-        let Some(at) = first(format, source, &lines) else {
+        let Some(at) = first(format, source, &lines, mixed) else {
             continue;
         };
         let line = &lines[at];
@@ -179,7 +210,7 @@ fn foreign_in(
 
 /// The index of the line where the first block of `format` starts. One
 /// pass over the lines: what a block needs further down is looked up once.
-fn first(format: Format, source: &str, lines: &[Line<'_>]) -> Option<usize> {
+fn first(format: Format, source: &str, lines: &[Line<'_>], mixed: bool) -> Option<usize> {
     let line = |i: usize| lines.get(i).map_or("", |l| l.text);
     let last = |test: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| test(l.text));
     let last_end = match format {
@@ -208,6 +239,14 @@ fn first(format: Format, source: &str, lines: &[Line<'_>]) -> Option<usize> {
                     .is_some()
             }
             Format::Codex => super::codex::is_begin(t),
+            // Between the units of a document with tasks, only an element
+            // at the start of its line: prose that names one (`the <run>
+            // step`) does not fail a good document.
+            Format::Cml if mixed => {
+                let t = t.trim_start();
+                super::cml::has_elements(t)
+                    && super::cml::first_unit(t).is_some_and(|(_, at)| at == 0)
+            }
             Format::Cml => super::cml::has_elements(t) || (cml_end && t.contains("<edit")),
             Format::UnifiedDiff => {
                 // Under file headers a hunk line may go without its
@@ -431,6 +470,31 @@ mod tests {
             let ks = kinds(&diff, Dialect::Clada);
             assert!(ks[0].1.contains("a unified diff"), "{bare}: {ks:?}");
         }
+    }
+
+    /// Between units, prose that names a CML element is no edit; an
+    /// element at the start of its line is.
+    #[test]
+    fn prose_that_names_an_element_between_units_is_not_an_edit() {
+        let said = |text: &str| {
+            let doc = crate::dialect::parse_dialect(text, Dialect::Clada, Default::default());
+            let found = doc
+                .diagnostics
+                .iter()
+                .filter(|d| d.kind == K::ForeignFormat);
+            found.count()
+        };
+        let task = "<<<<<<< WRITE path=\"w\"\nx\n>>>>>>> END\n";
+        assert_eq!(
+            said(&format!(
+                "I dropped the `<run>` step and the <tasks> wrapper.\n{task}"
+            )),
+            0
+        );
+        assert_eq!(
+            said(&format!("{task}Also:\n<write path=\"v\">y</write>\n")),
+            1
+        );
     }
 
     #[test]

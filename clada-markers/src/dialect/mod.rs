@@ -85,17 +85,25 @@ pub fn parse_units(
         Dialect::Clada => {
             // Whether the document holds a task is known at its end.
             let mut any_task = false;
+            // Where the units are: the prose between them is looked at
+            // for other formats' edits when the document holds tasks.
+            let mut spans = Vec::new();
             let mut units = crate::syntax::units(source, options);
             let mut ended = false;
             Box::new(std::iter::from_fn(move || {
                 if let Some(p) = units.next() {
                     any_task |= p.unit.as_ref().is_some_and(|u| !u.tasks().is_empty());
+                    spans.extend(p.unit.as_ref().map(crate::Unit::span));
                     return Some(p);
                 }
-                if std::mem::replace(&mut ended, true) || any_task {
+                if std::mem::replace(&mut ended, true) {
                     return None;
                 }
-                let diagnostics = foreign::foreign(source, dialect);
+                let diagnostics = if any_task {
+                    foreign::between(source, &spans, dialect)
+                } else {
+                    foreign::foreign(source, dialect)
+                };
                 (!diagnostics.is_empty()).then_some(crate::syntax::Parsed {
                     unit: None,
                     diagnostics,

@@ -40,7 +40,11 @@ impl Chunk {
             let help = d.help.as_deref().unwrap_or_default();
             return self.refuse(doc, 0, d.kind, d.message.clone(), help);
         }
-        let doc = crate::dialect::parse_dialect(&self.text, self.dialect, options);
+        let mut doc = crate::dialect::parse_dialect(&self.text, self.dialect, options);
+        if self.line > 1 {
+            // Numbers are the stream's (§11.5), the words of a message too.
+            crate::dialect::foreign::renumber(&mut doc.diagnostics, &self.text, self.line - 1);
+        }
         let Some(offset) = self.invalid_utf8 else {
             return doc;
         };

@@ -113,11 +113,11 @@ impl Other {
         if cut - from < 2 * self.waited {
             return self.window();
         }
-        let first = crate::dialect::parse_dialect(&self.buf[from..cut], self.dialect, options())
-            .units
-            .first()
-            .map(|u| from + u.span().start);
-        if let Some(first) = first {
+        let doc = crate::dialect::parse_dialect(&self.buf[from..cut], self.dialect, options());
+        let first = doc.units.first().map(|u| from + u.span().start);
+        let open = edge == Edge::Ends && open_after_units(&doc);
+        drop(doc);
+        if let Some(first) = first.filter(|_| !open) {
             return Some(self.take(cut, first));
         }
         if edge == Edge::Before {
@@ -196,8 +196,24 @@ impl Other {
         .unwrap_or(0);
         let from = self.said.min(keep);
         let doc = crate::dialect::parse_dialect(&self.buf[from..keep], self.dialect, options());
-        let found = problems(&doc);
+        // A unit the line-by-line view did not see begin (its opener is
+        // not one [`Edges::opens`] knows) is kept from its line, as one
+        // that may have begun there: never let go with the prose.
+        let unit = doc
+            .units
+            .first()
+            .map(|u| line_start(&self.buf, from + u.span().start));
         drop(doc);
+        let keep = unit.map_or(keep, |u| u.min(keep));
+        if unit.is_some() {
+            self.from = Some(self.from.map_or(keep, |f| f.min(keep)));
+        }
+        let found = keep > from
+            && problems(&crate::dialect::parse_dialect(
+                &self.buf[from..keep],
+                self.dialect,
+                options(),
+            ));
         let chunk = found.then(|| self.chunk_from(from, keep, None));
         self.drop_front(keep);
         chunk
@@ -270,6 +286,24 @@ impl Other {
 
 fn options() -> crate::ParseOptions {
     crate::ParseOptions::default()
+}
+
+/// Whether the parse of a stream's text up to a line that may end a unit
+/// found a unit still open after the last one it read (a CML element or a
+/// Cline call opened on the line that closed the one before): the text
+/// does not end there, and handing it out would cut that unit in two.
+fn open_after_units(doc: &crate::Document<'_>) -> bool {
+    let Some(end) = doc.units.iter().map(|u| u.span().end).max() else {
+        return false;
+    };
+    doc.diagnostics
+        .iter()
+        .any(|d| d.kind == crate::syntax::DiagnosticKind::UnclosedOpener && d.span.start >= end)
+}
+
+/// Where the line that holds `at` starts in `buf`.
+fn line_start(buf: &str, at: usize) -> usize {
+    memchr::memrchr(b'\n', &buf.as_bytes()[..at]).map_or(0, |i| i + 1)
 }
 
 /// Whether a document of prose has errors (edits in another format, near
@@ -462,6 +496,62 @@ mod tests {
         let doc = chunk.document(options());
         assert!(!doc.has_errors(), "{:?}", doc.diagnostics);
         assert_eq!(doc.tasks().count(), 1);
+    }
+
+    /// A CML write whose CDATA body holds `</write>`, then two units on
+    /// one line (the first closed, the next opened): each comes out whole,
+    /// as the whole document reads it, at its own end.
+    #[test]
+    fn a_unit_is_not_cut_at_an_end_tag_in_its_body_or_at_the_next_ones_opener() {
+        let doc = "<write path=\"p.xml\"><![CDATA[\n</write>\n]]></write>\n<write path=\"q.xml\"><![CDATA[\n</write>\nmore\n]]></write>\n<remove path=\"a\"/><tasks>\n<write path=\"b\">x</write>\n</tasks>\n";
+        assert_eq!(
+            seen(&split(Dialect::Cml, doc)),
+            owned(&[
+                (1, &["p.xml"], false),
+                (4, &["q.xml"], false),
+                (8, &["a", "b"], false)
+            ])
+        );
+        let cline = "<replace_in_file>\n<path>a.py</path>\n<diff>\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n</diff>\n</replace_in_file><replace_in_file>\n<path>b.py</path>\n<diff>\n------- SEARCH\nz\n=======\nw\n+++++++ REPLACE\n</diff>\n</replace_in_file>\n";
+        assert_eq!(
+            seen(&split(Dialect::Cline, cline)),
+            owned(&[(1, &["a.py", "b.py"], false)])
+        );
+    }
+
+    /// A diff indented as a whole (in a list item), followed by more than
+    /// a window of prose, is handed out when its file ends, never let go
+    /// with the prose; so is a unit whose opener the line-by-line view
+    /// does not know (a CML start tag over two lines).
+    #[test]
+    fn a_unit_in_a_window_of_prose_is_handed_out_not_let_go() {
+        let words = "Words about the change, and more words.\n";
+        let prose = words.repeat(2 * PROSE_WINDOW / words.len());
+        let diff =
+            "1. Fix:\n\n   --- a/b.txt\n   +++ b/b.txt\n   @@ -1 +1 @@\n   -one\n   +uno\n\n";
+        let chunks = split(Dialect::Udiff, &format!("{diff}{prose}"));
+        assert_eq!(seen(&chunks), owned(&[(1, &["b.txt"], false)]));
+        assert!(chunks[0].text.len() < 200, "handed out when its file ended");
+        let cml = "<write\n path=\"x.txt\">hello</write>\n";
+        let chunks = split(Dialect::Cml, &format!("{cml}{prose}"));
+        assert_eq!(seen(&chunks), owned(&[(1, &["x.txt"], false)]));
+    }
+
+    /// Another format's edits in the prose before a unit are said with
+    /// the stream's line, in the message as in the position (§11.5).
+    #[test]
+    fn another_formats_edits_are_said_at_the_streams_line() {
+        let doc = "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\nthen\nmore\n*** Begin Patch\n*** Add File: z\n+z\n*** End Patch\nb.py\n<<<<<<< SEARCH\nq\n=======\nr\n>>>>>>> REPLACE\n";
+        let chunks = split(Dialect::Aider, doc);
+        assert_eq!(chunks.len(), 2);
+        let second = chunks[1].document(options());
+        let said: Vec<_> = second
+            .diagnostics
+            .iter()
+            .filter(|d| d.kind == crate::syntax::DiagnosticKind::ForeignFormat)
+            .map(|d| d.message.split(" (").next().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(said, ["line 9 starts a codex patch"]);
     }
 
     /// Bytes that are not UTF-8 refuse the unit they are in, never one
