@@ -199,6 +199,45 @@ fn a_watch_in_another_dialect_applies_its_units_once() {
     assert_eq!(foreign, 1, "{events:#?}");
 }
 
+/// In another dialect a unit comes with the prose before it: the same
+/// aider block pasted again after other words is still a repeat, said
+/// once, never run twice.
+#[test]
+fn a_block_of_another_dialect_pasted_again_after_other_words_is_a_repeat() {
+    let scene = Scene::new();
+    let watch = scene
+        .clada()
+        .args([
+            "watch",
+            "--no-git",
+            "--format",
+            "jsonl",
+            "--dialect",
+            "aider",
+        ])
+        .arg(&scene.replies)
+        .arg("-C")
+        .arg(&scene.root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let block = "log.txt\n<<<<<<< SEARCH\n=======\nline\n>>>>>>> REPLACE\n";
+    scene.append(&format!("First:\n{block}"));
+    eventually("the block was not applied", || {
+        scene.read("log.txt") == "line\n"
+    });
+    scene.append(&format!("And once more, as I said:\n{block}"));
+    std::thread::sleep(Duration::from_millis(800));
+    let events = stop(watch);
+    assert_eq!(scene.read("log.txt"), "line\n");
+    let repeats = events
+        .iter()
+        .filter(|e| e["kind"] == "repeated_unit")
+        .count();
+    assert_eq!(repeats, 1, "{events:#?}");
+}
+
 #[test]
 fn a_unit_pasted_again_is_said_once_never_run_twice() {
     let scene = Scene::new();

@@ -300,7 +300,7 @@ impl Watch<'_> {
     /// Notes `chunk`, just read, as known (its text hashed once); returns
     /// it as a pending unit, and whether its text was new to this watch.
     fn occurrence(&mut self, chunk: Chunk) -> (Pending, bool) {
-        let text_key = key(&chunk.text);
+        let text_key = key(chunk.unit_text());
         let new = self.known.insert(text_key.clone());
         let (key, repeat_of) = match self.occurrences.of(&text_key, &chunk) {
             (1, _) => (text_key.clone(), None),

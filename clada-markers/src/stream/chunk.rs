@@ -25,6 +25,21 @@ pub struct Chunk {
 }
 
 impl Chunk {
+    /// Its text from its first unit on: the prose a stream of another
+    /// dialect hands out before a unit left out, so that a unit is the
+    /// same text wherever it is pasted (what `clada watch` knows a unit
+    /// by, PROTOCOL §11.6). A clada chunk, or one without a unit, whole.
+    pub fn unit_text(&self) -> &str {
+        if self.dialect == Dialect::Clada {
+            return &self.text;
+        }
+        let doc =
+            crate::dialect::parse_dialect(&self.text, self.dialect, crate::ParseOptions::default());
+        let start = doc.units.first().map_or(0, |u| u.span().start);
+        drop(doc);
+        self.text.get(start..).unwrap_or(&self.text)
+    }
+
     /// The unit parsed on its own; one that held bytes that are not UTF-8
     /// gets an `invalid_utf8` error where the first was, which keeps it
     /// from running.
