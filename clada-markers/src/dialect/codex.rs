@@ -48,6 +48,13 @@ pub(crate) fn is_begin(line: &str) -> bool {
     line.trim() == BEGIN
 }
 
+/// Whether `line` names a file operation (`*** Add File: `, `*** Update
+/// File: `, `*** Delete File: `).
+pub(crate) fn is_file_operation(line: &str) -> bool {
+    let t = line.trim_start();
+    [ADD, UPDATE, DELETE].iter().any(|op| t.starts_with(op))
+}
+
 /// How codex finds a hunk's lines: its passes (PROTOCOL §11.2).
 fn codex_matching() -> Matching {
     Matching {

@@ -79,6 +79,9 @@ pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
     if dialect == Dialect::Aider {
         aider_near_misses(source, &spans, &mut found);
     }
+    if dialect == Dialect::Codex {
+        codex_strays(source, &spans, &mut found);
+    }
     if doc.tasks().next().is_none() {
         found.extend(foreign(source, dialect));
     } else {
@@ -364,23 +367,53 @@ fn codex_near_miss(text: &str) -> Option<&'static str> {
 
 /// aider's SEARCH and REPLACE lines written almost right, outside every
 /// block read: errors, each with the line as aider reads it.
-fn aider_near_misses(source: &str, units: &[Span], out: &mut Vec<Diagnostic>) {
+/// The lines of `source` outside `units`.
+fn prose_lines<'a>(source: &'a str, units: &[Span]) -> Vec<Line<'a>> {
     // The units in order of their ends, walked once beside the lines (a
     // look through all of them for each line was quadratic).
     let mut ends: Vec<Span> = units.to_vec();
     ends.sort_by_key(|u| (u.end, u.start));
     let mut next = 0;
-    for Line { start, text } in lines(source) {
+    let mut out = Vec::new();
+    for line in lines(source) {
+        let start = line.start;
         while ends.get(next).is_some_and(|u| u.end <= start) {
             next += 1;
         }
-        if ends[next..]
+        let inside = ends[next..]
             .iter()
             .take_while(|u| u.start <= start)
-            .any(|u| start < u.end)
-        {
+            .any(|u| start < u.end);
+        if !inside {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// A codex file operation outside any patch (after its `*** End Patch`,
+/// or with no `*** Begin Patch`): an error, never prose.
+fn codex_strays(source: &str, units: &[Span], out: &mut Vec<Diagnostic>) {
+    for Line { start, text } in prose_lines(source, units) {
+        if !super::codex::is_file_operation(text.trim_end()) {
             continue;
         }
+        out.push(
+            Diagnostic::new(
+                K::MalformedMarker,
+                Span::new(start, start + text.len()),
+                format!(
+                    "`{}` is outside a patch, so it is not applied",
+                    text.trim()
+                ),
+            )
+            .with_help("put every file operation between `*** Begin Patch` and `*** End Patch`, and send it again"),
+        );
+    }
+}
+
+fn aider_near_misses(source: &str, units: &[Span], out: &mut Vec<Diagnostic>) {
+    for Line { start, text } in prose_lines(source, units) {
         let Some(fixed) = aider_meant(text) else {
             continue;
         };
