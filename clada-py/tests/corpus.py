@@ -24,7 +24,7 @@ EXPECT_LINES = frozenset({"task", "exit", "error", "git-error"})
 SET_UP_LINES = frozenset(
     {"file", "dir", "link", "hardlink", "fifo", "repo", "config", "repo-above", "approve", "approve-in"}
     | {"no-runtime-dir", "flag", "home-is-root", "absent", "present", "content", "note", "output-lacks"}
-    | {"scoped"}
+    | {"scoped", "stream"}
 )
 
 
@@ -70,6 +70,9 @@ class Case:
     # The case needs Landlock ABI 6 (signals and abstract sockets scoped to
     # the sandbox): skipped, saying so, on an older kernel.
     scoped: bool = False
+    # The document is a stream (`apply --stream`), which only the command
+    # line reads.
+    stream: bool = False
 
 
 def read_case(text: str) -> Case:
@@ -147,6 +150,8 @@ def read_case(text: str) -> Case:
                 case.output_lacks.append(rest)
             case "scoped":
                 case.scoped = True
+            case "stream":
+                case.stream = True
             case _:
                 raise bad
     return case

@@ -130,7 +130,7 @@ pub(crate) fn between(source: &str, units: &[Span], dialect: Dialect) -> Vec<Dia
         .chain([(source.len(), source.len())])
     {
         let (to, next) = gap;
-        if to > from {
+        if to > from && may_hold_edits(source.get(from..to).unwrap_or_default()) {
             found.extend(foreign_in(source, from, to, line, dialect, true));
         }
         let seen = source.get(from..next).unwrap_or_default();
@@ -138,6 +138,18 @@ pub(crate) fn between(source: &str, units: &[Span], dialect: Dialect) -> Vec<Dia
         from = from.max(next);
     }
     found
+}
+
+/// Whether a run of prose has a line that any format's first line could
+/// be (each starts with `<`, `*`, `-` or `@`, white space aside): most
+/// runs between units are blank lines and words, passed over in one look.
+fn may_hold_edits(prose: &str) -> bool {
+    prose.lines().any(|l| {
+        matches!(
+            l.trim_start().as_bytes().first(),
+            Some(b'<' | b'*' | b'-' | b'@')
+        )
+    })
 }
 
 /// The errors for the formats in `source` that `dialect` does not read
@@ -367,26 +379,34 @@ fn codex_near_miss(text: &str) -> Option<&'static str> {
 
 /// aider's SEARCH and REPLACE lines written almost right, outside every
 /// block read: errors, each with the line as aider reads it.
-/// The lines of `source` outside `units`.
+/// The lines of `source` that start outside `units` (their spans, in
+/// document order), found in the runs between them: a document of many
+/// units costs no list of all its lines.
 fn prose_lines<'a>(source: &'a str, units: &[Span]) -> Vec<Line<'a>> {
-    // The units in order of their ends, walked once beside the lines (a
-    // look through all of them for each line was quadratic).
-    let mut ends: Vec<Span> = units.to_vec();
-    ends.sort_by_key(|u| (u.end, u.start));
-    let mut next = 0;
     let mut out = Vec::new();
-    for line in lines(source) {
-        let start = line.start;
-        while ends.get(next).is_some_and(|u| u.end <= start) {
-            next += 1;
+    let mut from = 0;
+    for (to, next) in units
+        .iter()
+        .map(|u| (u.start, u.end))
+        .chain([(source.len(), source.len())])
+    {
+        if to > from {
+            // A run that starts inside a line (after a unit that ends
+            // there) starts at the next line.
+            let mut at = from;
+            if at > 0 && source.as_bytes().get(at - 1) != Some(&b'\n') {
+                at = memchr::memchr(b'\n', &source.as_bytes()[at..to]).map_or(to, |i| at + i + 1);
+            }
+            while at < to {
+                let end = memchr::memchr(b'\n', &source.as_bytes()[at..])
+                    .map_or(source.len(), |i| at + i);
+                let text = source.get(at..end).unwrap_or_default();
+                let text = text.strip_suffix('\r').unwrap_or(text);
+                out.push(Line { start: at, text });
+                at = end + 1;
+            }
         }
-        let inside = ends[next..]
-            .iter()
-            .take_while(|u| u.start <= start)
-            .any(|u| start < u.end);
-        if !inside {
-            out.push(line);
-        }
+        from = from.max(next);
     }
     out
 }
