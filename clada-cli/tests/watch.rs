@@ -45,8 +45,14 @@ impl Scene {
     }
 
     fn watch(&self) -> Child {
+        self.watch_with(&[])
+    }
+
+    /// A watch with these flags too (`--dialect codex`).
+    fn watch_with(&self, flags: &[&str]) -> Child {
         self.clada()
             .args(["watch", "--no-git", "--format", "jsonl"])
+            .args(flags)
             .arg(&self.replies)
             .arg("-C")
             .arg(&self.root)
@@ -146,33 +152,13 @@ fn a_patch_in_another_format_is_said_once_never_applied() {
     );
 }
 
-/// The same unit pasted again further down (a resend) never runs twice and
-/// is said once, `repeated_unit` with the line it ran from; the file saved
-/// whole again (a new inode, as editors write) and the watch started
-/// again say nothing new.
 /// `watch --dialect codex`: each patch pasted is applied once, at its
 /// `*** End Patch`, even a last line written without its line feed; a
 /// clada block pasted there is another format, said and never applied.
 #[test]
 fn a_watch_in_another_dialect_applies_its_units_once() {
     let scene = Scene::new();
-    let watch = scene
-        .clada()
-        .args([
-            "watch",
-            "--no-git",
-            "--format",
-            "jsonl",
-            "--dialect",
-            "codex",
-        ])
-        .arg(&scene.replies)
-        .arg("-C")
-        .arg(&scene.root)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let watch = scene.watch_with(&["--dialect", "codex"]);
     scene.append("*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n");
     eventually("the first patch was not applied", || {
         scene.read("a.txt") == "a\n"
@@ -205,23 +191,7 @@ fn a_watch_in_another_dialect_applies_its_units_once() {
 #[test]
 fn a_block_of_another_dialect_pasted_again_after_other_words_is_a_repeat() {
     let scene = Scene::new();
-    let watch = scene
-        .clada()
-        .args([
-            "watch",
-            "--no-git",
-            "--format",
-            "jsonl",
-            "--dialect",
-            "aider",
-        ])
-        .arg(&scene.replies)
-        .arg("-C")
-        .arg(&scene.root)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let watch = scene.watch_with(&["--dialect", "aider"]);
     let block = "log.txt\n<<<<<<< SEARCH\n=======\nline\n>>>>>>> REPLACE\n";
     scene.append(&format!("First:\n{block}"));
     eventually("the block was not applied", || {
@@ -238,6 +208,10 @@ fn a_block_of_another_dialect_pasted_again_after_other_words_is_a_repeat() {
     assert_eq!(repeats, 1, "{events:#?}");
 }
 
+/// The same unit pasted again further down (a resend) never runs twice and
+/// is said once, `repeated_unit` with the line it ran from; the file saved
+/// whole again (a new inode, as editors write) and the watch started
+/// again say nothing new.
 #[test]
 fn a_unit_pasted_again_is_said_once_never_run_twice() {
     let scene = Scene::new();
