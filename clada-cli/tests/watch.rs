@@ -145,7 +145,8 @@ fn a_patch_in_another_format_is_said_once_never_applied() {
         .collect();
     assert_eq!(foreign.len(), 1, "{events:#?}");
     let help = foreign[0]["help"].as_str().unwrap();
-    assert!(help.contains("--dialect codex"), "{help}");
+    // What to send next in a stream: `auto` would read clada's again.
+    assert!(help.contains("--stream --dialect codex"), "{help}");
     assert!(
         events.iter().all(|e| e["kind"] != "no_tasks"),
         "{events:#?}"

@@ -187,7 +187,7 @@ fn foreign_in(
                 "the rest of this document is read as {dialect}: send these edits again as {dialect}, or alone in a reply of their own"
             ),
             Some(d) => format!(
-                "read the document with `--dialect {d}` (or `--dialect auto`), or send these edits as clada tasks"
+                "read the document with `--dialect {d}` (a whole document also with `--dialect auto`; a stream, `--stream --dialect {d}`), or send these edits as clada tasks"
             ),
             None => "clada does not read this format: send these edits as clada SEARCH tasks (`clada prompt` shows how)".to_owned(),
         };
