@@ -384,17 +384,34 @@ fn convert_rewrites_a_reply_in_another_dialect() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("has errors"));
 }
 
+/// `clada apply --stream --no-git --format jsonl` with `flags` too, into
+/// `root`, its standard input and output piped.
+fn stream_into(root: &Path, flags: &[&str]) -> std::process::Child {
+    clada()
+        .args(["apply", "--stream", "--no-git", "--format", "jsonl"])
+        .args(flags)
+        .arg("-C")
+        .arg(root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `done` holds, failing with `what` after 20 s.
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_stream_applies_each_unit_as_it_arrives() {
     use std::io::Write as _;
     let root = tempfile::tempdir().unwrap();
-    let mut child = clada()
-        .args(["apply", "--stream", "--no-git", "--format", "jsonl", "-C"])
-        .arg(root.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = stream_into(root.path(), &[]);
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(b"Some prose first.\n<<<<<<< WRITE path=\"a.txt\"\none\n>>>>>>> END\n")
@@ -402,14 +419,7 @@ fn a_stream_applies_each_unit_as_it_arrives() {
     stdin.flush().unwrap();
     // The unit is applied before anything more is written.
     let a = root.path().join("a.txt");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !a.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the first unit was not applied"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("the first unit was not applied", || a.exists());
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "one\n");
     // A malformed unit is reported, and the stream goes on.
     stdin
@@ -447,28 +457,16 @@ fn a_stream_in_another_dialect_applies_each_of_its_units_as_it_ends() {
     use std::io::Write as _;
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("a.py"), "x = 1\n").unwrap();
-    let mut child = clada()
-        .args(["apply", "--stream", "--dialect", "aider", "--no-git"])
-        .args(["--format", "jsonl", "-C"])
-        .arg(root.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = stream_into(root.path(), &["--dialect", "aider"]);
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(b"Two edits.\n\na.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n")
         .unwrap();
     stdin.flush().unwrap();
     let a = root.path().join("a.py");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::fs::read_to_string(&a).unwrap() != "x = 2\n" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the block was not applied at its REPLACE line"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("the block was not applied at its REPLACE line", || {
+        std::fs::read_to_string(&a).unwrap() == "x = 2\n"
+    });
     stdin
         .write_all(b"```\n\n```python\n<<<<<<< SEARCH\nx = 2\n=======\nx = 3\n>>>>>>> REPLACE\n```\nb.py\n```\n<<<<<<< SEARCH\n=======\nnew\n>>>>>>> REPLACE\n```\n")
         .unwrap();

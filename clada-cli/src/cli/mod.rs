@@ -210,27 +210,31 @@ pub(crate) enum DialectArg {
 }
 
 impl DialectArg {
+    /// The dialect named, if one is (`auto` names none).
+    fn named(self) -> Option<clada_markers::dialect::Dialect> {
+        use clada_markers::dialect::Dialect;
+        match self {
+            DialectArg::Auto => None,
+            DialectArg::Clada => Some(Dialect::Clada),
+            DialectArg::Aider => Some(Dialect::Aider),
+            DialectArg::Codex => Some(Dialect::Codex),
+            DialectArg::Cml => Some(Dialect::Cml),
+            DialectArg::Udiff => Some(Dialect::Udiff),
+            DialectArg::Cline => Some(Dialect::Cline),
+        }
+    }
+
     /// The dialect to read `text` in.
     pub(crate) fn of(self, text: &str) -> clada_markers::dialect::Dialect {
-        use clada_markers::dialect::{Dialect, detect};
-        match self {
-            DialectArg::Auto => detect(text),
-            DialectArg::Clada => Dialect::Clada,
-            DialectArg::Aider => Dialect::Aider,
-            DialectArg::Codex => Dialect::Codex,
-            DialectArg::Cml => Dialect::Cml,
-            DialectArg::Udiff => Dialect::Udiff,
-            DialectArg::Cline => Dialect::Cline,
-        }
+        self.named()
+            .unwrap_or_else(|| clada_markers::dialect::detect(text))
     }
 
     /// The dialect a stream is read in (`--stream`, `watch`): `auto` reads
     /// clada's, whose prose is checked for the others (§11.5).
     pub(crate) fn streamed(self) -> clada_markers::dialect::Dialect {
-        match self {
-            DialectArg::Auto => clada_markers::dialect::Dialect::Clada,
-            named => named.of(""),
-        }
+        self.named()
+            .unwrap_or(clada_markers::dialect::Dialect::Clada)
     }
 
     /// `text` read in its dialect ([`DialectArg::of`]), and that dialect.

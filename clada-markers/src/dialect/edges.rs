@@ -32,6 +32,7 @@ pub(crate) const LOOKBACK: usize = 4;
 pub(crate) struct Edges {
     dialect: Dialect,
     open: bool,
+    /// The end tag of the CML unit open (`</write>`).
     element: Option<&'static str>,
     /// Inside a CML CDATA section or comment: the text that ends it.
     skipping: Option<&'static str>,
@@ -106,9 +107,7 @@ impl Edges {
             }
         }
     }
-}
 
-impl Edges {
     /// Reads a CML line from start to end: the units it opens and closes,
     /// passing over the CDATA sections and comments inside a unit (a
     /// `</write>` in a CDATA body ends nothing). Whether a unit ended on it and none is open at
@@ -135,7 +134,7 @@ impl Edges {
                 .filter_map(|(open, close)| rest.find(open).map(|i| (i, open.len(), close)))
                 .min();
             let tag = match self.element {
-                Some(name) => rest.find(&format!("</{name}>")).map(|i| (i, None)),
+                Some(end) => rest.find(end).map(|i| (i, None)),
                 None => super::cml::first_unit(rest).map(|(name, i)| (i, Some(name))),
             };
             match (skip, tag) {
@@ -152,7 +151,7 @@ impl Edges {
                     let tag = &rest[i..];
                     match tag.find('>') {
                         Some(j) if tag[..j].ends_with('/') => ended = true,
-                        _ => self.element = Some(name),
+                        _ => self.element = Some(end_tag(name)),
                     }
                     rest = &tag[tag.find('>').map_or(1, |j| j + 1)..];
                 }
@@ -160,6 +159,18 @@ impl Edges {
             }
         }
         ended && self.element.is_none()
+    }
+}
+
+/// The end tag of the CML unit `name` (one of `cml`'s units).
+fn end_tag(name: &str) -> &'static str {
+    match name {
+        "tasks" => "</tasks>",
+        "write" => "</write>",
+        "edit" => "</edit>",
+        "move" => "</move>",
+        "remove" => "</remove>",
+        _ => "</run>",
     }
 }
 
@@ -171,27 +182,11 @@ fn ends(yes: bool) -> Edge {
 /// hunk's line (` `, `-`, `+`, `\`, `@@`, indented ones too), or one of
 /// git's extended headers.
 fn goes_on_a_diff(line: &str) -> bool {
-    const HEADERS: [&str; 14] = [
-        "index ",
-        "new file mode ",
-        "deleted file mode ",
-        "old mode ",
-        "new mode ",
-        "similarity index ",
-        "dissimilarity index ",
-        "rename from ",
-        "rename to ",
-        "copy from ",
-        "copy to ",
-        "Binary files ",
-        "GIT binary patch",
-        "diff --git ",
-    ];
     match line.as_bytes().first() {
         None | Some(b' ' | b'\t' | b'-' | b'+' | b'\\' | b'@') => true,
         // A file's `diff --git` line ends the file before it.
         _ if line.starts_with("diff --git ") => false,
-        _ => HEADERS.iter().any(|h| line.starts_with(h)),
+        _ => super::udiff::EXTENDED.iter().any(|h| line.starts_with(h)),
     }
 }
 
@@ -247,6 +242,13 @@ mod tests {
         let seen = edges(Dialect::Cline, cline);
         assert_eq!(seen[9..], [N, N, Ends]);
         assert!(seen[..9].iter().all(|e| *e == N), "{seen:?}");
+    }
+
+    #[test]
+    fn each_cml_unit_has_its_own_end_tag() {
+        for name in ["tasks", "write", "edit", "move", "remove", "run"] {
+            assert_eq!(end_tag(name), format!("</{name}>"));
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! The formats and their readers are one table, [`FORMATS`]: a new front
 //! end is one line there.
 
-use super::lines::{Line, lines, lines_in};
+use super::lines::{Line, lines, lines_in, push_lines};
 use crate::syntax::Document;
 use crate::syntax::Span;
 use crate::syntax::{Diagnostic, DiagnosticKind as K};
@@ -122,22 +122,32 @@ pub(crate) fn renumber(diagnostics: &mut [Diagnostic], source: &str, lines: usiz
 /// those edits again in `dialect`.
 pub(crate) fn between(source: &str, units: &[Span], dialect: Dialect) -> Vec<Diagnostic> {
     let mut found = Vec::new();
-    let mut from = 0;
-    let mut line = 0;
-    for gap in units
-        .iter()
-        .map(|u| (u.start, u.end))
-        .chain([(source.len(), source.len())])
-    {
-        let (to, next) = gap;
-        if to > from && may_hold_edits(source.get(from..to).unwrap_or_default()) {
+    // The line a run starts on, counted from the end of the run before.
+    let (mut line, mut counted) = (0, 0);
+    for (from, to) in gaps(source.len(), units) {
+        let seen = source.get(counted..from).unwrap_or_default();
+        line += memchr::memchr_iter(b'\n', seen.as_bytes()).count();
+        counted = from;
+        if may_hold_edits(source.get(from..to).unwrap_or_default()) {
             found.extend(foreign_in(source, from, to, line, dialect, true));
         }
-        let seen = source.get(from..next).unwrap_or_default();
-        line += memchr::memchr_iter(b'\n', seen.as_bytes()).count();
-        from = from.max(next);
     }
     found
+}
+
+/// The runs of prose between `units` (their spans, in document order) of
+/// a text `len` bytes long, each as its start and end.
+fn gaps(len: usize, units: &[Span]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut from = 0;
+    units
+        .iter()
+        .map(|u| (u.start, u.end))
+        .chain([(len, len)])
+        .filter_map(move |(to, next)| {
+            let gap = (to > from).then_some((from, to));
+            from = from.max(next);
+            gap
+        })
 }
 
 /// Whether a run of prose has a line that any format's first line could
@@ -384,29 +394,16 @@ fn codex_near_miss(text: &str) -> Option<&'static str> {
 /// units costs no list of all its lines.
 fn prose_lines<'a>(source: &'a str, units: &[Span]) -> Vec<Line<'a>> {
     let mut out = Vec::new();
-    let mut from = 0;
-    for (to, next) in units
-        .iter()
-        .map(|u| (u.start, u.end))
-        .chain([(source.len(), source.len())])
-    {
-        if to > from {
-            // A run that starts inside a line (after a unit that ends
-            // there) starts at the next line.
-            let mut at = from;
-            if at > 0 && source.as_bytes().get(at - 1) != Some(&b'\n') {
-                at = memchr::memchr(b'\n', &source.as_bytes()[at..to]).map_or(to, |i| at + i + 1);
-            }
-            while at < to {
-                let end = memchr::memchr(b'\n', &source.as_bytes()[at..])
-                    .map_or(source.len(), |i| at + i);
-                let text = source.get(at..end).unwrap_or_default();
-                let text = text.strip_suffix('\r').unwrap_or(text);
-                out.push(Line { start: at, text });
-                at = end + 1;
-            }
-        }
-        from = from.max(next);
+    for (from, to) in gaps(source.len(), units) {
+        // A run that starts inside a line (after a unit that ends there)
+        // starts at the next line.
+        let bytes = source.as_bytes();
+        let at = if from > 0 && bytes.get(from - 1) != Some(&b'\n') {
+            memchr::memchr(b'\n', &bytes[from..to]).map_or(to, |i| from + i + 1)
+        } else {
+            from
+        };
+        push_lines(source, at, to, &mut out);
     }
     out
 }

@@ -26,11 +26,20 @@ pub(crate) fn lines(source: &str) -> Vec<Line<'_>> {
 /// The lines of `source[from..to]`, with their places in `source`; `from`
 /// and `to` are on character boundaries (else: no lines).
 pub(crate) fn lines_in(source: &str, from: usize, to: usize) -> Vec<Line<'_>> {
+    let count = source
+        .get(from..to)
+        .map_or(0, |r| memchr::memchr_iter(b'\n', r.as_bytes()).count() + 1);
+    let mut out = Vec::with_capacity(count);
+    push_lines(source, from, to, &mut out);
+    out
+}
+
+/// [`lines_in`], added to `out`.
+pub(crate) fn push_lines<'a>(source: &'a str, from: usize, to: usize, out: &mut Vec<Line<'a>>) {
     let Some(region) = source.get(from..to) else {
-        return Vec::new();
+        return;
     };
     let bytes = region.as_bytes();
-    let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
     let mut at = 0;
     while at < region.len() {
         let end = memchr::memchr(b'\n', &bytes[at..]).map_or(region.len(), |i| at + i);
@@ -43,7 +52,6 @@ pub(crate) fn lines_in(source: &str, from: usize, to: usize) -> Vec<Line<'_>> {
         });
         at = end + 1;
     }
-    out
 }
 
 #[cfg(test)]

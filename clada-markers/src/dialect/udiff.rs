@@ -477,6 +477,24 @@ fn git_names(rest: &str, at: usize) -> Option<(Named<'_>, Named<'_>)> {
     ))
 }
 
+/// How each of git's extended header lines starts: what [`extended`]
+/// reads after `diff --git` (and what a stream lets go on a file's diff).
+pub(crate) const EXTENDED: [&str; 13] = [
+    "index ",
+    "new file mode ",
+    "deleted file mode ",
+    "old mode ",
+    "new mode ",
+    "similarity index ",
+    "dissimilarity index ",
+    "rename from ",
+    "rename to ",
+    "copy from ",
+    "copy to ",
+    "Binary files ",
+    "GIT binary patch",
+];
+
 /// Reads git's extended headers from line `j`; returns the line after them.
 fn extended<'a>(lines: &[Line<'a>], mut j: usize, indent: usize, h: &mut Headers<'a>) -> usize {
     while let Some(b) = body_at(lines, j, indent) {
@@ -1024,6 +1042,19 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each line [`EXTENDED`] names is read as a header, none left over.
+    #[test]
+    fn every_extended_header_is_read_as_one() {
+        for h in EXTENDED {
+            // A header with a value has one; `GIT binary patch` is whole.
+            let value = if h.ends_with(' ') { "x" } else { "" };
+            let text = format!("{h}{value}\n");
+            let lines = lines(&text);
+            let mut heads = Headers::default();
+            assert_eq!(extended(&lines, 0, 0, &mut heads), 1, "{h}");
+        }
+    }
     use crate::dialect::testing::{self, edit};
 
     /// The operations of `src`, without their line hints (see

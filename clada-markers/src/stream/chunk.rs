@@ -8,6 +8,21 @@ use crate::syntax::DiagnosticKind;
 /// whole lines of about this size, so memory stays bounded.
 pub(crate) const PROSE_WINDOW: usize = 1 << 20;
 
+/// Whether a document of prose has errors (edits in another format,
+/// markers written almost right); `no_tasks` is only a warning.
+pub(super) fn problems(doc: &crate::Document<'_>) -> bool {
+    doc.diagnostics.iter().any(crate::Diagnostic::is_error)
+}
+
+/// Whether `text`, read in `dialect`, has such errors.
+pub(super) fn has_problems(text: &str, dialect: Dialect) -> bool {
+    problems(&crate::dialect::parse_dialect(
+        text,
+        dialect,
+        crate::ParseOptions::default(),
+    ))
+}
+
 /// A complete unit: its text, and the stream offset and 1-based line it
 /// starts at.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +37,9 @@ pub struct Chunk {
     pub invalid_utf8: Option<usize>,
     /// The dialect it is read in: the stream's.
     pub dialect: Dialect,
+    /// Where in `text` its first unit starts, after the prose a stream of
+    /// another dialect hands out with it (0: a clada unit, or prose).
+    pub(super) unit_start: usize,
 }
 
 impl Chunk {
@@ -30,14 +48,7 @@ impl Chunk {
     /// same text wherever it is pasted (what `clada watch` knows a unit
     /// by, PROTOCOL §11.6). A clada chunk, or one without a unit, whole.
     pub fn unit_text(&self) -> &str {
-        if self.dialect == Dialect::Clada {
-            return &self.text;
-        }
-        let doc =
-            crate::dialect::parse_dialect(&self.text, self.dialect, crate::ParseOptions::default());
-        let start = doc.units.first().map_or(0, |u| u.span().start);
-        drop(doc);
-        self.text.get(start..).unwrap_or(&self.text)
+        self.text.get(self.unit_start..).unwrap_or(&self.text)
     }
 
     /// The unit parsed on its own; one that held bytes that are not UTF-8

@@ -41,22 +41,12 @@ mod other;
 
 pub use chunk::Chunk;
 pub(crate) use chunk::PROSE_WINDOW;
+use chunk::has_problems;
 
 use crate::dialect::Dialect;
 use crate::syntax::MAX_DOCUMENT_SIZE;
 use crate::syntax::classify;
 use crate::syntax::{Keyword, Shape};
-
-/// Whether a run of prose, read as clada, has errors: edits in another
-/// format, markers written almost right.
-fn has_problems(text: &str) -> bool {
-    let doc = crate::dialect::parse_dialect(
-        text,
-        crate::dialect::Dialect::Clada,
-        crate::ParseOptions::default(),
-    );
-    doc.diagnostics.iter().any(crate::Diagnostic::is_error)
-}
 
 #[derive(Clone, Debug, Default)]
 enum State {
@@ -270,7 +260,7 @@ impl Splitter {
     /// edits in another format or near-miss markers (errors of its
     /// document); else nothing. Either way the run is done with.
     fn take_prose(&mut self) -> Option<Chunk> {
-        let problems = has_problems(&self.prose);
+        let problems = has_problems(&self.prose, Dialect::Clada);
         self.end_prose(problems)
     }
 
@@ -285,6 +275,7 @@ impl Splitter {
             line: self.prose_line,
             invalid_utf8: None,
             dialect: Dialect::Clada,
+            unit_start: 0,
         })
     }
 
@@ -294,7 +285,7 @@ impl Splitter {
     /// window (twice its size). A run kept up to the unit limit is done
     /// with, as a unit that large would be refused.
     fn take_window(&mut self) -> Option<Chunk> {
-        let problems = has_problems(&self.prose);
+        let problems = has_problems(&self.prose, Dialect::Clada);
         if problems {
             return self.end_prose(true);
         }
@@ -367,6 +358,7 @@ impl Splitter {
             line: self.start_line,
             invalid_utf8: self.bad.take(),
             dialect: Dialect::Clada,
+            unit_start: 0,
         })
     }
 }
@@ -377,7 +369,12 @@ mod tests {
     use crate::syntax::DiagnosticKind;
 
     fn split(doc: &str) -> Vec<Chunk> {
-        let mut s = Splitter::new();
+        split_in(Dialect::Clada, doc)
+    }
+
+    /// Every chunk of `doc` streamed in `dialect`, line by line.
+    pub(super) fn split_in(dialect: Dialect, doc: &str) -> Vec<Chunk> {
+        let mut s = Splitter::for_dialect(dialect);
         let mut out: Vec<Chunk> = doc
             .split_inclusive('\n')
             .filter_map(|l| s.push_line(l))

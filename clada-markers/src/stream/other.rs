@@ -17,7 +17,7 @@ use crate::dialect::Dialect;
 use crate::dialect::edges::{Edge, Edges, LOOKBACK};
 use crate::syntax::MAX_DOCUMENT_SIZE;
 
-use super::chunk::{Chunk, PROSE_WINDOW};
+use super::chunk::{Chunk, PROSE_WINDOW, has_problems, problems};
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Other {
@@ -100,7 +100,7 @@ impl Other {
             // (`Chunk::document`); the rest of it is passed over.
             self.over = edge == Edge::None;
             let len = self.buf.len();
-            return Some(self.take(len, 0));
+            return Some(self.take(len, Some(0)));
         }
         let cut = match edge {
             Edge::Ends => self.buf.len(),
@@ -118,7 +118,7 @@ impl Other {
         let open = edge == Edge::Ends && open_after_units(&doc);
         drop(doc);
         if let Some(first) = first.filter(|_| !open) {
-            return Some(self.take(cut, first));
+            return Some(self.take(cut, Some(first)));
         }
         if edge == Edge::Before {
             // Nothing before this line can go on: a unit may begin only
@@ -136,19 +136,19 @@ impl Other {
         if self.over || self.buf.is_empty() {
             return None;
         }
+        let len = self.buf.len();
         let doc = crate::dialect::parse_dialect(&self.buf, self.dialect, options());
         let first = doc.units.first().map(|u| u.span().start);
+        // Prose said already (`prose_so_far`) is not said again: the rest
+        // is read on its own.
+        let worth = first.is_some()
+            || if self.said == 0 {
+                problems(&doc)
+            } else {
+                has_problems(&self.buf[self.said.min(len)..], self.dialect)
+            };
         drop(doc);
-        let len = self.buf.len();
-        let worth = first.is_some() || {
-            let rest = &self.buf[self.said.min(len)..];
-            problems(&crate::dialect::parse_dialect(
-                rest,
-                self.dialect,
-                options(),
-            ))
-        };
-        worth.then(|| self.take(len, first.unwrap_or(len)))
+        worth.then(|| self.take(len, first))
     }
 
     /// The prose kept before where a unit may have begun, when it holds
@@ -164,7 +164,7 @@ impl Other {
         let doc = crate::dialect::parse_dialect(prose, self.dialect, options());
         let found = doc.units.is_empty() && problems(&doc);
         drop(doc);
-        let chunk = found.then(|| self.chunk_from(self.said, keep, None));
+        let chunk = found.then(|| self.chunk_from(self.said, keep, None, None));
         if found {
             self.said = keep;
         }
@@ -203,28 +203,30 @@ impl Other {
             .units
             .first()
             .map(|u| line_start(&self.buf, from + u.span().start));
+        let found = match unit {
+            None => problems(&doc),
+            // The prose is only what comes before the unit: read alone.
+            Some(u) => u > from && has_problems(&self.buf[from..u], self.dialect),
+        };
         drop(doc);
         let keep = unit.map_or(keep, |u| u.min(keep));
         if unit.is_some() {
             self.from = Some(self.from.map_or(keep, |f| f.min(keep)));
         }
-        let found = keep > from
-            && problems(&crate::dialect::parse_dialect(
-                &self.buf[from..keep],
-                self.dialect,
-                options(),
-            ));
-        let chunk = found.then(|| self.chunk_from(from, keep, None));
+        let chunk = found.then(|| self.chunk_from(from, keep, None, None));
         self.drop_front(keep);
         chunk
     }
 
-    /// Hands out `buf[..cut]`, whose first unit starts at `first`; keeps
-    /// the rest. Bytes that are not UTF-8 refuse it only from `first` on:
-    /// prose is not read, whatever its bytes.
-    fn take(&mut self, cut: usize, first: usize) -> Chunk {
-        let bad = self.bad.filter(|&b| b >= first && b < cut);
-        let chunk = self.chunk_from(self.said.min(first), cut, bad);
+    /// Hands out `buf[..cut]`, whose first unit starts at `first` (none:
+    /// it is prose); keeps the rest. Bytes that are not UTF-8 refuse it
+    /// only from `first` on: prose is not read, whatever its bytes.
+    fn take(&mut self, cut: usize, first: Option<usize>) -> Chunk {
+        let bad = self
+            .bad
+            .filter(|&b| first.is_some_and(|f| b >= f) && b < cut);
+        let from = self.said.min(first.unwrap_or(cut));
+        let chunk = self.chunk_from(from, cut, bad, first);
         self.drop_front(cut);
         self.from = None;
         self.waited = 0;
@@ -235,8 +237,15 @@ impl Other {
         chunk
     }
 
-    /// `buf[from..to]` as a chunk (`invalid_utf8` an index in `buf`).
-    fn chunk_from(&self, from: usize, to: usize, invalid_utf8: Option<usize>) -> Chunk {
+    /// `buf[from..to]` as a chunk (`invalid_utf8` and `unit`, where its
+    /// first unit starts, indices in `buf`).
+    fn chunk_from(
+        &self,
+        from: usize,
+        to: usize,
+        invalid_utf8: Option<usize>,
+        unit: Option<usize>,
+    ) -> Chunk {
         let before = &self.buf.as_bytes()[..from];
         Chunk {
             text: self.buf[from..to].to_owned(),
@@ -244,6 +253,7 @@ impl Other {
             line: self.start_line + memchr::memchr_iter(b'\n', before).count(),
             invalid_utf8: invalid_utf8.map(|b| b - from),
             dialect: self.dialect,
+            unit_start: unit.map_or(0, |u| u - from),
         }
     }
 
@@ -265,9 +275,7 @@ impl Other {
         self.recent.iter_mut().for_each(|r| *r -= n);
         self.buf.drain(..n);
     }
-}
 
-impl Other {
     /// How many more bytes of `buf` than of the stream lie before `at` (a
     /// line's start).
     fn shift_at(&self, at: usize) -> isize {
@@ -306,28 +314,12 @@ fn line_start(buf: &str, at: usize) -> usize {
     memchr::memrchr(b'\n', &buf.as_bytes()[..at]).map_or(0, |i| i + 1)
 }
 
-/// Whether a document of prose has errors (edits in another format, near
-/// misses), `no_tasks` aside.
-fn problems(doc: &crate::Document<'_>) -> bool {
-    doc.diagnostics
-        .iter()
-        .any(|d| d.is_error() && d.kind != crate::syntax::DiagnosticKind::NoTasks)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::Splitter;
     use super::*;
 
-    fn split(dialect: Dialect, doc: &str) -> Vec<Chunk> {
-        let mut s = Splitter::for_dialect(dialect);
-        let mut out: Vec<Chunk> = doc
-            .split_inclusive('\n')
-            .filter_map(|l| s.push_line(l))
-            .collect();
-        out.extend(s.finish());
-        out
-    }
+    use super::super::tests::split_in as split;
 
     /// Each chunk: its first line in the stream, its units' paths, and
     /// whether its document has errors.
