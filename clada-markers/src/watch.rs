@@ -19,11 +19,9 @@ use rustix::io::Errno;
 
 use crate::engine::Dirs;
 
-/// A unit's identity: the hash of its text (git's blob hash).
+/// A unit's identity: the hash of its text (git's blob id).
 pub fn key(text: &str) -> String {
-    git2::Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())
-        .map(|o| o.to_string())
-        .unwrap_or_else(|_| text.len().to_string())
+    crate::engine::dirs::file_key(text.as_bytes())
 }
 
 /// The memory of the watches of one file applied to one root.

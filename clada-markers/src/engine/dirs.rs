@@ -26,6 +26,19 @@ pub enum DirsError {
     NoHome { variable: &'static str },
 }
 
+/// The name clada gives a file of its own directories after `key` (a
+/// lock after its root, a watch's memory after its file and root): git's
+/// blob id of `key` (the SHA-1 of `blob LEN`, a NUL and the bytes), in
+/// hex, as every earlier version named them, so that two versions running
+/// at once share one lock. Computed here, not by libgit2, whose start-up
+/// a run without git would pay for one hash.
+pub(crate) fn file_key(key: &[u8]) -> String {
+    let mut sha = sha1_smol::Sha1::new();
+    sha.update(format!("blob {}\0", key.len()).as_bytes());
+    sha.update(key);
+    sha.digest().to_string()
+}
+
 /// clada's configuration, state and runtime directories.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dirs {
@@ -170,6 +183,22 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn a_file_key_is_the_blob_id_git_gives_the_same_bytes() {
+        let long = "x".repeat(100_000);
+        for key in [
+            "",
+            "/",
+            "/home/u/project",
+            "/r\0/f.md",
+            "ünïcode\n\t",
+            long.as_str(),
+        ] {
+            let git = git2::Oid::hash_object(git2::ObjectType::Blob, key.as_bytes()).unwrap();
+            assert_eq!(file_key(key.as_bytes()), git.to_string(), "{key:?}");
+        }
+    }
 
     #[test]
     fn a_place_behind_a_link_is_named_as_written_and_as_resolved() {

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::engine::dirs::Dirs;
+use crate::engine::dirs::{Dirs, file_key};
 
 /// A file in a directory that was opened and checked once: where the lock
 /// or its journal lives.
@@ -68,13 +68,10 @@ impl Place {
             Err(e) => return Err(dir_error(e.into())),
         }
         let dir = open_own_dir(&locks, Some((&runtime, "locks")), true).map_err(dir_error)?;
-        let key =
-            git2::Oid::hash_object(git2::ObjectType::Blob, key.as_os_str().as_encoded_bytes())
-                .map_err(|source| LockError::Name { source })?;
         Ok(Place {
             dir: Rc::new(dir),
             dir_path: locks,
-            name: format!("{key}.lock"),
+            name: format!("{}.lock", file_key(key.as_os_str().as_encoded_bytes())),
             private: true,
         })
     }
@@ -282,11 +279,6 @@ pub(crate) enum LockError {
         dir: PathBuf,
         #[source]
         source: std::io::Error,
-    },
-    #[error("cannot name the default lock: {}", .source.message())]
-    Name {
-        #[source]
-        source: git2::Error,
     },
     #[error("cannot open the lock file {}: {source}", .path.display())]
     Open {
