@@ -317,9 +317,12 @@ fn begin(
     // A dry run writes nothing, not even a lock file: it reads the tree
     // as it is.
     if !config.settings.dry_run {
+        // Resolved once, for the lock's name and the journal's lines.
+        let canonical =
+            std::fs::canonicalize(&config.root_path).unwrap_or_else(|_| config.root_path.clone());
         let place = match &config.settings.lock_file {
             Some(path) => Some(Place::named(path)),
-            None => default_lock(tree, config.dirs.as_ref(), &config.root_path).transpose(),
+            None => default_lock(tree, config.dirs.as_ref(), &canonical).transpose(),
         }
         .transpose()
         .map_err(|e| (e.error_type(), e.to_string()))?;
@@ -327,7 +330,7 @@ fn begin(
             let lock = Lock::acquire(&place, config.settings.lock_timeout)
                 .map_err(|e| (e.error_type(), e.to_string()))?;
             held._lock = Some(lock);
-            let journal = Journal::beside(&place, &config.root_path);
+            let journal = Journal::beside(&place, &canonical);
             // A run that cannot note its temporary names does not write:
             // killed, it would leave names no later run removes.
             let unusable = |e: std::io::Error| {
@@ -382,22 +385,22 @@ fn begin(
 /// Where the lock on a root is without `--lock-file`: a file in `locks/`
 /// of clada's runtime directory named after the repository's work tree
 /// (so that runs on one repository, which commit to it, exclude each
-/// other), else after the root's canonical path. Never a file in the tree
-/// or in `.git`. `None` without clada's directories (no home to find them
-/// in).
+/// other), else after the root's canonical path, `canonical_root`. Never a
+/// file in the tree or in `.git`. `None` without clada's directories (no
+/// home to find them in).
 pub(crate) fn default_lock(
     tree: Option<&WorkTree>,
     dirs: Option<&Dirs>,
-    root: &Path,
+    canonical_root: &Path,
 ) -> Result<Option<Place>, LockError> {
     let Some(dirs) = dirs else {
         return Ok(None);
     };
     let key = match tree {
-        Some(tree) => tree.top().to_path_buf(),
-        None => std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+        Some(tree) => tree.top(),
+        None => canonical_root,
     };
-    Place::default_lock(dirs, &key).map(Some)
+    Place::default_lock(dirs, key).map(Some)
 }
 
 fn now() -> String {

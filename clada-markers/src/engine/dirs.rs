@@ -111,9 +111,10 @@ impl Dirs {
     /// These directories, where they lie inside `root`, as locations below
     /// it: places no document may touch.
     pub(crate) fn inside(&self, root: &Path) -> Vec<Location> {
+        let roots = both_ways(root);
         [&self.config, &self.state, &self.runtime]
             .into_iter()
-            .flat_map(|dir| locations_in(root, dir))
+            .flat_map(|dir| locations_below(&roots, dir))
             .collect()
     }
 }
@@ -125,11 +126,20 @@ impl Dirs {
 /// be changed; one reached through a link out of the root is still named
 /// as written.
 pub(crate) fn locations_in(root: &Path, path: &Path) -> Vec<Location> {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let roots = [absolute(root), canonical(root)];
-    let paths = [absolute(path), canonical(path)];
+    locations_below(&both_ways(root), path)
+}
+
+/// `path` as written (made absolute) and with links resolved.
+fn both_ways(path: &Path) -> [PathBuf; 2] {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    [absolute, canonical(path)]
+}
+
+/// [`locations_in`] against a root already taken [`both_ways`].
+fn locations_below(roots: &[PathBuf; 2], path: &Path) -> Vec<Location> {
+    let paths = both_ways(path);
     let mut out: Vec<Location> = Vec::new();
-    for root in &roots {
+    for root in roots {
         for path in &paths {
             if let Some(at) = below(root, path)
                 && !out.contains(&at)

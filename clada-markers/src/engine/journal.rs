@@ -98,12 +98,12 @@ fn noted(path: &[u8]) -> Option<(Location, bool)> {
 }
 
 impl Journal {
-    /// The journal beside `lock`, for the root at `root_path`.
-    pub(crate) fn beside(lock: &Place, root_path: &Path) -> Journal {
-        let root = std::fs::canonicalize(root_path).unwrap_or_else(|_| root_path.to_path_buf());
+    /// The journal beside `lock`, for the root whose canonical path is
+    /// `canonical_root`.
+    pub(crate) fn beside(lock: &Place, canonical_root: &Path) -> Journal {
         Journal {
             place: lock.with_suffix(".journal"),
-            root: escape(root.as_os_str().as_bytes()),
+            root: escape(canonical_root.as_os_str().as_bytes()),
         }
     }
 
@@ -266,7 +266,7 @@ mod tests {
         let root_dir = t.path().join("root");
         std::fs::create_dir_all(root_dir.join("d")).unwrap();
         let lock = Place::named(&t.path().join("x.lock")).unwrap();
-        let journal = Journal::beside(&lock, &root_dir);
+        let journal = Journal::beside(&lock, &std::fs::canonicalize(&root_dir).unwrap());
         let root = Root::open(&root_dir).unwrap();
         root.keep_journal(journal.writer().unwrap());
         // A write made ready and never finished, as in a killed run.
@@ -313,7 +313,7 @@ mod tests {
         std::fs::write(root_dir.join("d/sub/x.txt"), "old").unwrap();
         std::os::unix::fs::symlink(&outside, root_dir.join("d/sub/out")).unwrap();
         let lock = Place::named(&t.path().join("x.lock")).unwrap();
-        let journal = Journal::beside(&lock, &root_dir);
+        let journal = Journal::beside(&lock, &std::fs::canonicalize(&root_dir).unwrap());
         let root = Root::open(&root_dir).unwrap();
         root.keep_journal(journal.writer().unwrap());
         // A unit removed `d` (set aside until the unit ends), and the run
@@ -370,7 +370,7 @@ mod tests {
         let root_dir = t.path().join("root");
         std::fs::create_dir_all(root_dir.join("d\nx")).unwrap();
         let lock = Place::named(&t.path().join("x.lock")).unwrap();
-        let journal = Journal::beside(&lock, &root_dir);
+        let journal = Journal::beside(&lock, &std::fs::canonicalize(&root_dir).unwrap());
         let root = Root::open(&root_dir).unwrap();
         root.keep_journal(journal.writer().unwrap());
         let name = "a\nelsewhere\t.b\\x0a.clada-1-1.tmp\u{7f}";
@@ -408,7 +408,7 @@ mod tests {
         std::fs::write(root_dir.join("plain.txt"), "keep").unwrap();
         std::os::unix::fs::symlink(&outside, root_dir.join("out")).unwrap();
         let lock = Place::named(&t.path().join("x.lock")).unwrap();
-        let journal = Journal::beside(&lock, &root_dir);
+        let journal = Journal::beside(&lock, &std::fs::canonicalize(&root_dir).unwrap());
         let key = escape(
             std::fs::canonicalize(&root_dir)
                 .unwrap()
