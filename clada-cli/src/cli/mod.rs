@@ -26,6 +26,10 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+// Each subcommand's flags are built only when it runs: a run builds
+// one command's, not every command's (`--help`, completions and the manual
+// build them all, as before).
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Carry out a document against a directory.
     ///
@@ -302,9 +306,10 @@ pub(crate) struct ApplyArgs {
     pub(crate) stream: bool,
 }
 
-/// The flags of `apply` that set a run's policy, for the commands that
-/// take only those (`mcp`, `watch`): each says what `apply`'s says (a test
-/// holds them together).
+// The flags of `apply` that set a run's policy, for the commands that
+// take only those (`mcp`, `watch`): each says what `apply`'s says (a test
+// holds them together). Not a doc comment: clap would take it for the
+// about text of every command that flattens it (subcommands are deferred).
 #[derive(Clone, Debug, Args)]
 pub(crate) struct Policy {
     /// The directory tasks act on, e.g. -C ~/project.
@@ -420,8 +425,8 @@ impl ApplyArgs {
     }
 }
 
-/// The flags of `clada mcp`: a policy, the dialect, a dry run, and how
-/// much the text report says.
+// The flags of `clada mcp`: a policy, the dialect, a dry run, and how
+// much the text report says (not a doc comment: see `Policy`).
 #[derive(Clone, Debug, Args)]
 pub(crate) struct McpArgs {
     #[command(flatten)]
@@ -462,7 +467,8 @@ impl McpArgs {
     }
 }
 
-/// The flags of `clada watch`: the file, a policy, and how to report.
+// The flags of `clada watch`: the file, a policy, and how to report
+// (not a doc comment: see `Policy`).
 #[derive(Clone, Debug, Args)]
 pub(crate) struct WatchArgs {
     /// The file to follow, e.g. replies.md.
@@ -615,9 +621,15 @@ mod tests {
     /// would not use.
     #[test]
     fn mcp_and_watch_flags_are_apply_flags_they_use() {
-        let cli = super::Cli::command();
+        let mut cli = super::Cli::command();
+        // The subcommands' flags are deferred: built here, all of them.
+        cli.build();
         let sub = |name: &str| cli.find_subcommand(name).cloned().unwrap_or_default();
         let apply = sub("apply");
+        assert!(
+            apply.get_arguments().any(|a| a.get_id() == "dry_run"),
+            "`apply`'s flags are built"
+        );
         let ids = |c: &clap::Command| -> Vec<String> {
             c.get_arguments()
                 .filter(|a| a.get_id() != "help")
