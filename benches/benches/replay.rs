@@ -10,6 +10,9 @@
 //! CLADA_REPLAY_GIT_DIR=/path/to/repo/.git cargo bench -p clada-benches --bench replay
 //! ```
 //!
+//! `CLADA_BIN` names another binary, such as the static one the README
+//! installs (benches/README.md gives the command).
+//!
 //! `CLADA_REPLAY_REV` (HEAD) and `CLADA_REPLAY_COUNT` (600) choose the
 //! commits. Each round checks that clada left the same bytes as `git apply`
 //! wherever it applied the whole diff, and counts where it did not.
