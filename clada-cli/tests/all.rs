@@ -14,4 +14,5 @@ mod neovim;
 mod readme;
 mod report;
 mod security;
+mod support;
 mod watch;

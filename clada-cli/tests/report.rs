@@ -8,6 +8,8 @@ use std::process::Command;
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 use serde_json::{Value, json};
 
+use crate::support::{eventually, jsonl};
+
 fn clada() -> Command {
     Command::new(get_cargo_bin("clada"))
 }
@@ -398,15 +400,6 @@ fn stream_into(root: &Path, flags: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
-/// Waits until `done` holds, failing with `what` after 20 s.
-fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !done() {
-        assert!(std::time::Instant::now() < deadline, "{what}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_stream_applies_each_unit_as_it_arrives() {
     use std::io::Write as _;
@@ -419,7 +412,7 @@ fn a_stream_applies_each_unit_as_it_arrives() {
     stdin.flush().unwrap();
     // The unit is applied before anything more is written.
     let a = root.path().join("a.txt");
-    wait_until("the first unit was not applied", || a.exists());
+    eventually("the first unit was not applied", || a.exists());
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "one\n");
     // A malformed unit is reported, and the stream goes on.
     stdin
@@ -429,11 +422,7 @@ fn a_stream_applies_each_unit_as_it_arrives() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "two\n");
-    let events: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = jsonl(&out.stdout);
     let kinds: Vec<&str> = events
         .iter()
         .map(|e| e["event"].as_str().unwrap())
@@ -464,7 +453,7 @@ fn a_stream_in_another_dialect_applies_each_of_its_units_as_it_ends() {
         .unwrap();
     stdin.flush().unwrap();
     let a = root.path().join("a.py");
-    wait_until("the block was not applied at its REPLACE line", || {
+    eventually("the block was not applied at its REPLACE line", || {
         std::fs::read_to_string(&a).unwrap() == "x = 2\n"
     });
     stdin
@@ -478,11 +467,7 @@ fn a_stream_in_another_dialect_applies_each_of_its_units_as_it_ends() {
         std::fs::read_to_string(root.path().join("b.py")).unwrap(),
         "new\n"
     );
-    let events: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = jsonl(&out.stdout);
     let seen: Vec<(&str, Value)> = events
         .iter()
         .map(|e| {
@@ -538,10 +523,7 @@ fn a_stream_reports_edits_in_prose_it_does_not_read() {
     };
     let (code, out) = run("jsonl");
     assert_eq!(code, Some(1), "{out}");
-    let events: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = jsonl(out.as_bytes());
     let said: Vec<(&str, &str, u64)> = events
         .iter()
         .filter(|e| e["event"] != "summary")
@@ -618,11 +600,7 @@ fn a_stream_refuses_a_unit_that_is_not_utf8_and_goes_on() {
         std::fs::read_to_string(root.path().join("b.txt")).unwrap(),
         "b\n"
     );
-    let events: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = jsonl(&out.stdout);
     let d = &events[0];
     assert_eq!(
         (d["event"].as_str(), d["code"].as_str()),
@@ -671,26 +649,13 @@ fn a_stream_refuses_a_unit_over_the_limit_and_nothing_inside_it_runs() {
         std::fs::read_to_string(root.path().join("after.txt")).unwrap(),
         "a\n"
     );
-    let events: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = jsonl(&out.stdout);
     assert_eq!(events[0]["code"], "input_too_large");
     let summary = events.last().unwrap();
     assert_eq!(
         (summary["blocks"].as_u64(), summary["succeeded"].as_u64()),
         (Some(2), Some(1))
     );
-}
-
-/// Waits until `f` holds, or fails after 20 s.
-fn eventually(what: &str, f: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !f() {
-        assert!(std::time::Instant::now() < deadline, "{what}");
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
 }
 
 #[test]

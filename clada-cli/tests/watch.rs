@@ -4,9 +4,11 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use crate::support::{eventually, jsonl};
 
 /// A watched file beside a root, and clada's directories in a home of
 /// their own (the test process's environment is never changed).
@@ -75,15 +77,6 @@ impl Scene {
     }
 }
 
-/// Waits until `f` holds, or fails after 20 s.
-fn eventually(what: &str, f: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !f() {
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
-}
-
 /// Stops a watch with Ctrl-C; its JSON Lines events.
 fn stop(child: Child) -> Vec<Value> {
     rustix::process::kill_process(
@@ -93,11 +86,7 @@ fn stop(child: Child) -> Vec<Value> {
     .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    jsonl(&out.stdout)
 }
 
 fn tasks(events: &[Value]) -> Vec<&Value> {

@@ -263,13 +263,9 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
 
     let text = std::str::from_utf8(&document)?;
     let dialect = match expect.dialect.as_deref() {
-        Some("aider") => Dialect::Aider,
-        Some("codex") => Dialect::Codex,
-        Some("cml") => Dialect::Cml,
-        Some("udiff") => Dialect::Udiff,
-        Some("cline") => Dialect::Cline,
         Some("auto") => clada_markers::dialect::detect(text),
-        _ => Dialect::Clada,
+        Some(name) => Dialect::named(name).unwrap_or_default(),
+        None => Dialect::Clada,
     };
     let doc = parse_dialect(
         text,

@@ -9,17 +9,6 @@ use clada_markers::Settings;
 use clada_markers::dialect::{Dialect, detect};
 use clada_markers::engine::{Atomic, Author};
 
-/// The dialects `dialect=` and `from_=` name, besides `auto` (PROTOCOL
-/// §11); one list, so that a new dialect is one line here.
-const DIALECTS: [Dialect; 6] = [
-    Dialect::Clada,
-    Dialect::Aider,
-    Dialect::Codex,
-    Dialect::Cml,
-    Dialect::Udiff,
-    Dialect::Cline,
-];
-
 /// The dialects `convert` writes (as `clada convert --to`).
 const TARGETS: [Dialect; 4] = [
     Dialect::Clada,
@@ -54,14 +43,13 @@ impl DialectChoice {
         if argument == "auto" {
             return Ok(DialectChoice::Auto);
         }
-        DIALECTS
-            .into_iter()
-            .find(|d| d.name() == argument)
+        // Every dialect, besides `auto` (PROTOCOL §11).
+        Dialect::named(argument)
             .map(DialectChoice::Fixed)
             .ok_or_else(|| {
                 BadArgument(format!(
                     "{name}={argument:?} is not a dialect: use \"auto\", {}",
-                    names(&DIALECTS)
+                    names(&Dialect::ALL)
                 ))
             })
     }

@@ -214,18 +214,11 @@ pub(crate) enum DialectArg {
 }
 
 impl DialectArg {
-    /// The dialect named, if one is (`auto` names none).
+    /// The dialect named, if one is (`auto` names none): the flag's
+    /// value is the dialect's own name.
     fn named(self) -> Option<clada_markers::dialect::Dialect> {
-        use clada_markers::dialect::Dialect;
-        match self {
-            DialectArg::Auto => None,
-            DialectArg::Clada => Some(Dialect::Clada),
-            DialectArg::Aider => Some(Dialect::Aider),
-            DialectArg::Codex => Some(Dialect::Codex),
-            DialectArg::Cml => Some(Dialect::Cml),
-            DialectArg::Udiff => Some(Dialect::Udiff),
-            DialectArg::Cline => Some(Dialect::Cline),
-        }
+        let value = self.to_possible_value()?;
+        clada_markers::dialect::Dialect::named(value.get_name())
     }
 
     /// The dialect to read `text` in.
@@ -614,7 +607,23 @@ pub(crate) enum CheckFormat {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory as _;
+    use clap::{CommandFactory as _, ValueEnum as _};
+
+    /// `--dialect` offers `auto` and every dialect, each by its own name.
+    #[test]
+    fn every_dialect_is_a_dialect_flag_value_by_its_name() {
+        let named: Vec<_> = super::DialectArg::value_variants()
+            .iter()
+            .filter(|&&a| a != super::DialectArg::Auto)
+            .map(|a| a.named())
+            .collect();
+        let all: Vec<_> = clada_markers::dialect::Dialect::ALL
+            .into_iter()
+            .map(Some)
+            .collect();
+        assert_eq!(named, all);
+        assert_eq!(super::DialectArg::Auto.named(), None);
+    }
 
     /// `mcp` and `watch` take some of `apply`'s flags: each says what
     /// `apply`'s says, with the same default, and neither takes a flag it

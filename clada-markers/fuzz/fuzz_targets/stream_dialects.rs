@@ -10,15 +10,6 @@ use clada_markers::dialect::Dialect;
 use clada_markers::stream::{Chunk, Splitter};
 use libfuzzer_sys::fuzz_target;
 
-const DIALECTS: [Dialect; 6] = [
-    Dialect::Clada,
-    Dialect::Aider,
-    Dialect::Codex,
-    Dialect::Cml,
-    Dialect::Udiff,
-    Dialect::Cline,
-];
-
 /// How many bytes of `from` the lossy `text` was made of (whole lines).
 fn raw_len(from: &[u8], text: &str) -> usize {
     let lines = text.matches('\n').count();
@@ -41,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, stream)) = data.split_first() else {
         return;
     };
-    let dialect = DIALECTS[usize::from(pick) % DIALECTS.len()];
+    let dialect = Dialect::ALL[usize::from(pick) % Dialect::ALL.len()];
     let mut splitter = Splitter::for_dialect(dialect);
     let mut chunks: Vec<Chunk> = Vec::new();
     for line in stream.split_inclusive(|&b| b == b'\n') {

@@ -24,6 +24,23 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// Every dialect, in the order the documentation lists them: one list,
+    /// so that a new dialect is one line here for every place that offers
+    /// them all (`--dialect`, the Python package, the fuzzers).
+    pub const ALL: [Dialect; 6] = [
+        Dialect::Clada,
+        Dialect::Aider,
+        Dialect::Codex,
+        Dialect::Cml,
+        Dialect::Udiff,
+        Dialect::Cline,
+    ];
+
+    /// The dialect called `name` ([`Dialect::name`]), if one is.
+    pub fn named(name: &str) -> Option<Dialect> {
+        Dialect::ALL.into_iter().find(|d| d.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Dialect::Clada => "clada",
