@@ -63,37 +63,97 @@ fn log(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-fn a_dirty_tree_gets_a_commit_before_and_one_after() {
+fn a_dirty_file_the_run_edits_gets_a_commit_before_and_one_after() {
     let dir = repo();
     let p = dir.path();
     std::fs::write(p.join("app.txt"), "one\ntwo\nthree\n").unwrap();
-    std::fs::write(p.join("new.txt"), "new\n").unwrap();
-    std::fs::write(p.join("debug.log"), "ignored\n").unwrap();
     let report = apply(p, &[]);
     assert_eq!(report["exit"], 0, "{report:#}");
     let log = log(p);
     assert_eq!(log.len(), 3, "{log:?}");
     let bot = "Test Bot <bot@example.com>";
-    assert!(
-        log[0].starts_with(&format!("{bot}|{bot}|clada: after apply "))
-            && log[0].ends_with("Z (1/1 tasks succeeded)"),
-        "{}",
-        log[0]
+    assert_eq!(log[0], format!("{bot}|{bot}|clada: edit app.txt (1 task)"));
+    assert_eq!(
+        log[1],
+        format!("{bot}|{bot}|clada: save uncommitted changes of app.txt before applying")
     );
-    assert!(
-        log[1].starts_with(&format!("{bot}|{bot}|clada: before apply ")) && log[1].ends_with('Z'),
-        "{}",
-        log[1]
-    );
-    // The commit before holds the dirty state, ignores honoured.
+    // The commit before holds the file's uncommitted change.
     assert_eq!(git(p, &["show", "HEAD~1:app.txt"]), "one\ntwo\nthree");
-    assert_eq!(git(p, &["show", "HEAD~1:new.txt"]), "new");
-    assert!(!git(p, &["ls-tree", "-r", "--name-only", "HEAD"]).contains("debug.log"));
     // The commit after holds the tasks' changes.
     assert_eq!(git(p, &["show", "HEAD:app.txt"]), "one\nTWO\nthree");
     assert_eq!(report["git"]["before"], git(p, &["rev-parse", "HEAD~1"]));
     assert_eq!(report["git"]["after"], git(p, &["rev-parse", "HEAD"]));
     assert_eq!(git(p, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn never_commits_an_untracked_secret_an_ignored_file_or_a_dirty_file_it_did_not_change() {
+    let dir = repo();
+    let p = dir.path();
+    std::fs::write(p.join("lib.txt"), "lib\n").unwrap();
+    git(p, &["add", "lib.txt"]);
+    git(p, &["commit", "-q", "-m", "lib"]);
+    std::fs::write(p.join(".env"), "API_KEY=sk-secret\n").unwrap();
+    std::fs::write(p.join("debug.log"), "ignored\n").unwrap();
+    std::fs::write(p.join("lib.txt"), "my own work in progress\n").unwrap();
+    let report = apply(p, &[]);
+    assert_eq!(report["exit"], 0, "{report:#}");
+    // Only the commit after: the edited file had nothing uncommitted.
+    assert_eq!(report["git"]["before"], serde_json::Value::Null);
+    assert_eq!(log(p).len(), 3);
+    let all = git(p, &["log", "--all", "--name-only", "--format="]);
+    assert!(!all.contains(".env"), "{all}");
+    assert!(!all.contains("debug.log"), "{all}");
+    assert_eq!(
+        git(p, &["show", "HEAD", "--name-only", "--format="]),
+        "app.txt"
+    );
+    // What the run did not write is as it was, uncommitted.
+    assert_eq!(git(p, &["status", "--porcelain"]), "M lib.txt\n?? .env");
+    assert_eq!(
+        std::fs::read_to_string(p.join("lib.txt")).unwrap(),
+        "my own work in progress\n"
+    );
+}
+
+#[test]
+fn a_file_the_run_writes_is_committed_unless_ignored_and_what_it_overwrites_is_saved_first() {
+    let dir = repo();
+    let p = dir.path();
+    std::fs::write(p.join("notes.txt"), "untracked, about to be replaced\n").unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let doc = elsewhere.path().join("doc.md");
+    std::fs::write(
+        &doc,
+        "<<<<<<< WRITE path=\"notes.txt\"\nnew\n>>>>>>> END\n\
+         <<<<<<< WRITE path=\"out.log\"\nlog\n>>>>>>> END\n\
+         <<<<<<< WRITE path=\"src/new.txt\"\nmade\n>>>>>>> END\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_clada"))
+        .args(["apply", "--git-author", "bot"])
+        .arg(&doc)
+        .current_dir(p)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        git(p, &["show", "HEAD~1:notes.txt"]),
+        "untracked, about to be replaced"
+    );
+    assert_eq!(git(p, &["show", "HEAD:notes.txt"]), "new");
+    assert_eq!(git(p, &["show", "HEAD:src/new.txt"]), "made");
+    let files = git(p, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(!files.contains("out.log"), "{files}");
+    assert_eq!(
+        log(p)[0],
+        "bot <bot@localhost>|bot <bot@localhost>|clada: write notes.txt, create out.log, \
+         create src/new.txt (3 tasks)"
+    );
 }
 
 #[test]
@@ -145,7 +205,8 @@ fn outside_a_work_tree_there_is_no_git() {
 fn a_failing_commit_before_runs_nothing() {
     let dir = repo();
     let p = dir.path();
-    std::fs::write(p.join("new.txt"), "new\n").unwrap();
+    // Uncommitted, so the commit before has something to save.
+    std::fs::write(p.join("app.txt"), "one\ntwo\n\n").unwrap();
     std::fs::write(p.join(".git/index.lock"), "").unwrap();
     let report = apply(p, &[]);
     assert_eq!(report["exit"], 1);
@@ -156,7 +217,7 @@ fn a_failing_commit_before_runs_nothing() {
     );
     assert_eq!(
         std::fs::read_to_string(p.join("app.txt")).unwrap(),
-        "one\ntwo\n",
+        "one\ntwo\n\n",
         "nothing ran"
     );
     assert_eq!(report["blocks"][0]["tasks"][0]["status"], "skipped");
@@ -193,11 +254,10 @@ fn temporary_files_are_never_committed() {
     std::fs::write(p.join(".app.txt.clada-4242-7.tmp"), "half").unwrap();
     std::fs::create_dir(p.join("sub")).unwrap();
     std::fs::write(p.join("sub/.x.clada-1-1.tmp"), "half").unwrap();
-    std::fs::write(p.join("kept.txt"), "a change\n").unwrap();
     let report = apply(p, &[]);
     assert_eq!(report["ok"], true, "{report}");
     let files = git(p, &["ls-tree", "-r", "--name-only", "HEAD"]);
-    assert!(files.contains("kept.txt"), "{files}");
+    assert!(files.contains("app.txt"), "{files}");
     assert!(!files.contains(".clada-"), "{files}");
 }
 
@@ -259,7 +319,7 @@ fn the_text_report_says_in_words_what_was_committed() {
     let head = git(p, &["rev-parse", "--short=7", "HEAD"]);
     let before = git(p, &["rev-parse", "--short=7", "HEAD~1"]);
     let line = format!(
-        "Git: committed your uncommitted changes as {before} before applying; committed the changes as {head}\n"
+        "Git: committed your uncommitted changes of the files it changes as {before} before applying; committed the changes as {head}\n"
     );
     assert!(text.contains(&line), "{text}");
     // A clean tree: nothing before.
@@ -278,8 +338,59 @@ fn the_text_report_says_in_words_what_was_committed() {
     let head = git(p, &["rev-parse", "--short=7", "HEAD"]);
     assert!(
         text.contains(&format!(
-            "Git: nothing was uncommitted before applying; committed the changes as {head}\n"
+            "Git: the files it changes had no uncommitted changes; committed the changes as {head}\n"
         )),
         "{text}"
     );
+}
+
+#[test]
+fn what_a_command_changed_is_committed_in_tracked_files_and_new_ones_only_when_asked() {
+    for new_files in [false, true] {
+        let dir = repo();
+        let p = dir.path();
+        std::fs::write(p.join(".env"), "API_KEY=sk-secret\n").unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let doc = elsewhere.path().join("doc.md");
+        std::fs::write(
+            &doc,
+            "<<<<<<< RUN\necho three >> app.txt && echo made > made.txt\n>>>>>>> END\n",
+        )
+        .unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_clada"));
+        cmd.args([
+            "apply",
+            "--allow-any-command",
+            "--sandbox=off",
+            "--git-author",
+            "bot",
+        ]);
+        if new_files {
+            cmd.arg("--commit-new-files");
+        }
+        let out = cmd.arg(&doc).current_dir(p).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let files = git(p, &["show", "HEAD", "--name-only", "--format="]);
+        let want = if new_files {
+            "app.txt\nmade.txt"
+        } else {
+            "app.txt"
+        };
+        assert_eq!(files, want);
+        let tail = if new_files {
+            ", made.txt (1 task)"
+        } else {
+            " (1 task)"
+        };
+        let want = format!(
+            "clada: run `echo three >> app.txt && echo made > made.txt`; commands changed app.txt{tail}"
+        );
+        assert!(log(p)[0].ends_with(&want), "{:?}", log(p));
+        let all = git(p, &["log", "--all", "--name-only", "--format="]);
+        assert!(!all.contains(".env"), "{all}");
+    }
 }

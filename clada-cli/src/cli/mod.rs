@@ -355,10 +355,20 @@ pub(crate) struct Policy {
     #[arg(long, value_name = "PATH")]
     pub(crate) lock_file: Option<PathBuf>,
 
-    /// Do not commit before and after the tasks (by default clada commits
-    /// uncommitted changes first and the tasks' changes after).
+    /// Do not commit before and after the tasks. By default, in a git work
+    /// tree, clada commits only what the run changes: first the
+    /// uncommitted changes of the files the tasks are about to change, then
+    /// the files the tasks wrote, moved and removed and the tracked files
+    /// the commands changed. Never an untracked file it did not write, nor
+    /// an ignored one.
     #[arg(long)]
     pub(crate) no_git: bool,
+
+    /// Also commit the untracked files approved commands made (never
+    /// ignored ones); by default a command's changes are committed in
+    /// tracked files only.
+    #[arg(long, conflicts_with = "no_git")]
+    pub(crate) commit_new_files: bool,
 
     /// Author and committer of the commits, e.g. "Ada <ada@example.com>"
     /// or a bare name.
@@ -390,6 +400,7 @@ impl Policy {
             matching: self.matching.mode(),
             total_timeout: self.total_timeout,
             git: (!self.no_git).then(|| self.git_author.clone()),
+            commit_untracked: self.commit_new_files,
             lock_file: self.lock_file.clone(),
             lock_timeout: self.lock_timeout,
             timeout: self.timeout,

@@ -3,6 +3,7 @@
 //! [`Apply`]. The top layer: it runs the engine and turns its outcomes
 //! into a report.
 
+mod changed;
 mod run;
 
 use std::path::Path;

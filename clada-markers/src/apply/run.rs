@@ -4,20 +4,22 @@
 //! The document is read (step 1) and parsed a window at a time as the
 //! units run, or was parsed whole. Before the first task: take the lock
 //! when asked (waiting up to its timeout; else `lock_timeout` and nothing
-//! runs); commit every change when the root is in a git work tree (a
-//! failure here runs nothing). Then run the units, reporting each once it
-//! is final; commit what the tasks changed; report the totals.
+//! runs). When the root is in a git work tree, before each batch of
+//! units: commit the uncommitted changes of the files they are about to
+//! change (a failure here runs nothing more). Then run the units,
+//! reporting each once it is final; commit what the tasks changed (and the
+//! tracked files the commands changed); report the totals.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use crate::commands::approve::{Approver, NoPrompt};
 use crate::commands::{Approvals, CommandRunner};
 use crate::engine::dirs::Dirs;
 use crate::engine::fs::Root;
-use crate::engine::git::WorkTree;
+use crate::engine::git::{Snapshot, Touch, WorkTree};
 use crate::engine::journal::Journal;
 use crate::engine::lock::{Lock, LockError, Place};
 use crate::engine::repo_check::RepoError;
@@ -138,6 +140,13 @@ pub(crate) fn run<'h, 'd: 'h>(
     let mut engine: Option<Engine<'_, '_, 'h, 'd>> = None;
     let mut refused: Option<(ErrorType, String)> = None;
     let mut commit_after = false;
+    // What the commits name: the paths the batches were about to change
+    // (saved once each), what the tasks did, and where the commands were
+    // seen from.
+    let mut saved: std::collections::HashSet<Touch> = std::collections::HashSet::new();
+    let mut touched: Vec<Touch> = Vec::new();
+    let mut summary = super::changed::Summary::default();
+    let mut commands_from: Option<Snapshot> = None;
 
     // Units are read a batch ahead, so that the engine knows the edits to
     // come: a file many of them change is searched once for all of them.
@@ -206,6 +215,56 @@ pub(crate) fn run<'h, 'd: 'h>(
                 Err(refusal) => refused = Some(refusal),
             }
         }
+        if !told
+            && refused.is_none()
+            && engine.is_some()
+            && commit_after
+            && let (Some(Ok(Some(tree))), Some(author)) = (tree_slot.get(), &settings.git)
+        {
+            let batch =
+                std::iter::once(&*unit).chain(ahead.iter().filter_map(|f| f.unit.as_deref()));
+            let first = git.before.is_none() && saved.is_empty();
+            let runs = batch
+                .clone()
+                .flat_map(|u| u.tasks())
+                .any(|t| matches!(t.op, Some(Op::Run { .. })));
+            let new: Vec<Touch> =
+                super::changed::about_to_change(batch, root, settings.allow_escape)
+                    .into_iter()
+                    .filter(|t| saved.insert(t.clone()))
+                    .collect();
+            let message = super::changed::before_message(&new);
+            match tree.commit_touched(&new, &message, author) {
+                Ok(id) => {
+                    git.before = git.before.take().or(id);
+                }
+                Err(e) => {
+                    let message = if first {
+                        format!("the commit before the tasks failed, so none ran: {e}")
+                    } else {
+                        format!(
+                            "the commit before unit {} failed, so it and the units after it did not run: {e}",
+                            unit.number()
+                        )
+                    };
+                    git.error = Some(message.clone());
+                    refused = Some((ErrorType::GitOperationFailed, message));
+                }
+            }
+            // What the commands will change is told from here.
+            if runs && commands_from.is_none() && refused.is_none() {
+                match tree.snapshot(settings.commit_untracked) {
+                    Ok(s) => commands_from = Some(s),
+                    Err(e) => {
+                        let message = format!(
+                            "cannot read the work tree before the commands, so they did not run: {e}"
+                        );
+                        git.error = Some(message.clone());
+                        refused = Some((ErrorType::GitOperationFailed, message));
+                    }
+                }
+            }
+        }
         match (&mut engine, &refused) {
             (_, Some((_, why))) => {
                 // Nothing runs: said once, at the end.
@@ -220,6 +279,7 @@ pub(crate) fn run<'h, 'd: 'h>(
                 }
                 e.unit(unit, &fed.diagnostics, listener);
                 for (u, o) in e.settled(false, listener) {
+                    took_effect(&o, &mut touched, &mut summary);
                     let b = builder.block(&u, o);
                     listener.block(b);
                 }
@@ -237,6 +297,7 @@ pub(crate) fn run<'h, 'd: 'h>(
     if let Some(e) = engine {
         let (rest, planned) = e.finish(listener);
         for (u, o) in rest {
+            took_effect(&o, &mut touched, &mut summary);
             let b = builder.block(&u, o);
             listener.block(b);
         }
@@ -246,12 +307,23 @@ pub(crate) fn run<'h, 'd: 'h>(
     if commit_after
         && let (Some(Ok(Some(tree))), Some(author)) = (tree_slot.get(), &config.settings.git)
     {
-        let (tasks, ok) = builder.counts();
-        let message = format!(
-            "clada: after apply {} ({ok}/{tasks} tasks succeeded)",
-            now()
-        );
-        match tree.commit_all(&message, author) {
+        let mut by_commands = Vec::new();
+        if let Some(before) = &commands_from {
+            match tree.changed_since(before) {
+                Ok(changed) => by_commands = changed,
+                Err(e) => git.error = Some(format!("cannot tell what the commands changed: {e}")),
+            }
+        }
+        let named: Vec<String> = by_commands
+            .iter()
+            .filter_map(|t| match t {
+                Touch::File(p) | Touch::Tracked(p) => Some(p.clone()),
+                Touch::Moved { .. } => None,
+            })
+            .collect();
+        touched.extend(by_commands);
+        let message = summary.message(&named);
+        match tree.commit_touched(&touched, &message, author) {
             Ok(id) => git.after = id,
             Err(e) => git.error = Some(format!("the commit after the tasks failed: {e}")),
         }
@@ -279,6 +351,22 @@ pub(crate) fn run<'h, 'd: 'h>(
     }
     report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     report
+}
+
+/// Notes what the tasks of `o` that took effect changed, for the commit
+/// after them.
+fn took_effect(
+    o: &engine::outcome::UnitOutcome,
+    touched: &mut Vec<Touch>,
+    summary: &mut super::changed::Summary,
+) {
+    for t in &o.tasks {
+        let effect = t.effect.as_ref().filter(|_| {
+            t.status == crate::status::TaskStatus::Success && !t.rolled_back && !t.dry_run
+        });
+        summary.task(effect);
+        touched.extend(effect.and_then(super::changed::touched_by));
+    }
 }
 
 /// What a run holds while it lasts: its lock, and the journal of its
@@ -366,18 +454,8 @@ fn begin(
             git.note = Some("not in a git work tree: nothing committed".to_owned());
             false
         }
-        (Some(author), Some(tree)) => {
-            let message = format!("clada: before apply {}", now());
-            match tree.commit_all(&message, author) {
-                Ok(id) => git.before = id,
-                Err(e) => {
-                    let message = format!("the commit before the tasks failed, so none ran: {e}");
-                    git.error = Some(message.clone());
-                    return Err((ErrorType::GitOperationFailed, message));
-                }
-            }
-            true
-        }
+        // Each batch of units commits what it is about to change first.
+        (Some(_), Some(_)) => true,
     };
     Ok((held, commits))
 }
@@ -401,8 +479,4 @@ pub(crate) fn default_lock(
         None => canonical_root,
     };
     Place::default_lock(dirs, key).map(Some)
-}
-
-fn now() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }

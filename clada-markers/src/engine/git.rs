@@ -1,17 +1,19 @@
 //! The run's repository (PROTOCOL §6) and the commits before and after a
 //! run (PROTOCOL §7 step 3), with libgit2.
 //!
-//! `git add -A` semantics below the root: every change, new files that are
-//! not ignored included, deletions too; with the root below the work
-//! tree's top, nothing outside the root is read or committed. No empty
-//! commits: when the tree to commit equals `HEAD`'s, nothing is committed.
+//! A commit holds what the run names and nothing else ([`Touch`]): the
+//! files its tasks wrote, moved and removed, the tracked files its commands
+//! changed, and before the tasks the uncommitted changes of the files they
+//! are about to change. An untracked file nobody named, an ignored file,
+//! what someone else staged: never committed. With the root below the
+//! work tree's top, nothing outside the root is read or committed. No
+//! empty commits: when the tree to commit equals `HEAD`'s, nothing is
+//! committed.
 //! Hooks are never run. The repository is checked ([`repo_check`]) when it
 //! is found and before each commit.
 
 use std::ffi::OsStr;
 use std::path::Path;
-
-use std::os::unix::ffi::OsStrExt;
 
 use git2::{Repository, RepositoryOpenFlags, Signature, Status, StatusOptions, StatusShow};
 
@@ -172,99 +174,109 @@ impl WorkTree {
         &self.layout.top
     }
 
-    /// Commits every change below the root with `message`, after
-    /// checking the repository again ([`WorkTree::check`]). Returns the
-    /// new commit's id, or `None` when there was nothing to commit.
+    /// Commits what `touched` names below the root, and nothing else, with
+    /// `message`, after checking the repository again
+    /// ([`WorkTree::check`]). Returns the new commit's id, or `None` when
+    /// there was nothing to commit (the commit's tree would be `HEAD`'s).
     ///
-    /// With the root below the work tree's top, only the root is looked
-    /// at and only its paths change: the commit is `HEAD`'s tree with the
-    /// root's subtree as the index now has it.
-    pub(crate) fn commit_all(
+    /// The commit is `HEAD`'s tree with the named paths as the disk has
+    /// them now: what the index holds elsewhere (staged by someone else),
+    /// other changed files and untracked files nobody named are never
+    /// committed. An ignored file is committed only when git already
+    /// tracks it. The index entries of the named paths are set to what was
+    /// committed, as `git commit PATH…` sets them.
+    pub(crate) fn commit_touched(
         &self,
+        touched: &[Touch],
         message: &str,
         author: &Author,
     ) -> Result<Option<String>, GitError> {
+        if touched.is_empty() {
+            return Ok(None);
+        }
         self.check().map_err(GitError::Refused)?;
         let repo = &self.repo;
         let fail = |what: &'static str, source: git2::Error| GitError::Git { what, source };
         let mut index = repo.index().map_err(|e| fail("cannot read the index", e))?;
-        // What differs from the index, by the stat data it keeps: only
-        // files that changed are read and hashed, and no diff of their
-        // contents is made (`add_all` makes one).
-        let mut options = StatusOptions::new();
-        options
-            .show(StatusShow::Workdir)
-            .include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false)
-            .exclude_submodules(true)
-            .renames_index_to_workdir(false);
-        if !self.prefix.is_empty() {
-            // The root's path as it is, never as a pattern.
-            options.pathspec(&self.prefix).disable_pathspec_match(true);
-        }
-        let statuses = repo
-            .statuses(Some(&mut options))
-            .map_err(|e| fail("cannot read the status of the work tree", e))?;
-        for entry in statuses.iter() {
-            if !self.in_root(entry.path_bytes()) {
-                continue;
-            }
-            let path = Path::new(OsStr::from_bytes(entry.path_bytes()));
-            // Temporary files of a run killed mid-write, and what is in a
-            // directory set aside, are never committed; a nested
-            // repository is not a file to add.
-            let temp = path.components().any(|c| {
-                c.as_os_str()
-                    .to_str()
-                    .is_some_and(crate::engine::fs::is_temp_name)
-            });
-            if temp || entry.path_bytes().ends_with(b"/") {
-                continue;
-            }
-            let status = entry.status();
-            if status.contains(Status::WT_DELETED) {
-                index
-                    .remove_path(path)
-                    .map_err(|e| fail("cannot stage a removal", e))?;
-            } else if status.intersects(
-                Status::WT_NEW | Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::WT_RENAMED,
-            ) {
-                index
-                    .add_path(path)
-                    .map_err(|e| fail("cannot stage a change", e))?;
-            }
-        }
-        let index_tree = index
-            .write_tree()
-            .map_err(|e| fail("cannot write the tree", e))?;
-        let parent = match repo.head() {
-            Ok(head) => Some(
-                head.peel_to_commit()
-                    .map_err(|e| fail("cannot read HEAD", e))?,
-            ),
-            Err(e)
-                if e.code() == git2::ErrorCode::UnbornBranch
-                    || e.code() == git2::ErrorCode::NotFound =>
-            {
-                None
-            }
-            Err(e) => return Err(fail("cannot read HEAD", e)),
-        };
-        let tree_id = if self.prefix.is_empty() {
-            index_tree
-        } else {
-            self.root_into_head(index_tree, parent.as_ref())
-                .map_err(|e| fail("cannot write the tree", e))?
-        };
-        let unchanged = match &parent {
-            Some(p) => p.tree_id() == tree_id,
+        let parent = self.head().map_err(|e| fail("cannot read HEAD", e))?;
+        let base = match &parent {
+            Some(p) => p.tree(),
             None => repo
-                .find_tree(tree_id)
-                .map_err(|e| fail("cannot read the tree", e))?
-                .is_empty(),
-        };
-        if unchanged {
+                .treebuilder(None)
+                .and_then(|b| b.write())
+                .and_then(|id| repo.find_tree(id)),
+        }
+        .map_err(|e| fail("cannot read HEAD's tree", e))?;
+        // Every file path the commit may change, below the work tree's top.
+        let mut files: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        for touch in touched {
+            match touch {
+                Touch::File(path) => {
+                    files.extend(self.in_tree(path));
+                }
+                Touch::Tracked(path) => {
+                    let Some(path) = self.in_tree(path) else {
+                        continue;
+                    };
+                    self.tracked_at(&index, &base, &path, |p| {
+                        files.insert(p);
+                    });
+                }
+                Touch::Moved { from, to } => {
+                    let Some(from) = self.in_tree(from) else {
+                        continue;
+                    };
+                    let to = self.in_tree(to);
+                    self.tracked_at(&index, &base, &from, |p| {
+                        if let (Some(to), Some(rest)) = (&to, p.strip_prefix(from.as_str())) {
+                            files.insert(format!("{to}{rest}"));
+                        }
+                        files.insert(p);
+                    });
+                }
+            }
+        }
+        let top = &self.layout.top;
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        let mut changes = 0;
+        for path in &files {
+            if !self.in_root(path.as_bytes()) || is_temp_path(path) {
+                continue;
+            }
+            let at = Path::new(path);
+            let tracked = index.get_path(at, 0).is_some();
+            if on_disk_as_file(top, at) {
+                let ignored = !tracked && repo.is_path_ignored(at).unwrap_or(true);
+                if ignored {
+                    continue;
+                }
+                index
+                    .add_path(at)
+                    .map_err(|e| fail("cannot stage a change", e))?;
+            } else if tracked {
+                index
+                    .remove_path(at)
+                    .map_err(|e| fail("cannot stage a removal", e))?;
+            }
+            match index.get_path(at, 0) {
+                Some(entry) => {
+                    update.upsert(path.as_str(), entry.id, file_mode(entry.mode));
+                    changes += 1;
+                }
+                None if base.get_path(at).is_ok() => {
+                    update.remove(path.as_str());
+                    changes += 1;
+                }
+                None => {}
+            }
+        }
+        if changes == 0 {
+            return Ok(None);
+        }
+        let tree_id = update
+            .create_updated(repo, &base)
+            .map_err(|e| fail("cannot write the tree", e))?;
+        if tree_id == base.id() {
             return Ok(None);
         }
         // Written only when a commit follows, so a run with nothing to
@@ -283,6 +295,187 @@ impl WorkTree {
         Ok(Some(id.to_string()))
     }
 
+    /// What the work tree has changed since the index, below the root, as
+    /// a command may change it: tracked files with their contents' ids
+    /// (`None`: gone), and with `untracked`, the untracked files that are
+    /// not ignored. Compared before and after the commands of a run, it
+    /// tells what they changed ([`WorkTree::changed_since`]).
+    pub(crate) fn snapshot(&self, untracked: bool) -> Result<Snapshot, GitError> {
+        let fail = |what: &'static str, source: git2::Error| GitError::Git { what, source };
+        let mut options = StatusOptions::new();
+        options
+            .show(StatusShow::Workdir)
+            .include_untracked(untracked)
+            .recurse_untracked_dirs(untracked)
+            .include_ignored(false)
+            .exclude_submodules(true)
+            .renames_index_to_workdir(false);
+        if !self.prefix.is_empty() {
+            // The root's path as it is, never as a pattern.
+            options.pathspec(&self.prefix).disable_pathspec_match(true);
+        }
+        let statuses = self
+            .repo
+            .statuses(Some(&mut options))
+            .map_err(|e| fail("cannot read the status of the work tree", e))?;
+        let mut out = Snapshot {
+            with_untracked: untracked,
+            ..Snapshot::default()
+        };
+        for entry in statuses.iter() {
+            let Ok(path) = std::str::from_utf8(entry.path_bytes()) else {
+                continue;
+            };
+            if !self.in_root(path.as_bytes()) || path.ends_with('/') || is_temp_path(path) {
+                continue;
+            }
+            let status = entry.status();
+            if status.contains(Status::WT_NEW) {
+                out.untracked.insert(path.to_owned());
+            } else if status.contains(Status::WT_DELETED) {
+                out.tracked.insert(path.to_owned(), None);
+            } else if status.intersects(Status::WT_MODIFIED | Status::WT_TYPECHANGE) {
+                let at = self.layout.top.join(path);
+                let id = on_disk_as_file(&self.layout.top, Path::new(path))
+                    .then(|| git2::Oid::hash_file(git2::ObjectType::Blob, &at).ok())
+                    .flatten();
+                out.tracked.insert(path.to_owned(), id);
+            }
+        }
+        Ok(out)
+    }
+
+    /// What changed between `before` and now ([`WorkTree::snapshot`]), as
+    /// root-relative touches: tracked files, and the untracked files that
+    /// are new when `before` listed them.
+    pub(crate) fn changed_since(&self, before: &Snapshot) -> Result<Vec<Touch>, GitError> {
+        let now = self.snapshot(before.with_untracked)?;
+        let mut out = Vec::new();
+        for (path, id) in &now.tracked {
+            if before.tracked.get(path) != Some(id) {
+                out.push(Touch::Tracked(self.of_root(path)));
+            }
+        }
+        // Back as they were before: changed and changed back, or committed
+        // by the commands themselves.
+        for path in before.tracked.keys() {
+            if !now.tracked.contains_key(path) {
+                out.push(Touch::Tracked(self.of_root(path)));
+            }
+        }
+        if before.with_untracked {
+            for path in now.untracked.difference(&before.untracked) {
+                out.push(Touch::File(self.of_root(path)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `HEAD`'s commit, `None` on an unborn branch.
+    fn head(&self) -> Result<Option<git2::Commit<'_>>, git2::Error> {
+        match self.repo.head() {
+            Ok(head) => head.peel_to_commit().map(Some),
+            Err(e)
+                if e.code() == git2::ErrorCode::UnbornBranch
+                    || e.code() == git2::ErrorCode::NotFound =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A root-relative path as a path below the work tree's top; `None`
+    /// for a path outside the root (`--allow-escape`), never committed.
+    fn in_tree(&self, path: &str) -> Option<String> {
+        let outside = path.starts_with('/')
+            || path
+                .split('/')
+                .any(|part| part == ".." || (part.is_empty() && path != ""));
+        if outside {
+            return None;
+        }
+        Some(match (self.prefix.is_empty(), path) {
+            (true, "" | ".") => String::new(),
+            (true, _) => path.to_owned(),
+            (false, "" | ".") => self.prefix.clone(),
+            (false, _) => format!("{}/{path}", self.prefix),
+        })
+    }
+
+    /// A path below the work tree's top as a root-relative path.
+    fn of_root(&self, path: &str) -> String {
+        if self.prefix.is_empty() {
+            return path.to_owned();
+        }
+        path.strip_prefix(self.prefix.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            .unwrap_or(path)
+            .to_owned()
+    }
+
+    /// Calls `found` with every tracked file at or below `path` (a path
+    /// below the top): in the index, or in `base` (`HEAD`'s tree).
+    fn tracked_at(
+        &self,
+        index: &git2::Index,
+        base: &git2::Tree<'_>,
+        path: &str,
+        mut found: impl FnMut(String),
+    ) {
+        let below = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}/")
+        };
+        if !path.is_empty() && index.get_path(Path::new(path), 0).is_some() {
+            found(path.to_owned());
+        }
+        if let Ok(mut i) = index.find_prefix(Path::new(&below)) {
+            while let Some(entry) = index.get(i) {
+                let Ok(p) = std::str::from_utf8(&entry.path) else {
+                    i += 1;
+                    continue;
+                };
+                if !p.starts_with(&below) {
+                    break;
+                }
+                found(p.to_owned());
+                i += 1;
+            }
+        }
+        if path.is_empty() {
+            let _ = base.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
+                if e.kind() == Some(git2::ObjectType::Blob)
+                    && let Ok(name) = e.name()
+                {
+                    found(format!("{dir}{name}"));
+                }
+                git2::TreeWalkResult::Ok
+            });
+            return;
+        }
+        let Ok(entry) = base.get_path(Path::new(path)) else {
+            return;
+        };
+        match entry.kind() {
+            Some(git2::ObjectType::Tree) => {
+                let Ok(tree) = entry.to_object(&self.repo).and_then(|o| o.peel_to_tree()) else {
+                    return;
+                };
+                let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
+                    if e.kind() == Some(git2::ObjectType::Blob)
+                        && let Ok(name) = e.name()
+                    {
+                        found(format!("{below}{dir}{name}"));
+                    }
+                    git2::TreeWalkResult::Ok
+                });
+            }
+            _ => found(path.to_owned()),
+        }
+    }
+
     /// Whether a work-tree path lies in the root.
     fn in_root(&self, path: &[u8]) -> bool {
         let prefix = self.prefix.as_bytes();
@@ -291,33 +484,69 @@ impl WorkTree {
                 .strip_prefix(prefix)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
     }
+}
 
-    /// `HEAD`'s tree (or an empty one) with the root's subtree replaced by
-    /// the one in `index_tree`: what the index holds elsewhere (staged by
-    /// someone else) is not committed.
-    fn root_into_head(
-        &self,
-        index_tree: git2::Oid,
-        parent: Option<&git2::Commit<'_>>,
-    ) -> Result<git2::Oid, git2::Error> {
-        let repo = &self.repo;
-        let base = match parent {
-            Some(p) => p.tree()?,
-            None => repo.find_tree(repo.treebuilder(None)?.write()?)?,
+/// A change a run made, or is about to make, as its commits name it
+/// (PROTOCOL §7): root-relative, `/`-separated paths.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Touch {
+    /// A file a task wrote (created, replaced, appended to, edited) or is
+    /// about to: committed as the disk has it, unless it is ignored and
+    /// untracked.
+    File(String),
+    /// The tracked files at or below a path (a removal, a command's
+    /// change): committed as the disk has them, gone or not.
+    Tracked(String),
+    /// A move: the tracked files at or below `from`, and the same files
+    /// below `to`. What was untracked stays untracked where it went.
+    Moved { from: String, to: String },
+}
+
+/// The changed files of a work tree, to tell what commands changed
+/// ([`WorkTree::snapshot`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Snapshot {
+    tracked: std::collections::HashMap<String, Option<git2::Oid>>,
+    untracked: std::collections::BTreeSet<String>,
+    with_untracked: bool,
+}
+
+/// Whether a path below the top names a temporary file of clada's, or
+/// lies in a directory set aside: never committed.
+fn is_temp_path(path: &str) -> bool {
+    path.split('/').any(crate::engine::fs::is_temp_name)
+}
+
+/// Whether `path` (below `top`) is a file or a link as the disk has it,
+/// with no link on the way to it: what is reached through a link lies
+/// elsewhere, and a named pipe is never read.
+fn on_disk_as_file(top: &Path, path: &Path) -> bool {
+    let mut at = top.to_path_buf();
+    let mut parts = path.components().peekable();
+    while let Some(part) = parts.next() {
+        at.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            return false;
         };
-        let at = Path::new(&self.prefix);
-        let ours = repo.find_tree(index_tree)?.get_path(at).ok();
-        let mut update = git2::build::TreeUpdateBuilder::new();
-        match ours {
-            Some(entry) => {
-                update.upsert(&self.prefix, entry.id(), git2::FileMode::Tree);
+        let kind = meta.file_type();
+        if parts.peek().is_some() {
+            if !kind.is_dir() {
+                return false;
             }
-            None if base.get_path(at).is_ok() => {
-                update.remove(&self.prefix);
-            }
-            None => return Ok(base.id()),
+        } else {
+            return kind.is_file() || kind.is_symlink();
         }
-        update.create_updated(repo, &base)
+    }
+    false
+}
+
+/// The tree entry mode of an index entry's mode.
+fn file_mode(mode: u32) -> git2::FileMode {
+    match mode {
+        0o100755 => git2::FileMode::BlobExecutable,
+        0o120000 => git2::FileMode::Link,
+        0o160000 => git2::FileMode::Commit,
+        _ => git2::FileMode::Blob,
     }
 }
 
@@ -413,6 +642,10 @@ mod tests {
         Some(String::from_utf8_lossy(blob.as_blob()?.content()).into_owned())
     }
 
+    fn file(p: &str) -> Touch {
+        Touch::File(p.to_owned())
+    }
+
     #[test]
     fn a_root_below_the_top_commits_only_its_own_paths() {
         let dir = tempfile::tempdir().unwrap();
@@ -429,32 +662,116 @@ mod tests {
         let tree = WorkTree::discover(&dir.path().join("root"))
             .unwrap()
             .unwrap();
-        tree.commit_all("m", &Author::default()).unwrap().unwrap();
+        let touched = [file("a.txt"), file("new.txt"), file("../beside.txt")];
+        tree.commit_touched(&touched, "m", &Author::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(head_file(&repo, "root/a.txt").as_deref(), Some("A\n"));
         assert_eq!(head_file(&repo, "root/new.txt").as_deref(), Some("n\n"));
         assert_eq!(head_file(&repo, "beside.txt").as_deref(), Some("old\n"));
         assert_eq!(head_file(&repo, "staged.txt"), None);
         // Nothing of the root changed: no commit.
-        assert_eq!(tree.commit_all("m", &Author::default()).unwrap(), None);
-        // The root removed whole: its subtree goes.
+        let again = tree.commit_touched(&touched, "m", &Author::default());
+        assert_eq!(again.unwrap(), None);
+        // The root removed whole: its files go.
         std::fs::remove_file(dir.path().join("root/a.txt")).unwrap();
         std::fs::remove_file(dir.path().join("root/new.txt")).unwrap();
-        tree.commit_all("m", &Author::default()).unwrap().unwrap();
+        tree.commit_touched(&[Touch::Tracked(".".to_owned())], "m", &Author::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(head_file(&repo, "root/a.txt"), None);
         assert_eq!(head_file(&repo, "beside.txt").as_deref(), Some("old\n"));
     }
 
     #[test]
-    fn a_root_with_glob_characters_below_the_top_is_taken_literally() {
+    fn commits_only_what_is_named_never_an_untracked_secret() {
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init(dir.path()).unwrap();
-        commit_files(&repo, &[("r*/a.txt", "a\n"), ("rx/b.txt", "b\n")]);
-        std::fs::write(dir.path().join("rx/b.txt"), "secret\n").unwrap();
-        std::fs::write(dir.path().join("r*/a.txt"), "A\n").unwrap();
-        let tree = WorkTree::discover(&dir.path().join("r*")).unwrap().unwrap();
-        tree.commit_all("m", &Author::default()).unwrap().unwrap();
-        assert_eq!(head_file(&repo, "r*/a.txt").as_deref(), Some("A\n"));
-        assert_eq!(head_file(&repo, "rx/b.txt").as_deref(), Some("b\n"));
+        commit_files(
+            &repo,
+            &[
+                ("a.py", "a\n"),
+                ("dirty.py", "d\n"),
+                (".gitignore", "*.log\n"),
+            ],
+        );
+        std::fs::write(dir.path().join(".env"), "API_KEY=secret\n").unwrap();
+        std::fs::write(dir.path().join("dirty.py"), "mine\n").unwrap();
+        std::fs::write(dir.path().join("a.py"), "edited\n").unwrap();
+        std::fs::write(dir.path().join("b.py"), "new\n").unwrap();
+        std::fs::write(dir.path().join("run.log"), "written\n").unwrap();
+        let tree = WorkTree::discover(dir.path()).unwrap().unwrap();
+        let touched = [file("a.py"), file("b.py"), file("run.log")];
+        tree.commit_touched(&touched, "m", &Author::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(head_file(&repo, "a.py").as_deref(), Some("edited\n"));
+        assert_eq!(head_file(&repo, "b.py").as_deref(), Some("new\n"));
+        // Not named, untracked or ignored: not committed, and still as
+        // they were (the dirty file's change stays a change).
+        assert_eq!(head_file(&repo, ".env"), None);
+        assert_eq!(head_file(&repo, "run.log"), None);
+        assert_eq!(head_file(&repo, "dirty.py").as_deref(), Some("d\n"));
+        let statuses = repo.statuses(None).unwrap();
+        let status = |p: &str| {
+            statuses
+                .iter()
+                .find(|e| e.path().ok() == Some(p))
+                .map(|e| e.status())
+        };
+        assert_eq!(status("dirty.py"), Some(Status::WT_MODIFIED));
+        assert_eq!(status(".env"), Some(Status::WT_NEW));
+        // The index agrees with what was committed: nothing staged.
+        assert_eq!(status("a.py"), None);
+    }
+
+    #[test]
+    fn a_move_commits_the_tracked_files_where_they_went() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        commit_files(&repo, &[("src/a.py", "a\n"), ("src/b/c.py", "c\n")]);
+        std::fs::write(dir.path().join("src/.env"), "secret\n").unwrap();
+        std::fs::rename(dir.path().join("src"), dir.path().join("lib")).unwrap();
+        let tree = WorkTree::discover(dir.path()).unwrap().unwrap();
+        let touched = [Touch::Moved {
+            from: "src".to_owned(),
+            to: "lib".to_owned(),
+        }];
+        tree.commit_touched(&touched, "m", &Author::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(head_file(&repo, "src/a.py"), None);
+        assert_eq!(head_file(&repo, "lib/a.py").as_deref(), Some("a\n"));
+        assert_eq!(head_file(&repo, "lib/b/c.py").as_deref(), Some("c\n"));
+        // Untracked where it was, untracked where it went.
+        assert_eq!(head_file(&repo, "lib/.env"), None);
+    }
+
+    #[test]
+    fn tells_what_commands_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        commit_files(
+            &repo,
+            &[("t.py", "t\n"), ("dirty.py", "d\n"), ("same.py", "s\n")],
+        );
+        std::fs::write(dir.path().join("dirty.py"), "mine\n").unwrap();
+        std::fs::write(dir.path().join("old.txt"), "u\n").unwrap();
+        let tree = WorkTree::discover(dir.path()).unwrap().unwrap();
+        for untracked in [false, true] {
+            let before = tree.snapshot(untracked).unwrap();
+            // What a command does: a tracked file changed, one left dirty as
+            // it was, a new file.
+            std::fs::write(dir.path().join("t.py"), format!("{untracked}\n")).unwrap();
+            std::fs::write(dir.path().join("made.txt"), "m\n").unwrap();
+            let changed = tree.changed_since(&before).unwrap();
+            let mut want = vec![Touch::Tracked("t.py".to_owned())];
+            if untracked {
+                want.push(file("made.txt"));
+            }
+            assert_eq!(changed, want);
+            std::fs::remove_file(dir.path().join("made.txt")).unwrap();
+        }
     }
 
     #[test]
@@ -484,7 +801,9 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("log"), &log).unwrap();
         std::fs::write(dir.path().join("a.txt"), "b\n").unwrap();
         let head = repo.head().unwrap().target();
-        let e = tree.commit_all("m", &Author::default()).unwrap_err();
+        let e = tree
+            .commit_touched(&[file("a.txt")], "m", &Author::default())
+            .unwrap_err();
         assert!(matches!(e, GitError::Refused(_)), "{e}");
         assert!(!outside.path().join("log").exists());
         assert_eq!(repo.head().unwrap().target(), head);
@@ -499,7 +818,14 @@ mod tests {
         std::fs::write(dir.path().join("a/.f.clada-1-3.tmp"), "f").unwrap();
         std::fs::write(dir.path().join("a/kept.txt"), "k").unwrap();
         let tree = WorkTree::discover(dir.path()).unwrap().unwrap();
-        tree.commit_all("m", &Author::default()).unwrap().unwrap();
+        let touched = [
+            file("a/.d.clada-1-2.tmp/sub/x.txt"),
+            file("a/.f.clada-1-3.tmp"),
+            file("a/kept.txt"),
+        ];
+        tree.commit_touched(&touched, "m", &Author::default())
+            .unwrap()
+            .unwrap();
         let head = tree.repository().head().unwrap().peel_to_tree().unwrap();
         let mut paths = Vec::new();
         head.walk(git2::TreeWalkMode::PreOrder, |d, e| {
@@ -539,8 +865,12 @@ mod tests {
         std::thread::spawn(move || {
             let tree = WorkTree::discover(&top).unwrap().unwrap();
             let _ = tx.send(
-                tree.commit_all("m", &Author::default())
-                    .map(|c| c.is_some()),
+                tree.commit_touched(
+                    &["a.txt", "pipe", "d/p", "b.txt"].map(file),
+                    "m",
+                    &Author::default(),
+                )
+                .map(|c| c.is_some()),
             );
         });
         // A commit that opened a pipe would wait for a writer for ever.

@@ -56,7 +56,12 @@ pub struct Settings {
     /// `--total-timeout`: after this, the tasks left are skipped.
     pub total_timeout: Option<Duration>,
     /// Who commits before and after the tasks; `None` is `--no-git`.
+    /// The commits hold only what the run changes (PROTOCOL §7).
     pub git: Option<Author>,
+    /// `--commit-new-files`: the commit after the tasks also holds the
+    /// untracked files the commands made (never ignored ones); without it,
+    /// a command's changes are committed in tracked files only.
+    pub commit_untracked: bool,
     /// `--lock-file`; `None`: the root's default lock.
     pub lock_file: Option<PathBuf>,
     /// `--lock-timeout`.
@@ -95,6 +100,7 @@ impl Default for Settings {
             matching: MatchMode::default(),
             total_timeout: None,
             git: Some(Author::default()),
+            commit_untracked: false,
             lock_file: None,
             lock_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(30),

@@ -46,11 +46,6 @@ impl<'s> ApplyBuilder<'s> {
         b
     }
 
-    /// Tasks and successful tasks so far.
-    pub(crate) fn counts(&self) -> (usize, usize) {
-        (self.summary.tasks, self.summary.succeeded)
-    }
-
     /// The report: `blocks` are those kept (none when they were handed
     /// out as they came), `diagnostics` every diagnostic of the document
     /// in order.

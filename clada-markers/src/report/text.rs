@@ -545,7 +545,7 @@ fn git_words(g: &GitReport) -> Option<String> {
     let short = |s: &str| s.chars().take(7).collect::<String>();
     let before = g.before.as_deref().map(|h| {
         format!(
-            "committed your uncommitted changes as {} before applying",
+            "committed your uncommitted changes of the files it changes as {} before applying",
             short(h)
         )
     });
@@ -560,7 +560,7 @@ fn git_words(g: &GitReport) -> Option<String> {
     let before = before.or_else(|| {
         after
             .as_ref()
-            .map(|_| "nothing was uncommitted before applying".to_owned())
+            .map(|_| "the files it changes had no uncommitted changes".to_owned())
     });
     match (before, after) {
         (Some(b), Some(a)) => Some(format!("{b}; {a}")),
@@ -588,22 +588,26 @@ mod git_words_tests {
         assert_eq!(
             git_words(&git(b, a, None)).as_deref(),
             Some(
-                "committed your uncommitted changes as abc1234 before applying; committed the changes as def5678"
+                "committed your uncommitted changes of the files it changes as abc1234 before applying; committed the changes as def5678"
             )
         );
         assert_eq!(
             git_words(&git(None, a, None)).as_deref(),
-            Some("nothing was uncommitted before applying; committed the changes as def5678")
+            Some(
+                "the files it changes had no uncommitted changes; committed the changes as def5678"
+            )
         );
         assert_eq!(
             git_words(&git(b, None, None)).as_deref(),
             Some(
-                "committed your uncommitted changes as abc1234 before applying; the tasks changed nothing to commit"
+                "committed your uncommitted changes of the files it changes as abc1234 before applying; the tasks changed nothing to commit"
             )
         );
         assert_eq!(
             git_words(&git(b, None, Some("x"))).as_deref(),
-            Some("committed your uncommitted changes as abc1234 before applying")
+            Some(
+                "committed your uncommitted changes of the files it changes as abc1234 before applying"
+            )
         );
         assert_eq!(git_words(&git(None, None, None)), None);
     }
