@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         cli::Command::Check(check) => cli::check::run(check),
         cli::Command::Apply(apply) => cli::apply::run(apply),
         cli::Command::Allow(allow) => cli::allow::run(allow),
+        cli::Command::Undo(undo) => cli::undo::run(undo),
         cli::Command::Prompt => {
             output::print(PROMPT);
             0

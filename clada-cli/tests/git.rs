@@ -394,3 +394,126 @@ fn what_a_command_changed_is_committed_in_tracked_files_and_new_ones_only_when_a
         assert!(!all.contains(".env"), "{all}");
     }
 }
+
+/// `clada ARGS` in `dir`, with clada's directories in `home`.
+fn clada_in(dir: &Path, home: &Path, args: &[&str], doc: Option<&str>) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clada"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"));
+    let elsewhere = tempfile::tempdir().unwrap();
+    if let Some(doc) = doc {
+        let at = elsewhere.path().join("doc.md");
+        std::fs::write(&at, doc).unwrap();
+        cmd.arg(at);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn undo_reverts_the_runs_commit_and_is_refused_after_a_later_commit_of_the_same_file() {
+    let dir = repo();
+    let p = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(p.join("app.txt"), "one\ntwo\nmine\n").unwrap();
+    let out = clada_in(p, home.path(), &["apply", "--format", "json"], Some(EDIT));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["undo"]
+            .as_str()
+            .unwrap()
+            .starts_with("clada undo -C "),
+        "{report:#}"
+    );
+    let out = clada_in(p, home.path(), &["undo"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("Undone: app.txt"));
+    // The user's own change, committed before the run, stays.
+    assert_eq!(
+        std::fs::read_to_string(p.join("app.txt")).unwrap(),
+        "one\ntwo\nmine\n"
+    );
+    assert_eq!(
+        log(p)[0],
+        "clada <clada@localhost>|clada <clada@localhost>|clada: undo \"clada: edit app.txt (1 task)\""
+    );
+    assert_eq!(git(p, &["status", "--porcelain"]), "");
+    // One run back: nothing more.
+    let out = clada_in(p, home.path(), &["undo"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to undo"));
+
+    // A later commit of the same file: refused, nothing changed.
+    clada_in(p, home.path(), &["apply"], Some(EDIT));
+    std::fs::write(p.join("app.txt"), "later\n").unwrap();
+    git(p, &["commit", "-qam", "later work"]);
+    let out = clada_in(p, home.path(), &["undo", "--format", "json"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["ok"], false);
+    let message = json["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("\"later work\") changed app.txt after the run"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("app.txt")).unwrap(),
+        "later\n"
+    );
+}
+
+#[test]
+fn undo_without_git_puts_back_what_the_run_replaced_unless_it_changed_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(p.join("app.txt"), "one\ntwo\n").unwrap();
+    std::fs::create_dir(p.join("old")).unwrap();
+    std::fs::write(p.join("old/x.txt"), "x\n").unwrap();
+    let doc = format!(
+        "{EDIT}<<<<<<< WRITE path=\"new/deep/n.txt\"\nn\n>>>>>>> END\n\
+         <<<<<<< REMOVE path=\"old\"\n>>>>>>> END\n"
+    );
+    let out = clada_in(p, home.path(), &["apply"], Some(&doc));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("Undo: `clada undo` on this root takes this run back")
+    );
+    let out = clada_in(p, home.path(), &["undo"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("app.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert_eq!(std::fs::read_to_string(p.join("old/x.txt")).unwrap(), "x\n");
+    assert!(!p.join("new").exists());
+    // Changed after the run: refused, nothing touched.
+    clada_in(p, home.path(), &["apply"], Some(&doc));
+    std::fs::write(p.join("new/deep/n.txt"), "mine\n").unwrap();
+    let out = clada_in(p, home.path(), &["undo"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("new/deep/n.txt changed since the run"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("app.txt")).unwrap(),
+        "one\nTWO\n"
+    );
+}

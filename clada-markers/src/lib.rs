@@ -106,6 +106,8 @@ pub use dialect::Dialect;
 pub use engine::seek::MatchMode;
 #[cfg(feature = "engine")]
 pub use engine::settings::Settings;
+#[cfg(feature = "engine")]
+pub use engine::undo::{UndoError, Undone};
 pub use error_type::{Category, ErrorType};
 #[cfg(feature = "engine")]
 pub use report::listener::Listener;

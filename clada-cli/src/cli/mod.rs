@@ -7,6 +7,7 @@ pub(crate) mod convert;
 pub(crate) mod mcp;
 pub(crate) mod stream;
 mod streamed;
+pub(crate) mod undo;
 mod units;
 pub(crate) mod watch;
 
@@ -48,6 +49,19 @@ pub(crate) enum Command {
         after_help = "Example:\n  clada check examples/tour.md\n  cat reply.txt | clada check --format json"
     )]
     Check(CheckArgs),
+    /// Take back the last run on a root.
+    ///
+    /// With git (the run committed its changes), a commit that reverts the
+    /// run's commit; refused when a later commit touched the same files or
+    /// they have uncommitted changes. Without git, the contents the run
+    /// replaced, kept in clada's state directory (at most 64 MiB and 10,000
+    /// paths a run); refused when a file changed since the run. One run
+    /// back: undo forgets the run it took back. Exit status: 0 when undone,
+    /// 1 when refused or there is nothing to undo, 2 when a flag is wrong.
+    #[command(after_help = "Examples:
+  clada undo
+  clada undo -C ~/project --format json")]
+    Undo(UndoArgs),
     /// Approve a command for RUN tasks, list approvals, or withdraw one.
     ///
     /// Approved commands run as `sh -c COMMAND` when a RUN task's body is
@@ -147,6 +161,28 @@ pub(crate) enum Command {
     /// Print the manual page (roff).
     #[command(after_help = "Example:\n  clada man > clada.1 && man ./clada.1")]
     Man,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UndoArgs {
+    /// The directory whose last run to take back, e.g. -C ~/project.
+    #[arg(short = 'C', long = "root", value_name = "DIR", default_value = ".")]
+    pub(crate) root: PathBuf,
+
+    /// text, or json (`{"ok", "restored", "commit", "error"}`).
+    #[arg(long, value_enum, value_name = "text|json", default_value = "text")]
+    pub(crate) format: UndoFormat,
+
+    /// Author and committer of the commit that reverts, with git.
+    #[arg(long, value_name = "AUTHOR", default_value = "clada <clada@localhost>")]
+    pub(crate) git_author: Author,
+}
+
+/// What `clada undo` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum UndoFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Args)]

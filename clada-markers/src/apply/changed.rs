@@ -105,6 +105,11 @@ impl Summary {
         }
     }
 
+    /// Whether a task took effect.
+    pub(crate) fn took_effect(&self) -> bool {
+        self.applied > 0
+    }
+
     /// The message of the commit after the tasks; `commands`: the files
     /// the commands changed, if any.
     pub(crate) fn message(&self, commands: &[String]) -> String {

@@ -157,6 +157,34 @@ impl Apply {
         self.config.approvals.as_ref()
     }
 
+    /// Takes back the last run on this root that changed something
+    /// (PROTOCOL §7.5), under the root's lock as a run takes it: with git,
+    /// by a commit that reverts the run's commit after its tasks; without,
+    /// from the contents the run replaced, kept in clada's state directory.
+    /// Refused, with why, when a file changed since the run. Needs clada's
+    /// directories ([`Apply::dirs`]), where the record is kept.
+    pub fn undo(&self) -> Result<crate::engine::undo::Undone, crate::engine::undo::UndoError> {
+        use crate::engine::undo::UndoError;
+        let canonical = std::fs::canonicalize(&self.config.root_path)?;
+        let Some(dirs) = &self.config.dirs else {
+            return Err(UndoError::Nothing(canonical.display().to_string()));
+        };
+        let found = crate::engine::git::WorkTree::discover(&self.config.root_path)
+            .map_err(|e| UndoError::Refused(e.to_string()))?;
+        let place = match &self.config.settings.lock_file {
+            Some(path) => Some(crate::engine::lock::Place::named(path)),
+            None => run::default_lock(found.as_ref(), Some(dirs), &canonical).transpose(),
+        }
+        .transpose()
+        .map_err(|e| UndoError::Refused(e.to_string()))?;
+        let _lock = place
+            .map(|p| crate::engine::lock::Lock::acquire(&p, self.config.settings.lock_timeout))
+            .transpose()
+            .map_err(|e| UndoError::Refused(e.to_string()))?;
+        let author = self.config.settings.git.clone().unwrap_or_default();
+        crate::engine::undo::undo(dirs, &canonical, &self.root, found.as_ref(), &author)
+    }
+
     /// Applies `doc`, every unit in order: [`Apply::run_with`], heard by
     /// nobody.
     pub fn run(&mut self, doc: &Document<'_>) -> ApplyReport {

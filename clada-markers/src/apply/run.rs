@@ -147,6 +147,10 @@ pub(crate) fn run<'h, 'd: 'h>(
     let mut touched: Vec<Touch> = Vec::new();
     let mut summary = super::changed::Summary::default();
     let mut commands_from: Option<Snapshot> = None;
+    // What takes the run back without its commits: the contents it is
+    // about to replace (not in a dry run, nor without clada's directories).
+    let mut capture =
+        (!settings.dry_run && config.dirs.is_some()).then(crate::engine::undo::Capture::default);
 
     // Units are read a batch ahead, so that the engine knows the edits to
     // come: a file many of them change is searched once for all of them.
@@ -214,6 +218,18 @@ pub(crate) fn run<'h, 'd: 'h>(
                 }
                 Err(refusal) => refused = Some(refusal),
             }
+        }
+        if !told
+            && refused.is_none()
+            && engine.is_some()
+            && let Some(capture) = capture.as_mut()
+        {
+            let batch =
+                std::iter::once(&*unit).chain(ahead.iter().filter_map(|f| f.unit.as_deref()));
+            capture.note(
+                root,
+                &super::changed::about_to_change(batch, root, settings.allow_escape),
+            );
         }
         if !told
             && refused.is_none()
@@ -328,6 +344,22 @@ pub(crate) fn run<'h, 'd: 'h>(
             Err(e) => git.error = Some(format!("the commit after the tasks failed: {e}")),
         }
     }
+    // What takes it back: kept when a task took effect.
+    let mut undo = None;
+    if summary.took_effect()
+        && let Some(dirs) = &config.dirs
+    {
+        let canonical =
+            std::fs::canonicalize(&config.root_path).unwrap_or_else(|_| config.root_path.clone());
+        let kept = crate::engine::undo::keep(dirs, &canonical, root, git.after.as_deref(), capture);
+        undo = Some(match kept {
+            Ok(()) => format!(
+                "clada undo -C {}",
+                shell_words::quote(&canonical.to_string_lossy())
+            ),
+            Err(e) => format!("cannot be undone: its record could not be kept: {e}"),
+        });
+    }
     // Every temporary file of this run is renamed or removed by now.
     if let Some(Held {
         journal: Some(journal),
@@ -340,6 +372,7 @@ pub(crate) fn run<'h, 'd: 'h>(
     crate::syntax::sort_in_document_order(&mut diagnostics);
     let mut report = builder.finish(Vec::new(), &diagnostics, git);
     report.dialect = config.settings.dialect;
+    report.undo = undo;
     if let Some((kind, message)) = refused {
         report.ok = false;
         report.error = Some(ErrorReport::new(kind, message));

@@ -371,6 +371,116 @@ impl WorkTree {
         Ok(out)
     }
 
+    /// Takes back the run whose commit after the tasks is `commit`: puts
+    /// the files it changed back as its parent has them, through `root`,
+    /// and commits that. Refused, with why, when the commit is not on the
+    /// branch, when a later commit touched the same files, or when they
+    /// have uncommitted changes. Returns the new commit's id and the
+    /// root-relative paths put back.
+    pub(crate) fn revert(
+        &self,
+        commit: &str,
+        root: &crate::engine::fs::Root,
+        author: &Author,
+    ) -> Result<(String, Vec<String>), String> {
+        self.check().map_err(|e| e.to_string())?;
+        let repo = &self.repo;
+        let git = |e: git2::Error| e.message().to_owned();
+        let short = |id: git2::Oid| id.to_string().chars().take(7).collect::<String>();
+        let run = git2::Oid::from_str(commit)
+            .and_then(|id| repo.find_commit(id))
+            .map_err(|_| format!("the run's commit {commit} is not in the repository"))?;
+        let parent = run
+            .parent(0)
+            .map_err(|_| format!("the run's commit {} has no parent", short(run.id())))?;
+        let head = self
+            .head()
+            .map_err(git)?
+            .ok_or("the branch has no commit")?;
+        if head.id() != run.id() && !repo.graph_descendant_of(head.id(), run.id()).map_err(git)? {
+            return Err(format!(
+                "the run's commit {} is not on the current branch",
+                short(run.id())
+            ));
+        }
+        let changed = |old: &git2::Tree<'_>, new: &git2::Tree<'_>| -> Result<Vec<String>, String> {
+            let diff = repo
+                .diff_tree_to_tree(Some(old), Some(new), None)
+                .map_err(git)?;
+            Ok(diff
+                .deltas()
+                .flat_map(|d| [d.old_file().path(), d.new_file().path()])
+                .flatten()
+                .filter_map(Path::to_str)
+                .map(str::to_owned)
+                .collect())
+        };
+        let mut paths = changed(&parent.tree().map_err(git)?, &run.tree().map_err(git)?)?;
+        paths.sort();
+        paths.dedup();
+        // A later commit that touched the same files.
+        let mut walk = repo.revwalk().map_err(git)?;
+        walk.push(head.id()).map_err(git)?;
+        walk.hide(run.id()).map_err(git)?;
+        for id in walk {
+            let later = repo.find_commit(id.map_err(git)?).map_err(git)?;
+            let Ok(before) = later.parent(0).and_then(|p| p.tree()) else {
+                continue;
+            };
+            let touched = changed(&before, &later.tree().map_err(git)?)?;
+            if let Some(p) = touched.iter().find(|p| paths.contains(p)) {
+                return Err(format!(
+                    "commit {} (\"{}\") changed {p} after the run; revert it first, or by hand",
+                    short(later.id()),
+                    later.summary().ok().flatten().unwrap_or_default()
+                ));
+            }
+        }
+        // Uncommitted changes of those files.
+        let snapshot = self.snapshot(false).map_err(|e| e.to_string())?;
+        if let Some(p) = paths
+            .iter()
+            .find(|p| snapshot.tracked.contains_key(p.as_str()))
+        {
+            return Err(format!(
+                "{p} has uncommitted changes; commit or stash them first"
+            ));
+        }
+        let old = parent.tree().map_err(git)?;
+        let mut restored = Vec::new();
+        for path in &paths {
+            if !self.in_root(path.as_bytes()) {
+                continue;
+            }
+            let rel = self.of_root(path);
+            let at = crate::engine::fs::locate(&rel, false).map_err(|e| e.to_string())?;
+            match old.get_path(Path::new(path)) {
+                Ok(entry) => {
+                    let blob = entry
+                        .to_object(repo)
+                        .and_then(|o| o.peel_to_blob())
+                        .map_err(git)?;
+                    root.write(&at, blob.content()).map_err(|e| e.to_string())?;
+                }
+                Err(_) => match root.remove(&at) {
+                    Ok(()) | Err(crate::engine::tree::FsError::NotFound { .. }) => {}
+                    Err(e) => return Err(e.to_string()),
+                },
+            }
+            restored.push(rel);
+        }
+        let touched: Vec<Touch> = restored.iter().cloned().map(Touch::File).collect();
+        let message = format!(
+            "clada: undo \"{}\"",
+            run.summary().ok().flatten().unwrap_or_default()
+        );
+        let id = self
+            .commit_touched(&touched, &message, author)
+            .map_err(|e| e.to_string())?
+            .ok_or("the files are already as before the run")?;
+        Ok((id, restored))
+    }
+
     /// `HEAD`'s commit, `None` on an unborn branch.
     fn head(&self) -> Result<Option<git2::Commit<'_>>, git2::Error> {
         match self.repo.head() {

@@ -61,6 +61,7 @@ mod task_error;
 pub(crate) mod tier;
 pub(crate) mod tree;
 pub(crate) mod tree_check;
+pub(crate) mod undo;
 pub(crate) mod view;
 
 pub use dirs::{Dirs, DirsError};

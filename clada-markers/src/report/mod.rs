@@ -76,6 +76,11 @@ pub struct ApplyReport {
     /// What to send again (PROTOCOL §9.1); absent in a dry run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resend: Option<Resend>,
+    /// How to take this run back (`clada undo -C ROOT`, PROTOCOL §7.5), or
+    /// why it cannot be; absent when no task took effect, in a dry run and
+    /// without clada's directories.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undo: Option<String>,
 }
 
 /// The tasks of a run by what an agent should do with them next, as task
@@ -381,6 +386,7 @@ impl ApplyReport {
             dry_run: false,
             changes: None,
             resend: None,
+            undo: None,
         }
     }
 

@@ -254,6 +254,15 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         } else if let Some(n) = &g.note {
             let _ = writeln!(self.out, "Git: {}", line_of(n));
         }
+        if let Some(undo) = &report.undo {
+            // The command names the root; the text says it without the path.
+            let line = if undo.starts_with("clada undo") {
+                "`clada undo` on this root takes this run back".to_owned()
+            } else {
+                line_of(undo).into_owned()
+            };
+            let _ = writeln!(self.out, "Undo: {line}");
+        }
         if let Some(r) = &report.resend {
             self.resend(r, self.split);
         }

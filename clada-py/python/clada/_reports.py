@@ -362,6 +362,11 @@ class ApplyReport(TypedDict):
     resend: NotRequired[Resend | None]
     """What to send again (PROTOCOL §9.1); absent in a dry run."""
     summary: ApplySummary
+    undo: NotRequired[str | None]
+    """How to take this run back (`clada undo -C ROOT`, PROTOCOL §7.5), or
+    why it cannot be; absent when no task took effect, in a dry run and
+    without clada's directories.
+    """
     version: int
 
 
