@@ -117,34 +117,23 @@ fn never_commits_an_untracked_secret_an_ignored_file_or_a_dirty_file_it_did_not_
 }
 
 #[test]
-fn a_file_the_run_writes_is_committed_unless_ignored_and_what_it_overwrites_is_saved_first() {
+fn a_file_the_run_writes_is_committed_unless_ignored_and_an_untracked_one_it_overwrites_is_kept_by_undo()
+ {
     let dir = repo();
     let p = dir.path();
+    let home = tempfile::tempdir().unwrap();
     std::fs::write(p.join("notes.txt"), "untracked, about to be replaced\n").unwrap();
-    let elsewhere = tempfile::tempdir().unwrap();
-    let doc = elsewhere.path().join("doc.md");
-    std::fs::write(
-        &doc,
-        "<<<<<<< WRITE path=\"notes.txt\"\nnew\n>>>>>>> END\n\
-         <<<<<<< WRITE path=\"out.log\"\nlog\n>>>>>>> END\n\
-         <<<<<<< WRITE path=\"src/new.txt\"\nmade\n>>>>>>> END\n",
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_clada"))
-        .args(["apply", "--git-author", "bot"])
-        .arg(&doc)
-        .current_dir(p)
-        .output()
-        .unwrap();
+    let doc = "<<<<<<< WRITE path=\"notes.txt\"\nnew\n>>>>>>> END\n\
+               <<<<<<< WRITE path=\"out.log\"\nlog\n>>>>>>> END\n\
+               <<<<<<< WRITE path=\"src/new.txt\"\nmade\n>>>>>>> END\n";
+    let out = clada_in(p, home.path(), &["apply", "--git-author", "bot"], Some(doc));
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    assert_eq!(
-        git(p, &["show", "HEAD~1:notes.txt"]),
-        "untracked, about to be replaced"
-    );
+    // No commit before: the untracked file it replaced never enters history.
+    assert_eq!(log(p).len(), 2);
     assert_eq!(git(p, &["show", "HEAD:notes.txt"]), "new");
     assert_eq!(git(p, &["show", "HEAD:src/new.txt"]), "made");
     let files = git(p, &["ls-tree", "-r", "--name-only", "HEAD"]);
@@ -154,6 +143,21 @@ fn a_file_the_run_writes_is_committed_unless_ignored_and_what_it_overwrites_is_s
         "bot <bot@localhost>|bot <bot@localhost>|clada: write notes.txt, create out.log, \
          create src/new.txt (3 tasks)"
     );
+    // Undo puts it back as it was, untracked, and removes what was made.
+    let out = clada_in(p, home.path(), &["undo"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("notes.txt")).unwrap(),
+        "untracked, about to be replaced\n"
+    );
+    assert!(!p.join("src/new.txt").exists());
+    assert_eq!(git(p, &["status", "--porcelain"]), "?? notes.txt");
+    let all = git(p, &["log", "--all", "--format=", "-p"]);
+    assert!(!all.contains("untracked, about to be replaced"), "{all}");
 }
 
 #[test]

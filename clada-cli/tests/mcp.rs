@@ -639,3 +639,51 @@ fn match_narrows_and_a_foreign_document_is_an_error() {
         client.cancel().await.unwrap();
     });
 }
+
+/// The git rule holds through MCP as through the command line: the commit
+/// after an apply holds what the document wrote, never an untracked secret
+/// beside it.
+#[test]
+fn an_apply_commits_only_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(p)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(p.join("a.txt"), "a\n").unwrap();
+    git(&["add", "a.txt"]);
+    git(&["commit", "-qm", "start"]);
+    std::fs::write(p.join(".env"), "API_KEY=sk-secret\n").unwrap();
+    let call = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "apply", "arguments": {
+            "document": "<<<<<<< WRITE path=\"b.txt\"\nb\n>>>>>>> END\n"
+        }}
+    })
+    .to_string();
+    let (answers, _) = raw(
+        &["-C", p.to_str().unwrap()],
+        &[INITIALIZE, INITIALIZED, &call],
+    );
+    let result = answers.iter().find(|a| a["id"] == 1).unwrap();
+    assert_eq!(result["result"]["isError"], false, "{result:#}");
+    assert_eq!(
+        git(&["show", "HEAD", "--name-only", "--format=%s"]),
+        "clada: create b.txt (1 task)\n\nb.txt"
+    );
+    let all = git(&["log", "--all", "--name-only", "--format="]);
+    assert!(!all.contains(".env"), "{all}");
+    assert_eq!(git(&["status", "--porcelain"]), "?? .env");
+}

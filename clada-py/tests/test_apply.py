@@ -72,14 +72,21 @@ def test_git_commits_before_and_after_only_when_asked(project: Path) -> None:
     assert report["git"]["after"] is None
     assert git(project, "rev-list", "--count", "HEAD").strip() == "1"
 
-    (project / "b.txt").write_text("uncommitted\n")
+    # The git rule: only what the run changes, never an untracked secret.
+    (project / ".env").write_text("API_KEY=sk-secret\n")
+    (project / "c.txt").write_text("mine, uncommitted\n")
+    git(project, "add", "c.txt")
+    git(project, "commit", "-q", "-m", "c")
+    (project / "c.txt").write_text("mine, uncommitted and changed\n")
     report = clada.apply('<<<<<<< WRITE path="c.txt"\nc\n>>>>>>> END\n', project, git="Ada <ada@example.com>")
     assert report["ok"], report
     assert report["git"]["before"] and report["git"]["after"]
     log = git(project, "log", "--format=%an <%ae>|%s").splitlines()
     assert [line.split("|")[0] for line in log[:2]] == ["Ada <ada@example.com>"] * 2
-    assert log[0].split("|")[1].startswith("clada: after apply")
-    assert git(project, "status", "--porcelain") == ""
+    assert log[0].split("|")[1] == "clada: write c.txt (1 task)"
+    assert log[1].split("|")[1] == "clada: save uncommitted changes of c.txt before applying"
+    assert ".env" not in git(project, "log", "--all", "--name-only", "--format=")
+    assert git(project, "status", "--porcelain").strip() == "?? .env"
 
 
 def test_exact_matching_refuses_a_search_indented_otherwise(project: Path) -> None:

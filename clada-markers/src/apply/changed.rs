@@ -145,18 +145,13 @@ impl Summary {
 }
 
 /// The message of the commit before the tasks, which saves the
-/// uncommitted changes of the files they are about to change.
-pub(crate) fn before_message(touched: &[Touch]) -> String {
-    let paths: Vec<&str> = touched
-        .iter()
-        .map(|t| match t {
-            Touch::File(p) | Touch::Tracked(p) | Touch::Moved { from: p, .. } => p.as_str(),
-        })
-        .collect();
+/// uncommitted changes of `paths` (below the work tree's top), the files
+/// they are about to change.
+pub(crate) fn before_message(paths: &[String]) -> String {
     let named = paths
         .iter()
         .take(NAMED)
-        .copied()
+        .map(String::as_str)
         .collect::<Vec<_>>()
         .join(", ");
     let more = paths.len().saturating_sub(NAMED);
@@ -213,9 +208,9 @@ mod tests {
         }
         let m = s.message(&[]);
         assert!(m.ends_with("remove f5, 3 more (9 tasks)"), "{m}");
-        let touched: Vec<Touch> = (0..8).map(|i| Touch::File(format!("f{i}"))).collect();
+        let paths: Vec<String> = (0..8).map(|i| format!("f{i}")).collect();
         assert_eq!(
-            before_message(&touched),
+            before_message(&paths),
             "clada: save uncommitted changes of f0, f1, f2, f3, f4, f5 and 2 more before applying"
         );
     }

@@ -247,10 +247,23 @@ pub(crate) fn run<'h, 'd: 'h>(
             let new: Vec<Touch> =
                 super::changed::about_to_change(batch, root, settings.allow_escape)
                     .into_iter()
+                    // Tracked files only: an untracked file a task
+                    // overwrites is kept by the run's undo record, outside
+                    // the tree, never committed.
+                    .map(|t| match t {
+                        Touch::File(p) => Touch::Tracked(p),
+                        t => t,
+                    })
                     .filter(|t| saved.insert(t.clone()))
                     .collect();
-            let message = super::changed::before_message(&new);
-            match tree.commit_touched(&new, &message, author) {
+            // Nothing named, nothing to save (the commit after the tasks
+            // still checks the repository).
+            let saving = if new.is_empty() {
+                Ok(None)
+            } else {
+                tree.commit_touched(&new, &super::changed::before_message, author)
+            };
+            match saving {
                 Ok(id) => {
                     git.before = git.before.take().or(id);
                 }
@@ -323,24 +336,28 @@ pub(crate) fn run<'h, 'd: 'h>(
     if commit_after
         && let (Some(Ok(Some(tree))), Some(author)) = (tree_slot.get(), &config.settings.git)
     {
-        let mut by_commands = Vec::new();
-        if let Some(before) = &commands_from {
-            match tree.changed_since(before) {
-                Ok(changed) => by_commands = changed,
-                Err(e) => git.error = Some(format!("cannot tell what the commands changed: {e}")),
+        // What the commands changed, told by the work tree's status (read
+        // only once the repository passed its check again).
+        let by_commands = match &commands_from {
+            Some(before) => tree.changed_since(before),
+            None => Ok(Vec::new()),
+        };
+        match by_commands {
+            Ok(by_commands) => {
+                let named: Vec<String> = by_commands
+                    .iter()
+                    .filter_map(|t| match t {
+                        Touch::File(p) | Touch::Tracked(p) => Some(p.clone()),
+                        Touch::Moved { .. } | Touch::Forget(_) => None,
+                    })
+                    .collect();
+                touched.extend(by_commands);
+                let message = summary.message(&named);
+                match tree.commit_touched(&touched, &|_| message.clone(), author) {
+                    Ok(id) => git.after = id,
+                    Err(e) => git.error = Some(format!("the commit after the tasks failed: {e}")),
+                }
             }
-        }
-        let named: Vec<String> = by_commands
-            .iter()
-            .filter_map(|t| match t {
-                Touch::File(p) | Touch::Tracked(p) => Some(p.clone()),
-                Touch::Moved { .. } => None,
-            })
-            .collect();
-        touched.extend(by_commands);
-        let message = summary.message(&named);
-        match tree.commit_touched(&touched, &message, author) {
-            Ok(id) => git.after = id,
             Err(e) => git.error = Some(format!("the commit after the tasks failed: {e}")),
         }
     }

@@ -188,13 +188,15 @@ impl WorkTree {
     pub(crate) fn commit_touched(
         &self,
         touched: &[Touch],
-        message: &str,
+        message: &dyn Fn(&[String]) -> String,
         author: &Author,
     ) -> Result<Option<String>, GitError> {
+        // Checked even when nothing is named: a run whose commands made
+        // the repository unsafe says so.
+        self.check().map_err(GitError::Refused)?;
         if touched.is_empty() {
             return Ok(None);
         }
-        self.check().map_err(GitError::Refused)?;
         let repo = &self.repo;
         let fail = |what: &'static str, source: git2::Error| GitError::Git { what, source };
         let mut index = repo.index().map_err(|e| fail("cannot read the index", e))?;
@@ -209,6 +211,7 @@ impl WorkTree {
         .map_err(|e| fail("cannot read HEAD's tree", e))?;
         // Every file path the commit may change, below the work tree's top.
         let mut files: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        let mut forget: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         for touch in touched {
             match touch {
                 Touch::File(path) => {
@@ -221,6 +224,12 @@ impl WorkTree {
                     self.tracked_at(&index, &base, &path, |p| {
                         files.insert(p);
                     });
+                }
+                Touch::Forget(path) => {
+                    if let Some(path) = self.in_tree(path) {
+                        forget.insert(path.clone());
+                        files.insert(path);
+                    }
                 }
                 Touch::Moved { from, to } => {
                     let Some(from) = self.in_tree(from) else {
@@ -239,13 +248,21 @@ impl WorkTree {
         let top = &self.layout.top;
         let mut update = git2::build::TreeUpdateBuilder::new();
         let mut changes = 0;
+        // What the commit changes, as the message names it.
+        let mut named: Vec<String> = Vec::new();
         for path in &files {
             if !self.in_root(path.as_bytes()) || is_temp_path(path) {
                 continue;
             }
             let at = Path::new(path);
             let tracked = index.get_path(at, 0).is_some();
-            if on_disk_as_file(top, at) {
+            if forget.contains(path) {
+                if tracked {
+                    index
+                        .remove_path(at)
+                        .map_err(|e| fail("cannot stage a removal", e))?;
+                }
+            } else if on_disk_as_file(top, at) {
                 let ignored = !tracked && repo.is_path_ignored(at).unwrap_or(true);
                 if ignored {
                     continue;
@@ -258,14 +275,19 @@ impl WorkTree {
                     .remove_path(at)
                     .map_err(|e| fail("cannot stage a removal", e))?;
             }
+            let was = base.get_path(at).ok().map(|e| (e.id(), e.filemode()));
             match index.get_path(at, 0) {
                 Some(entry) => {
                     update.upsert(path.as_str(), entry.id, file_mode(entry.mode));
                     changes += 1;
+                    if was != Some((entry.id, entry.mode as i32)) {
+                        named.push(self.of_root(path));
+                    }
                 }
-                None if base.get_path(at).is_ok() => {
+                None if was.is_some() => {
                     update.remove(path.as_str());
                     changes += 1;
+                    named.push(self.of_root(path));
                 }
                 None => {}
             }
@@ -290,7 +312,7 @@ impl WorkTree {
         let sig = Signature::now(&author.name, &author.email).map_err(|e| fail("bad author", e))?;
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         let id = repo
-            .commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+            .commit(Some("HEAD"), &sig, &sig, &message(&named), &tree, &parents)
             .map_err(|e| fail("cannot commit", e))?;
         Ok(Some(id.to_string()))
     }
@@ -301,6 +323,8 @@ impl WorkTree {
     /// not ignored. Compared before and after the commands of a run, it
     /// tells what they changed ([`WorkTree::changed_since`]).
     pub(crate) fn snapshot(&self, untracked: bool) -> Result<Snapshot, GitError> {
+        // libgit2 reads the rules files as it walks: checked first.
+        self.check().map_err(GitError::Refused)?;
         let fail = |what: &'static str, source: git2::Error| GitError::Git { what, source };
         let mut options = StatusOptions::new();
         options
@@ -382,6 +406,7 @@ impl WorkTree {
         commit: &str,
         root: &crate::engine::fs::Root,
         author: &Author,
+        untracked_before: &dyn Fn(&str) -> Option<Vec<u8>>,
     ) -> Result<(String, Vec<String>), String> {
         self.check().map_err(|e| e.to_string())?;
         let repo = &self.repo;
@@ -448,6 +473,7 @@ impl WorkTree {
         }
         let old = parent.tree().map_err(git)?;
         let mut restored = Vec::new();
+        let mut forget = Vec::new();
         for path in &paths {
             if !self.in_root(path.as_bytes()) {
                 continue;
@@ -462,20 +488,34 @@ impl WorkTree {
                         .map_err(git)?;
                     root.write(&at, blob.content()).map_err(|e| e.to_string())?;
                 }
-                Err(_) => match root.remove(&at) {
-                    Ok(()) | Err(crate::engine::tree::FsError::NotFound { .. }) => {}
-                    Err(e) => return Err(e.to_string()),
+                // Untracked before the run, which replaced it: put back as
+                // it was, untracked again.
+                Err(_) => match untracked_before(&rel) {
+                    Some(bytes) => {
+                        root.write(&at, &bytes).map_err(|e| e.to_string())?;
+                        forget.push(rel.clone());
+                    }
+                    None => match root.remove(&at) {
+                        Ok(()) | Err(crate::engine::tree::FsError::NotFound { .. }) => {}
+                        Err(e) => return Err(e.to_string()),
+                    },
                 },
             }
             restored.push(rel);
         }
-        let touched: Vec<Touch> = restored.iter().cloned().map(Touch::File).collect();
+        let touched: Vec<Touch> = restored
+            .iter()
+            .map(|p| match forget.contains(p) {
+                true => Touch::Forget(p.clone()),
+                false => Touch::File(p.clone()),
+            })
+            .collect();
         let message = format!(
             "clada: undo \"{}\"",
             run.summary().ok().flatten().unwrap_or_default()
         );
         let id = self
-            .commit_touched(&touched, &message, author)
+            .commit_touched(&touched, &|_| message.clone(), author)
             .map_err(|e| e.to_string())?
             .ok_or("the files are already as before the run")?;
         Ok((id, restored))
@@ -610,6 +650,9 @@ pub(crate) enum Touch {
     /// A move: the tracked files at or below `from`, and the same files
     /// below `to`. What was untracked stays untracked where it went.
     Moved { from: String, to: String },
+    /// A file that is to be untracked, whatever the disk has (an untracked
+    /// file an undo put back).
+    Forget(String),
 }
 
 /// The changed files of a work tree, to tell what commands changed
@@ -773,7 +816,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let touched = [file("a.txt"), file("new.txt"), file("../beside.txt")];
-        tree.commit_touched(&touched, "m", &Author::default())
+        tree.commit_touched(&touched, &|_| "m".to_owned(), &Author::default())
             .unwrap()
             .unwrap();
         assert_eq!(head_file(&repo, "root/a.txt").as_deref(), Some("A\n"));
@@ -781,14 +824,18 @@ mod tests {
         assert_eq!(head_file(&repo, "beside.txt").as_deref(), Some("old\n"));
         assert_eq!(head_file(&repo, "staged.txt"), None);
         // Nothing of the root changed: no commit.
-        let again = tree.commit_touched(&touched, "m", &Author::default());
+        let again = tree.commit_touched(&touched, &|_| "m".to_owned(), &Author::default());
         assert_eq!(again.unwrap(), None);
         // The root removed whole: its files go.
         std::fs::remove_file(dir.path().join("root/a.txt")).unwrap();
         std::fs::remove_file(dir.path().join("root/new.txt")).unwrap();
-        tree.commit_touched(&[Touch::Tracked(".".to_owned())], "m", &Author::default())
-            .unwrap()
-            .unwrap();
+        tree.commit_touched(
+            &[Touch::Tracked(".".to_owned())],
+            &|_| "m".to_owned(),
+            &Author::default(),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(head_file(&repo, "root/a.txt"), None);
         assert_eq!(head_file(&repo, "beside.txt").as_deref(), Some("old\n"));
     }
@@ -812,7 +859,7 @@ mod tests {
         std::fs::write(dir.path().join("run.log"), "written\n").unwrap();
         let tree = WorkTree::discover(dir.path()).unwrap().unwrap();
         let touched = [file("a.py"), file("b.py"), file("run.log")];
-        tree.commit_touched(&touched, "m", &Author::default())
+        tree.commit_touched(&touched, &|_| "m".to_owned(), &Author::default())
             .unwrap()
             .unwrap();
         assert_eq!(head_file(&repo, "a.py").as_deref(), Some("edited\n"));
@@ -847,7 +894,7 @@ mod tests {
             from: "src".to_owned(),
             to: "lib".to_owned(),
         }];
-        tree.commit_touched(&touched, "m", &Author::default())
+        tree.commit_touched(&touched, &|_| "m".to_owned(), &Author::default())
             .unwrap()
             .unwrap();
         assert_eq!(head_file(&repo, "src/a.py"), None);
@@ -912,7 +959,7 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "b\n").unwrap();
         let head = repo.head().unwrap().target();
         let e = tree
-            .commit_touched(&[file("a.txt")], "m", &Author::default())
+            .commit_touched(&[file("a.txt")], &|_| "m".to_owned(), &Author::default())
             .unwrap_err();
         assert!(matches!(e, GitError::Refused(_)), "{e}");
         assert!(!outside.path().join("log").exists());
@@ -933,7 +980,7 @@ mod tests {
             file("a/.f.clada-1-3.tmp"),
             file("a/kept.txt"),
         ];
-        tree.commit_touched(&touched, "m", &Author::default())
+        tree.commit_touched(&touched, &|_| "m".to_owned(), &Author::default())
             .unwrap()
             .unwrap();
         let head = tree.repository().head().unwrap().peel_to_tree().unwrap();
@@ -977,7 +1024,7 @@ mod tests {
             let _ = tx.send(
                 tree.commit_touched(
                     &["a.txt", "pipe", "d/p", "b.txt"].map(file),
-                    "m",
+                    &|_| "m".to_owned(),
                     &Author::default(),
                 )
                 .map(|c| c.is_some()),

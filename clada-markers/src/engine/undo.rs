@@ -61,8 +61,9 @@ struct Saved {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum How {
-    /// Its commit after the tasks.
-    Git { commit: String },
+    /// Its commit after the tasks, and what it replaced (for the untracked
+    /// files it overwrote, which no commit holds).
+    Git { commit: String, files: Vec<Saved> },
     /// What it replaced.
     Files { files: Vec<Saved> },
     /// Why it cannot be undone.
@@ -92,7 +93,10 @@ impl Capture {
     pub(crate) fn note(&mut self, root: &Root, touched: &[Touch]) {
         for t in touched {
             let path = match t {
-                Touch::File(p) | Touch::Tracked(p) | Touch::Moved { from: p, .. } => p,
+                Touch::File(p)
+                | Touch::Tracked(p)
+                | Touch::Forget(p)
+                | Touch::Moved { from: p, .. } => p,
             };
             if let Ok(at) = locate(path, false) {
                 self.path(root, &at);
@@ -203,10 +207,28 @@ pub(crate) fn keep(
     commit: Option<&str>,
     capture: Option<Capture>,
 ) -> std::io::Result<()> {
+    let saved = |c: &Capture| -> Vec<Saved> {
+        c.entries
+            .iter()
+            .map(|(at, before)| Saved {
+                path: at.display(),
+                before: before.clone(),
+                after: after_of(root, at),
+            })
+            .collect()
+    };
     let (how, blobs) = match (commit, capture) {
+        (Some(c), Some(capture)) if capture.over.is_none() => (
+            How::Git {
+                commit: c.to_owned(),
+                files: saved(&capture),
+            },
+            capture.blobs,
+        ),
         (Some(c), _) => (
             How::Git {
                 commit: c.to_owned(),
+                files: Vec::new(),
             },
             Vec::new(),
         ),
@@ -216,18 +238,7 @@ pub(crate) fn keep(
                 over: Some(why), ..
             }),
         ) => (How::Unavailable { why }, Vec::new()),
-        (None, Some(c)) => {
-            let files = c
-                .entries
-                .iter()
-                .map(|(at, before)| Saved {
-                    path: at.display(),
-                    before: before.clone(),
-                    after: after_of(root, at),
-                })
-                .collect();
-            (How::Files { files }, c.blobs)
-        }
+        (None, Some(c)) => (How::Files { files: saved(&c) }, c.blobs),
         (None, None) => return Ok(()),
     };
     let record = Record {
@@ -300,14 +311,21 @@ pub(crate) fn undo(
     }
     let done = match record.how {
         How::Unavailable { why } => return Err(UndoError::Unavailable(why)),
-        How::Git { commit } => {
+        How::Git { commit, files } => {
             let Some(tree) = tree else {
                 return Err(UndoError::Refused(format!(
                     "the last run was committed as {commit}, but the root is no longer in its work tree"
                 )));
             };
+            let before = |path: &str| -> Option<Vec<u8>> {
+                let blob = files.iter().find_map(|f| match f.before {
+                    Before::File { blob } if f.path == path => Some(blob),
+                    _ => None,
+                })?;
+                std::fs::read(dir.join(blob.to_string())).ok()
+            };
             let (commit, restored) = tree
-                .revert(&commit, root, author)
+                .revert(&commit, root, author, &before)
                 .map_err(UndoError::Refused)?;
             Undone {
                 restored,
