@@ -9,13 +9,20 @@
 //! and tasks), hover on a task with what it would do to the workspace and
 //! the diff, code actions for the fixes diagnostics carry, and formatting
 //! of clada documents through the printer. Positions are UTF-16, as LSP
-//! requires.
+//! requires. In Markdown, the fences of other languages are not read
+//! ([`fences`]): documentation is no reply.
+//!
+//! Changes are full text; one of a range, or of an older version, is
+//! refused with an error in the client's log. Shutdown is as the
+//! specification has it: after `shutdown`, requests are refused with
+//! `InvalidRequest`, and `exit` is status 0 (1 without `shutdown`).
 //!
 //! The root a dry run reads is fixed when the server starts (`-C`, else
 //! the client's root folder, else the working directory); a document can
 //! never name another. A dry run writes nothing and runs no command.
 //! Nothing is printed on stdout but the protocol.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -31,6 +38,11 @@ use clada_markers::{
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
 use lsp_types as lsp;
 use serde_json::{Value, json};
+
+mod fences;
+
+const SHUTDOWN: &str = "shutdown";
+const EXIT: &str = "exit";
 
 /// The language ids the server reads.
 const LANGUAGES: &[&str] = &["clada", "markdown"];
@@ -53,7 +65,7 @@ pub(crate) fn run(
 ) -> u8 {
     let (connection, io) = Connection::stdio();
     let code = match serve(&connection, root, matching, hover_timeout) {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("clada lsp: {e}");
             1
@@ -74,12 +86,14 @@ fn capabilities() -> Value {
     })
 }
 
+/// Serves until `exit` (status 0 after `shutdown`, 1 before, as the
+/// specification says) or until the client closes the stream (0).
 fn serve(
     connection: &Connection,
     root: Option<PathBuf>,
     matching: clada_markers::MatchMode,
     hover_timeout: Duration,
-) -> Result<(), String> {
+) -> Result<u8, String> {
     let (id, params) = connection.initialize_start().map_err(|e| e.to_string())?;
     connection
         .initialize_finish(
@@ -106,7 +120,7 @@ fn serve(
         let message = match server.due.values().min() {
             None => match connection.receiver.recv() {
                 Ok(m) => m,
-                Err(_) => return Ok(()),
+                Err(_) => return Ok(0),
             },
             Some(at) => {
                 let wait = at.saturating_duration_since(Instant::now());
@@ -118,27 +132,51 @@ fn serve(
                         }
                         continue;
                     }
-                    Err(_) => return Ok(()),
+                    Err(_) => return Ok(0),
                 }
             }
         };
         match message {
+            Message::Request(req) if req.method == SHUTDOWN => {
+                send(connection, Message::Response(Response::new_ok(req.id, ())));
+                return Ok(shut_down(connection));
+            }
             Message::Request(req) => {
-                if connection
-                    .handle_shutdown(&req)
-                    .map_err(|e| e.to_string())?
-                {
-                    return Ok(());
-                }
                 let response = server.request(req);
                 send(connection, Message::Response(response));
             }
+            // `exit` before `shutdown`.
+            Message::Notification(n) if n.method == EXIT => return Ok(1),
             Message::Notification(n) => {
                 for out in server.notification(n) {
                     send(connection, Message::Notification(out));
                 }
             }
             Message::Response(_) => {}
+        }
+    }
+}
+
+/// After `shutdown`: each request is answered `InvalidRequest`, each
+/// notification but `exit` dropped, until `exit`. Returns the exit status:
+/// 0, also when the client closes the stream instead.
+fn shut_down(connection: &Connection) -> u8 {
+    loop {
+        match connection.receiver.recv() {
+            Ok(Message::Notification(n)) if n.method == EXIT => return 0,
+            Ok(Message::Request(req)) => {
+                let refusal = Response::new_err(
+                    req.id,
+                    lsp_server::ErrorCode::InvalidRequest as i32,
+                    format!(
+                        "clada lsp is shut down: {} is not answered; send `exit`",
+                        req.method
+                    ),
+                );
+                send(connection, Message::Response(refusal));
+            }
+            Ok(_) => {}
+            Err(_) => return 0,
         }
     }
 }
@@ -258,11 +296,31 @@ impl Server {
                 else {
                     return Vec::new();
                 };
-                // Full sync: the last change is the whole text.
+                // Full sync: the last change is the whole text. A change
+                // of a range (a client that did not read the capabilities)
+                // or of an older version is refused, and the text kept.
+                let version = p.text_document.version;
+                let last = self.version(&uri);
+                if p.content_changes.iter().any(|c| c.range.is_some()) {
+                    let kept = match last {
+                        Some(v) => format!("kept the text of version {v}"),
+                        None => "the document has no text yet".to_owned(),
+                    };
+                    return vec![log_error(format!(
+                        "clada lsp: a change of a range to {uri} (version {version}) is refused: \
+                         the server takes each change as the whole text (full sync); {kept}"
+                    ))];
+                }
+                if let Some(last) = last.filter(|&last| version < last) {
+                    return vec![log_error(format!(
+                        "clada lsp: version {version} of {uri} is older than version {last}: \
+                         refused; kept the text of version {last}"
+                    ))];
+                }
                 let Some(change) = p.content_changes.into_iter().last() else {
                     return Vec::new();
                 };
-                let version = Some(p.text_document.version);
+                let version = Some(version);
                 match self.docs.get_mut(&uri) {
                     Some(doc) => {
                         doc.text = change.text;
@@ -299,11 +357,13 @@ impl Server {
 
     /// The text of an open document that clada reads ([`reads`]) and
     /// that is within the size limit (the library's rule, as for every
-    /// document: one over it has only that diagnostic).
-    fn doc(&self, uri: &str) -> Option<&str> {
+    /// document: one over it has only that diagnostic), as it is read
+    /// ([`read`]).
+    fn doc(&self, uri: &str) -> Option<Cow<'_, str>> {
         let open = self.docs.get(uri)?;
-        reads(&open.language, uri)?;
-        clada_markers::input::text(&open.text).ok()
+        let kind = reads(&open.language, uri)?;
+        let text = clada_markers::input::text(&open.text).ok()?;
+        Some(read(text, kind))
     }
 
     /// The diagnostics of an open document clada reads.
@@ -337,14 +397,14 @@ impl Server {
             let Some(text) = self.doc(&uri) else {
                 continue;
             };
-            let doc = parse(text);
+            let doc = parse(&text);
             if doc.tasks().next().is_none() {
                 continue;
             }
             let Some(report) = self.dry_run(&doc) else {
                 continue;
             };
-            let warnings = would_fail(&doc, &report, text);
+            let warnings = would_fail(&doc, &report, &text);
             if warnings.is_empty() {
                 continue;
             }
@@ -397,7 +457,7 @@ impl Server {
         let Some(text) = self.doc(uri) else {
             return Ok(Value::Null);
         };
-        Ok(f(self, text, &req.params).unwrap_or(Value::Null))
+        Ok(f(self, &text, &req.params).unwrap_or(Value::Null))
     }
 
     /// What the task under `at` would do: a dry run of the document against
@@ -497,6 +557,14 @@ fn method_not_found(id: RequestId, method: &str) -> Response {
     Response::new_err(id, -32601, format!("clada lsp does not handle {method}"))
 }
 
+/// An error in the client's log (`window/logMessage`, type Error).
+fn log_error(message: String) -> Notification {
+    Notification::new(
+        "window/logMessage".into(),
+        json!({"type": 1, "message": message}),
+    )
+}
+
 fn publish(uri: &str, version: Option<i32>, diagnostics: Vec<Value>) -> Notification {
     let mut params = json!({"uri": uri, "diagnostics": diagnostics});
     if let Some(v) = version {
@@ -551,8 +619,9 @@ fn would_fail(doc: &Document<'_>, report: &ApplyReport, text: &str) -> Vec<Value
 }
 
 fn diagnostics(uri: &str, text: &str, kind: Kind) -> Vec<Value> {
+    let text = read(text, kind);
     let (doc, too_large);
-    let found: &[Diagnostic] = match clada_markers::input::text(text) {
+    let found: &[Diagnostic] = match clada_markers::input::text(&text) {
         Ok(text) => {
             doc = parse(text);
             &doc.diagnostics
@@ -562,7 +631,7 @@ fn diagnostics(uri: &str, text: &str, kind: Kind) -> Vec<Value> {
             &too_large
         }
     };
-    let lines = Utf16::new(text);
+    let lines = Utf16::new(&text);
     found
         .iter()
         .filter(|d| kind == Kind::Clada || d.kind != DiagnosticKind::NoTasks)
@@ -640,13 +709,8 @@ fn code_actions(uri: &str, text: &str, range: (usize, usize)) -> Value {
         .filter(|d| d.span.start <= to && from <= d.span.end.max(d.span.start + 1))
         .filter_map(|d| {
             let fix = d.fix.as_ref()?;
-            let title = if fix.span.is_empty() {
-                format!("Insert `{}`", fix.replacement.trim())
-            } else {
-                format!("Write `{}`", fix.replacement.trim())
-            };
             Some(json!({
-                "title": title,
+                "title": action_title(fix),
                 "kind": "quickfix",
                 "isPreferred": d.is_error(),
                 "diagnostics": [{
@@ -663,6 +727,35 @@ fn code_actions(uri: &str, text: &str, range: (usize, usize)) -> Value {
         })
         .collect();
     Value::Array(actions)
+}
+
+/// The most characters of a fix's text a code action's title quotes.
+const TITLE_TEXT: usize = 48;
+
+/// A quick fix's title: one short line, as editors show it in a menu. The
+/// fix's first line, cut at [`TITLE_TEXT`] characters, and how many lines
+/// follow it.
+fn action_title(fix: &clada_markers::Fix) -> String {
+    let text = fix.replacement.trim();
+    let mut lines = text.lines();
+    let first = escape_line(lines.next().unwrap_or_default());
+    let more = lines.count();
+    let verb = match (fix.span.is_empty(), text.is_empty()) {
+        (_, true) => return "Delete the marked text".to_owned(),
+        (true, false) => "Insert",
+        (false, false) => "Write",
+    };
+    let mut quoted: String = first.chars().take(TITLE_TEXT).collect();
+    if quoted.len() < first.len() {
+        quoted.push('…');
+    }
+    // Backticks of the text would end the quote early.
+    let tick = if quoted.contains('`') { "``" } else { "`" };
+    match more {
+        0 => format!("{verb} {tick}{quoted}{tick}"),
+        1 => format!("{verb} {tick}{quoted}{tick} and 1 more line"),
+        n => format!("{verb} {tick}{quoted}{tick} and {n} more lines"),
+    }
 }
 
 /// Each well-formed unit rewritten by the printer; prose and units with
@@ -744,6 +837,15 @@ impl<'a> Utf16<'a> {
             units += c.len_utf16();
         }
         end
+    }
+}
+
+/// What clada reads of a document: a clada document whole, a Markdown
+/// one without the fences of other languages ([`fences`]).
+fn read(text: &str, kind: Kind) -> Cow<'_, str> {
+    match kind {
+        Kind::Clada => Cow::Borrowed(text),
+        Kind::Markdown => fences::readable(text),
     }
 }
 

@@ -336,6 +336,12 @@ fn a_markdown_reply_with_only_indented_markers_gets_diagnostics() {
         actions[0]["edit"]["changes"][uri][0]["newText"],
         "<<<<<<< SEARCH path=\"a.txt\"\nx\n=======\ny\n>>>>>>> REPLACE"
     );
+    // Its title is one short line: the fix's first line, and how many
+    // follow.
+    assert_eq!(
+        actions[0]["title"],
+        "Write `<<<<<<< SEARCH path=\"a.txt\"` and 4 more lines"
+    );
 }
 
 /// Edits in a format no dialect reads (gptme's ORIGINAL/UPDATED blocks)
@@ -574,4 +580,241 @@ fn an_unknown_attribute_is_fixed_to_the_nearest_name() {
         json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": fixed}]}),
     );
     assert!(c.diagnostics(2).is_empty());
+}
+
+impl Client {
+    /// The messages that arrive within `wait`.
+    fn drain(&mut self, wait: Duration) -> Vec<Value> {
+        let mut got = Vec::new();
+        while let Ok(m) = self.messages.recv_timeout(wait) {
+            got.push(m);
+        }
+        got
+    }
+
+    /// Sends `exit` and returns the server's exit status.
+    fn exit(mut self) -> Option<i32> {
+        self.notify("exit", Value::Null);
+        drop(self.stdin);
+        self.child.wait().unwrap().code()
+    }
+
+    /// The names of a document's symbols, children after their parent.
+    fn symbol_names(&mut self, uri: &str) -> Vec<String> {
+        let got = self.ask("textDocument/documentSymbol", uri, json!({}));
+        let mut names = Vec::new();
+        for s in got.as_array().into_iter().flatten() {
+            names.push(s["name"].as_str().unwrap().to_owned());
+            for child in s["children"].as_array().into_iter().flatten() {
+                names.push(child["name"].as_str().unwrap().to_owned());
+            }
+        }
+        names
+    }
+}
+
+/// After `shutdown`, a request (a hover still in flight, a request typed
+/// while closing) is answered `InvalidRequest`, a notification is dropped,
+/// and `exit` ends the server with status 0.
+#[test]
+fn after_shutdown_requests_are_refused_and_exit_is_status_zero() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    c.open(
+        URI,
+        "clada",
+        1,
+        "<<<<<<< WRITE path=\"a.txt\"\nhi\n>>>>>>> END\n",
+    );
+    c.diagnostics(1);
+    let down = c.request("shutdown", Value::Null);
+    assert_eq!(down["result"], Value::Null, "{down}");
+    assert!(down.get("error").is_none(), "{down}");
+    // A change while closing, then a hover: the change is dropped (nothing
+    // published), the hover refused.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": "  <<<<<<< WRITE\n"}]}),
+    );
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 0, "character": 2}}),
+    );
+    assert_eq!(hover["error"]["code"], -32600, "{hover}");
+    let again = c.request("shutdown", Value::Null);
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    let late = c.drain(Duration::from_millis(500));
+    assert!(late.is_empty(), "{late:?}");
+    assert_eq!(c.exit(), Some(0));
+}
+
+/// `exit` without `shutdown` is status 1, as the specification says.
+#[test]
+fn exit_without_shutdown_is_status_one() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    c.open(
+        URI,
+        "clada",
+        1,
+        "<<<<<<< WRITE path=\"a.txt\"\nhi\n>>>>>>> END\n",
+    );
+    c.diagnostics(1);
+    assert_eq!(c.exit(), Some(1));
+}
+
+/// The server takes each change as the whole text (full sync): a change of
+/// a range is refused with an error in the client's log, and so is a
+/// version older than the last; the last good text is kept.
+#[test]
+fn a_range_change_and_an_older_version_are_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let good = "<<<<<<< WRITE path=\"kept.txt\"\nhi\n>>>>>>> END\n";
+    c.open(URI, "clada", 10, good);
+    assert!(c.diagnostics(10).is_empty());
+    let logged = |c: &mut Client| {
+        let m = c.wait(|m| m["method"] == "window/logMessage");
+        assert_eq!(m["params"]["type"], 1, "{m}");
+        m["params"]["message"].as_str().unwrap().to_owned()
+    };
+
+    // A range: taken as the whole text, it would leave an unclosed WRITE.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 11}, "contentChanges": [{
+            "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 2}},
+            "text": "<<<<<<< WRITE path=\"other.txt\"\n",
+        }]}),
+    );
+    let message = logged(&mut c);
+    assert!(
+        message.contains("range") && message.contains("version 10"),
+        "{message}"
+    );
+    assert_eq!(c.symbol_names(URI), ["task 1: write kept.txt"]);
+
+    // Version 5 after 10.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 5}, "contentChanges": [{"text": "  <<<<<<< WRITE\n"}]}),
+    );
+    let message = logged(&mut c);
+    assert!(
+        message.contains("version 5") && message.contains("version 10"),
+        "{message}"
+    );
+    assert_eq!(c.symbol_names(URI), ["task 1: write kept.txt"]);
+
+    // Nothing was published for either; a newer version is read.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 12}, "contentChanges": [{"text": "  <<<<<<< WRITE path=\"n.txt\"\n"}]}),
+    );
+    let m = c.wait(|m| m["method"] == "textDocument/publishDiagnostics");
+    assert_eq!(m["params"]["version"], 12, "{m}");
+    let read = m["params"]["diagnostics"].as_array().unwrap();
+    assert!(read.iter().any(|d| d["code"] == "malformed_marker"), "{m}");
+}
+
+/// A code action's title is one line an editor can show in a menu, however
+/// long the fix: the first line, cut, and how many lines follow.
+#[test]
+fn a_quick_fix_title_is_one_short_line() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let uri = "file:///work/long.md";
+    let long = "x".repeat(200);
+    let text = format!("Reply:\n\n  <<<<<<< WRITE path=\"{long}.txt\"\n  hello\n  >>>>>>> END\n");
+    c.open(uri, "markdown", 1, &text);
+    let ds = c.diagnostics(1);
+    assert!(!ds.is_empty());
+    let actions = c.ask(
+        "textDocument/codeAction",
+        uri,
+        json!({"range": ds[0]["range"], "context": {"diagnostics": ds}}),
+    );
+    let actions = actions.as_array().unwrap();
+    assert!(!actions.is_empty());
+    for a in actions {
+        let title = a["title"].as_str().unwrap();
+        assert!(!title.contains('\n'), "{title:?}");
+        assert!(title.chars().count() <= 80, "{title:?}");
+        assert!(
+            title.starts_with("Write `<<<<<<< WRITE path=\"xxx"),
+            "{title:?}"
+        );
+        assert!(title.ends_with("…` and 2 more lines"), "{title:?}");
+    }
+}
+
+/// Documentation is no reply: in Markdown, only the edits outside code
+/// fences and in fences an edit format is written in are read. A fence of
+/// another language (a diff excerpt in ```text, Python, Rust, JSON, a shell
+/// session with conflict markers) gets no diagnostic and no symbol; a
+/// reply's edits in the same file still get theirs.
+#[test]
+fn fences_of_other_languages_in_markdown_are_not_read() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let uri = "file:///work/guide.md";
+    let doc = "# Guide\n\n\
+        A failed edit reads:\n\n\
+        ```text\n[task-1] ✗ Error: match_count_mismatch\n  --- search text\n  +++ file, lines 1-2\n  @@ -1,2 +1,2 @@\n--- search text\n+++ file, lines 1-2\n@@ -1 +1 @@\n-a\n+b\n```\n\n\
+        ```python\n<<<<<<< SEARCH path=\"app.py\"\nprint('hi')\n```\n\n\
+        ```rust\nfn main() {}\n  <<<<<<< WRITE path=\"x\"\n```\n\n\
+        ```json\n{\"a\": \"<<<<<<< WRITE\"}\n```\n\n\
+        A merge conflict:\n\n\
+        ```sh\n$ git merge topic\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> topic\n```\n\n";
+    c.open(uri, "markdown", 1, doc);
+    let ds = c.diagnostics(1);
+    assert_eq!(ds, Vec::<Value>::new());
+    assert_eq!(c.symbol_names(uri), Vec::<String>::new());
+
+    // The same file with a reply's edits in a clada fence and at the top
+    // level: those are read, and their problems said.
+    let reply = format!(
+        "{doc}```clada\n<<<<<<< WRITE pth=\"a.txt\"\nhi\n>>>>>>> END\n```\n\n  <<<<<<< WRITE path=\"b.txt\"\n"
+    );
+    let first_reply_line = doc.lines().count() as i64 + 1;
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": reply}]}),
+    );
+    let ds = c.diagnostics(2);
+    let mut codes: Vec<(String, i64)> = codes(&ds);
+    codes.sort();
+    assert!(
+        codes.contains(&("unknown_attribute".to_owned(), 1)),
+        "{ds:#?}"
+    );
+    assert!(
+        codes.contains(&("malformed_marker".to_owned(), 1)),
+        "{ds:#?}"
+    );
+    assert!(
+        ds.iter()
+            .all(|d| d["range"]["start"]["line"].as_i64().unwrap() >= first_reply_line),
+        "{ds:#?}"
+    );
+    // Its path misspelt: the task names none.
+    assert_eq!(c.symbol_names(uri), ["task 1: write ?"]);
+}
+
+/// The repository's own README, which shows every format in examples, is
+/// read as documentation: no error, before or after its dry run.
+#[test]
+fn the_readme_gets_no_error() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let uri = "file:///work/README.md";
+    c.open(uri, "markdown", 1, include_str!("../../README.md"));
+    let mut published = c.diagnostics(1);
+    for m in c.drain(Duration::from_millis(1500)) {
+        if m["method"] == "textDocument/publishDiagnostics" {
+            published.extend(m["params"]["diagnostics"].as_array().unwrap().clone());
+        }
+    }
+    let errors: Vec<&Value> = published.iter().filter(|d| d["severity"] == 1).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 }

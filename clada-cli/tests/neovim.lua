@@ -80,6 +80,30 @@ local function run()
   end)
   out.clada_diagnostics = diagnostics(clada)
   out.clients = #vim.lsp.get_active_clients()
+
+  -- Closing, with requests around `shutdown`: the hover sent before it is
+  -- answered, the one sent after is refused, and `exit` ends the server
+  -- with status 0.
+  local client = client_of(clada)
+  local closing = {}
+  client.config.on_exit = function(code) closing.exit_code = code end
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(clada) },
+    position = { line = 0, character = 2 },
+  }
+  local function outcome(err) return err and err.code or "answered" end
+  client.rpc.request("textDocument/hover", params, function(err)
+    closing.before = outcome(err)
+  end)
+  client.rpc.request("shutdown", nil, function(err)
+    closing.shutdown = outcome(err)
+    client.rpc.request("textDocument/hover", params, function(err2)
+      closing.after = outcome(err2)
+      client.rpc.notify("exit")
+    end)
+  end)
+  wait_for("the server to exit", 10000, function() return closing.exit_code ~= nil end)
+  out.closing = closing
 end
 
 local ok, err = pcall(run)

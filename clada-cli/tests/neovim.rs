@@ -126,4 +126,12 @@ fn a_headless_neovim_receives_diagnostics_hover_and_symbols() {
     );
     let missing = got["clada_diagnostics"][0]["code"].as_str().unwrap();
     assert_eq!(missing, "missing_attribute", "{got:#}");
+
+    // Closing: a request after `shutdown` is refused (InvalidRequest), and
+    // the server exits 0 on `exit`.
+    assert_eq!(
+        got["closing"],
+        serde_json::json!({"before": "answered", "shutdown": "answered", "after": -32600, "exit_code": 0}),
+        "{got:#}"
+    );
 }

@@ -93,7 +93,8 @@ pub(crate) enum Command {
     /// against the root (a dry run, once the document has settled);
     /// symbols, hover (the dry run, with the diff), quick fixes and
     /// formatting. For documents of language clada or markdown and files
-    /// named *.clada, *.md or *.markdown, in every dialect `check` reads.
+    /// named *.clada, *.md or *.markdown, in every dialect `check` reads; in
+    /// Markdown, fences of other languages (text, python, sh…) are not read.
     #[command(after_help = "Example (an editor starts it):\n  clada lsp -C ~/project")]
     Lsp {
         /// The workspace root a hover's dry run reads; without it, the

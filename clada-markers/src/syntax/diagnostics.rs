@@ -305,16 +305,22 @@ impl<'s> Renderer<'s> {
             let mut report = Report::build(kind, (name.clone(), clamp(d.span)))
                 .with_config(config)
                 .with_code(d.kind.name())
-                .with_message(escape_line(&d.message))
-                .with_label(
-                    AriadneLabel::new((name.clone(), clamp(d.span)))
-                        .with_message(d.kind.name().replace('_', " ")),
-                );
-            for label in &d.labels {
-                report = report.with_label(
-                    AriadneLabel::new((name.clone(), clamp(label.span)))
-                        .with_message(escape_line(&label.message)),
-                );
+                .with_message(escape_line(&d.message));
+            // In the order of the lines they end on: ariadne starts a new
+            // excerpt at a label above the one before, and heads it with
+            // the diagnostic's own location, not the lines it shows. In
+            // order, the labels share one excerpt, headed by the
+            // diagnostic's location, as rustc's are.
+            let mut labels = vec![(clamp(d.span), d.kind.name().replace('_', " "))];
+            labels.extend(
+                d.labels
+                    .iter()
+                    .map(|l| (clamp(l.span), escape_line(&l.message).into_owned())),
+            );
+            labels.sort_by_key(|(span, _)| span.end);
+            for (span, message) in labels {
+                report = report
+                    .with_label(AriadneLabel::new((name.clone(), span)).with_message(message));
             }
             if let Some(help) = &d.help {
                 report = report.with_help(escape_line(help));
@@ -330,6 +336,55 @@ impl<'s> Renderer<'s> {
 mod tests {
     use super::*;
     use strum::IntoEnumIterator;
+
+    /// Each excerpt's header (`╭─[ name:line:col ]`, `├─[ … ]`) names a
+    /// line the excerpt under it shows: labels above the diagnostic's line
+    /// (the opener a wrong closer belongs to) are in the same excerpt.
+    #[test]
+    fn each_excerpt_header_names_a_line_it_shows() {
+        let documents = [
+            "<<<<<<< SEARCH path=\"a.rs\"\nfn main() {}\n=======\nfn main() { run(); }\n>>>>>>> END\n",
+            "intro\n\n<<<<<<< WRITE path=\"é.txt\"\néé\n\n\n\n>>>>>>> REPLACE\n",
+            "<<<<<<< TASKS\n<<<<<<< WRITE path=\"a\"\nx\n>>>>>>> END\n<<<<<<< WRITE path=\"a\"\ny\n>>>>>>> END\n",
+        ];
+        let mut labelled = 0;
+        for text in documents {
+            let doc = crate::parse(text);
+            assert!(!doc.diagnostics.is_empty(), "{text}");
+            labelled += doc
+                .diagnostics
+                .iter()
+                .filter(|d| !d.labels.is_empty())
+                .count();
+            let out = render(&doc.diagnostics, text, "typo.md", false);
+            let mut header: Option<usize> = None;
+            let mut shown: Vec<usize> = Vec::new();
+            let check = |header: Option<usize>, shown: &mut Vec<usize>| {
+                if let Some(h) = header {
+                    assert!(
+                        shown.contains(&h),
+                        "header line {h}, lines {shown:?}:\n{out}"
+                    );
+                }
+                shown.clear();
+            };
+            for line in out.lines() {
+                if let Some((_, at)) = line.split_once("─[ typo.md:") {
+                    check(header, &mut shown);
+                    header = at.split(':').next().and_then(|n| n.parse().ok());
+                    assert!(header.is_some(), "{line}");
+                } else if let Some((number, _)) = line.split_once(" │")
+                    && let Ok(n) = number.trim().parse()
+                {
+                    shown.push(n);
+                } else if line.starts_with('[') {
+                    check(header.take(), &mut shown);
+                }
+            }
+            check(header, &mut shown);
+        }
+        assert!(labelled >= 2, "the documents have labels");
+    }
 
     #[test]
     fn the_name_is_the_one_json_carries() {
