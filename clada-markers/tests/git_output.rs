@@ -312,3 +312,36 @@ fn first_difference(command: &str, git: &Output, ours: &Output) -> String {
         b.get(at)
     )
 }
+
+/// libgit2's own `--stat` and `--numstat` (`DiffStats::to_buf`) are not
+/// git's, which is why the built-in lays them out itself (`git_format.rs`),
+/// while its summary line is: should a libgit2 update make them git's, this
+/// fails, and the built-in's own layout can go.
+#[test]
+fn libgit2_writes_the_stat_summary_as_git_but_not_the_stat() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    repository(root);
+    let repo = git2::Repository::open(root).unwrap();
+    let tree = |rev: &str| repo.revparse_single(rev).unwrap().peel_to_tree().unwrap();
+    let mut diff = repo
+        .diff_tree_to_tree(Some(&tree("HEAD~2")), Some(&tree("HEAD~1")), None)
+        .unwrap();
+    diff.find_similar(None).unwrap();
+    let stats = diff.stats().unwrap();
+    for (format, flag, same) in [
+        (git2::DiffStatsFormat::SHORT, "--shortstat", true),
+        (git2::DiffStatsFormat::FULL, "--stat", false),
+        (git2::DiffStatsFormat::NUMBER, "--numstat", false),
+    ] {
+        let buf = stats.to_buf(format, 80).unwrap();
+        let libgit2 = buf.as_str().unwrap();
+        let git = real_git(root, &["diff", "HEAD~2", "HEAD~1", flag], &[]);
+        assert_eq!(
+            libgit2 == git.text,
+            same,
+            "{flag}:\n{}\n{libgit2}",
+            git.text,
+        );
+    }
+}
