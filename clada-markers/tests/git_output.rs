@@ -2,11 +2,14 @@
 //! form of README's table, run as a RUN task and by git on the same
 //! repository, must print the same bytes.
 //!
-//! The repository has renames (one with a score below 100, one across
-//! directories, one to a name git quotes), a binary file, a merge, names
-//! that git quotes (non-ASCII, a tab) or quotes in places (a space), a name too long for `--stat`'s 80 columns, dates in offsets
-//! other than UTC, messages of several lines, an upstream, a stash, and a
-//! work tree with staged, unstaged, untracked and ignored changes.
+//! The main repository has renames (one with a score below 100, one
+//! across directories, one to a name git quotes), a binary file, a merge,
+//! names git quotes (non-ASCII, a tab) or quotes in places (a space), a
+//! name too long for `--stat`'s 80 columns, dates in offsets other than
+//! UTC, messages of several lines, an upstream, a stash, and a work tree
+//! with staged, unstaged, untracked and ignored changes; a second one goes
+//! through the states the first cannot be in at once. The `git` program is
+//! run with no configuration but the repository's.
 
 use std::path::Path;
 use std::process::Command;
@@ -277,8 +280,79 @@ fn the_built_in_git_prints_what_git_prints() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path();
     repository(root);
+    assert_same(root, COMMANDS);
+}
+
+/// The states of README's table that one repository cannot be in at once:
+/// no commit yet, a detached HEAD, an upstream behind, diverged or gone, a
+/// clean tree, no stash; and git's errors and exit codes.
+#[test]
+fn the_built_in_git_prints_what_git_prints_in_every_state() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["config", "user.name", "Ada Lovelace"]);
+    git(root, &["config", "user.email", "ada@example.com"]);
+    let status = ["git status", "git status -sb", "git status --porcelain -b"];
+    assert_same(root, &status);
+    write(root, "a.txt", "one\n");
+    git(root, &["add", "a.txt"]);
+    assert_same(root, &status);
+    assert_same(root, &["git log", "git branch", "git diff --cached --stat"]);
+    commit(root, "2026-12-07T21:19:21-09:30", "One");
+    write(root, "a.txt", "two\n");
+    git(root, &["add", "a.txt"]);
+    commit(root, "2026-12-07T22:00:00-09:30", "Two");
+    // Clean, then untracked files only.
+    assert_same(root, &status);
+    assert_same(
+        root,
+        &["git stash list", "git stash show", "git stash show -p"],
+    );
+    write(root, "new.txt", "new\n");
+    assert_same(root, &status);
+    // An upstream behind, diverged, then gone.
+    git(root, &["config", "branch.main.remote", "origin"]);
+    git(root, &["config", "branch.main.merge", "refs/heads/main"]);
+    git(root, &["update-ref", "refs/remotes/origin/main", "HEAD"]);
+    assert_same(root, &status);
+    assert_same(root, &["git branch -a", "git branch -r", "git branch -vv"]);
+    git(root, &["reset", "-q", "--soft", "HEAD~1"]);
+    git(root, &["restore", "-q", "--staged", "a.txt"]);
+    assert_same(root, &status);
+    write(root, "b.txt", "bee\n");
+    git(root, &["add", "b.txt"]);
+    commit(root, "2026-12-08T01:00:00+00:00", "Diverge");
+    assert_same(root, &status);
+    git(root, &["update-ref", "-d", "refs/remotes/origin/main"]);
+    assert_same(root, &status);
+    // Detached.
+    git(root, &["checkout", "-q", "--detach", "HEAD~1"]);
+    assert_same(root, &status);
+    assert_same(
+        root,
+        &["git branch", "git branch -v", "git branch --show-current"],
+    );
+    // Exit codes and git's own errors.
+    assert_same(
+        root,
+        &[
+            "git diff --exit-code",
+            "git diff --quiet",
+            "git diff --cached --exit-code",
+            "git log nope",
+            "git log nope --",
+            "git show HEAD:nope.txt",
+            "git diff HEAD nope",
+        ],
+    );
+}
+
+/// Runs each command line with the built-in and with git (`dir: command`
+/// in `dir`), and fails naming those whose output or exit code differ.
+fn assert_same(root: &Path, commands: &[&str]) {
     let mut differ = Vec::new();
-    for command in COMMANDS {
+    for command in commands {
         let ours = built_in(root, command);
         let (dir, line) = command.split_once(": ").unwrap_or((".", command));
         let args: Vec<&str> = line.split(' ').skip(1).collect();
@@ -291,7 +365,7 @@ fn the_built_in_git_prints_what_git_prints() {
         differ.is_empty(),
         "{} of {} commands differ:\n\n{}",
         differ.len(),
-        COMMANDS.len(),
+        commands.len(),
         differ.join("\n")
     );
 }

@@ -1174,7 +1174,15 @@ impl<'a> Git<'a> {
             let obj = self
                 .repo
                 .revparse_single(rev)
-                .map_err(|_| unknown_rev(rev, self.dashes))?;
+                .map_err(|_| match rev.split_once(':') {
+                    // git's words for a path its revision lacks (git says
+                    // `exists on disk, but not in` when the work tree has
+                    // it; the built-in does not look).
+                    Some((r, path)) if !r.is_empty() && self.repo.revparse_single(r).is_ok() => {
+                        Stop::Fatal(format!("path '{path}' does not exist in '{r}'"))
+                    }
+                    _ => unknown_rev(rev, self.dashes),
+                })?;
             match obj.kind() {
                 Some(ObjectType::Blob) => {
                     if let Some(blob) = obj.as_blob() {
@@ -1466,7 +1474,7 @@ impl<'a> Git<'a> {
                     }
                 };
                 if self.repo.find_reference("refs/stash").is_err() {
-                    say!(out, "error: No stash entries found.");
+                    say!(out, "No stash entries found.");
                     return Ok(1);
                 }
                 let which = which.unwrap_or_else(|| "stash@{0}".to_owned());
@@ -2182,7 +2190,7 @@ mod tests {
         let (result, text) = run(&root, Some(&repo), ".", "git stash show");
         assert_eq!(
             (result, text.as_str()),
-            (Ok(1), "error: No stash entries found.\n")
+            (Ok(1), "No stash entries found.\n")
         );
         let sig = Signature::new("Ada", "ada@example.com", &Time::new(1_700_000_000, 0)).unwrap();
         repo.stash_save(&sig, "saved", None).unwrap();
