@@ -337,7 +337,8 @@ impl<'a> Git<'a> {
 
     /// A work-tree path as seen from the working directory.
     /// A directory (`dir/`) keeps its final `/`: `./` for the working
-    /// directory itself. Control characters are escaped (PROTOCOL §9.1).
+    /// directory itself. Unquoted: the caller quotes it as git does
+    /// ([`quoted`]), which keeps a name with a line feed on one line.
     fn relative(&self, path: &str) -> String {
         let (body, dir) = match path.strip_suffix('/') {
             Some(body) => (body, true),
@@ -878,6 +879,8 @@ impl<'a> Git<'a> {
                 return false;
             }
             if line.origin_value() == DiffLineType::FileHeader {
+                // git's score where both blobs are in the object database
+                // (a work tree file is not: libgit2's stays).
                 let score = match delta.status() {
                     Delta::Renamed | Delta::Copied => {
                         self.similarity(delta.old_file().id(), delta.new_file().id())

@@ -9,7 +9,9 @@
 //! (`DiffStats::to_buf` with `DiffStatsFormat::SHORT`), renames
 //! (`Diff::find_similar`, git's threshold). Its own `--stat`
 //! (`DiffStatsFormat::FULL`) and `--numstat` (`NUMBER`) are not git's
-//! (`tests/git_output.rs` holds them to it), nor is its similarity score,
+//! (`tests/git_output.rs` holds them to it), nor are its `--name-only` and
+//! `--name-status` (`DiffFormat::NameOnly`, `NameStatus`: names unquoted,
+//! a rename as `R\told new` without its score), nor its similarity score,
 //! which git2 does not expose anyway.
 
 use std::collections::HashMap;
