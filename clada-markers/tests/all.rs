@@ -9,6 +9,7 @@ mod commands;
 mod common;
 mod confinement;
 mod filesystem;
+mod git_output;
 mod hostile;
 mod properties;
 mod protection;

@@ -29,6 +29,7 @@ mod args;
 mod diff;
 mod files;
 mod git_command;
+mod git_format;
 mod refusal;
 mod registry;
 mod search;
