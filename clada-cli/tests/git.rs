@@ -521,3 +521,78 @@ fn undo_without_git_puts_back_what_the_run_replaced_unless_it_changed_since() {
         "one\nTWO\n"
     );
 }
+
+#[test]
+fn undo_never_writes_through_a_link_planted_after_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(p.join("src")).unwrap();
+    std::fs::write(p.join("src/a.txt"), "a\n").unwrap();
+    let doc = "<<<<<<< WRITE path=\"src/a.txt\"\nb\n>>>>>>> END\n";
+    let out = clada_in(p, home.path(), &["apply"], Some(doc));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // The directory swapped for a link to elsewhere, holding the file as
+    // the run left it: undo must not write there.
+    std::fs::rename(p.join("src"), outside.path().join("src")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("src"), p.join("src")).unwrap();
+    let out = clada_in(p, home.path(), &["undo"], None);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("src/a.txt")).unwrap(),
+        "b\n"
+    );
+}
+
+#[test]
+fn a_watch_commits_each_unit_with_only_what_it_wrote() {
+    let dir = repo();
+    let p = dir.path();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(p.join(".env"), "API_KEY=sk-secret\n").unwrap();
+    let replies = home.path().join("replies.md");
+    std::fs::write(&replies, "Replies go here.\n").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_clada"))
+        .args(["watch", "--format", "jsonl"])
+        .arg(&replies)
+        .arg("-C")
+        .arg(p)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Given time to start following the file.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut text = std::fs::read_to_string(&replies).unwrap();
+    text.push_str("<<<<<<< WRITE path=\"b.txt\"\nb\n>>>>>>> END\n");
+    std::fs::write(&replies, text).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while log(p).len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let _ = child.wait_with_output();
+    assert_eq!(
+        git(p, &["show", "HEAD", "--name-only", "--format=%s"]),
+        "clada: create b.txt (1 task)\n\nb.txt"
+    );
+    let all = git(p, &["log", "--all", "--name-only", "--format="]);
+    assert!(!all.contains(".env"), "{all}");
+}

@@ -541,7 +541,7 @@ impl WorkTree {
         let outside = path.starts_with('/')
             || path
                 .split('/')
-                .any(|part| part == ".." || (part.is_empty() && path != ""));
+                .any(|part| part == ".." || (part.is_empty() && !path.is_empty()));
         if outside {
             return None;
         }

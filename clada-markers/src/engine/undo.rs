@@ -361,12 +361,12 @@ fn restore(dir: &Path, root: &Root, files: &[Saved]) -> Result<Undone, UndoError
     // What stands where something else was is removed, deepest first;
     // then directories are made and files written back, parents first.
     for (f, at) in files.iter().zip(&places).rev() {
-        let differs = match (&f.before, &f.after) {
+        let differs = !matches!(
+            (&f.before, &f.after),
             (_, After::Absent)
-            | (Before::Dir, After::Dir)
-            | (Before::File { .. }, After::File { .. }) => false,
-            _ => true,
-        };
+                | (Before::Dir, After::Dir)
+                | (Before::File { .. }, After::File { .. })
+        );
         if differs {
             match root.remove(at) {
                 Ok(()) | Err(crate::engine::tree::FsError::NotFound { .. }) => {}
