@@ -7,7 +7,6 @@ pub(crate) mod convert;
 pub(crate) mod mcp;
 pub(crate) mod stream;
 mod streamed;
-mod units;
 pub(crate) mod watch;
 
 use std::ffi::OsString;
@@ -16,6 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clada_markers::engine::Author;
+use clada_markers::units;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
