@@ -8,13 +8,13 @@ mod output;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory as _, Parser as _};
+use clap::CommandFactory as _;
 
 /// The system prompt of `clada prompt`, kept in the repository.
 const PROMPT: &str = include_str!("../prompt.md");
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = cli::Cli::parse_args();
     let code = match args.command {
         cli::Command::Check(check) => cli::check::run(check),
         cli::Command::Apply(apply) => cli::apply::run(apply),

@@ -286,6 +286,54 @@ fn exit_codes_say_who_is_at_fault() {
 }
 
 #[test]
+fn a_format_named_as_a_flag_or_a_root_given_to_check_gets_a_tip_that_fixes_it() {
+    let tip = |args: &[&str]| {
+        let (code, out, err) = status(clada().args(args).stdin(Stdio::null()));
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(out, "", "{args:?}");
+        err
+    };
+    // Not clap's tip, which would have the flag read as a file name.
+    let clap_tip = "as a value, use '-- -";
+    for (args, right) in [
+        (&["apply", "--json"][..], "'--format json'"),
+        (&["apply", "--xml", "reply.md"][..], "'--format xml'"),
+        (&["check", "--json"][..], "'--format json'"),
+        (&["watch", "--jsonl", "reply.md"][..], "'--format jsonl'"),
+    ] {
+        let err = tip(args);
+        assert!(!err.contains(clap_tip), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "tip: the output format is a value of --format: {right}"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    for args in [
+        &["check", "-C", "proj"][..],
+        &["check", "--root=proj", "x.md"][..],
+    ] {
+        let err = tip(args);
+        assert!(!err.contains(clap_tip), "{args:?}: {err}");
+        assert!(
+            err.contains("tip: 'clada check' takes no root (-C)")
+                && err.contains("'clada apply --dry-run -C DIR'"),
+            "{args:?}: {err}"
+        );
+    }
+    let err = tip(&["convert", "-C", "proj", "--to", "aider"]);
+    assert!(
+        err.contains("tip: 'clada convert' takes no root (-C)"),
+        "{err}"
+    );
+    // Other unknown flags keep clap's own tip.
+    let err = tip(&["apply", "--bogus"]);
+    assert!(err.contains(clap_tip), "{err}");
+    assert!(!err.contains("--format"), "{err}");
+}
+
+#[test]
 fn bad_durations_and_sizes_are_command_line_errors() {
     for (flag, value) in [
         ("--timeout", "ten"),

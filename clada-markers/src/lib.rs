@@ -96,6 +96,7 @@ pub mod report;
 mod status;
 pub mod stream;
 pub mod syntax;
+pub mod units;
 #[cfg(feature = "engine")]
 pub mod watch;
 

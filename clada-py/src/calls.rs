@@ -6,11 +6,13 @@ use std::path::Path;
 use std::time::Instant;
 
 use clada_markers::dialect::{Dialect, parse_dialect, parse_units};
-use clada_markers::engine::{Dirs, DirsError};
-use clada_markers::report::CheckBuilder;
+use clada_markers::engine::{Dirs, DirsError, Observer, TaskOutcome};
+use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
+use clada_markers::report::{BlockReport, CheckBuilder, CheckText};
 use clada_markers::syntax::{self, valid_prefix};
 use clada_markers::{
-    Apply, ApplyReport, CheckReport, Diagnostic, ErrorType, ParseOptions, decode, render,
+    Apply, ApplyReport, CheckReport, Diagnostic, ErrorType, Listener, ParseOptions, Task, Unit,
+    decode, render,
 };
 
 use crate::settings::{ApplySettings, DialectChoice};
@@ -67,24 +69,94 @@ fn text(bytes: &[u8]) -> Result<Result<&str, Diagnostic>, Failure> {
     }
 }
 
+/// What the text report calls the document, as the MCP server's does.
+const DOCUMENT: &str = "<document>";
+
+/// The text report of a document that cannot be read (not UTF-8), as
+/// `clada check` and `clada apply` print it.
+fn unreadable_text(document: &[u8], d: &Diagnostic) -> String {
+    let shown = String::from_utf8_lossy(document);
+    let text = render(std::slice::from_ref(d), &shown, DOCUMENT, false);
+    if text.is_empty() {
+        format!("error[{}]: {}\n", d.kind, d.message)
+    } else {
+        text
+    }
+}
+
+/// `Dialect: NAME` before the text report of a document in another
+/// dialect than clada's, as the command line prints it.
+fn dialect_line(dialect: Dialect) -> String {
+    if dialect == Dialect::Clada {
+        String::new()
+    } else {
+        format!("Dialect: {dialect}\n")
+    }
+}
+
 fn elapsed(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// `clada check --format json`.
-pub(crate) fn check(document: &[u8], dialect: DialectChoice) -> Result<CheckReport, Failure> {
+/// `clada check --format json`, and the text `clada check` prints (what
+/// the MCP server's `check` tool returns).
+pub(crate) fn check(
+    document: &[u8],
+    dialect: DialectChoice,
+) -> Result<(CheckReport, String), Failure> {
     let text = match text(document)? {
         Ok(text) => text,
-        Err(d) => return Ok(CheckReport::unreadable(&d, valid_prefix(document))),
+        Err(d) => {
+            let report = CheckReport::unreadable(&d, valid_prefix(document));
+            return Ok((report, unreadable_text(document, &d)));
+        }
     };
     let dialect = dialect.of(text);
     let parsed = parse_units(text, dialect, ParseOptions::default());
     let mut builder = CheckBuilder::new(text);
+    let mut printer = CheckText::new(text, dialect_line(dialect).into_bytes());
     let mut blocks = Vec::new();
-    let diagnostics = syntax::each_unit(parsed, |u, ds| blocks.push(builder.unit(u, ds)));
+    let diagnostics = syntax::each_unit(parsed, |u, ds| {
+        blocks.push(builder.unit(u, ds));
+        printer.unit(u, ds);
+    });
     let mut report = builder.finish(blocks, &diagnostics);
     report.dialect = dialect;
-    Ok(report)
+    let printed = printer
+        .finish(&diagnostics, DOCUMENT, false)
+        .map(|out| String::from_utf8_lossy(&out).into_owned())
+        .unwrap_or_default();
+    Ok((report, printed))
+}
+
+/// Hears a run for the Python caller: each block's report kept for the
+/// report returned, and the text report printed as `clada apply` prints
+/// it (the MCP server's `apply` tool's text).
+struct Hear<'d> {
+    printer: TextPrinter<'d, Vec<u8>>,
+    blocks: Vec<BlockReport>,
+}
+
+impl Observer for Hear<'_> {
+    fn block_started(&mut self, unit: &Unit<'_>, diagnostics: &[Diagnostic], runnable: bool) {
+        self.printer.block_started(unit, diagnostics, runnable);
+    }
+    fn loose_diagnostics(&mut self, diagnostics: &[Diagnostic]) {
+        self.printer.loose_diagnostics(diagnostics);
+    }
+    fn task_finished(&mut self, task: &Task<'_>, outcome: &TaskOutcome) {
+        self.printer.task_finished(task, outcome);
+    }
+    fn output_line(&mut self, task: usize, line: &str) {
+        self.printer.output_line(task, line);
+    }
+}
+
+impl Listener for Hear<'_> {
+    fn block(&mut self, report: BlockReport) {
+        self.printer.block(report.clone());
+        self.blocks.push(report);
+    }
 }
 
 /// The protocol's error type for a root that cannot be opened.
@@ -109,7 +181,7 @@ pub(crate) fn apply(
     settings: &ApplySettings,
     dirs: Result<Dirs, DirsError>,
     warnings: &mut Warnings,
-) -> Result<ApplyReport, Failure> {
+) -> Result<(ApplyReport, String), Failure> {
     let started = Instant::now();
     let text = text(document)?;
     let apply = Apply::new(root).map_err(|e| {
@@ -142,14 +214,25 @@ pub(crate) fn apply(
         Err(d) => {
             // Nothing runs: the document is refused as a whole.
             let report = ApplyReport::unreadable(&d, valid_prefix(document), elapsed(started));
-            return Ok(report);
+            return Ok((report, unreadable_text(document, &d)));
         }
     };
     let dialect = settings.dialect.of(text);
     let parsed = parse_units(text, dialect, ParseOptions::default());
-    let mut blocks = Vec::new();
-    let mut report = apply.run_units(text, parsed, &mut blocks);
-    report.blocks = blocks;
+    // As the MCP server runs it: command output after each task.
+    let mut hear = Hear {
+        printer: TextPrinter::new(
+            Vec::new(),
+            text,
+            DOCUMENT,
+            Detail::Minimal,
+            ExecOutput::Buffer,
+            false,
+        ),
+        blocks: Vec::new(),
+    };
+    let mut report = apply.run_units(text, parsed, &mut hear);
+    report.blocks = hear.blocks;
     report.duration_ms = elapsed(started);
     report.dialect = dialect;
     // A run refused as a whole (the lock, the commit before the tasks)
@@ -161,7 +244,13 @@ pub(crate) fn apply(
             report: Some(Report::Apply(Box::new(report))),
         });
     }
-    Ok(report)
+    hear.printer.finish(&report);
+    let mut printed = dialect_line(dialect);
+    if !printed.is_empty() {
+        printed.push('\n');
+    }
+    printed += &String::from_utf8_lossy(&hear.printer.into_inner());
+    Ok((report, printed))
 }
 
 /// `clada convert --from FROM --to TO`.
@@ -232,7 +321,8 @@ mod tests {
 
     #[test]
     fn a_document_not_in_utf8_is_a_report() {
-        let report = check(b"ok\n\xff\n", DialectChoice::Auto).unwrap();
+        let (report, text) = check(b"ok\n\xff\n", DialectChoice::Auto).unwrap();
+        assert!(text.contains("UTF-8"), "{text}");
         assert!(!report.ok);
         assert_eq!(report.diagnostics[0].code, ErrorType::InvalidUtf8);
     }

@@ -25,7 +25,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyString, PyType};
 
 use calls::{Failure, Report};
-use settings::{ApplySettings, BadArgument, DialectChoice, Matching};
+use settings::{ApplySettings, BadArgument, DialectChoice, Matching, Timeout};
 
 /// The system prompt of `clada prompt`, kept beside the command line.
 const PROMPT: &str = include_str!("../../clada-cli/prompt.md");
@@ -35,6 +35,8 @@ const PROMPT: &str = include_str!("../../clada-cli/prompt.md");
 static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static CLADA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CONVERT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+/// `clada._render.Report`: the dict `check` and `apply` return.
+static REPORT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// A report as Python data, from its JSON (made off the interpreter's
 /// lock): `json.loads` gives dicts, lists, strings, numbers, booleans and
@@ -45,6 +47,21 @@ fn data<'py>(py: Python<'py>, json: Result<String, String>) -> PyResult<Bound<'p
         Ok(py.import("json")?.getattr("loads")?.unbind())
     })?;
     loads.bind(py).call1((json,))
+}
+
+/// A report as `check` and `apply` return it: the dict of its JSON, with
+/// the text report the command line prints beside it (an attribute, not a
+/// key), for `clada.render`.
+fn report_with_text<'py>(
+    py: Python<'py>,
+    json: Result<String, String>,
+    text: String,
+) -> PyResult<Bound<'py, PyAny>> {
+    let dict = data(py, json)?;
+    let class = REPORT.import(py, "clada._render", "Report")?;
+    let report = class.call1((dict,))?;
+    report.setattr("_clada_text", text)?;
+    Ok(report)
 }
 
 fn json_of(value: &impl serde::Serialize) -> Result<String, String> {
@@ -121,10 +138,10 @@ fn check<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let bytes = document_bytes(document)?;
     let dialect = DialectChoice::parse(dialect, "dialect")?;
-    let json = py
-        .detach(|| calls::check(bytes, dialect).map(|report| json_of(&report)))
+    let (json, text) = py
+        .detach(|| calls::check(bytes, dialect).map(|(report, text)| (json_of(&report), text)))
         .map_err(|f| raise(py, f))?;
-    data(py, json)
+    report_with_text(py, json, text)
 }
 
 /// Applies a document to the directory `root`, as `clada apply --no-prompt
@@ -150,8 +167,10 @@ fn check<'py>(
 ///   without `--dir` approves: a RUN whose `dir` is below the root runs
 ///   only what `clada allow --dir DIR` approved there. Nothing else runs,
 ///   and nobody is asked.
-/// - `timeout`: seconds; no command runs longer, and tasks not started
-///   by then are skipped. None: 30 s per command, no limit on the run.
+/// - `timeout`: seconds (e.g. 120 or 1.5) or a duration as the command
+///   line writes it ("30s", "500ms", "2m"); no command runs longer, and
+///   tasks not started by then are skipped. None: 30 s per command, no
+///   limit on the run.
 #[pyfunction]
 #[pyo3(signature = (
     document,
@@ -178,7 +197,7 @@ fn apply<'py>(
     r#match: &str,
     git: Option<&Bound<'py, PyAny>>,
     allow: Option<&Bound<'py, PyAny>>,
-    timeout: Option<f64>,
+    timeout: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let bytes = document_bytes(document)?;
     let settings = ApplySettings {
@@ -188,20 +207,22 @@ fn apply<'py>(
         matching: Matching::parse(r#match)?,
         git: git_setting(git)?,
         allow: settings::allow(commands(allow)?)?,
-        timeout: settings::timeout(timeout)?,
+        timeout: timeout_setting(timeout)?,
     };
     // The environment is read here, holding the interpreter's lock: no
     // other Python thread changes it meanwhile.
     let dirs = clada_markers::engine::Dirs::from_env();
     let mut warnings = Vec::new();
     let result = py.detach(|| {
-        calls::apply(bytes, &root, &settings, dirs, &mut warnings).map(|report| json_of(&report))
+        calls::apply(bytes, &root, &settings, dirs, &mut warnings)
+            .map(|(report, text)| (json_of(&report), text))
     });
     for warning in warnings {
         let message = std::ffi::CString::new(warning.replace('\0', " ")).unwrap_or_default();
         PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
     }
-    data(py, result.map_err(|f| raise(py, f))?)
+    let (json, text) = result.map_err(|f| raise(py, f))?;
+    report_with_text(py, json, text)
 }
 
 /// `atomic=`: None, a bool, or a name.
@@ -219,6 +240,29 @@ fn atomic_name(atomic: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
         .extract::<String>()
         .map(Some)
         .map_err(|_| PyTypeError::new_err("atomic must be None, a bool, \"unit\" or \"document\""))
+}
+
+/// `timeout=`: None, seconds (an int or a float), or a duration as the
+/// command line writes it (a str: "30s", "500ms", "2m").
+fn timeout_setting(timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Option<std::time::Duration>> {
+    let Some(value) = timeout.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    if let Ok(text) = value.cast::<PyString>() {
+        let text = text.to_str()?;
+        return Ok(settings::timeout(Some(Timeout::Text(text)))?);
+    }
+    // A bool is an int to Python, but `timeout=True` is no time limit.
+    let seconds = (!value.is_instance_of::<PyBool>())
+        .then(|| value.extract::<f64>().ok())
+        .flatten()
+        .ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "timeout must be seconds (an int or a float), a duration such as \"30s\" or \"500ms\", or None, not {}",
+                value.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
+        })?;
+    Ok(settings::timeout(Some(Timeout::Seconds(seconds)))?)
 }
 
 /// `git=`: a bool, or the author as a str.

@@ -110,19 +110,41 @@ impl Matching {
     }
 }
 
-/// `timeout=`, in seconds: the limit of each command and of the whole
-/// run (`--timeout` and `--total-timeout` both), and of the wait for the
-/// lock when shorter than its 10 s. `None`: the CLI's defaults.
-pub(crate) fn timeout(seconds: Option<f64>) -> Result<Option<Duration>, BadArgument> {
-    let Some(seconds) = seconds else {
-        return Ok(None);
+/// `timeout=` as given: a number of seconds, or a duration as the command
+/// line writes it (`"30s"`, `"500ms"`, `"2m"`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Timeout<'a> {
+    Seconds(f64),
+    Text(&'a str),
+}
+
+/// `timeout=`: the limit of each command and of the whole run
+/// (`--timeout` and `--total-timeout` both), and of the wait for the lock
+/// when shorter than its 10 s. `None`: the CLI's defaults. Read as the
+/// command line reads `--timeout` ([`clada_markers::units::duration`]),
+/// above 0.
+pub(crate) fn timeout(given: Option<Timeout<'_>>) -> Result<Option<Duration>, BadArgument> {
+    let bad = |what: String| {
+        BadArgument(format!(
+            "timeout={what} is not a time limit: give seconds above 0 (timeout=120), a duration as the command line writes it (timeout=\"30s\", \"500ms\", \"2m\"), or None"
+        ))
     };
-    match Duration::try_from_secs_f64(seconds) {
-        Ok(limit) if !limit.is_zero() => Ok(Some(limit)),
-        _ => Err(BadArgument(format!(
-            "timeout={seconds} is not a time limit: give seconds above 0, e.g. timeout=120, or None"
-        ))),
+    let limit = match given {
+        None => return Ok(None),
+        Some(Timeout::Seconds(seconds)) => {
+            Duration::try_from_secs_f64(seconds).map_err(|_| bad(seconds.to_string()))?
+        }
+        Some(Timeout::Text(text)) => {
+            clada_markers::units::duration(text).map_err(|_| bad(format!("{text:?}")))?
+        }
+    };
+    if limit.is_zero() {
+        return Err(bad(match given {
+            Some(Timeout::Text(text)) => format!("{text:?}"),
+            _ => "0".to_owned(),
+        }));
     }
+    Ok(Some(limit))
 }
 
 /// `git=`: `False` (no commits), `True` (commits as clada), or the author
@@ -234,11 +256,24 @@ mod tests {
     }
 
     #[test]
-    fn a_timeout_is_a_positive_number_of_seconds() {
+    fn a_timeout_is_a_positive_number_of_seconds_or_a_duration() {
         assert_eq!(timeout(None), Ok(None));
-        assert_eq!(timeout(Some(1.5)), Ok(Some(Duration::from_millis(1500))));
+        let seconds = |s| timeout(Some(Timeout::Seconds(s)));
+        let text = |t| timeout(Some(Timeout::Text(t)));
+        assert_eq!(seconds(1.5), Ok(Some(Duration::from_millis(1500))));
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e300] {
-            assert!(timeout(Some(bad)).is_err(), "{bad}");
+            assert!(seconds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(text("30s"), Ok(Some(Duration::from_secs(30))));
+        assert_eq!(text("500ms"), Ok(Some(Duration::from_millis(500))));
+        assert_eq!(text("2m"), Ok(Some(Duration::from_secs(120))));
+        assert_eq!(text("7"), Ok(Some(Duration::from_secs(7))));
+        for bad in ["", "0s", "ten", "-1s", "3 weeks"] {
+            let BadArgument(message) = text(bad).unwrap_err();
+            assert!(
+                message.starts_with(&format!("timeout={bad:?}")),
+                "{message}"
+            );
         }
     }
 

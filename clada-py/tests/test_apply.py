@@ -104,9 +104,10 @@ def test_exact_matching_refuses_a_search_indented_otherwise(project: Path) -> No
     assert (project / "f.py").read_text() == "def f():\n  x = 3\n  y = 4\n"
 
 
-def test_a_command_past_the_timeout_is_killed_and_the_rest_skipped(project: Path) -> None:
+@pytest.mark.parametrize("timeout", [0.5, "0.5", "500ms", "0.5s"])
+def test_a_command_past_the_timeout_is_killed_and_the_rest_skipped(project: Path, timeout: float | str) -> None:
     doc = "<<<<<<< TASKS\n<<<<<<< RUN\nsleep 5\n>>>>>>> END\n" '<<<<<<< WRITE path="late.txt"\nx\n>>>>>>> END\n>>>>>>> TASKS\n'
-    report = clada.apply(doc, project, allow=["sleep 5"], timeout=0.5)
+    report = clada.apply(doc, project, allow=["sleep 5"], timeout=timeout)
     tasks = report["blocks"][0]["tasks"]
     assert tasks[0]["error"]["type"] == "exec_timeout"
     assert tasks[0]["error"]["retryable"] is True

@@ -119,6 +119,12 @@ def test_a_task_the_target_cannot_express_is_a_convert_error() -> None:
         (lambda r: clada.apply(WRITE, r, atomic=1), TypeError, "atomic"),
         (lambda r: clada.apply(WRITE, r, timeout=0), ValueError, "above 0"),
         (lambda r: clada.apply(WRITE, r, timeout=float("nan")), ValueError, "above 0"),
+        # A duration is read as the command line reads --timeout; a wrong
+        # one names the argument.
+        (lambda r: clada.apply(WRITE, r, timeout="ten"), ValueError, 'timeout="ten" is not a time limit'),
+        (lambda r: clada.apply(WRITE, r, timeout="0s"), ValueError, "above 0"),
+        (lambda r: clada.apply(WRITE, r, timeout=[30]), TypeError, "timeout must be seconds"),
+        (lambda r: clada.apply(WRITE, r, timeout=True), TypeError, "timeout must be seconds"),
         (lambda r: clada.apply(WRITE, r, git="<>"), ValueError, "not an author"),
         (lambda r: clada.apply(WRITE, r, git=3), TypeError, "author"),
         # A str is a sequence of letters: never a list of approvals.

@@ -90,10 +90,12 @@ def test_the_agent_loop_resends_only_what_failed(root: Path) -> None:
     assert len(seen) == 2
     system, request = seen[0]
     assert system["content"].startswith("# Editing files with clada") and request["content"].startswith("greet")
+    # The text report, as MCP returns it: what failed, why, what to send.
     feedback = seen[1][-1]["content"]
-    assert "never send again: tasks [1]" in feedback
-    assert "task 2: found 0 matches, expected 1" in feedback
+    assert "task 1: applied, never send again" in feedback
+    assert "[task-2] ✗ Error: match_count_mismatch in app.py (found 0 matches, expected 1)" in feedback
     assert "closest text at line 1" in feedback
+    assert "task 2: failed, fix and send again" in feedback
     assert (root / "greeting.txt").read_text() == "Hello\n"
     assert (root / "app.py").read_text() == 'print("hello")\n'
 

@@ -8,15 +8,18 @@ pub(crate) mod mcp;
 pub(crate) mod stream;
 mod streamed;
 pub(crate) mod undo;
-mod units;
 pub(crate) mod watch;
 
+use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clada_markers::engine::Author;
+use clada_markers::units;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 
 /// Apply edit documents written with git-style conflict markers.
 #[derive(Debug, Parser)]
@@ -24,6 +27,79 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+impl Cli {
+    /// The command line, or exit with clap's error (status 2). For the
+    /// mistakes a newcomer makes, the error's tip says what to write
+    /// instead of clap's `to pass '--json' as a value, use '-- --json'`:
+    /// an output format named as a flag (`--json` for `--format json`),
+    /// a root given to a command that takes none (`check -C DIR`).
+    pub(crate) fn parse_args() -> Self {
+        let args: Vec<OsString> = std::env::args_os().collect();
+        match Self::try_parse_from(&args) {
+            Ok(cli) => cli,
+            Err(mut err) => {
+                if let Some(tip) = mistake_tip(&err, &args) {
+                    err.insert(ContextKind::Suggested, ContextValue::StyledStrs(vec![tip]));
+                }
+                err.exit()
+            }
+        }
+    }
+}
+
+/// What to write instead, when `err` is an unknown flag that another
+/// flag of the same command says (see [`Cli::parse_args`]).
+fn mistake_tip(err: &clap::Error, args: &[OsString]) -> Option<clap::builder::StyledStr> {
+    if err.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = err.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    // The subcommand: the first word that is not a flag (`clada` itself
+    // takes only --help and --version, which take no value).
+    let name = args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .find(|a| !a.starts_with('-'))?;
+    let mut cli = Cli::command();
+    let styles = cli.get_styles().clone();
+    let (valid, invalid) = (styles.get_valid(), styles.get_invalid());
+    let sub = cli.find_subcommand_mut(name)?;
+    sub.build();
+    let long = |name: &str| sub.get_arguments().find(|a| a.get_long() == Some(name));
+    let flag = arg.split('=').next().unwrap_or(arg);
+    let mut tip = clap::builder::StyledStr::new();
+    if let Some(value) = flag.strip_prefix("--")
+        && let Some(format) = long("format")
+        && format
+            .get_possible_values()
+            .iter()
+            .any(|v| v.matches(value, false))
+    {
+        let _ = write!(
+            tip,
+            "the output format is a value of --format: '{valid}--format {value}{valid:#}', not '{invalid}{flag}{invalid:#}'"
+        );
+        return Some(tip);
+    }
+    if (flag == "--root" || flag.starts_with("-C")) && long("root").is_none() {
+        let _ = write!(tip, "'{invalid}clada {name}{invalid:#}' takes no root (-C)");
+        if matches!(name, "check" | "convert") {
+            let _ = write!(tip, ": it reads the document alone and touches no file");
+        }
+        if name == "check" {
+            let _ = write!(
+                tip,
+                "; '{valid}clada apply --dry-run -C DIR{valid:#}' tries a document against a directory, changing nothing"
+            );
+        }
+        return Some(tip);
+    }
+    None
 }
 
 #[derive(Debug, Subcommand)]

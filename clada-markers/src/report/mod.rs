@@ -71,10 +71,13 @@ pub struct ApplyReport {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
     /// In a dry run: what the run would change, file by file.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    // Absent when `None`, never `null`: the schema says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<FileChange>")]
     pub changes: Option<Vec<FileChange>>,
     /// What to send again (PROTOCOL §9.1); absent in a dry run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Resend")]
     pub resend: Option<Resend>,
     /// How to take this run back (`clada undo -C ROOT`, PROTOCOL §7.5), or
     /// why it cannot be; absent when no task took effect, in a dry run and

@@ -5,16 +5,18 @@ models write, in process.
 
     report = clada.apply(reply, "path/to/project")
     if not report["ok"]:
-        print(report["resend"])
+        print(clada.render(report))
 
 ``check``, ``apply`` and ``schema`` return the reports of ``clada check``,
 ``clada apply`` and ``clada schema`` with ``--format json``, as dicts typed by
-the TypedDicts here (``ApplyReport``, ``CheckReport``, ...). A call that
-cannot run raises ``CladaError``; nothing ever prompts.
+the TypedDicts here (``ApplyReport``, ``CheckReport``, ...); ``render`` gives
+the text report of a run, what the command line prints and a model should
+read. A call that cannot run raises ``CladaError``; nothing ever prompts.
 """
 
 from ._clada import __version__, apply, check, convert, prompt, schema
 from ._errors import CladaError, ConvertError
+from ._render import render
 from ._reports import *  # noqa: F403
 from ._reports import __all__ as _report_types
 
@@ -26,6 +28,7 @@ __all__ = [
     "check",
     "convert",
     "prompt",
+    "render",
     "schema",
     *_report_types,
 ]

@@ -32,7 +32,7 @@ def apply(
     match: Literal["whitespace", "exact"] = "whitespace",
     git: bool | str = False,
     allow: Iterable[str] = (),
-    timeout: float | None = None,
+    timeout: float | str | None = None,
 ) -> ApplyReport:
     """Applies a document to the directory `root`, as `clada apply --no-prompt
     --format json` would.
@@ -57,8 +57,10 @@ def apply(
       without `--dir` approves: a RUN whose `dir` is below the root runs
       only what `clada allow --dir DIR` approved there. Nothing else runs,
       and nobody is asked.
-    - `timeout`: seconds; no command runs longer, and tasks not started
-      by then are skipped. None: 30 s per command, no limit on the run.
+    - `timeout`: seconds (e.g. 120 or 1.5) or a duration as the command
+      line writes it ("30s", "500ms", "2m"); no command runs longer, and
+      tasks not started by then are skipped. None: 30 s per command, no
+      limit on the run.
     """
 
 def convert(

@@ -345,7 +345,7 @@ class ApplyReport(TypedDict):
     (PROTOCOL §9.2).
     """
     blocks: list[BlockReport]
-    changes: NotRequired[list[FileChange] | None]
+    changes: NotRequired[list[FileChange]]
     """In a dry run: what the run would change, file by file."""
     diagnostics: list[DiagnosticReport]
     dialect: Dialect
@@ -359,7 +359,7 @@ class ApplyReport(TypedDict):
     """
     git: GitReport
     ok: bool
-    resend: NotRequired[Resend | None]
+    resend: NotRequired[Resend]
     """What to send again (PROTOCOL §9.1); absent in a dry run."""
     summary: ApplySummary
     undo: NotRequired[str | None]

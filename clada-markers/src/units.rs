@@ -1,4 +1,6 @@
-//! Durations and sizes on the command line (PROTOCOL §10).
+//! Durations and sizes as people write them (PROTOCOL §10): the command
+//! line's flags (`--timeout 30s`, `--max-output 10MB`) and the Python
+//! package's `timeout=` read them here, so that both take the same text.
 
 use std::time::Duration;
 
@@ -13,7 +15,11 @@ fn number_and_unit(text: &str) -> Option<(f64, &str)> {
 }
 
 /// `30s`, `500ms`, `2m`, `1h`, or bare seconds (`30`, `1.5`).
-pub(crate) fn duration(text: &str) -> Result<Duration, String> {
+///
+/// # Errors
+///
+/// The message says what was given and what a duration looks like.
+pub fn duration(text: &str) -> Result<Duration, String> {
     let bad =
         || format!("`{text}` is not a duration: write e.g. 30s, 500ms, 2m or a number of seconds");
     let (value, unit) = number_and_unit(text).ok_or_else(bad)?;
@@ -32,7 +38,11 @@ pub(crate) fn duration(text: &str) -> Result<Duration, String> {
 
 /// `10MB`, `512KB`, `1MiB`, or bare bytes. KB, MB and GB are powers of
 /// 1000; KiB, MiB and GiB powers of 1024. Units are not case-sensitive.
-pub(crate) fn size(text: &str) -> Result<usize, String> {
+///
+/// # Errors
+///
+/// The message says what was given and what a size looks like.
+pub fn size(text: &str) -> Result<usize, String> {
     let bad =
         || format!("`{text}` is not a size: write e.g. 10MB, 512KB, 1MiB or a number of bytes");
     let (value, unit) = number_and_unit(text).ok_or_else(bad)?;
