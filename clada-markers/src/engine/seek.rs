@@ -361,6 +361,14 @@ pub struct Mismatch {
     /// many lines like the search's for the work one edit may take.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub passes_stopped: bool,
+    /// When nothing was found by a line-based dialect's edit: lines where
+    /// its text occurs, but starts or ends inside a line (it matches whole
+    /// lines, PROTOCOL §11).
+    pub inside_lines: Vec<usize>,
+    /// When nothing was found by an edit that ends the file (`\ No newline
+    /// at end of file`): lines where its text occurs as whole lines
+    /// elsewhere.
+    pub not_at_end: Vec<usize>,
 }
 
 impl Mismatch {
@@ -392,6 +400,8 @@ impl Mismatch {
             applied_lines: Vec::new(),
             excerpts: excerpts(hay, ranges),
             passes_stopped: false,
+            inside_lines: Vec::new(),
+            not_at_end: Vec::new(),
         }
     }
 }
@@ -1057,6 +1067,29 @@ fn nothing_found(hay: &dyn Hay, search: &Search<'_>, work: &Work) -> Result<Box<
         m.start_lines = lines(start)?;
         m.end_lines = lines(end)?;
     }
+    // Where the text occurs but not as the dialect asks: said, so that
+    // the model sees why nothing was found.
+    if let Target::Text(text) = search.target
+        && (search.whole_lines || search.at_end)
+    {
+        let needle = hay.raw(text);
+        let elsewhere = if search.at_end {
+            let lines = Search {
+                at_end: false,
+                ..*search
+            };
+            occurrences(hay, &lines, &needle)?
+        } else {
+            let starts = hay.starts(&needle).ok_or(Miss::Unknown)?;
+            apart(&starts, needle.len())
+        };
+        let at = hay.lines_of(&mut elsewhere.iter().take(MAX_REPORTED_LINES).map(|r| r.0));
+        if search.at_end {
+            m.not_at_end = at;
+        } else {
+            m.inside_lines = at;
+        }
+    }
     let replace = search.replace;
     if replace.is_empty() {
         return Ok(Box::new(m));
@@ -1631,6 +1664,21 @@ mod tests {
             applied(at_end("b", "c"), "a\n  b  ").as_deref(),
             Ok("a\n  c")
         );
+    }
+
+    #[test]
+    fn a_whole_line_miss_says_where_the_text_stands_otherwise() {
+        let hints = HintBudget::new(usize::MAX);
+        let m = lines("oo()\n", "bar()\n")
+            .find_in("x\nfoo()\n", None, &hints)
+            .unwrap_err();
+        assert_eq!((m.found, m.inside_lines.clone()), (0, vec![2]));
+        let at_end = Search {
+            at_end: true,
+            ..lines("b", "c")
+        };
+        let m = at_end.find_in("b\nq\nb\n", None, &hints).unwrap_err();
+        assert_eq!((m.found, m.not_at_end.clone()), (0, vec![1, 3]));
     }
 
     #[test]
