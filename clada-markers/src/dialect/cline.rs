@@ -145,6 +145,9 @@ struct Read {
     /// chooses between equal candidates (the line hint of an edit,
     /// PROTOCOL §3), never where the block is looked for.
     line: Option<usize>,
+    /// The search and replacement as written, when line numbers were
+    /// taken off either.
+    written: Option<(String, String)>,
 }
 
 /// A body's lines joined, each with its line break, Roo's escapes undone,
@@ -392,6 +395,8 @@ fn blocks(
                 old: body(search, mode, search_numbers.is_some()),
                 new: body(replace, mode, replace_numbers.is_some()),
                 line: line_no,
+                written: (search_numbers.is_some() || replace_numbers.is_some())
+                    .then(|| (body(search, mode, false), body(replace, mode, false))),
             },
         ));
         i = if closed { j + 1 } else { j };
@@ -449,8 +454,12 @@ fn task<'a>(
     t.op = ok.then_some(Op::Edit {
         path: p,
         count: Count::default(),
-        // Cline and Roo compare whole lines.
-        matching: Matching::lines(Policy::Clada, b.line.and_then(NonZeroUsize::new)),
+        // Cline and Roo compare whole lines; lines with numbers as
+        // written are looked for before the numbers are taken off.
+        matching: Matching {
+            as_written: b.written.map(std::sync::Arc::new),
+            ..Matching::lines(Policy::Clada, b.line.and_then(NonZeroUsize::new))
+        },
         search: Cow::Owned(b.old),
         replace: Cow::Owned(b.new),
     });

@@ -309,6 +309,7 @@ pub(crate) mod testing {
             if let Op::Edit { matching, .. } = op {
                 matching.line = None;
                 matching.kept = None;
+                matching.as_written = None;
             }
         }
         (ops, doc.diagnostics)

@@ -104,6 +104,9 @@ pub(crate) struct Search<'a> {
     /// The lines kept (context lines), written as the file has them when
     /// a pass found the text.
     pub(crate) kept: Option<&'a Kept>,
+    /// The texts as written before line numbers were taken off them:
+    /// looked for first ([`Matching`]).
+    pub(crate) as_written: Option<(&'a str, &'a str)>,
 }
 
 impl<'a> Search<'a> {
@@ -119,6 +122,7 @@ impl<'a> Search<'a> {
             at_end: false,
             blank_end_optional: false,
             kept: None,
+            as_written: None,
         }
     }
 
@@ -136,6 +140,10 @@ impl<'a> Search<'a> {
             at_end: m.at_end,
             blank_end_optional: m.blank_end_optional,
             kept: m.kept.as_deref(),
+            as_written: m
+                .as_written
+                .as_deref()
+                .map(|(s, r)| (s.as_str(), r.as_str())),
         };
         match op {
             Op::Edit {
@@ -421,6 +429,20 @@ impl From<Box<Mismatch>> for Miss {
 
 /// Finds where `search` replaces in `hay`.
 pub(crate) fn seek(hay: &dyn Hay, search: &Search<'_>) -> Result<Plan, Miss> {
+    // The texts as written first: line numbers are taken off only when
+    // the file does not hold the numbered lines.
+    if let Some((text, replace)) = search.as_written {
+        let written = Search {
+            target: Target::Text(text),
+            replace,
+            as_written: None,
+            ..*search
+        };
+        match seek(hay, &written) {
+            Err(Miss::Mismatch(m)) if m.found == 0 && !m.already_applied => {}
+            other => return other,
+        }
+    }
     let work = Work::new();
     let found = match search.target {
         Target::Text(text) => match seek_text(hay, text, search, &work) {
@@ -1679,6 +1701,21 @@ mod tests {
         };
         let m = at_end.find_in("b\nq\nb\n", None, &hints).unwrap_err();
         assert_eq!((m.found, m.not_at_end.clone()), (0, vec![1, 3]));
+    }
+
+    #[test]
+    fn the_texts_as_written_are_looked_for_before_the_numbers_are_taken_off() {
+        let numbered = |file| {
+            applied(
+                Search {
+                    as_written: Some(("1 | a\n", "1 | b\n")),
+                    ..lines("a\n", "b\n")
+                },
+                file,
+            )
+        };
+        assert_eq!(numbered("1 | a\na\n").as_deref(), Ok("1 | b\na\n"));
+        assert_eq!(numbered("x\na\n").as_deref(), Ok("x\nb\n"));
     }
 
     #[test]

@@ -327,6 +327,12 @@ pub struct Matching {
     /// through a pass beyond exact text, each is written as the file has
     /// it, not as the edit does (PROTOCOL §11.8).
     pub kept: Option<std::sync::Arc<Kept>>,
+    /// The search text and replacement as the document wrote them, where a
+    /// front end took line numbers a model copied off them (Roo's
+    /// `read_file` numbers, PROTOCOL §11.9): looked for first, so that a
+    /// file that holds such lines is edited where it holds them; the
+    /// edit's own texts only when these are not found.
+    pub as_written: Option<std::sync::Arc<(String, String)>>,
 }
 
 /// Which lines of an edit's search text and of its replacement are one
@@ -381,6 +387,7 @@ impl Matching {
             at_end: false,
             blank_end_optional: false,
             kept: None,
+            as_written: None,
         }
     }
 }
