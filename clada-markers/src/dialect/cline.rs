@@ -29,8 +29,10 @@
 //! whole lines: found once, as written or by the white-space tier; Roo's
 //! `:start_line:` is the edit's line hint. Line numbers copied from Roo's
 //! `read_file` (`12 | `) before every line of a side are taken off, as Roo
-//! takes them off, with a warning; the SEARCH's first is then the hint. A `replace_in_file` call applies all its blocks or none, as
-//! Cline writes a file only when every block matched; an empty SEARCH
+//! takes them off, with a warning, unless the file holds the lines as
+//! written; the SEARCH's first number is then the hint. A
+//! `replace_in_file` call applies all its blocks or none, as Cline writes
+//! a file only when every block matched; an empty SEARCH
 //! there fills a new or empty file. Roo applies each block that matches:
 //! each is a unit of its own. Nothing here reads the file system.
 
@@ -215,7 +217,7 @@ fn stripped(side: &str, span: Span, hint: Option<usize>) -> Diagnostic {
     Diagnostic::new(
         K::StrippedLineNumbers,
         span,
-        format!("every line of the {side} starts with a line number (`12 | `), as Roo's read_file shows a file: the numbers were taken off{then}"),
+        format!("every line of the {side} starts with a line number (`12 | `), as Roo's read_file shows a file: unless the file holds the lines so numbered, they are matched without the numbers{then}"),
     )
     .with_help("copy the file's lines without the `N | ` prefixes")
 }
