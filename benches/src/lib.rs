@@ -531,19 +531,17 @@ mod tests {
         let ops = |text: &str, d: Dialect| {
             let doc = parse_dialect(text, d, ParseOptions::default());
             assert!(!doc.has_errors(), "{d}: {:?}", doc.diagnostics.first());
-            // The same operations, but for the matching policy each
-            // dialect gives its edits (codex's passes).
-            let codex = format!(
-                ", matching: {:?}",
-                clada_markers::Matching {
-                    policy: clada_markers::Policy::Codex,
-                    line: None
-                }
-            );
+            // The same operations, but for the matching each dialect
+            // gives its edits (codex's passes, whole lines).
             doc.tasks()
-                .filter_map(|t| t.op.clone().map(|o| format!("{o:?}").replace(&codex, "")))
-                .map(|o| {
-                    o.replace(
+                .filter_map(|t| t.op.clone())
+                .map(|mut o| {
+                    if let clada_markers::Op::Edit { matching, .. }
+                    | clada_markers::Op::EditRange { matching, .. } = &mut o
+                    {
+                        *matching = clada_markers::Matching::default();
+                    }
+                    format!("{o:?}").replace(
                         &format!(", matching: {:?}", clada_markers::Matching::default()),
                         "",
                     )

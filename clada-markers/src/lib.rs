@@ -113,7 +113,7 @@ pub use error_type::{Category, ErrorType};
 #[cfg(feature = "engine")]
 pub use report::listener::Listener;
 pub use report::{ApplyReport, CheckReport};
-pub use syntax::ast::{Block, Count, Document, Matching, Op, Policy, Task, Unit};
+pub use syntax::ast::{Block, Count, Document, Kept, Matching, Op, Policy, Task, Unit};
 pub use syntax::context::ParseOptions;
 pub use syntax::diagnostics::{Diagnostic, Fix, Severity, render};
 pub use syntax::input::decode;

@@ -15,7 +15,7 @@ use crate::apply::{Entry, copy_tree, read_tree};
 /// their `@@` numbers, the line hint chooses and they give git apply's
 /// tree; without them nothing can choose: each must fail with that
 /// ambiguity and leave its files as they were.
-const AMBIGUOUS: &[&str] = &["032-94197cb25d", "034-a39cec8e1d", "086-a6a31c7b82"];
+const AMBIGUOUS: &[&str] = &["086-a6a31c7b82"];
 
 /// `@@ -1,3 +1,4 @@ f` becomes `@@ @@ f`.
 fn strip_numbers(patch: &str) -> String {

@@ -220,3 +220,192 @@ proptest! {
         prop_assert_eq!(back.text, file);
     }
 }
+
+/// Two versions of a file, A and B: lines from a small alphabet (so that
+/// text repeats), blank ones and ones with white space at their ends among
+/// them; B is A with lines deleted, replaced and inserted. Both in one line
+/// break style (LF or CRLF), each with or without a final line break.
+fn file_pair() -> impl Strategy<Value = (String, String)> {
+    let line = " ?[ab]{0,2}[ \t]{0,2}";
+    (
+        prop::collection::vec(line, 0..10),
+        prop::collection::vec((0u8..6, line), 0..12),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(a, changes, crlf, a_final, b_final)| {
+            let mut b = Vec::new();
+            let mut changes = changes.into_iter();
+            for l in &a {
+                match changes.next() {
+                    Some((0, _)) => {}
+                    Some((1, new)) => b.push(new),
+                    Some((2, new)) => {
+                        b.push(l.clone());
+                        b.push(new);
+                    }
+                    _ => b.push(l.clone()),
+                }
+            }
+            b.extend(changes.filter(|c| c.0 == 2).map(|c| c.1));
+            let br = if crlf { "\r\n" } else { "\n" };
+            let join = |lines: &[String], last: bool| {
+                let mut t = lines.join(br);
+                if last && !lines.is_empty() {
+                    t.push_str(br);
+                }
+                t
+            };
+            (join(&a, a_final), join(&b, b_final))
+        })
+}
+
+/// `doc` applied to a directory holding `f.txt` with `text`: whether the
+/// run succeeded, and the file after it.
+fn applied_to(
+    text: &str,
+    doc: &clada_markers::Document<'_>,
+) -> Result<(bool, String), TestCaseError> {
+    let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let file = dir.path().join("f.txt");
+    std::fs::write(&file, text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let apply =
+        clada_markers::Apply::new(dir.path()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let report = apply.git(None).run(doc);
+    let after = std::fs::read_to_string(&file).unwrap_or_default();
+    Ok((report.ok, after))
+}
+
+/// A and B with two spaces at the end of each line the diff of A into B
+/// keeps (a line both hold, in place).
+fn padded_kept_lines(a: &str, b: &str) -> (String, String) {
+    let diff = similar::TextDiff::from_lines(a, b);
+    let (mut keep_a, mut keep_b) = (Vec::new(), Vec::new());
+    for op in diff.ops() {
+        if let similar::DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = *op
+        {
+            keep_a.extend(old_index..old_index + len);
+            keep_b.extend(new_index..new_index + len);
+        }
+    }
+    let pad = |text: &str, keep: &[usize]| -> String {
+        text.split_inclusive('\n')
+            .enumerate()
+            .map(|(i, line)| {
+                if !keep.contains(&i) {
+                    return line.to_owned();
+                }
+                let body = line.trim_end_matches(['\r', '\n']);
+                format!("{body}  {}", &line[body.len()..])
+            })
+            .collect()
+    };
+    (pad(a, &keep_a), pad(b, &keep_b))
+}
+
+/// The edits of a unified diff as Cline's blocks in one `replace_in_file`
+/// call: `None` where a block cannot say them (a body that does not end
+/// with a line break, or an operation that is not an edit).
+fn cline_blocks(doc: &clada_markers::Document<'_>) -> Option<String> {
+    let mut out = String::from("<replace_in_file>\n<path>f.txt</path>\n<diff>\n");
+    for t in doc.tasks() {
+        let (search, replace) = match t.op.as_ref()? {
+            Op::Edit {
+                search, replace, ..
+            } => (search.as_ref(), replace.as_ref()),
+            _ => return None,
+        };
+        let whole = |s: &str| s.is_empty() || s.ends_with('\n');
+        if search.is_empty() || !whole(search) || !whole(replace) {
+            return None;
+        }
+        out.push_str(&format!(
+            "------- SEARCH\n{search}=======\n{replace}+++++++ REPLACE\n"
+        ));
+    }
+    out.push_str("</diff>\n</replace_in_file>\n");
+    Some(out)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 160,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/properties.txt"))),
+        ..ProptestConfig::default()
+    })]
+
+    /// The exact oracle (PROTOCOL §11.8): the unified diff of A into B as
+    /// `similar` writes it, applied to A through `--dialect udiff`, gives
+    /// B, byte for byte; without its numbers, B or an error. The same edit as aider blocks, a codex patch and
+    /// Cline blocks gives B too, or an error: never another file with ✓
+    /// (codex ends a file it updates with a line break, PROTOCOL §11.2).
+    #[test]
+    fn a_unified_diff_of_a_into_b_applied_to_a_gives_b((a, b) in file_pair()) {
+        use clada_markers::dialect::{Dialect, convert, parse_dialect};
+        prop_assume!(a != b);
+        // A file without a line break has no style to keep: clada writes
+        // LF in it (PROTOCOL §4).
+        prop_assume!(a.contains("\r\n") || !b.contains("\r\n"));
+        let diff = similar::TextDiff::from_lines(&a, &b)
+            .unified_diff()
+            .context_radius(3)
+            .header("a/f.txt", "b/f.txt")
+            .to_string();
+        let options = clada_markers::ParseOptions::default();
+        let doc = parse_dialect(&diff, Dialect::Udiff, options);
+        prop_assert!(!doc.has_errors(), "{}\n{:?}", diff, doc.diagnostics);
+        let (ok, after) = applied_to(&a, &doc)?;
+        prop_assert!(ok, "not applied:\n{}", diff);
+        prop_assert_eq!(&after, &b, "{}", diff);
+
+        // Without its `@@` numbers (as aider's prompt has models write a
+        // diff), nothing chooses between equal candidates: B, or an error.
+        let bare: String = diff
+            .split_inclusive('\n')
+            .map(|l| if l.starts_with("@@ ") { "@@ @@\n" } else { l })
+            .collect();
+        let doc_bare = parse_dialect(&bare, Dialect::Udiff, options);
+        prop_assert!(!doc_bare.has_errors(), "{}\n{:?}", bare, doc_bare.diagnostics);
+        let (ok, after) = applied_to(&a, &doc_bare)?;
+        if ok {
+            prop_assert_eq!(&after, &b, "✓ but another file:\n{}", bare);
+        }
+
+        // The lines the diff keeps, given white space at their ends in A
+        // (a Markdown hard break): the hunks are found by the white-space
+        // tier, and their context lines keep the file's bytes (PROTOCOL
+        // §11.8). B with the same lines so ended, or an error.
+        let (a_ws, b_ws) = padded_kept_lines(&a, &b);
+        let (ok, after) = applied_to(&a_ws, &doc)?;
+        if ok {
+            prop_assert_eq!(&after, &b_ws, "✓ but another file, from:\n{:?}\n{}", a_ws, diff);
+        }
+
+        let mut others: Vec<(Dialect, String)> = [Dialect::Aider, Dialect::Codex]
+            .into_iter()
+            .filter_map(|to| Some((to, convert(&doc, to).ok()?)))
+            .collect();
+        others.extend(cline_blocks(&doc).map(|t| (Dialect::Cline, t)));
+        for (dialect, text) in others {
+            let again = parse_dialect(&text, dialect, options);
+            if again.has_errors() {
+                continue;
+            }
+            let (ok, after) = applied_to(&a, &again)?;
+            if !ok {
+                continue;
+            }
+            let mut want = b.clone();
+            let br = if a.contains("\r\n") { "\r\n" } else { "\n" };
+            if dialect == Dialect::Codex && !want.is_empty() && !want.ends_with('\n') {
+                want.push_str(br);
+            }
+            prop_assert_eq!(&after, &want, "{} ✓ but another file:\n{}\nfrom:\n{}", dialect, text, diff);
+        }
+    }
+}

@@ -33,7 +33,7 @@ use crate::syntax::Attribute;
 use crate::syntax::Span;
 use crate::syntax::TaskKind;
 use crate::syntax::{Context, ParseOptions};
-use crate::syntax::{Count, Document, Matching, Op, Task, Unit};
+use crate::syntax::{Count, Document, Matching, Op, Policy, Task, Unit};
 use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
 /// A line's text without its line break.
@@ -302,7 +302,8 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
                 Op::Edit {
                     path,
                     count: Count::default(),
-                    matching: Matching::default(),
+                    // aider's matcher compares whole lines.
+                    matching: Matching::lines(Policy::Clada, None),
                     search: body(search),
                     replace: body(replace),
                 }
@@ -443,7 +444,7 @@ mod tests {
                 Op::Edit {
                     path: "app.py".into(),
                     count: Count::default(),
-                    matching: Matching::default(),
+                    matching: Matching::lines(Policy::Clada, None),
                     search: "a = 1\n".into(),
                     replace: "a = 2\n".into(),
                 },

@@ -25,10 +25,14 @@
 //! What each tool's own parser accepts for structure is accepted: Cline's
 //! markers of three or more characters, `<<<<<<<` and `>>>>>>>` for its
 //! legacy ones, a missing `+++++++ REPLACE` at the end of a `<diff>`; Roo's
-//! escaped markers (`\=======`) in bodies. Matching is clada's SEARCH:
-//! found once, as written or by the white-space tier; Roo's `:start_line:`
-//! is the edit's line hint. A `replace_in_file` call applies all its blocks or none, as
-//! Cline writes a file only when every block matched; an empty SEARCH
+//! escaped markers (`\=======`) in bodies. Matching is clada's SEARCH of
+//! whole lines: found once, as written or by the white-space tier; Roo's
+//! `:start_line:` is the edit's line hint. Line numbers copied from Roo's
+//! `read_file` (`12 | `) before every line of a side are taken off, as Roo
+//! takes them off, with a warning, unless the file holds the lines as
+//! written; the SEARCH's first number is then the hint. A
+//! `replace_in_file` call applies all its blocks or none, as Cline writes
+//! a file only when every block matched; an empty SEARCH
 //! there fills a new or empty file. Roo applies each block that matches:
 //! each is a unit of its own. Nothing here reads the file system.
 
@@ -40,7 +44,7 @@ use crate::syntax::Attribute;
 use crate::syntax::Location;
 use crate::syntax::Span;
 use crate::syntax::TaskKind;
-use crate::syntax::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
+use crate::syntax::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
 use crate::syntax::{Context, ParseOptions};
 use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
@@ -143,18 +147,79 @@ struct Read {
     /// chooses between equal candidates (the line hint of an edit,
     /// PROTOCOL §3), never where the block is looked for.
     line: Option<usize>,
+    /// The search and replacement as written, when line numbers were
+    /// taken off either.
+    written: Option<(String, String)>,
 }
 
-/// A body's lines joined, each with its line break, Roo's escapes undone.
-fn body(lines: &[Line<'_>], mode: Mode) -> String {
+/// A body's lines joined, each with its line break, Roo's escapes undone,
+/// then (`numbered`) the line number before each line taken off.
+fn body(lines: &[Line<'_>], mode: Mode, numbered: bool) -> String {
     let mut out = String::with_capacity(lines.iter().map(|l| l.text.len() + 1).sum());
     for l in lines {
         let t = l.text;
         let escaped = mode != Mode::Cline && ESCAPED.iter().any(|e| t.starts_with(e));
-        out.push_str(if escaped { &t[1..] } else { t });
+        let t = if escaped { &t[1..] } else { t };
+        let t = match line_number(t) {
+            Some((_, at)) if numbered => &t[at..],
+            _ => t,
+        };
+        out.push_str(t);
         out.push('\n');
     }
     out
+}
+
+/// The line number before `line` as Roo's `read_file` writes it (`12 |
+/// text`: white space, digits, white space, one `|` not followed by
+/// another, and one space or tab), and where the text after it starts;
+/// what Roo's `stripLineNumbers` takes off.
+fn line_number(line: &str) -> Option<(usize, usize)> {
+    let s = line.trim_start();
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = &s[digits..];
+    let after = rest.trim_start();
+    if digits == 0 || after.len() == rest.len() {
+        return None;
+    }
+    let after = after.strip_prefix('|')?;
+    if after.starts_with('|') {
+        return None;
+    }
+    let text = after
+        .strip_prefix(' ')
+        .or_else(|| after.strip_prefix('\t'))
+        .unwrap_or(after);
+    let number = s[..digits].parse().ok()?;
+    Some((number, line.len() - text.len()))
+}
+
+/// The first line number of `lines` when every line of them that is not
+/// blank starts with one (and one does), as Roo's `read_file` shows a
+/// file: Roo takes them off before matching.
+fn numbered(lines: &[Line<'_>]) -> Option<usize> {
+    let mut first = None;
+    for l in lines {
+        if l.text.trim().is_empty() {
+            continue;
+        }
+        let (n, _) = line_number(l.text)?;
+        first.get_or_insert(n);
+    }
+    first
+}
+
+/// The warning that a side's line numbers were taken off.
+fn stripped(side: &str, span: Span, hint: Option<usize>) -> Diagnostic {
+    let then = hint.map_or_else(String::new, |n| {
+        format!(", and line {n} chooses among equal candidates")
+    });
+    Diagnostic::new(
+        K::StrippedLineNumbers,
+        span,
+        format!("every line of the {side} starts with a line number (`12 | `), as Roo's read_file shows a file: unless the file holds the lines so numbered, they are matched without the numbers{then}"),
+    )
+    .with_help("copy the file's lines without the `N | ` prefixes")
 }
 
 fn span_of(lines: &[Line<'_>], or: usize) -> Span {
@@ -282,6 +347,26 @@ fn blocks(
         }
         let search = &lines[search_from..sep];
         let replace = &lines[replace_from..j];
+        // Lines copied with Roo's `read_file` numbers: taken off, and the
+        // first number is the line hint when no `:start_line:` gives one.
+        let search_numbers = numbered(search);
+        let replace_numbers = numbered(replace);
+        if let Some(n) = search_numbers {
+            line_no = line_no.or(Some(n));
+            let hint = line_no.filter(|&h| h == n);
+            out.push(stripped(
+                "SEARCH text",
+                span_of(search, lines[sep].start),
+                hint,
+            ));
+        }
+        if replace_numbers.is_some() {
+            out.push(stripped(
+                "replacement",
+                span_of(replace, lines[sep].span().end),
+                None,
+            ));
+        }
         // Roo asks for a marker in a body to be escaped (`\=======`): an
         // unescaped one is a block gone wrong, not text.
         if mode == Mode::Roo {
@@ -309,9 +394,11 @@ fn blocks(
                 closer,
                 search: span_of(search, lines[sep].start),
                 replace: span_of(replace, lines[sep].span().end),
-                old: body(search, mode),
-                new: body(replace, mode),
+                old: body(search, mode, search_numbers.is_some()),
+                new: body(replace, mode, replace_numbers.is_some()),
                 line: line_no,
+                written: (search_numbers.is_some() || replace_numbers.is_some())
+                    .then(|| (body(search, mode, false), body(replace, mode, false))),
             },
         ));
         i = if closed { j + 1 } else { j };
@@ -369,9 +456,11 @@ fn task<'a>(
     t.op = ok.then_some(Op::Edit {
         path: p,
         count: Count::default(),
+        // Cline and Roo compare whole lines; lines with numbers as
+        // written are looked for before the numbers are taken off.
         matching: Matching {
-            line: b.line.and_then(NonZeroUsize::new),
-            ..Matching::default()
+            as_written: b.written.map(std::sync::Arc::new),
+            ..Matching::lines(Policy::Clada, b.line.and_then(NonZeroUsize::new))
         },
         search: Cow::Owned(b.old),
         replace: Cow::Owned(b.new),
@@ -669,6 +758,41 @@ mod tests {
 
     fn lines_of(src: &str) -> Vec<Option<usize>> {
         testing::line_hints(&parse(src, ParseOptions::default()))
+    }
+
+    #[test]
+    fn roo_read_file_line_numbers_are_taken_off_each_side() {
+        let kinds = |ds: &[Diagnostic]| {
+            ds.iter()
+                .map(|d| (d.kind, d.is_error()))
+                .collect::<Vec<_>>()
+        };
+        // Every non-blank SEARCH line numbered; the REPLACE as written.
+        let src = "a.py\n<<<<<<< SEARCH\n12 | def f():\n\n14 |     return 1\n=======\ndef f():\n    return 2\n>>>>>>> REPLACE\n";
+        let (got, ds) = ops(src);
+        assert_eq!(
+            got,
+            vec![edit(
+                "a.py",
+                "def f():\n\n    return 1\n",
+                "def f():\n    return 2\n"
+            )]
+        );
+        assert_eq!(kinds(&ds), [(K::StrippedLineNumbers, false)]);
+        assert_eq!(lines_of(src), [Some(12)]);
+        // Both sides; `:start_line:` keeps its own hint; a tab after the bar.
+        let src = "a.py\n<<<<<<< SEARCH\n:start_line:3\n-------\n 9 | x\n=======\n9 |\ty\n>>>>>>> REPLACE\n";
+        assert_eq!(ops(src).0, vec![edit("a.py", "x\n", "y\n")]);
+        assert_eq!(ops(src).1.len(), 2);
+        assert_eq!(lines_of(src), [Some(3)]);
+        // A line without a number, `||`, or no space before the bar: as
+        // written.
+        for side in ["1 | x\ny\n", "1 || x\n", "1| x\n"] {
+            let src = format!("a.py\n------- SEARCH\n{side}=======\nz\n+++++++ REPLACE\n");
+            let (got, ds) = ops(&src);
+            assert_eq!(got, vec![edit("a.py", side, "z\n")], "{side:?}");
+            assert!(ds.is_empty(), "{ds:?}");
+        }
     }
 
     #[test]

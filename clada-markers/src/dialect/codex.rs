@@ -23,7 +23,9 @@
 //! an `@@ anchor` line replaces the anchor line by itself and the added
 //! lines; with no anchor it appends to the file. An `@@` anchor is not
 //! searched for, and `*** End of File` does not pin a hunk to the end (both
-//! only guide codex's own search).
+//! only guide codex's own search). As codex: hunks match whole lines, a
+//! hunk ending in an empty line is looked for again without it when not
+//! found, and blank lines between hunks are passed over.
 
 use super::lines::{Line, lines};
 use std::borrow::Cow;
@@ -55,11 +57,12 @@ pub(crate) fn is_file_operation(line: &str) -> bool {
     [ADD, UPDATE, DELETE].iter().any(|op| t.starts_with(op))
 }
 
-/// How codex finds a hunk's lines: its passes (PROTOCOL §11.2).
+/// How codex finds a hunk's lines: whole lines, by its passes, again
+/// without a last empty line when they are not found (PROTOCOL §11.2).
 fn codex_matching() -> Matching {
     Matching {
-        policy: Policy::Codex,
-        line: None,
+        blank_end_optional: true,
+        ..Matching::lines(Policy::Codex, None)
     }
 }
 
@@ -240,6 +243,12 @@ fn update<'a>(
         let t = first.text.trim_start();
         if t.starts_with("***") && t.trim() != END_OF_FILE {
             break;
+        }
+        // Blank lines between hunks (and after `*** End of File`) are
+        // passed over, as codex's parser does: no hunk starts with one.
+        if t.is_empty() {
+            i += 1;
+            continue;
         }
         // A hunk: an optional `@@` line, then ' ', '-', '+' lines (an empty
         // line is empty context), up to the next `@@` or section.

@@ -299,15 +299,17 @@ pub(crate) mod testing {
     use std::num::NonZeroUsize;
 
     use crate::syntax::Diagnostic;
-    use crate::syntax::{Count, Document, Matching, Op};
+    use crate::syntax::{Count, Document, Matching, Op, Policy};
 
     /// The operations of `doc` without their line hints (see
-    /// [`line_hints`]), and its diagnostics.
+    /// [`line_hints`]) and kept lines, and its diagnostics.
     pub(crate) fn ops(doc: Document<'_>) -> (Vec<Op<'_>>, Vec<Diagnostic>) {
         let mut ops: Vec<Op<'_>> = doc.tasks().filter_map(|t| t.op.clone()).collect();
         for op in &mut ops {
             if let Op::Edit { matching, .. } = op {
                 matching.line = None;
+                matching.kept = None;
+                matching.as_written = None;
             }
         }
         (ops, doc.diagnostics)
@@ -323,14 +325,24 @@ pub(crate) mod testing {
             .collect()
     }
 
-    /// A SEARCH of `search` in `path`, replaced by `replace`.
+    /// A line-based dialect's SEARCH of `search` in `path` (whole lines),
+    /// replaced by `replace`.
     pub(crate) fn edit(path: &str, search: &str, replace: &str) -> Op<'static> {
         Op::Edit {
             path: path.to_owned().into(),
             count: Count::default(),
-            matching: Matching::default(),
+            matching: Matching::lines(Policy::Clada, None),
             search: search.to_owned().into(),
             replace: replace.to_owned().into(),
         }
+    }
+
+    /// [`edit`], which ends at the file's end.
+    pub(crate) fn edit_at_end(path: &str, search: &str, replace: &str) -> Op<'static> {
+        let mut op = edit(path, search, replace);
+        if let Op::Edit { matching, .. } = &mut op {
+            matching.at_end = true;
+        }
+        op
     }
 }

@@ -20,7 +20,8 @@
 //! models get wrong or leave out (`@@ ... @@`): each hunk becomes a SEARCH
 //! of its context and removed lines replaced by its context and added
 //! lines, found once as a SEARCH is (as written, then the white-space
-//! tier). The numbers are kept only to choose between equal candidates
+//! tier), as whole lines; a hunk with `\ No newline at end of file` ends at
+//! the file's end. The numbers are kept only to choose between equal candidates
 //! ([`Hunk::line`], the edit's line hint); the counts are not trusted to
 //! end a hunk (it ends where its lines do).
 //!
@@ -36,7 +37,7 @@ use std::num::NonZeroUsize;
 use crate::syntax::Attribute;
 use crate::syntax::Span;
 use crate::syntax::TaskKind;
-use crate::syntax::{Block, BlockRules, Count, Document, Matching, Op, Task, Unit};
+use crate::syntax::{Block, BlockRules, Count, Document, Matching, Op, Policy, Task, Unit};
 use crate::syntax::{Context, ParseOptions};
 use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
@@ -245,6 +246,11 @@ struct Hunk {
     line: Option<usize>,
     /// `@@ -0,0`: the hunk says the file was empty.
     from_empty: bool,
+    /// A side's last line has no line break (`\ No newline at end of
+    /// file`): the hunk ends at the file's end.
+    at_end: bool,
+    /// Which of its old and new lines are context lines.
+    kept: crate::syntax::Kept,
 }
 
 /// The numbers of `@@ -a,b +c,d @@`, when it has them.
@@ -350,6 +356,8 @@ fn hunk(lines: &[Line<'_>], at: usize, indent: usize, out: &mut Vec<Diagnostic>)
             }
         }),
         from_empty: nums.is_some_and(|(a, b, _, _)| a == 0 && b == 0),
+        at_end: false,
+        kept: crate::syntax::Kept::default(),
     };
     let mut last = None;
     let (mut old_ended, mut new_ended) = (false, false);
@@ -404,8 +412,10 @@ fn hunk(lines: &[Line<'_>], at: usize, indent: usize, out: &mut Vec<Diagnostic>)
             h.new.push('\n');
         }
         h.changes |= side != Side::Both;
+        h.kept.push(side != Side::New, side != Side::Old);
         last = Some(side);
     }
+    h.at_end = old_ended || new_ended;
     (h, end)
 }
 
@@ -888,9 +898,17 @@ fn edit<'a>(path: &crate::syntax::TaskPath<'a>, h: &mut Hunk) -> Op<'a> {
     Op::Edit {
         path: path.clone(),
         count: Count::default(),
+        // `git apply` compares whole lines; a line without its line
+        // break is the file's last.
+        // Context lines keep the file's bytes where the white-space tier
+        // found them.
         matching: Matching {
-            line: h.line.and_then(NonZeroUsize::new),
-            ..Matching::default()
+            at_end: h.at_end,
+            kept: h
+                .kept
+                .any()
+                .then(|| std::sync::Arc::new(std::mem::take(&mut h.kept))),
+            ..Matching::lines(Policy::Clada, h.line.and_then(NonZeroUsize::new))
         },
         search: Cow::Owned(std::mem::take(&mut h.old)),
         replace: Cow::Owned(std::mem::take(&mut h.new)),
@@ -1055,7 +1073,7 @@ mod tests {
             assert_eq!(extended(&lines, 0, 0, &mut heads), 1, "{h}");
         }
     }
-    use crate::dialect::testing::{self, edit};
+    use crate::dialect::testing::{self, edit, edit_at_end};
 
     /// The operations of `src`, without their line hints (see
     /// `lines_of`).
@@ -1167,11 +1185,27 @@ mod tests {
     }
 
     #[test]
+    fn a_hunk_s_context_lines_are_its_kept_lines() {
+        let src = "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n+C\n\n d\n";
+        let doc = parse(src, ParseOptions::default());
+        let kept: Vec<Vec<(usize, usize)>> = doc
+            .tasks()
+            .filter_map(|t| match &t.op {
+                Some(Op::Edit { matching, .. }) => Some(matching.kept.as_ref()?.pairs().collect()),
+                _ => None,
+            })
+            .collect();
+        // `a`, the empty line and `d`: lines 0, 2, 3 of the old side, 0,
+        // 3, 4 of the new.
+        assert_eq!(kept, [vec![(0, 0), (2, 3), (3, 4)]]);
+    }
+
+    #[test]
     fn no_newline_at_end_of_file_takes_the_line_break_off_its_side() {
         let src = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n";
-        assert_eq!(ops(src).0, vec![edit("x", "a\nb", "a\nb\n")]);
+        assert_eq!(ops(src).0, vec![edit_at_end("x", "a\nb", "a\nb\n")]);
         let src = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n\\ Kein Zeilenumbruch am Dateiende.\n";
-        assert_eq!(ops(src).0, vec![edit("x", "a\n", "b")]);
+        assert_eq!(ops(src).0, vec![edit_at_end("x", "a\n", "b")]);
         let src = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n a\n\\ No newline at end of file\n";
         assert_eq!(ops(src).1[0].kind, K::MalformedMarker);
         let src = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n\\ No newline at end of file\n-b\n+c\n";

@@ -1235,6 +1235,8 @@ mod tests {
     #[derive(Clone, Debug)]
     enum Edit {
         Text(String, String, Count, &'static [Pass]),
+        /// A line-based dialect's edit: whole lines.
+        Lines(String, String, Count, &'static [Pass]),
         Range(String, String, String, Count, &'static [Pass]),
     }
 
@@ -1243,6 +1245,11 @@ mod tests {
             match self {
                 Edit::Text(search, replace, count, passes) => Search {
                     passes,
+                    ..Search::text(search, replace, *count)
+                },
+                Edit::Lines(search, replace, count, passes) => Search {
+                    passes,
+                    whole_lines: true,
                     ..Search::text(search, replace, *count)
                 },
                 Edit::Range(start, end, replace, count, passes) => Search {
@@ -1432,8 +1439,20 @@ mod tests {
     }
 
     fn line_edit() -> impl Strategy<Value = Edit> {
-        (lines_of(1, 4), lines_of(0, 4), count(), passes())
-            .prop_map(|(s, r, c, p)| Edit::Text(s, r, c, p))
+        (
+            lines_of(1, 4),
+            lines_of(0, 4),
+            count(),
+            passes(),
+            any::<bool>(),
+        )
+            .prop_map(|(s, r, c, p, whole)| {
+                if whole {
+                    Edit::Lines(s, r, c, p)
+                } else {
+                    Edit::Text(s, r, c, p)
+                }
+            })
     }
 
     proptest! {

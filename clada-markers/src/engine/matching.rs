@@ -357,6 +357,34 @@ impl Hay for Prepared<'_> {
         Some(memchr::memmem::find_iter(self.norm.as_bytes(), needle).collect())
     }
 
+    /// A line feed and the needle are looked for, and the search goes on
+    /// from the last byte of each occurrence taken (a line feed, when the
+    /// needle ends with one, that may start the next): the text is read
+    /// once, and adjacent occurrences are all found.
+    fn line_starts_of(&self, needle: &[u8]) -> Option<Vec<usize>> {
+        let hay = self.norm.as_bytes();
+        let mut out = Vec::new();
+        if needle.is_empty() {
+            return Some(out);
+        }
+        let back = usize::from(needle.ends_with(b"\n"));
+        let mut from = 0;
+        if hay.starts_with(needle) {
+            out.push(0);
+            from = needle.len() - back;
+        }
+        let mut pattern = Vec::with_capacity(needle.len() + 1);
+        pattern.push(b'\n');
+        pattern.extend_from_slice(needle);
+        let finder = memchr::memmem::Finder::new(&pattern);
+        while let Some(i) = hay.get(from..).and_then(|h| finder.find(h)) {
+            let start = from + i + 1;
+            out.push(start);
+            from = start + needle.len() - back;
+        }
+        Some(out)
+    }
+
     fn range_starts(
         &self,
         start: &[u8],

@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use crate::engine::tier::{self, Cmp, Delta, Lines, NotDetermined, Pass};
 use crate::status::{Chosen, Closest, Excerpt, IndentProblem, Indentation, Matched, Shift};
-use crate::syntax::{Count, Matching, Op, TaskPath};
+use crate::syntax::{Count, Kept, Matching, Op, TaskPath};
 
 /// At most this many occurrence lines are reported.
 pub(crate) const MAX_REPORTED_LINES: usize = 20;
@@ -92,6 +92,21 @@ pub(crate) struct Search<'a> {
     pub(crate) line: Option<NonZeroUsize>,
     /// The passes after the exact search.
     pub(crate) passes: &'static [Pass],
+    /// Occurrences are whole lines: they start at a line start and end
+    /// at a line end (a line-based dialect's edit, [`Matching`]).
+    pub(crate) whole_lines: bool,
+    /// The occurrence ends at the file's end (`\ No newline at end of
+    /// file`).
+    pub(crate) at_end: bool,
+    /// Not found, the text is looked for again without a last empty line
+    /// (codex's retry, [`Matching`]).
+    pub(crate) blank_end_optional: bool,
+    /// The lines kept (context lines), written as the file has them when
+    /// a pass found the text.
+    pub(crate) kept: Option<&'a Kept>,
+    /// The texts as written before line numbers were taken off them:
+    /// looked for first ([`Matching`]).
+    pub(crate) as_written: Option<(&'a str, &'a str)>,
 }
 
 impl<'a> Search<'a> {
@@ -103,6 +118,11 @@ impl<'a> Search<'a> {
             count,
             line: None,
             passes: tier::passes(crate::syntax::Policy::Clada, true),
+            whole_lines: false,
+            at_end: false,
+            blank_end_optional: false,
+            kept: None,
+            as_written: None,
         }
     }
 
@@ -110,12 +130,20 @@ impl<'a> Search<'a> {
     /// (SEARCH or SEARCH-START); `loose`: whether the passes beyond
     /// exact text may run (`--match whitespace`).
     pub(crate) fn of(op: &'a Op<'_>, loose: bool) -> Option<(&'a TaskPath<'a>, Search<'a>)> {
-        let with = |target, replace: &'a str, count: &Count, m: &Matching| Search {
+        let with = |target, replace: &'a str, count: &Count, m: &'a Matching| Search {
             target,
             replace,
             count: *count,
             line: m.line,
             passes: tier::passes(m.policy, loose),
+            whole_lines: m.whole_lines,
+            at_end: m.at_end,
+            blank_end_optional: m.blank_end_optional,
+            kept: m.kept.as_deref(),
+            as_written: m
+                .as_written
+                .as_deref()
+                .map(|(s, r)| (s.as_str(), r.as_str())),
         };
         match op {
             Op::Edit {
@@ -160,7 +188,7 @@ impl<'a> Search<'a> {
         };
         texts
             .into_iter()
-            .filter_map(|t| Some(Lines::new(t)?.pivot_body().0))
+            .filter_map(|t| Some(Lines::new(t, self.whole_lines)?.pivot_body().0))
     }
 }
 
@@ -176,6 +204,15 @@ pub(crate) trait Hay {
     /// them without overlap, leftmost first, gives the occurrences a
     /// search counts; `None` when this hay cannot say.
     fn starts(&self, needle: &[u8]) -> Option<Vec<usize>>;
+    /// The starts of `needle`'s occurrences that begin at a line start,
+    /// sorted, such that taking them without overlap, leftmost first,
+    /// gives the whole-line occurrences a search counts. The default reads
+    /// [`Hay::starts`], which must then list overlapping occurrences too.
+    fn line_starts_of(&self, needle: &[u8]) -> Option<Vec<usize>> {
+        let mut starts = self.starts(needle)?;
+        starts.retain(|&a| a == 0 || self.byte(a - 1) == Some(b'\n'));
+        Some(starts)
+    }
     /// The ranges from an occurrence of `start` to the nearest occurrence
     /// of `end` after it, without overlap, and the start with no end after
     /// it that ended the search, if one did.
@@ -332,6 +369,14 @@ pub struct Mismatch {
     /// many lines like the search's for the work one edit may take.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub passes_stopped: bool,
+    /// When nothing was found by a line-based dialect's edit: lines where
+    /// its text occurs, but starts or ends inside a line (it matches whole
+    /// lines, PROTOCOL §11).
+    pub inside_lines: Vec<usize>,
+    /// When nothing was found by an edit that ends the file (`\ No newline
+    /// at end of file`): lines where its text occurs as whole lines
+    /// elsewhere.
+    pub not_at_end: Vec<usize>,
 }
 
 impl Mismatch {
@@ -363,6 +408,8 @@ impl Mismatch {
             applied_lines: Vec::new(),
             excerpts: excerpts(hay, ranges),
             passes_stopped: false,
+            inside_lines: Vec::new(),
+            not_at_end: Vec::new(),
         }
     }
 }
@@ -382,9 +429,36 @@ impl From<Box<Mismatch>> for Miss {
 
 /// Finds where `search` replaces in `hay`.
 pub(crate) fn seek(hay: &dyn Hay, search: &Search<'_>) -> Result<Plan, Miss> {
+    // The texts as written first: line numbers are taken off only when
+    // the file does not hold the numbered lines.
+    if let Some((text, replace)) = search.as_written {
+        let written = Search {
+            target: Target::Text(text),
+            replace,
+            as_written: None,
+            ..*search
+        };
+        match seek(hay, &written) {
+            Err(Miss::Mismatch(m)) if m.found == 0 && !m.already_applied => {}
+            other => return other,
+        }
+    }
     let work = Work::new();
     let found = match search.target {
-        Target::Text(text) => seek_text(hay, text, search, &work),
+        Target::Text(text) => match seek_text(hay, text, search, &work) {
+            Err(Miss::Mismatch(m)) if m.found == 0 && search.blank_end_optional => {
+                match without_blank_end(search) {
+                    // codex's retry: its answer, unless it found nothing
+                    // either (the text as written is what was asked).
+                    Some(again) => match seek_text(hay, text_of(&again), &again, &work) {
+                        Err(Miss::Mismatch(n)) if n.found == 0 => Err(Miss::Mismatch(m)),
+                        other => other,
+                    },
+                    None => Err(Miss::Mismatch(m)),
+                }
+            }
+            other => other,
+        },
         Target::Range(start, end) => seek_range(hay, start, end, search, &work),
     };
     match found {
@@ -395,6 +469,36 @@ pub(crate) fn seek(hay: &dyn Hay, search: &Search<'_>) -> Result<Plan, Miss> {
             Err(Box::new(m).into())
         }
         other => other,
+    }
+}
+
+/// `search` without the last line of its text when that line is empty,
+/// and its replacement likewise: codex's retry.
+fn without_blank_end<'a>(search: &Search<'a>) -> Option<Search<'a>> {
+    let Target::Text(text) = search.target else {
+        return None;
+    };
+    let text = text.strip_suffix('\n')?;
+    if !text.ends_with('\n') {
+        return None;
+    }
+    let replace = match search.replace.strip_suffix('\n') {
+        Some(r) if r.ends_with('\n') || r.is_empty() => r,
+        _ => search.replace,
+    };
+    Some(Search {
+        target: Target::Text(text),
+        replace,
+        blank_end_optional: false,
+        ..*search
+    })
+}
+
+/// The text a SEARCH looks for (empty for a range).
+fn text_of<'a>(search: &Search<'a>) -> &'a str {
+    match search.target {
+        Target::Text(t) => t,
+        Target::Range(..) => "",
     }
 }
 
@@ -417,10 +521,66 @@ enum Shifted {
     Not(NotDetermined),
 }
 
+/// The occurrences of `needle` (a text in the hay's style) that `search`
+/// counts, without overlap, leftmost first: anywhere (clada's SEARCH), as
+/// whole lines, or the one that ends at the file's end.
+fn occurrences(
+    hay: &dyn Hay,
+    search: &Search<'_>,
+    needle: &[u8],
+) -> Result<Vec<(usize, usize)>, Miss> {
+    if needle.is_empty() {
+        return Ok(Vec::new());
+    }
+    if search.at_end {
+        return Ok(end_occurrence(hay, needle, search.whole_lines)
+            .into_iter()
+            .collect());
+    }
+    if !search.whole_lines {
+        let starts = hay.starts(needle).ok_or(Miss::Unknown)?;
+        return Ok(apart(&starts, needle.len()));
+    }
+    let mut starts = hay.line_starts_of(needle).ok_or(Miss::Unknown)?;
+    if !needle.ends_with(b"\n") {
+        starts.retain(|&a| at_line_end(hay, a + needle.len()));
+    }
+    Ok(apart(&starts, needle.len()))
+}
+
+/// Whether a line of the hay ends at `pos` (its line break follows, or the
+/// text ends).
+fn at_line_end(hay: &dyn Hay, pos: usize) -> bool {
+    match hay.byte(pos) {
+        None | Some(b'\n') => true,
+        Some(b'\r') => hay.byte(pos + 1) == Some(b'\n'),
+        Some(_) => false,
+    }
+}
+
+/// Whether `pos` is the end of the file: of its text, or (a file without
+/// a final line break) before the one the hay adds.
+fn at_file_end(hay: &dyn Hay, pos: usize) -> bool {
+    pos == hay.len() || (hay.virtual_final() && pos + hay.raw("\n").len() == hay.len())
+}
+
+/// The occurrence of `needle` that ends at the file's end, if there is
+/// one (starting at a line start, when `whole`).
+fn end_occurrence(hay: &dyn Hay, needle: &[u8], whole: bool) -> Option<(usize, usize)> {
+    let mut ends = vec![hay.len()];
+    if hay.virtual_final() {
+        ends.push(hay.len().saturating_sub(hay.raw("\n").len()));
+    }
+    ends.into_iter().find_map(|e| {
+        let s = e.checked_sub(needle.len())?;
+        let aligned = !whole || s == 0 || hay.byte(s - 1) == Some(b'\n');
+        (aligned && *hay.bytes(s, e) == *needle).then_some((s, e))
+    })
+}
+
 fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>, work: &Work) -> Result<Plan, Miss> {
     let needle = hay.raw(text);
-    let starts = hay.starts(&needle).ok_or(Miss::Unknown)?;
-    let apart = apart(&starts, needle.len());
+    let apart = occurrences(hay, search, &needle)?;
     if !apart.is_empty() {
         let first = text.split('\n').next().unwrap_or_default();
         let lines = text.split_inclusive('\n');
@@ -461,10 +621,10 @@ fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>, work: &Work) -> Res
         if pass == Pass::Unicode && !hay.whole() {
             return Err(Miss::Unknown);
         }
-        let Some(lines) = Lines::new(text) else {
+        let Some(lines) = Lines::new(text, search.whole_lines) else {
             break;
         };
-        let found = by_lines(hay, &lines, pass, work)?;
+        let found = by_lines(hay, &lines, pass, search.at_end, work)?;
         if found.is_empty() {
             continue;
         }
@@ -481,12 +641,13 @@ fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>, work: &Work) -> Res
 }
 
 /// The occurrences of `lines` under `pass`, counted without overlap,
-/// leftmost first: those whose lines are all
-/// alike, shifted or not.
+/// leftmost first: those whose lines are all alike, shifted or not (and
+/// that end at the file's end, when `at_end`).
 fn by_lines(
     hay: &dyn Hay,
     lines: &Lines<'_>,
     pass: Pass,
+    at_end: bool,
     work: &Work,
 ) -> Result<Vec<Occurrence>, Miss> {
     let mut out = Vec::new();
@@ -498,7 +659,9 @@ fn by_lines(
         if start < free {
             continue;
         }
-        if let Some(found) = verify(hay, lines, pass, start, work)? {
+        if let Some(found) = verify(hay, lines, pass, start, work)?
+            && (!at_end || at_file_end(hay, found.range.1))
+        {
             free = found.range.1.max(found.range.0 + 1);
             out.push(found);
         }
@@ -615,6 +778,8 @@ fn verify(
         }
         end = if s.complete {
             next
+        } else if s.whole {
+            at + file.len()
         } else {
             at + tier::indent(file).len() + (s.text.len() - tier::indent(s.text).len())
         };
@@ -735,7 +900,11 @@ fn decide(
     // the report must name.
     let shift = shift.filter(|_| written != search.replace);
     let picked: Vec<(usize, usize)> = chosen.iter().map(|&i| found[i].range).collect();
-    let standing = standing(hay, &picked, &hay.raw(&written));
+    let written = match (search.kept, exact, picked.as_slice()) {
+        (Some(kept), false, [range]) => keep_file_lines(hay, *range, &written, kept),
+        _ => written,
+    };
+    let standing = standing(hay, &picked, &hay.raw(&written), search.whole_lines);
     if !standing.is_empty() {
         let mut m = Mismatch::of(hay, &ranges, count);
         let at: Vec<usize> = standing.iter().map(|&i| picked[i].0).collect();
@@ -758,6 +927,35 @@ fn decide(
         },
         lines,
     })
+}
+
+/// `written` with each kept line as the file has it in `range`, an
+/// occurrence a pass found (one line of the file for each line of the
+/// search): only the lines the edit removes and adds change.
+fn keep_file_lines(hay: &dyn Hay, range: (usize, usize), written: &str, kept: &Kept) -> String {
+    let occurrence = hay.bytes(range.0, range.1);
+    let file: Vec<&[u8]> = occurrence
+        .split_inclusive(|&b| b == b'\n')
+        .map(|l| {
+            let l = l.strip_suffix(b"\n").unwrap_or(l);
+            l.strip_suffix(b"\r").unwrap_or(l)
+        })
+        .collect();
+    let mut out: Vec<Cow<'_, str>> = written.split_inclusive('\n').map(Cow::Borrowed).collect();
+    for (i, j) in kept.pairs() {
+        let (Some(f), Some(w)) = (file.get(i), out.get_mut(j)) else {
+            continue;
+        };
+        let text = w.strip_suffix('\n').unwrap_or(w);
+        if text.as_bytes() == *f {
+            continue;
+        }
+        if let Ok(f) = std::str::from_utf8(f) {
+            let brk = if w.ends_with('\n') { "\n" } else { "" };
+            *w = Cow::Owned(format!("{f}{brk}"));
+        }
+    }
+    out.concat()
 }
 
 fn not_determined(problem: IndentProblem, delta: &Delta, search_indent: &[u8]) -> NotDetermined {
@@ -823,8 +1021,9 @@ fn line_indent(hay: &dyn Hay, pos: usize) -> Vec<u8> {
 /// Which of `ranges` already have `written` standing around them: the
 /// text there is the replacement, and holds what the range would replace
 /// (an insertion that keeps its search text, sent again). The work is
-/// bounded by the text's size.
-fn standing(hay: &dyn Hay, ranges: &[(usize, usize)], written: &[u8]) -> Vec<usize> {
+/// bounded by the text's size. `whole`: the replacement stands from a
+/// line start.
+fn standing(hay: &dyn Hay, ranges: &[(usize, usize)], written: &[u8], whole: bool) -> Vec<usize> {
     let mut out = Vec::new();
     if written.is_empty() {
         return out;
@@ -850,6 +1049,9 @@ fn standing(hay: &dyn Hay, ranges: &[(usize, usize)], written: &[u8]) -> Vec<usi
             let Some(from) = s.checked_sub(j) else {
                 continue;
             };
+            if whole && from > 0 && hay.byte(from - 1) != Some(b'\n') {
+                continue;
+            }
             let to = from + written.len();
             // The file's text reaches that far. The line break a file
             // lacks (added to its text) does not stand for one a
@@ -887,22 +1089,44 @@ fn nothing_found(hay: &dyn Hay, search: &Search<'_>, work: &Work) -> Result<Box<
         m.start_lines = lines(start)?;
         m.end_lines = lines(end)?;
     }
+    // Where the text occurs but not as the dialect asks: said, so that
+    // the model sees why nothing was found.
+    if let Target::Text(text) = search.target
+        && (search.whole_lines || search.at_end)
+    {
+        let needle = hay.raw(text);
+        let elsewhere = if search.at_end {
+            let lines = Search {
+                at_end: false,
+                ..*search
+            };
+            occurrences(hay, &lines, &needle)?
+        } else {
+            let starts = hay.starts(&needle).ok_or(Miss::Unknown)?;
+            apart(&starts, needle.len())
+        };
+        let at = hay.lines_of(&mut elsewhere.iter().take(MAX_REPORTED_LINES).map(|r| r.0));
+        if search.at_end {
+            m.not_at_end = at;
+        } else {
+            m.inside_lines = at;
+        }
+    }
     let replace = search.replace;
     if replace.is_empty() {
         return Ok(Box::new(m));
     }
     let raw = hay.raw(replace);
-    let starts = hay.starts(&raw).ok_or(Miss::Unknown)?;
-    let mut n = apart(&starts, raw.len()).len();
+    let mut n = occurrences(hay, search, &raw)?.len();
     if n == 0 && matches!(search.target, Target::Text(_)) {
         for &pass in search.passes {
             if pass == Pass::Unicode && !hay.whole() {
                 return Err(Miss::Unknown);
             }
-            let Some(lines) = Lines::new(replace) else {
+            let Some(lines) = Lines::new(replace, search.whole_lines) else {
                 break;
             };
-            let found = match by_lines(hay, &lines, pass, work) {
+            let found = match by_lines(hay, &lines, pass, search.at_end, work) {
                 // A hint only: where the passes gave up, nothing is said.
                 Err(Miss::Stopped) => break,
                 other => other?,
@@ -994,7 +1218,8 @@ fn seek_range(
         if !hay.whole() {
             return Err(Miss::Unknown);
         }
-        let (Some(s_lines), Some(e_lines)) = (Lines::new(start), Lines::new(end)) else {
+        let (Some(s_lines), Some(e_lines)) = (Lines::new(start, false), Lines::new(end, false))
+        else {
             break;
         };
         let found = ranges_by_lines(hay, &s_lines, &e_lines, pass, work)?;
@@ -1024,7 +1249,7 @@ fn ranges_by_lines(
     pass: Pass,
     work: &Work,
 ) -> Result<Vec<Occurrence>, Miss> {
-    let starts = by_lines(hay, start, pass, work)?;
+    let starts = by_lines(hay, start, pass, false, work)?;
     let ends = by_lines_all(hay, end, pass, work)?;
     let mut out: Vec<Occurrence> = Vec::new();
     let mut free = 0;
@@ -1378,22 +1603,154 @@ mod tests {
         assert_eq!(m.found, 3);
     }
 
+    /// The text of `file` after `search`, or how many it found.
+    fn applied(search: Search<'_>, file: &str) -> Result<String, usize> {
+        let hints = HintBudget::new(usize::MAX);
+        match search.find_in(file, None, &hints) {
+            Ok(f) => {
+                let mut text = file.to_owned();
+                f.apply_text(&mut text);
+                Ok(text)
+            }
+            Err(m) => Err(m.found),
+        }
+    }
+
+    fn lines<'a>(s: &'a str, r: &'a str) -> Search<'a> {
+        Search {
+            whole_lines: true,
+            ..Search::text(s, r, one())
+        }
+    }
+
+    #[test]
+    fn a_line_based_edit_matches_whole_lines_only() {
+        // Inside a line: no match, as written or through the tier.
+        assert_eq!(applied(lines("oo()\n", "bar()\n"), "foo()\nx\n"), Err(0));
+        assert_eq!(applied(lines("oo()\n", "bar()\n"), "  foo()  \n"), Err(0));
+        assert_eq!(
+            applied(lines("x = 1\ny = 2\n", "z\n"), "max = 1\ny = 2\n"),
+            Err(0)
+        );
+        // The whole line is found where a part of another line comes
+        // first, CRLF too; clada's own SEARCH would have found both.
+        assert_eq!(
+            applied(lines("a\n", "b\n"), "xa\na\n").as_deref(),
+            Ok("xa\nb\n")
+        );
+        assert_eq!(
+            applied(lines("a\n", "b\n"), "xa\r\na\r\n").as_deref(),
+            Ok("xa\r\nb\r\n")
+        );
+        assert_eq!(
+            applied(Search::text("a\n", "b\n", one()), "xa\na\n"),
+            Err(2)
+        );
+        // Adjacent whole-line occurrences are all counted.
+        let two = Search {
+            count: Count::Exactly(NonZeroUsize::new(2).unwrap_or(NonZeroUsize::MIN)),
+            ..lines("a\na\n", "b\n")
+        };
+        assert_eq!(applied(two, "a\na\na\na\n").as_deref(), Ok("b\nb\n"));
+        assert_eq!(applied(lines("a\na\n", "b\n"), "a\na\na\na\n"), Err(2));
+        // Through the tier: the last line compares whole.
+        assert_eq!(
+            applied(lines("  x = 1\n", "  x = 2\n"), "if a:\n    x = 1  \n").as_deref(),
+            Ok("if a:\n    x = 2\n")
+        );
+        // An edit applied before is told by whole lines too.
+        assert_eq!(applied(lines("oo\n", "foo\n"), "foo\n"), Err(0));
+    }
+
+    #[test]
+    fn an_edit_at_the_end_ends_at_the_file_s_end() {
+        let at_end = |s, r| Search {
+            at_end: true,
+            ..lines(s, r)
+        };
+        assert_eq!(applied(at_end("a\nb", "a\nc\n"), "a\nbxyz\nq\n"), Err(0));
+        assert_eq!(applied(at_end("a\nb", "a\nc\n"), "a\nb\n"), Err(0));
+        assert_eq!(
+            applied(at_end("a\nb", "a\nc\n"), "a\nb").as_deref(),
+            Ok("a\nc\n")
+        );
+        assert_eq!(applied(at_end("a\nb\n", "a\nc"), "a\nb\nq\n"), Err(0));
+        assert_eq!(
+            applied(at_end("a\nb\n", "a\nc"), "q\na\nb\n").as_deref(),
+            Ok("q\na\nc")
+        );
+        // Only the last of equal candidates ends the file.
+        assert_eq!(applied(at_end("b\n", "c"), "b\nb\n").as_deref(), Ok("b\nc"));
+        // Through the tier.
+        assert_eq!(
+            applied(at_end("b", "c"), "a\n  b  ").as_deref(),
+            Ok("a\n  c")
+        );
+    }
+
+    #[test]
+    fn a_whole_line_miss_says_where_the_text_stands_otherwise() {
+        let hints = HintBudget::new(usize::MAX);
+        let m = lines("oo()\n", "bar()\n")
+            .find_in("x\nfoo()\n", None, &hints)
+            .unwrap_err();
+        assert_eq!((m.found, m.inside_lines.clone()), (0, vec![2]));
+        let at_end = Search {
+            at_end: true,
+            ..lines("b", "c")
+        };
+        let m = at_end.find_in("b\nq\nb\n", None, &hints).unwrap_err();
+        assert_eq!((m.found, m.not_at_end.clone()), (0, vec![1, 3]));
+    }
+
+    #[test]
+    fn the_texts_as_written_are_looked_for_before_the_numbers_are_taken_off() {
+        let numbered = |file| {
+            applied(
+                Search {
+                    as_written: Some(("1 | a\n", "1 | b\n")),
+                    ..lines("a\n", "b\n")
+                },
+                file,
+            )
+        };
+        assert_eq!(numbered("1 | a\na\n").as_deref(), Ok("1 | b\na\n"));
+        assert_eq!(numbered("x\na\n").as_deref(), Ok("x\nb\n"));
+    }
+
+    #[test]
+    fn codex_looks_again_without_a_last_empty_line() {
+        let retry = |s, r| Search {
+            blank_end_optional: true,
+            ..lines(s, r)
+        };
+        assert_eq!(
+            applied(retry("foo\nbar\n\n", "foo\nBAR\n\n"), "foo\nbar\n").as_deref(),
+            Ok("foo\nBAR\n")
+        );
+        // Found with it, it stays.
+        assert_eq!(
+            applied(retry("foo\n\n", "x\n\n"), "foo\n\nfoo\n").as_deref(),
+            Ok("x\n\nfoo\n")
+        );
+        // Without the retry, nothing.
+        assert_eq!(applied(lines("foo\nbar\n\n", "x\n"), "foo\nbar\n"), Err(0));
+    }
+
     #[test]
     fn an_edit_carries_its_hint_and_policy_to_the_search() {
         use crate::syntax::{Matching, Policy};
         let op = Op::Edit {
             path: "a".into(),
             count: one(),
-            matching: Matching {
-                policy: Policy::Codex,
-                line: NonZeroUsize::new(6),
-            },
+            matching: Matching::lines(Policy::Codex, NonZeroUsize::new(6)),
             search: "x\n".into(),
             replace: "y\n".into(),
         };
         let hints = HintBudget::new(usize::MAX);
         let (_, search) = Search::of(&op, true).unwrap_or_else(|| panic!("an edit"));
         assert_eq!(search.passes, tier::passes(Policy::Codex, true));
+        assert!(search.whole_lines && !search.at_end);
         let f = search.find_in("x\na\nb\nc\nd\nx\n", None, &hints).unwrap();
         assert_eq!(f.lines, vec![6]);
         // `--match exact` turns every pass off, codex's too.

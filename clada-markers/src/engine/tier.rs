@@ -123,6 +123,11 @@ pub(crate) struct Line<'s> {
     pub(crate) text: &'s [u8],
     /// It ends with a line feed (only a search's last line may not).
     pub(crate) complete: bool,
+    /// It is compared with a whole line of the file: a complete line, or
+    /// the last line of a line-based dialect's text (PROTOCOL §11), which
+    /// ends where the file's line does. A partial line otherwise is
+    /// compared with the start of the file's line.
+    pub(crate) whole: bool,
 }
 
 impl Line<'_> {
@@ -142,8 +147,10 @@ pub(crate) struct Lines<'s> {
 impl<'s> Lines<'s> {
     /// `text` in lines, or `None` when the passes cannot look for it: it
     /// has no non-blank line, or it ends in a partial line that is blank
-    /// (an occurrence would end inside an indentation).
-    pub(crate) fn new(text: &'s str) -> Option<Lines<'s>> {
+    /// (an occurrence would end inside an indentation). `whole_lines`: its
+    /// last line, partial or not, is a whole line (a line-based dialect's
+    /// text).
+    pub(crate) fn new(text: &'s str, whole_lines: bool) -> Option<Lines<'s>> {
         let lines: Vec<Line<'s>> = text
             .as_bytes()
             .split_inclusive(|&b| b == b'\n')
@@ -151,15 +158,17 @@ impl<'s> Lines<'s> {
                 Some(t) => Line {
                     text: t,
                     complete: true,
+                    whole: true,
                 },
                 None => Line {
                     text: l,
                     complete: false,
+                    whole: whole_lines,
                 },
             })
             .collect();
         let pivot = lines.iter().position(|l| !l.blank())?;
-        if lines.last().is_some_and(|l| !l.complete && l.blank()) {
+        if lines.last().is_some_and(|l| !l.whole && l.blank()) {
             return None;
         }
         Some(Lines { lines, pivot })
@@ -171,7 +180,7 @@ impl<'s> Lines<'s> {
     pub(crate) fn pivot_body(&self) -> (&'s [u8], bool) {
         let l = self.lines[self.pivot];
         let body = &l.text[indent(l.text).len()..];
-        if l.complete {
+        if l.whole {
             (trim_end(body), true)
         } else {
             (body, false)
@@ -198,8 +207,8 @@ pub(crate) enum Cmp {
 }
 
 /// Compares `file` (a line without its break) with the search line `s`
-/// under `pass`. A partial search line is compared with the start of the
-/// file line's text.
+/// under `pass`. A partial search line that is not whole is compared with
+/// the start of the file line's text.
 pub(crate) fn compare(file: &[u8], s: &Line<'_>, pass: Pass) -> Cmp {
     if s.blank() {
         return if is_blank(file) {
@@ -210,7 +219,7 @@ pub(crate) fn compare(file: &[u8], s: &Line<'_>, pass: Pass) -> Cmp {
     }
     let (fi, si) = (indent(file), indent(s.text));
     let (fb, sb) = (&file[fi.len()..], &s.text[si.len()..]);
-    let same = match (pass, s.complete) {
+    let same = match (pass, s.whole) {
         (_, false) => fb.starts_with(sb),
         (Pass::Unicode, true) => {
             let (Ok(f), Ok(t)) = (std::str::from_utf8(fb), std::str::from_utf8(sb)) else {
@@ -359,10 +368,12 @@ mod tests {
             Some(t) => Line {
                 text: t.as_bytes(),
                 complete: true,
+                whole: true,
             },
             None => Line {
                 text: t.as_bytes(),
                 complete: false,
+                whole: false,
             },
         }
     }
@@ -404,9 +415,9 @@ mod tests {
 
     #[test]
     fn a_search_without_text_is_no_tier_search() {
-        assert!(Lines::new("\n  \n").is_none());
-        assert!(Lines::new("x\n  ").is_none());
-        let l = Lines::new("\n  foo(1)  \nbar").unwrap_or_else(|| panic!("lines"));
+        assert!(Lines::new("\n  \n", false).is_none());
+        assert!(Lines::new("x\n  ", false).is_none());
+        let l = Lines::new("\n  foo(1)  \nbar", false).unwrap_or_else(|| panic!("lines"));
         assert_eq!(l.pivot, 1);
         assert_eq!(l.pivot_body(), (&b"foo(1)"[..], true));
         assert_eq!(l.first_indent(), b"  ");

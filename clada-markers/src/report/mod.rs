@@ -311,6 +311,14 @@ pub struct ErrorReport {
     /// before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub applied_lines: Vec<usize>,
+    /// Where the search text occurs, but not as whole lines, which a
+    /// line-based dialect's edit matches (PROTOCOL §11).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inside_lines: Vec<usize>,
+    /// Where the search text occurs as whole lines but does not end the
+    /// file, as `\ No newline at end of file` asks (PROTOCOL §11.8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_at_end: Vec<usize>,
     /// For `file_not_found`: the existing path most like the one named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closest_path: Option<String>,
@@ -343,6 +351,8 @@ impl ErrorReport {
             matched: None,
             indentation: None,
             applied_lines: Vec::new(),
+            inside_lines: Vec::new(),
+            not_at_end: Vec::new(),
             closest_path: None,
             approve: None,
             os_error: None,

@@ -117,7 +117,11 @@ impl ErrorReport {
                     applied_lines,
                     excerpts,
                     passes_stopped: _,
+                    inside_lines,
+                    not_at_end,
                 } = *mismatch;
+                r.inside_lines = inside_lines;
+                r.not_at_end = not_at_end;
                 r.matched = matched;
                 r.indentation = indentation;
                 r.applied_lines = applied_lines;
@@ -230,6 +234,18 @@ fn mismatch_hint(m: &Mismatch) -> String {
             "the replacement text is already in the file: the edit may have been applied before"
                 .to_owned(),
         );
+    }
+    if !m.inside_lines.is_empty() {
+        parts.push(format!(
+            "the text occurs inside a line at {}: a diff's or a block's lines match whole lines of the file; copy each line whole",
+            at(&m.inside_lines)
+        ));
+    }
+    if !m.not_at_end.is_empty() {
+        parts.push(format!(
+            "the text occurs at {}, but `\\ No newline at end of file` says it ends the file, and the file does not end there; leave that marker out unless the hunk's last line is the file's",
+            at(&m.not_at_end)
+        ));
     }
     if let Some(c) = &m.closest {
         let place = if c.start_line == c.end_line {

@@ -299,7 +299,7 @@ impl std::fmt::Display for Count {
 /// How an edit finds its text beyond an exact occurrence (PROTOCOL §3):
 /// what a dialect asks for, next to `count`. clada's own documents always
 /// carry the default.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Matching {
     /// The passes that may find the text when it does not occur exactly.
     pub policy: Policy,
@@ -308,6 +308,88 @@ pub struct Matching {
     /// with `count` 1 finds several equal candidates, the one nearest this
     /// line is taken. Without it, several candidates are a mismatch.
     pub line: Option<NonZeroUsize>,
+    /// An occurrence starts at the start of a line of the file and ends at
+    /// the end of one, in every pass: the edits of the line-based dialects
+    /// (unified diffs, aider, codex, Cline and Roo), whose tools compare
+    /// whole lines (PROTOCOL §11). clada's own SEARCH matches any text.
+    pub whole_lines: bool,
+    /// The occurrence ends at the end of the file: a unified diff hunk
+    /// with `\ No newline at end of file` (PROTOCOL §11.8), whose marked
+    /// line is its file's last.
+    pub at_end: bool,
+    /// When the text is not found, it is looked for again without its
+    /// last line if that line is empty, and the replacement written
+    /// without its own last empty line: codex's retry, for the empty
+    /// context line a model leaves before `*** End Patch` (PROTOCOL
+    /// §11.2).
+    pub blank_end_optional: bool,
+    /// The lines the edit keeps (a unified diff's context lines): found
+    /// through a pass beyond exact text, each is written as the file has
+    /// it, not as the edit does (PROTOCOL §11.8).
+    pub kept: Option<std::sync::Arc<Kept>>,
+    /// The search text and replacement as the document wrote them, where a
+    /// front end took line numbers a model copied off them (Roo's
+    /// `read_file` numbers, PROTOCOL §11.9): looked for first, so that a
+    /// file that holds such lines is edited where it holds them; the
+    /// edit's own texts only when these are not found.
+    pub as_written: Option<std::sync::Arc<(String, String)>>,
+}
+
+/// Which lines of an edit's search text and of its replacement are one
+/// line kept (a unified diff's context lines): the k-th such line of the
+/// search is the k-th of the replacement.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Kept {
+    search: Vec<bool>,
+    replace: Vec<bool>,
+}
+
+impl Kept {
+    /// Notes the next line of the search (`search`), of the replacement
+    /// (`replace`), or of both (a kept line).
+    pub(crate) fn push(&mut self, search: bool, replace: bool) {
+        let kept = search && replace;
+        if search {
+            self.search.push(kept);
+        }
+        if replace {
+            self.replace.push(kept);
+        }
+    }
+
+    /// Whether any line is kept.
+    pub(crate) fn any(&self) -> bool {
+        self.search.contains(&true)
+    }
+
+    /// Each kept line: its index among the search's lines and among the
+    /// replacement's.
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let at = |v: &'_ [bool]| {
+            v.iter()
+                .enumerate()
+                .filter(|(_, k)| **k)
+                .map(|(i, _)| i)
+                .collect::<Vec<_>>()
+        };
+        at(&self.search).into_iter().zip(at(&self.replace))
+    }
+}
+
+impl Matching {
+    /// What a line-based dialect's edit asks: whole lines, found by
+    /// `policy`, the nearest to `line` among equal candidates.
+    pub fn lines(policy: Policy, line: Option<NonZeroUsize>) -> Self {
+        Matching {
+            policy,
+            line,
+            whole_lines: true,
+            at_end: false,
+            blank_end_optional: false,
+            kept: None,
+            as_written: None,
+        }
+    }
 }
 
 /// Which passes look for an edit's text once no exact occurrence exists

@@ -88,6 +88,10 @@ pub enum DiagnosticKind {
     UnsupportedChange,
     /// (warning) A file mode a diff sets, which clada does not change.
     IgnoredMode,
+    /// (warning) Line numbers (`12 | `) before every line of a Cline or
+    /// Roo block's side, as Roo's `read_file` shows a file: taken off
+    /// (PROTOCOL §11.9).
+    StrippedLineNumbers,
     /// A document without a task that holds edits in a format its dialect
     /// does not read (PROTOCOL §11.7).
     ForeignFormat,
@@ -128,7 +132,8 @@ impl DiagnosticKind {
             DiagnosticKind::SkippedUnknownKeyword
             | DiagnosticKind::StrayMarker
             | DiagnosticKind::NoTasks
-            | DiagnosticKind::IgnoredMode => Severity::Warning,
+            | DiagnosticKind::IgnoredMode
+            | DiagnosticKind::StrippedLineNumbers => Severity::Warning,
             _ => Severity::Error,
         }
     }

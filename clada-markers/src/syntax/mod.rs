@@ -76,7 +76,7 @@ pub(crate) use markers::*;
 // The door the other layers come in by: each name the library needs from
 // the syntax layer, by one path (`crate::syntax::Op`). Only the crate root
 // names the modules, for its public re-exports.
-pub(crate) use ast::{Block, Count, Document, Matching, Op, Policy, Task, Unit};
+pub(crate) use ast::{Block, Count, Document, Kept, Matching, Op, Policy, Task, Unit};
 pub(crate) use context::{Context, ParseOptions};
 pub(crate) use diagnostics::{Diagnostic, Severity, render};
 pub(crate) use lexer::classify;

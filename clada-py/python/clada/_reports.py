@@ -185,10 +185,18 @@ class ErrorReport(TypedDict):
     """Why a match at another indentation was not applied: the three
     indentations (`indentation_mismatch`).
     """
+    inside_lines: NotRequired[list[int]]
+    """Where the search text occurs, but not as whole lines, which a
+    line-based dialect's edit matches (PROTOCOL §11).
+    """
     lines: NotRequired[list[int] | None]
     matched: NotRequired[Matched | None]
     """The occurrences were found by a pass beyond exact text."""
     message: str
+    not_at_end: NotRequired[list[int]]
+    """Where the search text occurs as whole lines but does not end the
+    file, as `\\ No newline at end of file` asks (PROTOCOL §11.8).
+    """
     os_error: NotRequired[str | None]
     ranges: NotRequired[list[list[int]] | None]
     """First and last line of each occurrence (PROTOCOL §9.2)."""

@@ -1,0 +1,7 @@
+function one() {
+    return 10;
+}
+
+function two() {
+    return 20;
+}

@@ -1,0 +1,7 @@
+function one() {
+    return 1;
+}
+
+function two() {
+    return 2;
+}

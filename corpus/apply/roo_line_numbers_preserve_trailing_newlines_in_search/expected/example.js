@@ -1,0 +1,5 @@
+class Example {
+    constructor() {
+        this.value = 1;
+    }
+}
