@@ -85,17 +85,77 @@ fn section_start(lines: &[Line<'_>], i: usize) -> Option<(usize, bool)> {
     (rest.starts_with(OLD) && new).then_some((indent, false))
 }
 
-/// Whether `line`, after the lines `before` (nearest last), shows a
-/// unified diff: a `diff --git` line, or a hunk's `@@` line after a
-/// `---`/`+++` pair (what `auto` looks for).
-pub(crate) fn is_header(before: &[&str], line: &str) -> bool {
-    if line.starts_with(GIT) {
+/// `line` without the indentation of a diff indented as a whole (in a list
+/// item), and that indentation; `None` past [`MAX_INDENT`].
+fn unindented(line: &str) -> Option<(usize, &str)> {
+    let t = line.trim_start_matches(' ');
+    let indent = line.len() - t.len();
+    (indent <= MAX_INDENT).then_some((indent, t))
+}
+
+/// Whether `t` (unindented) is a hunk's `@@` line: with numbers (`@@ -3,7
+/// +3,8 @@`, text after it aside), or bare, as models write one without
+/// numbers (`@@`, `@@ @@`, `@@ ... @@`).
+pub(crate) fn is_hunk_header(t: &str) -> bool {
+    let t = t.trim_end();
+    if numbers(t).is_some() && t[HUNK.len()..].contains(HUNK) {
         return true;
     }
-    match before {
-        [.., a, b] => line.starts_with(HUNK) && a.starts_with(OLD) && b.starts_with(NEW),
-        _ => false,
+    let Some(rest) = t.strip_prefix(HUNK) else {
+        return false;
+    };
+    let rest = rest.trim();
+    rest.is_empty() || rest == HUNK || rest.strip_suffix(HUNK).is_some_and(|m| m.trim() == "...")
+}
+
+/// Whether a line of a hunk (context, removed or added) starts `t`.
+fn is_hunk_line(t: &str) -> bool {
+    matches!(t.as_bytes().first(), Some(b' ' | b'-' | b'+'))
+}
+
+/// Whether a unified diff starts at line `i` of the lines `at` gives (the
+/// empty text past the end): a `diff --git` line followed by one of git's
+/// extended headers or a `---` line (a rename alone has no hunk); a `---`,
+/// `+++`, `@@` header; or a hunk's `@@` line without a header, followed by
+/// a hunk's line. Indented as a whole or not. What `auto` and the check
+/// for other formats' edits (PROTOCOL §11.7) look for.
+pub(crate) fn starts_diff<'a>(at: &dyn Fn(usize) -> &'a str, i: usize) -> bool {
+    let Some((indent, t)) = unindented(at(i)) else {
+        return false;
+    };
+    let next = |k: usize| {
+        let l = at(i + k);
+        l.get(..indent)
+            .filter(|pad| pad.bytes().all(|b| b == b' '))
+            .and_then(|_| l.get(indent..))
+            .unwrap_or_default()
+    };
+    if t.starts_with(GIT) {
+        let n = next(1);
+        return n.starts_with(OLD) || EXTENDED.iter().any(|h| n.starts_with(h));
     }
+    (t.starts_with(OLD) && next(1).starts_with(NEW) && next(2).starts_with(HUNK))
+        || (is_hunk_header(t) && is_hunk_line(next(1)))
+}
+
+/// Whether `line`, after the lines `before` (nearest last), shows a
+/// unified diff (what `auto` looks for): a `diff --git` line, a hunk's
+/// `@@` line after a `---`/`+++` pair, or a hunk's line after an `@@` line
+/// (a hunk without a header: [`starts_diff`] of the lines read so far).
+pub(crate) fn is_header(before: &[&str], line: &str) -> bool {
+    let all = |k: usize| match k {
+        k if k < before.len() => before[k],
+        k if k == before.len() => line,
+        _ => "",
+    };
+    if unindented(line).is_some_and(|(_, t)| t.starts_with(GIT)) {
+        return true;
+    }
+    // The diff may start two lines up (`---`, `+++`, `@@`) or one (`@@`
+    // and a hunk line): each start is looked at once it can be told.
+    let n = before.len();
+    let hunk_at = |k: usize| unindented(all(k)).is_some_and(|(_, t)| is_hunk_header(t));
+    (n >= 2 && starts_diff(&all, n - 2)) || (n >= 1 && hunk_at(n - 1) && starts_diff(&all, n - 1))
 }
 
 /// A path named by a header line: its text (unquoted) and where it is.
@@ -297,8 +357,8 @@ fn rest_of_hunk(lines: &[Line<'_>], from: usize, indent: usize) -> Rest {
             k += 1;
             continue;
         };
-        let file_header = b.starts_with(OLD)
-            && body_at(lines, k + 1, indent).is_some_and(|n| n.starts_with(NEW));
+        let file_header =
+            b.starts_with(OLD) && body_at(lines, k + 1, indent).is_some_and(|n| n.starts_with(NEW));
         let rule = b.len() >= 3 && b.bytes().all(|c| c == b'-');
         let hunk_line = match first {
             b' ' | b'-' | b'+' => !file_header && !rule && b != "-- ",
@@ -1246,7 +1306,10 @@ mod tests {
         // error of the hunk's file, never half a hunk.
         let src = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\n- not a line of the hunk\n-- \n2.40.0\n";
         let (got, ds) = ops(src);
-        assert_eq!(ds.iter().map(|d| d.kind).collect::<Vec<_>>(), [K::MalformedMarker]);
+        assert_eq!(
+            ds.iter().map(|d| d.kind).collect::<Vec<_>>(),
+            [K::MalformedMarker]
+        );
         assert!(got.is_empty(), "{got:?}");
     }
 
