@@ -243,11 +243,14 @@ fn first<'a>(
     dialect: Dialect,
 ) -> Option<usize> {
     let line = |i: usize| lines.get(i).map_or("", |l| l.text);
-    // A hunk without a header read as codex, or in a text holding a codex
-    // patch before it, is the patch's (codex writes its chunks so).
+    // A hunk without a header after a codex patch's first line, or after a
+    // codex file operation (read as codex, one outside a patch), is the
+    // patch's (codex writes its chunks so).
     let codex_at = match format {
-        Format::UnifiedDiff if dialect == Dialect::Codex => Some(0),
-        Format::UnifiedDiff => lines.iter().position(|l| super::codex::is_begin(l.text)),
+        Format::UnifiedDiff => lines.iter().position(|l| {
+            super::codex::is_begin(l.text)
+                || (dialect == Dialect::Codex && super::codex::is_file_operation(l.text.trim_end()))
+        }),
         _ => None,
     };
     let last = |test: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| test(l.text));

@@ -1079,6 +1079,7 @@ fn block<'a>(span: Span, opener: Span, tasks: Vec<Task<'a>>) -> Unit<'a> {
             files_only: true,
             create_only: true,
             remove_emptied: true,
+            ordered: true,
             ..BlockRules::default()
         },
     })
