@@ -57,7 +57,7 @@ pub(crate) const FORMATS: &[(Format, &str, Option<Dialect>)] = &[
     ),
     (
         Format::Cline,
-        "Cline/Roo SEARCH blocks (`------- SEARCH`, `=======`, `+++++++ REPLACE`) or `write_to_file` calls",
+        "Cline/Roo SEARCH blocks (`------- SEARCH`, `=======`, `+++++++ REPLACE`) or calls (`<replace_in_file>`, `<apply_diff>`, `<write_to_file>`)",
         Some(Dialect::Cline),
     ),
     (
@@ -261,7 +261,6 @@ fn first<'a>(
     };
     let later = |from: usize| last_end.is_some_and(|k| k >= from);
     let cml_end = format == Format::Cml && source.contains("</edit>");
-    let write_end = format == Format::Cline && source.contains("</write_to_file>");
     (0..lines.len()).find(|&i| {
         let t = line(i);
         match format {
@@ -299,8 +298,13 @@ fn first<'a>(
                         || !super::udiff::is_hunk_header(t.trim_start()))
             }
             Format::Cline => {
+                // A call of either tool at the start of its line, closed
+                // or not.
+                let t = t.trim_start();
                 (is_cline(t, '-', "SEARCH") && later(i + 1))
-                    || (write_end && t.trim_start().starts_with("<write_to_file>"))
+                    || ["<replace_in_file>", "<apply_diff>", "<write_to_file>"]
+                        .iter()
+                        .any(|tag| t.starts_with(tag))
             }
             Format::Gptme => t.trim_end() == "<<<<<<< ORIGINAL" && later(i + 1),
         }

@@ -1113,6 +1113,12 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             .and_then(|b| b.bytes().next())
             .is_some_and(|c| matches!(c, b' ' | b'-' | b'+'));
         if !(t.starts_with(HUNK) && hunk_follows && indent <= MAX_INDENT) {
+            // A codex patch's header in the prose: the hunks after it are
+            // the patch's, not the last file's.
+            let t = t.trim_end();
+            if super::codex::is_begin(t) || super::codex::is_file_operation(t) {
+                carry = None;
+            }
             i += 1;
             continue;
         }
