@@ -825,7 +825,7 @@ impl Engine<'_, '_, '_, '_> {
             };
             let mut from = found.into_iter().filter(|&l| l >= floor);
             let first = from.next();
-            let last = from.last().or(first);
+            let last = from.next_back().or(first);
             if let Some(last) = last {
                 ceiling = ceiling.min(last);
             }
