@@ -85,13 +85,27 @@ pub struct Shift {
     pub indent: String,
 }
 
-/// When an edit with a line hint found several equal candidates: how many,
-/// and which line the one taken starts on (the nearest to the hint).
+/// When an edit found several equal candidates and one was taken: how
+/// many, and what chose it (the nearest to its line hint, or the order of
+/// a file's hunks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Chosen {
     pub candidates: usize,
-    /// The line the edit was written for.
-    pub hint: usize,
+    pub by: ChosenBy,
+    /// The line the edit was written for (`by: "line"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<usize>,
+}
+
+/// What chose one of several equal candidates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChosenBy {
+    /// The edit's line hint: the candidate nearest to it.
+    Line,
+    /// The order of a file's hunks (PROTOCOL §11.8): the only candidate
+    /// after the end of the hunk before it.
+    Order,
 }
 
 /// Why a match that needs re-indenting was not applied (PROTOCOL §3): the

@@ -73,8 +73,9 @@ struct Expect {
     /// `report-dialect D`: the report names dialect D.
     report_dialect: Option<String>,
     /// `chosen N CANDIDATES HINT`: task N's line hint HINT chose among
-    /// CANDIDATES equal occurrences.
-    chosen: Vec<(usize, usize, usize)>,
+    /// CANDIDATES equal occurrences; `chosen N CANDIDATES order`: the
+    /// order of the file's hunks did.
+    chosen: Vec<(usize, usize, Option<usize>)>,
 }
 
 impl Expect {
@@ -119,7 +120,8 @@ impl Expect {
                 ["closest-path", k, p] => e.closest_paths.push((num(k)?, (*p).into())),
                 ["excerpt", k, line] => e.excerpts.push((num(k)?, num(line)?)),
                 ["report-dialect", d] => e.report_dialect = Some((*d).into()),
-                ["chosen", k, c, h] => e.chosen.push((num(k)?, num(c)?, num(h)?)),
+                ["chosen", k, c, "order"] => e.chosen.push((num(k)?, num(c)?, None)),
+                ["chosen", k, c, h] => e.chosen.push((num(k)?, num(c)?, Some(num(h)?))),
                 ["allow-escape"] => e.allow_escape = true,
                 ["dry-run"] => e.dry_run = true,
                 ["atomic"] => e.atomic = Some(Atomic::Unit),
@@ -417,9 +419,15 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         assert_eq!(shift, *by, "task {n}'s shift; report:\n{json}");
     }
     for (n, candidates, hint) in &expect.chosen {
-        let got = task(*n)
-            .and_then(|t| t.chosen.as_ref())
-            .map(|c| (c.candidates, c.hint));
+        let got = task(*n).and_then(|t| t.chosen.as_ref()).map(|c| {
+            let by = if c.hint.is_some() {
+                clada_markers::report::ChosenBy::Line
+            } else {
+                clada_markers::report::ChosenBy::Order
+            };
+            assert_eq!(c.by, by, "task {n}'s chooser; report:\n{json}");
+            (c.candidates, c.hint)
+        });
         assert_eq!(
             got,
             Some((*candidates, *hint)),

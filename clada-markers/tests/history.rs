@@ -13,9 +13,12 @@ use crate::apply::{Entry, copy_tree, read_tree};
 
 /// Commits with a hunk whose text occurs more than once in its file. With
 /// their `@@` numbers, the line hint chooses and they give git apply's
-/// tree; without them nothing can choose: each must fail with that
-/// ambiguity and leave its files as they were.
-const AMBIGUOUS: &[&str] = &["086-a6a31c7b82"];
+/// tree; without them the order of the file's hunks cannot choose either:
+/// each must fail with that ambiguity and leave its files as they were.
+/// (`086-a6a31c7b82` was one: the order of its hunks chooses now, PROTOCOL
+/// §11.8; `032-94197cb25d` and `034-a39cec8e1d` were too, until hunks
+/// matched whole lines only.)
+const AMBIGUOUS: &[&str] = &[];
 
 /// `@@ -1,3 +1,4 @@ f` becomes `@@ @@ f`.
 fn strip_numbers(patch: &str) -> String {

@@ -409,3 +409,144 @@ proptest! {
         }
     }
 }
+
+/// A unit each dialect reads, naming `ok.txt`: the tasks a reply holds
+/// beside an edit of another shape.
+fn own_unit(dialect: clada_markers::dialect::Dialect) -> &'static str {
+    use clada_markers::dialect::Dialect;
+    match dialect {
+        Dialect::Clada => "<<<<<<< WRITE path=\"ok.txt\"\nok\n>>>>>>> END\n",
+        Dialect::Aider => "ok.txt\n```\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n",
+        Dialect::Codex => "*** Begin Patch\n*** Add File: ok.txt\n+ok\n*** End Patch\n",
+        Dialect::Cml => "<write path=\"ok.txt\">ok</write>\n",
+        Dialect::Udiff => "--- a/ok.txt\n+++ b/ok.txt\n@@ @@\n-a\n+b\n",
+        Dialect::Cline => {
+            "<replace_in_file>\n<path>ok.txt</path>\n<diff>\n------- SEARCH\na\n=======\nb\n+++++++ REPLACE\n</diff>\n</replace_in_file>\n"
+        }
+    }
+}
+
+/// Edit-shaped texts as models write them, each as the text before it (a
+/// fence, a list item), its edit, and the text after it: every format's
+/// blocks, and the shapes that were once dropped (a diff in a list item,
+/// a rename alone, a bare hunk, a hunk whose counts are too small before
+/// an empty context line, a `write_to_file` call).
+const EDIT_SHAPES: &[(&str, &str, &str)] = &[
+    (
+        "",
+        "<<<<<<< WRITE path=\"edited.txt\"\nx\n>>>>>>> END\n",
+        "",
+    ),
+    (
+        "",
+        "edited.txt\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n",
+        "",
+    ),
+    (
+        "",
+        "*** Begin Patch\n*** Update File: edited.txt\n@@\n-a\n+b\n*** End Patch\n",
+        "",
+    ),
+    ("", "<write path=\"edited.txt\">x</write>\n", ""),
+    (
+        "",
+        "--- a/edited.txt\n+++ b/edited.txt\n@@ -1 +1 @@\n-a\n+b\n",
+        "",
+    ),
+    (
+        "```diff\n",
+        "--- a/edited.txt\n+++ b/edited.txt\n@@ ... @@\n a\n-b\n+c\n",
+        "```\n",
+    ),
+    (
+        "1. Then:\n\n   ```diff\n",
+        "   --- a/edited.txt\n   +++ b/edited.txt\n   @@ ... @@\n    a\n   -b\n   +c\n",
+        "   ```\n",
+    ),
+    (
+        "",
+        "diff --git a/edited.txt b/moved.txt\nsimilarity index 100%\nrename from edited.txt\nrename to moved.txt\n",
+        "",
+    ),
+    ("```diff\n", "@@\n-a\n+b\n", "```\n"),
+    (
+        "",
+        "--- a/edited.txt\n+++ b/edited.txt\n@@ -1,2 +1,2 @@\n f\n-a\n+b\n\n g\n-c\n+d\n",
+        "",
+    ),
+    (
+        "",
+        "edited.txt\n------- SEARCH\na\n=======\nb\n+++++++ REPLACE\n",
+        "",
+    ),
+    (
+        "",
+        "<replace_in_file>\n<path>edited.txt</path>\n<diff>\n------- SEARCH\na\n=======\nb\n+++++++ REPLACE\n</diff>\n</replace_in_file>\n",
+        "",
+    ),
+    (
+        "",
+        "<apply_diff>\n<path>edited.txt</path>\n<diff>\n<<<<<<< SEARCH\n:start_line:1\n-------\na\n=======\nb\n>>>>>>> REPLACE\n</diff>\n</apply_diff>\n",
+        "",
+    ),
+    (
+        "",
+        "<write_to_file>\n<path>edited.txt</path>\n<content>\nx\n</content>\n</write_to_file>\n",
+        "",
+    ),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/properties.txt"))),
+        ..ProptestConfig::default()
+    })]
+
+    /// In every dialect, a reply holding an edit-shaped text either reads
+    /// all of it into its units, or has an error (never `ok: true` with
+    /// the edit dropped, or cut short), beside the dialect's own tasks or
+    /// alone, among prose.
+    #[test]
+    fn an_edit_shaped_text_is_read_or_refused_in_every_dialect(
+        shape in prop::sample::select(EDIT_SHAPES),
+        own in any::<bool>(),
+        before in prop::collection::vec("[a-z][a-z ]{0,20}", 0..3),
+        after in prop::collection::vec("[a-z][a-z ]{0,20}", 0..3),
+    ) {
+        use clada_markers::dialect::{Dialect, parse_dialect};
+        let (open, core, close) = shape;
+        for dialect in Dialect::ALL {
+            let mut reply = String::new();
+            for l in &before {
+                reply.push_str(l);
+                reply.push_str("\n\n");
+            }
+            if own {
+                reply.push_str(own_unit(dialect));
+                reply.push('\n');
+            }
+            reply.push_str(open);
+            let start = reply.len();
+            reply.push_str(core);
+            // The last line of the edit, without its line break.
+            let end = reply.len() - 1;
+            reply.push_str(close);
+            for l in &after {
+                reply.push('\n');
+                reply.push_str(l);
+                reply.push('\n');
+            }
+            let doc = parse_dialect(&reply, dialect, clada_markers::ParseOptions::default());
+            let read = doc.units.iter().any(|u| {
+                let s = u.span();
+                s.start <= start && end <= s.end
+            });
+            prop_assert!(
+                read || doc.has_errors(),
+                "{dialect}: the edit is dropped without an error:\n{reply}\n{:#?}",
+                doc.diagnostics
+            );
+        }
+    }
+}

@@ -20,7 +20,8 @@
 //! `>>>>>>> REPLACE`, inside an `apply_diff` call (`<path>` and `<diff>`, or
 //! `<args><file><path>…<diff><content>…`). A block's file is the `<path>` of
 //! its call, or, outside any call, a file-name line above it (found as
-//! aider's is), carried over to the blocks after it.
+//! aider's is), carried over to the blocks after it. A `write_to_file`
+//! call (either tool's) is a WRITE of its `<content>` to its `<path>`.
 //!
 //! What each tool's own parser accepts for structure is accepted: Cline's
 //! markers of three or more characters, `<<<<<<<` and `>>>>>>>` for its
@@ -52,6 +53,9 @@ use crate::syntax::{Diagnostic, DiagnosticKind as K};
 const CLINE_CALL: &str = "replace_in_file";
 /// Roo's.
 const ROO_CALL: &str = "apply_diff";
+/// Cline's and Roo's call that writes a whole file: `<path>` and
+/// `<content>` (Roo's `<line_count>` beside them is passed over).
+const WRITE_CALL: &str = "write_to_file";
 /// What Roo's markers in a body are escaped as: a backslash before them.
 const ESCAPED: [&str; 6] = [
     "\\<<<<<<<",
@@ -123,12 +127,14 @@ fn is_end(line: &str, mode: Mode) -> bool {
 }
 
 /// Whether `line` shows Cline's or Roo's blocks (what `auto` looks for): a
-/// `------- SEARCH` line, a `replace_in_file` or `apply_diff` call, or
+/// `------- SEARCH` line, a `replace_in_file`, `apply_diff` or
+/// `write_to_file` call, or
 /// Roo's `:start_line:` after a SEARCH line.
 pub(crate) fn shows_blocks(before: &str, line: &str) -> bool {
     marker(line, '-', 3, " SEARCH")
         || line.contains("<replace_in_file>")
         || line.contains("<apply_diff>")
+        || line.contains("<write_to_file>")
         || (line.starts_with(":start_line:") && is_start(before, Mode::Roo))
 }
 
@@ -471,6 +477,8 @@ fn task<'a>(
 /// A tool call found in the text: which, where its tags are.
 struct Call {
     mode: Mode,
+    /// A `write_to_file` call (its `mode` is unused).
+    write: bool,
     /// The opening tag.
     open: Span,
     /// Its content, between the tags (to the end of the text when it is
@@ -484,7 +492,11 @@ struct Call {
 /// each kind of tag is next is remembered, so that the text is searched
 /// once for each.
 fn calls(source: &str) -> Vec<Call> {
-    let kinds = [(CLINE_CALL, Mode::Cline), (ROO_CALL, Mode::Roo)];
+    let kinds = [
+        (CLINE_CALL, Mode::Cline),
+        (ROO_CALL, Mode::Roo),
+        (WRITE_CALL, Mode::Free),
+    ];
     let find = |name: &str, from: usize| {
         source
             .get(from..)
@@ -512,7 +524,16 @@ fn calls(source: &str) -> Vec<Call> {
         let (name, mode) = kinds[k];
         let open = Span::new(start, start + name.len() + 2);
         let closing = format!("</{name}>");
-        let (inner_end, close) = match source[open.end..].find(&closing) {
+        // A file's content may hold the call's closing tag: it is looked
+        // for after the content's end (`</content>`), as Cline reads it.
+        let write = name == WRITE_CALL;
+        let after = if write {
+            content_end(source, open.end)
+        } else {
+            open.end
+        };
+        let (inner_end, close) = match source[after..].find(&closing).map(|i| after + i - open.end)
+        {
             Some(i) => {
                 let c = open.end + i;
                 (c, Some(Span::new(c, c + closing.len())))
@@ -521,6 +542,7 @@ fn calls(source: &str) -> Vec<Call> {
         };
         out.push(Call {
             mode,
+            write,
             open,
             inner: (open.end, inner_end),
             close,
@@ -529,6 +551,143 @@ fn calls(source: &str) -> Vec<Call> {
         next[k] = find(name, at);
     }
     out
+}
+
+/// Where the content of a `write_to_file` call opened at `from` ends: after
+/// the first `</content>` that follows its `<content>`, when the
+/// `<content>` comes before the call's first closing tag; else `from`.
+fn content_end(source: &str, from: usize) -> usize {
+    let rest = &source[from..];
+    let close = rest.find("</write_to_file>");
+    let Some(open) = rest
+        .find("<content>")
+        .filter(|&o| close.is_none_or(|c| o < c))
+    else {
+        return from;
+    };
+    let start = open + "<content>".len();
+    rest[start..]
+        .find("</content>")
+        .map_or(source.len(), |e| from + start + e + "</content>".len())
+}
+
+/// The text a `write_to_file` call's `<content>` holds, as a file: the
+/// line break right after `<content>` and a last line of white space
+/// before `</content>` are the layout's, not the file's; a fence around
+/// the whole (` ```python ` … ` ``` `, as weaker models write, and Cline
+/// and Roo take off) is taken off; a last line without a line break gets
+/// one.
+fn file_content(raw: &str) -> String {
+    let mut t = raw
+        .strip_prefix("\r\n")
+        .or_else(|| raw.strip_prefix('\n'))
+        .unwrap_or(raw);
+    // A last line of white space only (the indentation of `</content>`).
+    if let Some(i) = t.rfind('\n')
+        && t[i + 1..].bytes().all(|b| b == b' ' || b == b'\t')
+    {
+        t = &t[..i + 1];
+    } else if t
+        .bytes()
+        .all(|b| b == b' ' || b == b'\t' || b == b'\n' || b == b'\r')
+    {
+        t = "";
+    }
+    if let Some(first_end) = t.find('\n')
+        && t.starts_with("```")
+    {
+        let body = &t[first_end + 1..];
+        let trimmed = body.trim_end_matches(['\n', '\r']);
+        let k = trimmed.rfind('\n').map_or(0, |k| k + 1);
+        if trimmed[k..].trim_end() == "```" {
+            t = &body[..k];
+        }
+    }
+    let mut out = t.to_owned();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// The unit of a `write_to_file` call: a WRITE of its `<content>` to its
+/// `<path>`, a whole file as Cline and Roo write it.
+fn write_call<'a>(
+    cx: &Context<'a>,
+    c: &Call,
+    units: &mut Vec<Unit<'a>>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let source = cx.src;
+    let (from, to) = c.inner;
+    let span = Span::new(c.open.start, c.close.map_or(to, |s| s.end));
+    if c.close.is_none() {
+        out.push(
+            Diagnostic::new(
+                K::UnclosedOpener,
+                c.open,
+                "this `write_to_file` call has no closing tag",
+            )
+            .with_help("end the call with `</write_to_file>`"),
+        );
+    }
+    let contents = elements(source, from, to, "content");
+    let content = contents.first().copied();
+    // The `<path>` before the content (a `<path>` in it is the file's text).
+    let path = elements(source, from, content.map_or(to, |c| c.start), "path")
+        .first()
+        .map(|s| {
+            let raw = &source[s.range()];
+            let value = raw.trim();
+            let at = s.start + (raw.len() - raw.trim_start().len());
+            Attribute::implied(
+                "path",
+                Cow::Borrowed(value),
+                Span::new(at, at + value.len()),
+            )
+        });
+    let mut t = Task {
+        number: 0,
+        block: 0,
+        kind: TaskKind::Write,
+        fence: crate::syntax::MIN_FENCE,
+        span,
+        opener: c.open,
+        attributes: path.iter().cloned().collect(),
+        sections: content.into_iter().collect(),
+        closer: c.close,
+        op: None,
+    };
+    match (&path, content) {
+        (None, _) => out.push(
+            Diagnostic::new(
+                K::MissingAttribute,
+                c.open,
+                "this `write_to_file` call names no file",
+            )
+            .with_help("name the file in `<path>PATH</path>` before its `<content>`"),
+        ),
+        (Some(_), None) => out.push(
+            Diagnostic::new(
+                K::MissingSection,
+                c.open,
+                "this `write_to_file` call has no `<content>`",
+            )
+            .with_help("put the whole file between `<content>` and `</content>`"),
+        ),
+        (Some(a), Some(body)) => {
+            let place = crate::syntax::check_path_attribute(cx, a, out);
+            if let Some(place) = place {
+                let p = crate::syntax::TaskPath::resolved(a.value.clone(), Some(place));
+                t.op = Some(Op::Write {
+                    path: p,
+                    append: false,
+                    content: Cow::Owned(file_content(&source[body.range()])),
+                });
+            }
+        }
+    }
+    units.push(Unit::Task(t));
 }
 
 /// The elements `<tag>…</tag>` of `source[from..to]`: each element's
@@ -711,7 +870,11 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             units.push(Unit::Task(t));
         }
         if let Some(c) = stretch {
-            call(&cx, c, &mut units, &mut out);
+            if c.write {
+                write_call(&cx, c, &mut units, &mut out);
+            } else {
+                call(&cx, c, &mut units, &mut out);
+            }
             at = c.close.map_or(source.len(), |s| s.end);
         }
     }
@@ -956,6 +1119,54 @@ mod tests {
                 doc.diagnostics
             );
             assert!(doc.tasks().all(|t| t.op.is_none()), "{src}");
+        }
+    }
+
+    #[test]
+    fn write_to_file_is_a_write_of_the_whole_file() {
+        let src = "<replace_in_file>\n<path>a.py</path>\n<diff>\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n</diff>\n</replace_in_file>\n<write_to_file>\n<path>b.py</path>\n<content>\nprint(\"</write_to_file>\")\n</content>\n</write_to_file>\n<write_to_file>\n<path> c.txt </path>\n<content>\n```text\nhello\n```\n</content>\n<line_count>1</line_count>\n</write_to_file>\n";
+        let (got, ds) = ops(src);
+        assert!(ds.is_empty(), "{ds:?}");
+        let write = |p: &'static str, c: &'static str| Op::Write {
+            path: p.into(),
+            append: false,
+            content: c.to_owned().into(),
+        };
+        assert_eq!(
+            got,
+            vec![
+                edit("a.py", "x\n", "y\n"),
+                write("b.py", "print(\"</write_to_file>\")\n"),
+                write("c.txt", "hello\n"),
+            ]
+        );
+        // Without a path or content: an error, nothing written.
+        for bad in [
+            "<write_to_file>\n<content>\nx\n</content>\n</write_to_file>\n",
+            "<write_to_file>\n<path>a</path>\n</write_to_file>\n",
+            "<write_to_file>\n<path>a</path>\n<content>\nx\n",
+        ] {
+            let (got, ds) = ops(bad);
+            assert!(
+                got.is_empty() && ds.iter().any(Diagnostic::is_error),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_files_content_is_its_lines() {
+        for (raw, want) in [
+            ("\na\nb\n", "a\nb\n"),
+            ("a", "a\n"),
+            ("\n  a\n  ", "  a\n"),
+            ("\n", ""),
+            ("", ""),
+            ("\r\na\r\n", "a\r\n"),
+            ("\n```py\nx\n```\n", "x\n"),
+            ("\n```py\nx\n", "```py\nx\n"),
+        ] {
+            assert_eq!(file_content(raw), want, "{raw:?}");
         }
     }
 }

@@ -36,15 +36,18 @@ pub(crate) struct Edges {
     element: Option<&'static str>,
     /// Inside a CML CDATA section or comment: the text that ends it.
     skipping: Option<&'static str>,
+    /// The Cline call open is a `write_to_file`, and inside its
+    /// `<content>` (a file's text, where the call's closing tag ends
+    /// nothing).
+    writing: bool,
+    content: bool,
 }
 
 impl Edges {
     pub(crate) fn new(dialect: Dialect) -> Edges {
         Edges {
             dialect,
-            open: false,
-            element: None,
-            skipping: None,
+            ..Edges::default()
         }
     }
 
@@ -57,15 +60,26 @@ impl Edges {
             Dialect::Aider => ends(super::aider::is_updated(t)),
             Dialect::Codex => ends(t.trim() == super::codex::END),
             Dialect::Cline => {
+                // A file's text in a `write_to_file` call ends at the
+                // first `</content>`, as the parser reads it.
+                let mut t = t;
+                if self.content {
+                    let Some(i) = t.find("</content>") else {
+                        return Edge::None;
+                    };
+                    self.content = false;
+                    t = &t[i + "</content>".len()..];
+                }
                 // The last call tag on the line says whether one is open:
                 // a line that closes a call and opens the next ends
                 // nothing yet.
-                let last = |tags: [&str; 2]| tags.iter().filter_map(|tag| t.rfind(tag)).max();
-                let opened = last(["<replace_in_file>", "<apply_diff>"]);
-                let closed = last(["</replace_in_file>", "</apply_diff>"]);
-                match (opened, closed) {
+                let last = |tags: [&str; 3]| tags.iter().filter_map(|tag| t.rfind(tag)).max();
+                let opened = last(["<replace_in_file>", "<apply_diff>", "<write_to_file>"]);
+                let closed = last(["</replace_in_file>", "</apply_diff>", "</write_to_file>"]);
+                let edge = match (opened, closed) {
                     (Some(o), c) if c.is_none_or(|c| o > c) => {
                         self.open = true;
+                        self.writing = t[o..].starts_with("<write_to_file>");
                         Edge::None
                     }
                     (_, Some(_)) => {
@@ -73,7 +87,15 @@ impl Edges {
                         Edge::Ends
                     }
                     _ => ends(!self.open && super::cline::is_free_end(t)),
+                };
+                if self.open
+                    && self.writing
+                    && let Some(c) = t.rfind("<content>")
+                    && !t[c..].contains("</content>")
+                {
+                    self.content = true;
                 }
+                edge
             }
             Dialect::Cml => ends(self.cml_line(t)),
             Dialect::Udiff => {
@@ -97,6 +119,7 @@ impl Edges {
             Dialect::Cline => {
                 t.contains("<replace_in_file>")
                     || t.contains("<apply_diff>")
+                    || t.contains("<write_to_file>")
                     || super::cline::is_free_start(t)
             }
             Dialect::Cml => super::cml::starts_unit(t),

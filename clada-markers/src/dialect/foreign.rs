@@ -57,7 +57,7 @@ pub(crate) const FORMATS: &[(Format, &str, Option<Dialect>)] = &[
     ),
     (
         Format::Cline,
-        "Cline/Roo SEARCH blocks (`------- SEARCH`, `=======`, `+++++++ REPLACE`)",
+        "Cline/Roo SEARCH blocks (`------- SEARCH`, `=======`, `+++++++ REPLACE`) or calls (`<replace_in_file>`, `<apply_diff>`, `<write_to_file>`)",
         Some(Dialect::Cline),
     ),
     (
@@ -151,14 +151,14 @@ fn gaps(len: usize, units: &[Span]) -> impl Iterator<Item = (usize, usize)> + '_
 }
 
 /// Whether a run of prose has a line that any format's first line could
-/// be (each starts with `<`, `*`, `-` or `@`, white space aside): most
+/// be (each starts with `<`, `*`, `-`, `@` or `diff --git`, white space
+/// aside): most
 /// runs between units are blank lines and words, passed over in one look.
 fn may_hold_edits(prose: &str) -> bool {
     prose.lines().any(|l| {
-        matches!(
-            l.trim_start().as_bytes().first(),
-            Some(b'<' | b'*' | b'-' | b'@')
-        )
+        let t = l.trim_start();
+        matches!(t.as_bytes().first(), Some(b'<' | b'*' | b'-' | b'@'))
+            || t.starts_with("diff --git ")
     })
 }
 
@@ -187,7 +187,7 @@ fn foreign_in(
         if reader == Some(dialect) {
             continue;
         }
-        let Some(at) = first(format, source, &lines, mixed) else {
+        let Some(at) = first(format, source, &lines, mixed, dialect) else {
             continue;
         };
         let line = &lines[at];
@@ -235,8 +235,24 @@ fn foreign_in(
 
 /// The index of the line where the first block of `format` starts. One
 /// pass over the lines: what a block needs further down is looked up once.
-fn first(format: Format, source: &str, lines: &[Line<'_>], mixed: bool) -> Option<usize> {
+fn first<'a>(
+    format: Format,
+    source: &str,
+    lines: &[Line<'a>],
+    mixed: bool,
+    dialect: Dialect,
+) -> Option<usize> {
     let line = |i: usize| lines.get(i).map_or("", |l| l.text);
+    // A hunk without a header after a codex patch's first line, or after a
+    // codex file operation (read as codex, one outside a patch), is the
+    // patch's (codex writes its chunks so).
+    let codex_at = match format {
+        Format::UnifiedDiff => lines.iter().position(|l| {
+            super::codex::is_begin(l.text)
+                || (dialect == Dialect::Codex && super::codex::is_file_operation(l.text.trim_end()))
+        }),
+        _ => None,
+    };
     let last = |test: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| test(l.text));
     let last_end = match format {
         Format::Cline => last(&|l| is_cline(l, '+', "REPLACE")),
@@ -273,15 +289,23 @@ fn first(format: Format, source: &str, lines: &[Line<'_>], mixed: bool) -> Optio
                     && super::cml::first_unit(t).is_some_and(|(_, at)| at == 0)
             }
             Format::Cml => super::cml::has_elements(t) || (cml_end && t.contains("<edit")),
+            // A file's headers (a `diff --git` line alone: a rename), or a
+            // hunk with or without numbers (`@@`, `@@ ... @@`, as aider's
+            // udiff writes), indented as a whole or not.
             Format::UnifiedDiff => {
-                // Under file headers a hunk line may go without its
-                // numbers (`@@`, `@@ ... @@`, as aider's udiff writes).
-                (t.starts_with("--- ")
-                    && line(i + 1).starts_with("+++ ")
-                    && line(i + 2).starts_with("@@"))
-                    || (is_hunk(t) && matches!(line(i + 1).chars().next(), Some(' ' | '-' | '+')))
+                super::udiff::starts_diff(&line, i)
+                    && (codex_at.is_none_or(|c| c > i)
+                        || !super::udiff::is_hunk_header(t.trim_start()))
             }
-            Format::Cline => is_cline(t, '-', "SEARCH") && later(i + 1),
+            Format::Cline => {
+                // A call of either tool at the start of its line, closed
+                // or not.
+                let t = t.trim_start();
+                (is_cline(t, '-', "SEARCH") && later(i + 1))
+                    || ["<replace_in_file>", "<apply_diff>", "<write_to_file>"]
+                        .iter()
+                        .any(|tag| t.starts_with(tag))
+            }
             Format::Gptme => t.trim_end() == "<<<<<<< ORIGINAL" && later(i + 1),
         }
     })
@@ -338,24 +362,6 @@ fn has_tag(line: &str, tag: &str) -> bool {
             None | Some(' ' | '\t' | '>' | '/')
         )
     })
-}
-
-/// `@@ -12,3 +12,4 @@`: a unified diff's hunk header.
-fn is_hunk(line: &str) -> bool {
-    let Some(rest) = line.strip_prefix("@@ -") else {
-        return false;
-    };
-    let Some((old, rest)) = rest.split_once(" +") else {
-        return false;
-    };
-    let Some((new, _)) = rest.split_once(" @@") else {
-        return false;
-    };
-    let numbers = |s: &str| {
-        s.split(',')
-            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    };
-    numbers(old) && numbers(new)
 }
 
 /// Cline's `------- SEARCH` and `+++++++ REPLACE`: a run of `c`, then the
@@ -514,6 +520,42 @@ mod tests {
         assert!(kinds(codex, Dialect::Clada)[0].1.contains("codex"));
         assert!(kinds(codex, Dialect::Codex).is_empty());
         assert!(kinds("just prose\n--- not a diff\n", Dialect::Clada).is_empty());
+        // A diff in a list item, a rename alone, a bare hunk, a write
+        // call: each edit-shaped, each named.
+        for (text, what) in [
+            (
+                "1. Fix:\n\n   --- a/y\n   +++ b/y\n   @@ ... @@\n   -e\n   +f\n",
+                "a unified diff",
+            ),
+            (
+                "diff --git a/o b/n\nsimilarity index 100%\nrename from o\nrename to n\n",
+                "a unified diff",
+            ),
+            ("```diff\n@@\n-a\n+b\n```\n", "a unified diff"),
+            ("@@ ... @@\n a\n-b\n", "a unified diff"),
+            (
+                "<write_to_file>\n<path>a</path>\n<content>\nx\n</content>\n</write_to_file>\n",
+                "write_to_file",
+            ),
+        ] {
+            let ks = kinds(text, Dialect::Clada);
+            assert!(
+                ks.first().is_some_and(|k| k.1.contains(what)),
+                "{text}: {ks:?}"
+            );
+            assert!(
+                kinds(text, Dialect::Aider)
+                    .first()
+                    .is_some_and(|k| k.1.contains(what)),
+                "{text}"
+            );
+        }
+        // Prose that names `@@` or `diff --git`, and a codex patch's own
+        // `@@` lines, are not a diff.
+        assert!(kinds("@@ is how a hunk starts\n- a list item\n", Dialect::Clada).is_empty());
+        assert!(kinds("run diff --git on it\n", Dialect::Clada).is_empty());
+        let codex = "*** Begin Patch\n*** Update File: a\n@@\n-a\n+b\n*** End Patch\n";
+        assert_eq!(kinds(codex, Dialect::Clada).len(), 1);
         // A hunk line without numbers, under file headers, is a diff too.
         for bare in ["@@", "@@ @@", "@@ ... @@"] {
             let diff = format!("--- a/f.txt\n+++ b/f.txt\n{bare}\n-hello\n+bye\n");

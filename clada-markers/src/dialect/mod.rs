@@ -282,6 +282,22 @@ mod tests {
             ),
             ("<apply_diff><path>a</path><diff>\n", Dialect::Cline),
             (
+                "<write_to_file>\n<path>a</path>\n<content>\nx\n</content>\n</write_to_file>\n",
+                Dialect::Cline,
+            ),
+            // A diff in a list item, a bare hunk, a rename alone.
+            (
+                "1. Fix:\n\n   ```diff\n   --- a/y\n   +++ b/y\n   @@ ... @@\n   -e\n   +f\n   ```\n",
+                Dialect::Udiff,
+            ),
+            ("```diff\n@@\n-a\n+b\n```\n", Dialect::Udiff),
+            ("@@ ... @@\n a\n-b\n", Dialect::Udiff),
+            (
+                "diff --git a/o b/n\nsimilarity index 100%\nrename from o\nrename to n\n",
+                Dialect::Udiff,
+            ),
+            ("@@ is how hunks start\n- a list item\n", Dialect::Clada),
+            (
                 "a.py\n<<<<<<< SEARCH\n:start_line:3\n-------\nx\n=======\ny\n>>>>>>> REPLACE\n",
                 Dialect::Cline,
             ),

@@ -86,17 +86,77 @@ fn section_start(lines: &[Line<'_>], i: usize) -> Option<(usize, bool)> {
     (rest.starts_with(OLD) && new).then_some((indent, false))
 }
 
-/// Whether `line`, after the lines `before` (nearest last), shows a
-/// unified diff: a `diff --git` line, or a hunk's `@@` line after a
-/// `---`/`+++` pair (what `auto` looks for).
-pub(crate) fn is_header(before: &[&str], line: &str) -> bool {
-    if line.starts_with(GIT) {
+/// `line` without the indentation of a diff indented as a whole (in a list
+/// item), and that indentation; `None` past [`MAX_INDENT`].
+fn unindented(line: &str) -> Option<(usize, &str)> {
+    let t = line.trim_start_matches(' ');
+    let indent = line.len() - t.len();
+    (indent <= MAX_INDENT).then_some((indent, t))
+}
+
+/// Whether `t` (unindented) is a hunk's `@@` line: with numbers (`@@ -3,7
+/// +3,8 @@`, text after it aside), or bare, as models write one without
+/// numbers (`@@`, `@@ @@`, `@@ ... @@`).
+pub(crate) fn is_hunk_header(t: &str) -> bool {
+    let t = t.trim_end();
+    if numbers(t).is_some() && t[HUNK.len()..].contains(HUNK) {
         return true;
     }
-    match before {
-        [.., a, b] => line.starts_with(HUNK) && a.starts_with(OLD) && b.starts_with(NEW),
-        _ => false,
+    let Some(rest) = t.strip_prefix(HUNK) else {
+        return false;
+    };
+    let rest = rest.trim();
+    rest.is_empty() || rest == HUNK || rest.strip_suffix(HUNK).is_some_and(|m| m.trim() == "...")
+}
+
+/// Whether a line of a hunk (context, removed or added) starts `t`.
+fn is_hunk_line(t: &str) -> bool {
+    matches!(t.as_bytes().first(), Some(b' ' | b'-' | b'+'))
+}
+
+/// Whether a unified diff starts at line `i` of the lines `at` gives (the
+/// empty text past the end): a `diff --git` line followed by one of git's
+/// extended headers or a `---` line (a rename alone has no hunk); a `---`,
+/// `+++`, `@@` header; or a hunk's `@@` line without a header, followed by
+/// a hunk's line. Indented as a whole or not. What `auto` and the check
+/// for other formats' edits (PROTOCOL §11.7) look for.
+pub(crate) fn starts_diff<'a>(at: &dyn Fn(usize) -> &'a str, i: usize) -> bool {
+    let Some((indent, t)) = unindented(at(i)) else {
+        return false;
+    };
+    let next = |k: usize| {
+        let l = at(i + k);
+        l.get(..indent)
+            .filter(|pad| pad.bytes().all(|b| b == b' '))
+            .and_then(|_| l.get(indent..))
+            .unwrap_or_default()
+    };
+    if t.starts_with(GIT) {
+        let n = next(1);
+        return n.starts_with(OLD) || EXTENDED.iter().any(|h| n.starts_with(h));
     }
+    (t.starts_with(OLD) && next(1).starts_with(NEW) && next(2).starts_with(HUNK))
+        || (is_hunk_header(t) && is_hunk_line(next(1)))
+}
+
+/// Whether `line`, after the lines `before` (nearest last), shows a
+/// unified diff (what `auto` looks for): a `diff --git` line, a hunk's
+/// `@@` line after a `---`/`+++` pair, or a hunk's line after an `@@` line
+/// (a hunk without a header: [`starts_diff`] of the lines read so far).
+pub(crate) fn is_header(before: &[&str], line: &str) -> bool {
+    let all = |k: usize| match k {
+        k if k < before.len() => before[k],
+        k if k == before.len() => line,
+        _ => "",
+    };
+    if unindented(line).is_some_and(|(_, t)| t.starts_with(GIT)) {
+        return true;
+    }
+    // The diff may start two lines up (`---`, `+++`, `@@`) or one (`@@`
+    // and a hunk line): each start is looked at once it can be told.
+    let n = before.len();
+    let hunk_at = |k: usize| unindented(all(k)).is_some_and(|(_, t)| is_hunk_header(t));
+    (n >= 2 && starts_diff(&all, n - 2)) || (n >= 1 && hunk_at(n - 1) && starts_diff(&all, n - 1))
 }
 
 /// A path named by a header line: its text (unquoted) and where it is.
@@ -275,12 +335,73 @@ enum Side {
     New,
 }
 
+/// What follows a blank line where a hunk may end (its counts met, or no
+/// counts): the blank lines, then a run of lines that may be the hunk's,
+/// up to a line that cannot (prose, a file header, `@@`, a signature).
+#[derive(Debug, PartialEq, Eq)]
+enum Rest {
+    /// No line of a hunk follows: the hunk ends before the blank line.
+    None,
+    /// Hunk lines follow, up to the line at this index: they are the
+    /// hunk's (models miscount; the counts are not trusted).
+    Lines(usize),
+    /// Only lines that read as a Markdown list follow (`- item`, `+ item`),
+    /// up to this index: the hunk's or prose, clada cannot tell.
+    Unclear(usize),
+}
+
+/// [`Rest`] from the blank line at `from`. One look, up to the first line
+/// that cannot be a hunk's.
+fn rest_of_hunk(lines: &[Line<'_>], from: usize, indent: usize) -> Rest {
+    let mut k = from;
+    let mut last = None;
+    let mut after_blank = true;
+    let mut bullets = true;
+    while let Some(b) = body_at(lines, k, indent) {
+        let Some(&first) = b.as_bytes().first() else {
+            after_blank = true;
+            k += 1;
+            continue;
+        };
+        let file_header =
+            b.starts_with(OLD) && body_at(lines, k + 1, indent).is_some_and(|n| n.starts_with(NEW));
+        let rule = b.len() >= 3 && b.bytes().all(|c| c == b'-');
+        let hunk_line = match first {
+            b' ' | b'-' | b'+' => !file_header && !rule && b != "-- ",
+            NO_NEWLINE => !after_blank,
+            _ => false,
+        };
+        if !hunk_line {
+            break;
+        }
+        // A list item: one mark, one space, a word (a removed or added
+        // line of a file indented by one space, or prose).
+        let bytes = b.as_bytes();
+        let item = first != b' '
+            && first != NO_NEWLINE
+            && bytes.get(1) == Some(&b' ')
+            && bytes.get(2).is_some_and(|c| !c.is_ascii_whitespace());
+        bullets &= item || first == NO_NEWLINE;
+        after_blank = false;
+        k += 1;
+        last = Some(k);
+    }
+    match last {
+        None => Rest::None,
+        Some(end) if bullets => Rest::Unclear(end),
+        Some(end) => Rest::Lines(end),
+    }
+}
+
 /// Reads the hunk whose `@@` line is at `at`; returns it and the line after
 /// it. Its lines are those that start with ` `, `-`, `+` or `\` (and empty
-/// lines among them, as empty context); the counts of the `@@` line only
-/// end it early where a blank line or a signature (`-- `) follows a hunk
-/// that has all its lines, or where a `---`/`+++` pair would otherwise be
-/// read as a removed and an added line.
+/// lines among them, as empty context). The counts of the `@@` line are
+/// not trusted to end it: where they are met (or absent) at a blank line,
+/// the lines after it that can be a hunk's are its lines ([`Rest`]), and
+/// where those read as a Markdown list it is an error, never half a hunk.
+/// A signature (`-- `) ends a hunk that has all its lines, and a
+/// `---`/`+++` pair is a removed and an added line only while the counts
+/// say lines remain.
 fn hunk(lines: &[Line<'_>], at: usize, indent: usize, out: &mut Vec<Diagnostic>) -> (Hunk, usize) {
     let header = lines[at];
     let head = body(header, indent).unwrap_or_default();
@@ -291,11 +412,34 @@ fn hunk(lines: &[Line<'_>], at: usize, indent: usize, out: &mut Vec<Diagnostic>)
     let mut end = at + 1;
     let (mut old_size, mut new_size) = (0, 0);
     let mut pending_blank = 0;
+    // Where the lines after a blank line, taken as the hunk's, end.
+    let mut until: Option<usize> = None;
     while let Some(b) = body_at(lines, end, indent) {
+        if until == Some(end) {
+            break;
+        }
         let done = counted(old_left, new_left);
         let Some(&first) = b.as_bytes().first() else {
-            if done {
-                break;
+            if (done || nums.is_none()) && until.is_none() {
+                match rest_of_hunk(lines, end, indent) {
+                    Rest::None => break,
+                    Rest::Lines(k) => until = Some(k),
+                    Rest::Unclear(k) => {
+                        until = Some(k);
+                        let first_line = (end..k)
+                            .find(|&j| body_at(lines, j, indent).is_some_and(|b| !b.is_empty()))
+                            .map_or(lines[end].span(), |j| lines[j].span());
+                        out.push(
+                            Diagnostic::new(
+                                K::MalformedMarker,
+                                first_line,
+                                "after a blank line, this hunk goes on with lines that read as a list (`- item`, `+ item`): clada cannot tell whether they are the hunk's removed and added lines or prose",
+                            )
+                            .with_label(header.span(), "the hunk")
+                            .with_help("write an empty context line as a single space, and put the diff in a ```diff fence with the prose outside it"),
+                        );
+                    }
+                }
             }
             pending_blank += 1;
             end += 1;
@@ -953,6 +1097,7 @@ fn block<'a>(span: Span, opener: Span, tasks: Vec<Task<'a>>) -> Unit<'a> {
             files_only: true,
             create_only: true,
             remove_emptied: true,
+            ordered: true,
             ..BlockRules::default()
         },
     })
@@ -986,6 +1131,12 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
             .and_then(|b| b.bytes().next())
             .is_some_and(|c| matches!(c, b' ' | b'-' | b'+'));
         if !(t.starts_with(HUNK) && hunk_follows && indent <= MAX_INDENT) {
+            // A codex patch's header in the prose: the hunks after it are
+            // the patch's, not the last file's.
+            let t = t.trim_end();
+            if super::codex::is_begin(t) || super::codex::is_file_operation(t) {
+                carry = None;
+            }
             i += 1;
             continue;
         }
@@ -1167,12 +1318,49 @@ mod tests {
         let (got, ds) = ops(src);
         assert!(ds.is_empty(), "{ds:?}");
         assert_eq!(got, vec![edit("x", "a\n\nb\n", "a\n\nc\n")]);
-        // Once a hunk has all the lines its counts say, a blank line or a
-        // signature ends it.
-        let src = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\n- not a line of the hunk\n-- \n2.40.0\n";
-        assert_eq!(ops(src).0, vec![edit("x", "a\nb\n", "a\nc\n")]);
+        // Once a hunk has all the lines its counts say, a blank line
+        // followed by prose, a header or `@@`, or a signature, ends it.
+        for after in ["Done.\n", "--- a/y\n+++ b/y\n@@ @@\n-p\n+q\n", "```\n"] {
+            let src = format!("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\n{after}");
+            assert_eq!(ops(&src).0[0], edit("x", "a\nb\n", "a\nc\n"), "{after}");
+            assert!(ops(&src).1.is_empty(), "{after}");
+        }
         let src = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n-- \n2.40.0\n";
         assert_eq!(ops(src).0, vec![edit("x", "a\nb\n", "a\nc\n")]);
+        // A list after the blank line may be the hunk's or prose: an
+        // error of the hunk's file, never half a hunk.
+        let src = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\n- not a line of the hunk\n-- \n2.40.0\n";
+        let (got, ds) = ops(src);
+        assert_eq!(
+            ds.iter().map(|d| d.kind).collect::<Vec<_>>(),
+            [K::MalformedMarker]
+        );
+        assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn counts_too_small_never_cut_a_hunk_at_an_empty_context_line() {
+        // The counts say 2 lines; the hunk has 4 old and 4 new, one of
+        // them an empty context line written without its space.
+        let tail = " def g():\n-    return 3\n+    return 4\n";
+        let want = edit(
+            "x.py",
+            "def f():\n    return 1\n\ndef g():\n    return 3\n",
+            "def f():\n    return 2\n\ndef g():\n    return 4\n",
+        );
+        for (head, end) in [
+            ("@@ -1,2 +1,2 @@", ""),
+            ("@@ -1,2 +1,2 @@", "\nDone.\n"),
+            ("@@ -1,3 +1,3 @@", "```\n"),
+            ("@@ @@", ""),
+        ] {
+            let src = format!(
+                "--- a/x.py\n+++ b/x.py\n{head}\n def f():\n-    return 1\n+    return 2\n\n{tail}{end}"
+            );
+            let (got, ds) = ops(&src);
+            assert!(ds.is_empty(), "{src}\n{ds:?}");
+            assert_eq!(got, vec![want.clone()], "{src}");
+        }
     }
 
     #[test]

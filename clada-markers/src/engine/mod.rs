@@ -255,6 +255,9 @@ pub(crate) struct Engine<'e, 'r, 'h, 'd> {
     note: Option<Rollback>,
     /// The tree's files, for the path most like one not found.
     nearby: nearby::Nearby,
+    /// In a block whose edits come in file order ([`BlockRules::ordered`]):
+    /// the unit, the file, and the first line after the last edit's text.
+    order: Option<(usize, Box<str>, usize)>,
 }
 
 /// Tells `observer` what became of a task of `unit`.
@@ -290,6 +293,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             runner,
             note: None,
             nearby: nearby::Nearby::default(),
+            order: None,
         };
         if engine.whole() {
             if errors {
@@ -464,7 +468,8 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         }
         let mut out: Vec<TaskOutcome> = Vec::with_capacity(unit.tasks().len());
         let mut stopped_at = None;
-        for task in unit.tasks() {
+        for (k, task) in unit.tasks().iter().enumerate() {
+            let later = unit.tasks().get(k + 1..).unwrap_or_default();
             // A command sees what the tasks before it did.
             if stopped_at.is_none()
                 && !self.settings.dry_run
@@ -479,7 +484,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 TaskOutcome::skipped(task.number, Skip::TotalTimeout)
             } else {
-                let r = self.task(unit.number(), task, rules, observer);
+                let r = self.task(unit.number(), task, later, rules, observer);
                 if r.status == TaskStatus::Failed && !rules.independent {
                     stopped_at = Some(task.number);
                 }
@@ -594,6 +599,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         &mut self,
         unit: usize,
         task: &Task<'_>,
+        later: &[Task<'_>],
         rules: BlockRules,
         observer: &mut dyn Observer,
     ) -> TaskOutcome {
@@ -614,8 +620,20 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         let loose = self.loose();
         let checked = rules::check(op, rules, &self.view, self.settings.allow_escape);
         let find = |at: &Location, search: seek::Search<'_>| self.view.find_edit(at, search);
-        let result = checked
-            .and_then(|()| plan::plan(op, &self.view, &find, self.settings.allow_escape, loose));
+        let planned = |op: &Op<'_>| {
+            checked
+                .clone()
+                .and_then(|()| plan::plan(op, &self.view, &find, self.settings.allow_escape, loose))
+        };
+        let mut result = planned(op);
+        if rules.ordered
+            && let Some(ordered) = self.in_order(unit, op, later, &result, &planned)
+        {
+            result = Ok(ordered);
+        }
+        if rules.ordered {
+            self.order = after_edit(unit, op, &result).or(self.order.take());
+        }
         let result = result.and_then(|p| {
             let Plan { action, effect } = p;
             match action {
@@ -741,6 +759,138 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         }
         report
     }
+}
+
+impl Engine<'_, '_, '_, '_> {
+    /// An edit of a block in file order that found several candidates
+    /// (`result`) without a line hint to choose: when only one of them
+    /// starts at or after the end of the block's edit before it and ends
+    /// before the candidates of the block's edits after it (`later`, a few
+    /// looked at, in the text as it is now), its plan (by `planned`),
+    /// chosen by order; else `None`.
+    fn in_order(
+        &self,
+        unit: usize,
+        op: &Op<'_>,
+        later: &[Task<'_>],
+        result: &Result<Plan, TaskError>,
+        planned: &dyn Fn(&Op<'_>) -> Result<Plan, TaskError>,
+    ) -> Option<Plan> {
+        let Err(TaskError::Mismatch {
+            kind: ErrorType::MatchCountMismatch,
+            path,
+            mismatch,
+            ..
+        }) = result
+        else {
+            return None;
+        };
+        let Op::Edit {
+            matching,
+            search,
+            path: file,
+            ..
+        } = op
+        else {
+            return None;
+        };
+        let listed = |m: &seek::Mismatch| {
+            // Every candidate is listed (at most MAX_REPORTED_LINES are).
+            m.found > 0 && m.lines.len() == m.found && m.applied_lines.is_empty()
+        };
+        if matching.line.is_some() || mismatch.found < 2 || !listed(mismatch) {
+            return None;
+        }
+        // Where the edit before it left off, in this file.
+        let floor = match &self.order {
+            Some((u, f, floor)) if *u == unit && f == path => *floor,
+            _ => 1,
+        };
+        // Where the edits after it may start, at the latest: each one's
+        // last candidate from the floor on, the nearest of them.
+        let mut ceiling = usize::MAX;
+        for t in later.iter().take(ORDER_LOOKAHEAD) {
+            let Some(next @ Op::Edit { path: p, .. }) = &t.op else {
+                continue;
+            };
+            if p != file {
+                break;
+            }
+            let found = match planned(next) {
+                Ok(Plan {
+                    effect: Effect::Edited { lines, .. },
+                    ..
+                }) => lines,
+                Err(TaskError::Mismatch { mismatch: m, .. }) if listed(&m) => m.lines,
+                _ => continue,
+            };
+            let mut from = found.into_iter().filter(|&l| l >= floor);
+            let first = from.next();
+            let last = from.next_back().or(first);
+            if let Some(last) = last {
+                ceiling = ceiling.min(last);
+            }
+            if first.is_some() && last == first {
+                break;
+            }
+        }
+        let old_lines = memchr::memchr_iter(b'\n', search.as_bytes()).count();
+        let mut after = mismatch
+            .lines
+            .iter()
+            .filter(|&&l| l >= floor && l.saturating_add(old_lines) <= ceiling);
+        let (Some(&line), None) = (after.next(), after.next()) else {
+            return None;
+        };
+        // The one left, taken as a line hint takes the nearest: itself.
+        let mut hinted = op.clone();
+        if let Op::Edit { matching, .. } = &mut hinted {
+            matching.line = std::num::NonZeroUsize::new(line);
+        }
+        let mut plan = planned(&hinted).ok()?;
+        let Effect::Edited { lines, how, .. } = &mut plan.effect else {
+            return None;
+        };
+        if lines.as_slice() != [line] {
+            return None;
+        }
+        how.chosen = Some(crate::status::Chosen {
+            candidates: mismatch.found,
+            by: crate::status::ChosenBy::Order,
+            hint: None,
+        });
+        Some(plan)
+    }
+}
+
+/// How many of a block's edits after an ambiguous one are looked for to
+/// bound where it may lie ([`Engine::in_order`]).
+const ORDER_LOOKAHEAD: usize = 8;
+
+/// After an edit of a block in file order: the unit, its file, and the
+/// first line after the text it wrote (where the next edit's text may
+/// start), when it planned to replace one occurrence.
+fn after_edit(
+    unit: usize,
+    op: &Op<'_>,
+    result: &Result<Plan, TaskError>,
+) -> Option<(usize, Box<str>, usize)> {
+    let (
+        Op::Edit { replace, .. },
+        Ok(Plan {
+            effect: Effect::Edited { path, lines, .. },
+            ..
+        }),
+    ) = (op, result)
+    else {
+        return None;
+    };
+    let [line] = lines.as_slice() else {
+        return None;
+    };
+    let written = memchr::memchr_iter(b'\n', replace.as_bytes()).count()
+        + usize::from(!replace.is_empty() && !replace.ends_with('\n'));
+    Some((unit, path.clone().into_boxed_str(), line + written))
 }
 
 /// The tasks whose change stays after a rollback, since a command's work

@@ -33,7 +33,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::engine::tier::{self, Cmp, Delta, Lines, NotDetermined, Pass};
-use crate::status::{Chosen, Closest, Excerpt, IndentProblem, Indentation, Matched, Shift};
+use crate::status::{
+    Chosen, ChosenBy, Closest, Excerpt, IndentProblem, Indentation, Matched, Shift,
+};
 use crate::syntax::{Count, Kept, Matching, Op, TaskPath};
 
 /// At most this many occurrence lines are reported.
@@ -843,7 +845,8 @@ fn decide(
             .map(|(&i, _)| i);
         chosen_of = Some(Chosen {
             candidates: pool.len(),
-            hint: hint.get(),
+            by: ChosenBy::Line,
+            hint: Some(hint.get()),
         });
         near.map(|i| vec![i])
     } else {
@@ -1591,7 +1594,8 @@ mod tests {
             f.how.chosen,
             Some(Chosen {
                 candidates: 3,
-                hint: 5
+                by: ChosenBy::Line,
+                hint: Some(5)
             })
         );
         let f = search(1).find_in(file, None, &hints).unwrap();

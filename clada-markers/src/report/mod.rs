@@ -40,7 +40,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 pub use crate::status::{
-    BlockStatus, Chosen, Closest, Excerpt, IndentProblem, Indentation, Matched, Shift, TaskStatus,
+    BlockStatus, Chosen, ChosenBy, Closest, Excerpt, IndentProblem, Indentation, Matched, Shift,
+    TaskStatus,
 };
 pub use check::{CheckBuilder, CheckReport, CheckText, describe, render_check_text};
 

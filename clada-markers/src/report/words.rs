@@ -155,10 +155,15 @@ fn how_found(how: &How) -> Vec<String> {
         out.push(shift_words(shift));
     }
     if let Some(c) = how.chosen {
-        out.push(format!(
-            "the nearest to line {} of {} candidates",
-            c.hint, c.candidates
-        ));
+        out.push(match (c.by, c.hint) {
+            (crate::status::ChosenBy::Line, Some(hint)) => {
+                format!("the nearest to line {hint} of {} candidates", c.candidates)
+            }
+            _ => format!(
+                "the only one of {} candidates after the file's hunk before it",
+                c.candidates
+            ),
+        });
     }
     out
 }

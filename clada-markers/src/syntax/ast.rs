@@ -197,6 +197,10 @@ pub struct BlockRules {
     /// A failed task does not stop the block: each task stands alone (Roo
     /// applies each block of a call that matches).
     pub independent: bool,
+    /// The block's edits come in the order of their file (a unified
+    /// diff's hunks): an occurrence before the end of the edit before it
+    /// cannot be an edit's, which may leave one of several candidates.
+    pub ordered: bool,
 }
 
 /// One operation, as written.

@@ -19,6 +19,7 @@ __all__ = [
     "CheckSummary",
     "CheckTask",
     "Chosen",
+    "ChosenBy",
     "Closest",
     "Count",
     "DiagnosticReport",
@@ -65,13 +66,19 @@ class Position(TypedDict):
     offset: int
 
 
+ChosenBy: TypeAlias = Literal["line", "order"]
+"""What chose one of several equal candidates."""
+
+
 class Chosen(TypedDict):
-    """When an edit with a line hint found several equal candidates: how many,
-    and which line the one taken starts on (the nearest to the hint).
+    """When an edit found several equal candidates and one was taken: how
+    many, and what chose it (the nearest to its line hint, or the order of
+    a file's hunks).
     """
+    by: ChosenBy
     candidates: int
-    hint: int
-    """The line the edit was written for."""
+    hint: NotRequired[int | None]
+    """The line the edit was written for (`by: "line"`)."""
 
 
 Category: TypeAlias = Literal["validation", "runtime", "system"]
