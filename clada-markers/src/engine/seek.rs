@@ -592,7 +592,9 @@ fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>, work: &Work) -> Res
         let occurrences = apart
             .into_iter()
             .map(|range| {
-                let before = if tier::is_blank(first.as_bytes()) {
+                // A whole-line occurrence starts at a line start: nothing
+                // stands before it (and no line of the file is read).
+                let before = if search.whole_lines || tier::is_blank(first.as_bytes()) {
                     None
                 } else {
                     hay.indent_before(range.0).filter(|i| !i.is_empty())
@@ -803,6 +805,41 @@ fn verify(
 /// Chooses among `found` (counted without overlap) what `search` replaces,
 /// and how the replacement is written there. `exact`: the occurrences are
 /// of the text as written (some perhaps shifted); otherwise of a pass.
+/// Of `pool` (indices into `found`, in text order), the first occurrence
+/// on the line nearest to `hint`. Lines grow with positions: the nearest
+/// line is found by halving, reading the lines of a few occurrences, not
+/// of every one (a text found on every line of a long file, hunk after
+/// hunk, would otherwise read the file once per hunk).
+fn nearest(hay: &dyn Hay, found: &[Occurrence], pool: &[usize], hint: usize) -> Option<usize> {
+    let line = |k: usize| {
+        let at = pool.get(k).map(|&i| found[i].range.0);
+        at.and_then(|p| hay.lines_of(&mut std::iter::once(p)).first().copied())
+    };
+    let first_at = |target: usize| pool_partition(pool.len(), |k| line(k).is_some_and(|l| l < target));
+    let k = first_at(hint);
+    // The lines just before and from the hint; on a tie the earlier.
+    let best = [k.checked_sub(1).and_then(line), line(k)]
+        .into_iter()
+        .flatten()
+        .min_by_key(|l| l.abs_diff(hint))?;
+    pool.get(first_at(best)).copied()
+}
+
+/// The first index in `0..len` for which `before` is false, `before`
+/// holding for a prefix.
+fn pool_partition(len: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 fn decide(
     hay: &dyn Hay,
     search: &Search<'_>,
@@ -836,13 +873,7 @@ fn decide(
         } else {
             all
         };
-        let starts: Vec<usize> = pool.iter().map(|&i| found[i].range.0).collect();
-        let lines = hay.lines_of(&mut starts.iter().copied());
-        let near = pool
-            .iter()
-            .zip(&lines)
-            .min_by_key(|&(_, &l)| l.abs_diff(hint.get()))
-            .map(|(&i, _)| i);
+        let near = nearest(hay, &found, &pool, hint.get());
         chosen_of = Some(Chosen {
             candidates: pool.len(),
             by: ChosenBy::Line,
@@ -1169,7 +1200,9 @@ fn seek_range(
         let occurrences = ranges
             .into_iter()
             .map(|range| {
-                let before = if tier::is_blank(first.as_bytes()) {
+                // A whole-line occurrence starts at a line start: nothing
+                // stands before it (and no line of the file is read).
+                let before = if search.whole_lines || tier::is_blank(first.as_bytes()) {
                     None
                 } else {
                     hay.indent_before(range.0).filter(|i| !i.is_empty())
