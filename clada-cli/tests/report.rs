@@ -121,25 +121,98 @@ fn a_failed_match_lists_the_ranges_of_its_occurrences() {
 }
 
 #[test]
-fn an_edit_applied_before_is_already_applied_and_not_retryable() {
+fn an_edit_applied_before_is_already_applied_and_a_success() {
     let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("v.txt"), "version 2\n").unwrap();
+    std::fs::write(root.path().join("v.txt"), "[package]\nversion 2\n").unwrap();
     let doc = root.path().join("doc.md");
     std::fs::write(
         &doc,
-        "<<<<<<< SEARCH path=\"v.txt\"\nversion 1\n=======\nversion 2\n>>>>>>> REPLACE\n",
+        "<<<<<<< SEARCH path=\"v.txt\"\n[package]\nversion 1\n=======\n[package]\nversion 2\n>>>>>>> REPLACE\n",
     )
     .unwrap();
     let (code, report) = apply_json(root.path(), &doc);
-    assert_eq!(code, Some(1));
-    let error = &report["blocks"][0]["tasks"][0]["error"];
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true);
+    let task = &report["blocks"][0]["tasks"][0];
+    assert_eq!(task["status"], "already_applied");
+    assert_eq!(report["blocks"][0]["status"], "success");
+    let error = &task["error"];
     assert_eq!(error["type"], "already_applied");
-    assert_eq!(error["retryable"], false);
-    assert_eq!(error["category"], "runtime");
+    assert_eq!(numbers(&error["applied_lines"]), [1]);
     assert!(error["hint"].as_str().unwrap().contains("do not send"));
+    let summary = &report["summary"];
+    assert_eq!(
+        (
+            &summary["succeeded"],
+            &summary["already_applied"],
+            &summary["failed"]
+        ),
+        (&json!(0), &json!(1), &json!(0)),
+        "{summary}"
+    );
+    assert_eq!(report["resend"]["already_applied"], json!([1]));
+    assert_eq!(report["resend"]["failed"], json!([]));
     assert_eq!(
         std::fs::read_to_string(root.path().join("v.txt")).unwrap(),
-        "version 2\n"
+        "[package]\nversion 2\n"
+    );
+    // In words: a success, counted on its own; nothing to resend.
+    let out = clada()
+        .args(["apply", "--no-git", "--no-prompt", "-C"])
+        .arg(root.path())
+        .arg(&doc)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("[task-1] ✓ Already applied in v.txt"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Overall: 1/1 tasks succeeded (1 of them already applied before)"),
+        "{text}"
+    );
+    assert!(!text.contains("Resend:"), "{text}");
+}
+
+/// Finding the replacement proves an edit was applied only where the edit
+/// would have put it (issue 30): the hint says where it stands instead.
+#[test]
+fn a_replacement_found_elsewhere_is_a_mismatch_that_says_where() {
+    let root = tempfile::tempdir().unwrap();
+    let app = "def f():\n    print(\"debug\")\n    return 1\n\n\ndef g():\n    x = 2\n";
+    std::fs::write(root.path().join("app.py"), app).unwrap();
+    let doc = root.path().join("doc.md");
+    std::fs::write(
+        &doc,
+        "<<<<<<< SEARCH path=\"app.py\"\n    print('debug')\n    return 1\n=======\n    return 1\n>>>>>>> REPLACE\n\
+         <<<<<<< SEARCH path=\"app.py\"\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["ok"], false);
+    for (block, line) in [(0, 3), (1, 7)] {
+        let task = &report["blocks"][block]["tasks"][0];
+        assert_eq!(task["status"], "failed", "{task}");
+        let error = &task["error"];
+        assert_eq!(error["type"], "match_count_mismatch", "{error}");
+        assert_eq!(error["replacement_present"], true);
+        assert_eq!(numbers(&error["applied_lines"]), [line]);
+        let hint = error["hint"].as_str().unwrap();
+        assert!(
+            hint.contains(&format!(
+                "the replacement text already stands at line {line}: if that is this change, drop the edit"
+            )),
+            "{hint}"
+        );
+    }
+    assert_eq!(report["summary"]["already_applied"], 0);
+    assert_eq!(report["resend"]["failed"], json!([1, 2]));
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("app.py")).unwrap(),
+        app
     );
 }
 

@@ -62,6 +62,8 @@ struct Expect {
     twice: bool,
     /// `again N OUTCOME`: task N's outcome in the second run.
     again: BTreeMap<usize, String>,
+    /// `again-exit N`: the second run's exit code.
+    again_exit: Option<u8>,
     /// `diagnostic error|warning KIND LINE`: a diagnostic of the document.
     diagnostics: Vec<String>,
     /// `closest-path N PATH`: task N's error names PATH as the closest
@@ -95,6 +97,9 @@ impl Expect {
                 ["task", k, "skipped"] => {
                     e.tasks.insert(num(k)?, "skipped".into());
                 }
+                ["task", k, "already_applied"] => {
+                    e.tasks.insert(num(k)?, "already_applied".into());
+                }
                 ["task", k, "failed", t] => {
                     e.tasks.insert(num(k)?, format!("failed {t}"));
                 }
@@ -105,6 +110,7 @@ impl Expect {
                     e.again.insert(num(k)?, outcome.join(" "));
                 }
                 ["twice"] => e.twice = true,
+                ["again-exit", c] => e.again_exit = Some(c.parse().map_err(|_| bad())?),
                 ["match", "exact"] => e.exact = true,
                 ["match", "whitespace"] => e.exact = false,
                 ["matched", k, how] => e.matched.push((num(k)?, (*how).into(), None)),
@@ -307,6 +313,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
                 (TaskStatus::Success, _) if t.rolled_back => "rolled-back".to_owned(),
                 (TaskStatus::Success, _) => "success".to_owned(),
                 (TaskStatus::Skipped, _) => "skipped".to_owned(),
+                (TaskStatus::AlreadyApplied, _) => "already_applied".to_owned(),
                 (TaskStatus::Failed, Some(e)) => format!("failed {}", e.kind),
                 (TaskStatus::Failed, None) => "failed ?".to_owned(),
             };
@@ -516,6 +523,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
                 let o = match (t.status, &t.error) {
                     (TaskStatus::Success, _) => "success".to_owned(),
                     (TaskStatus::Skipped, _) => "skipped".to_owned(),
+                    (TaskStatus::AlreadyApplied, _) => "already_applied".to_owned(),
                     (TaskStatus::Failed, Some(e)) => format!("failed {}", e.kind),
                     (TaskStatus::Failed, None) => "failed ?".to_owned(),
                 };
@@ -523,6 +531,13 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
             })
             .collect();
         assert_eq!(outcomes, expect.again, "second run; report:\n{json}");
+        if let Some(exit) = expect.again_exit {
+            assert_eq!(
+                second.exit_code(),
+                exit,
+                "second run's exit code; report:\n{json}"
+            );
+        }
         let again = read_tree(&root_dir);
         assert!(
             again == want,

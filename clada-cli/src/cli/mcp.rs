@@ -159,7 +159,8 @@ fn tools(dry_run: bool) -> Vec<Tool> {
     ));
     // Its changes stay in the root, and commands run only when approved;
     // a run can remove and overwrite files, and is not idempotent (an
-    // edit applied twice fails the second time).
+    // edit applied twice changes nothing the second time, but its commands
+    // run again).
     apply.annotations = Some(
         ToolAnnotations::with_title("Apply edits")
             .read_only(dry_run)

@@ -336,9 +336,9 @@ pub(crate) fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
     } else if m.already_applied {
         (
             ErrorType::AlreadyApplied,
-            "found no match, and the replacement is already there as often as count asks: the edit was applied before".to_owned(),
+            "found no match, and the replacement stands with the edit's context as often as count asks: the edit was applied before".to_owned(),
         )
-    } else if !m.applied_lines.is_empty() {
+    } else if !m.applied_lines.is_empty() && m.found > 0 {
         (
             ErrorType::MatchCountMismatch,
             format!(

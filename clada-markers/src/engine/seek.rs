@@ -893,7 +893,8 @@ fn nothing_found(hay: &dyn Hay, search: &Search<'_>, work: &Work) -> Result<Box<
     }
     let raw = hay.raw(replace);
     let starts = hay.starts(&raw).ok_or(Miss::Unknown)?;
-    let mut n = apart(&starts, raw.len()).len();
+    let mut at = apart(&starts, raw.len());
+    let mut n = at.len();
     if n == 0 && matches!(search.target, Target::Text(_)) {
         for &pass in search.passes {
             if pass == Pass::Unicode && !hay.whole() {
@@ -913,13 +914,52 @@ fn nothing_found(hay: &dyn Hay, search: &Search<'_>, work: &Work) -> Result<Box<
                 .count();
             if !found.is_empty() {
                 n = alike;
+                at = found.iter().map(|o| o.range).collect();
                 break;
             }
         }
     }
     m.replacement_present = Some(n > 0);
-    m.already_applied = n > 0 && count_ok(search.count, n);
+    m.applied_lines = hay.lines_of(&mut at.iter().take(MAX_REPORTED_LINES).map(|r| r.0));
+    m.already_applied = n > 0 && count_ok(search.count, n) && proves(search);
     Ok(Box::new(m))
+}
+
+/// Whether finding the replacement of `search` (whose search text is
+/// absent) proves the edit was applied before (PROTOCOL §8): only when the
+/// replacement is where the edit would have put it. The replacement keeps
+/// lines of the search text at its start or end (the edit's context, one
+/// of them more than white space and punctuation), so that finding it
+/// finds the new lines beside that context; and it is not part of the
+/// search text, which the file held before any edit. A replacement with
+/// no context (`x = 1` to `x = 2`) could stand anywhere for any reason, and
+/// a deletion leaves nothing to find.
+pub(crate) fn proves(search: &Search<'_>) -> bool {
+    let replace = search.replace;
+    let (first, last) = match search.target {
+        Target::Text(text) => (text, text),
+        Target::Range(start, end) => (start, end),
+    };
+    if replace.trim().is_empty() || first.contains(replace) || last.contains(replace) {
+        return false;
+    }
+    let lines = |t: &'_ str| -> Vec<String> {
+        t.split_inclusive('\n')
+            .map(|l| l.trim_end().to_owned())
+            .collect()
+    };
+    let (head, tail, new) = (lines(first), lines(last), lines(replace));
+    let meant = |l: &String| l.chars().any(char::is_alphanumeric);
+    let before = head.iter().zip(&new).take_while(|(a, b)| a == b);
+    let after = tail
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take_while(|(a, b)| a == b);
+    before
+        .map(|(a, _)| a)
+        .chain(after.map(|(a, _)| a))
+        .any(meant)
 }
 
 fn seek_range(
@@ -1294,9 +1334,10 @@ mod tests {
         assert_eq!(once.text, "def f():\n    import os\n    import sys\n");
         let m = edit(&once.text, "import os\n", "import os\nimport sys\n", one()).unwrap_err();
         assert!(m.already_applied, "{m:?}");
-        // A replacement that is there re-indented, its search gone.
+        // A replacement that is there re-indented, its search gone, with
+        // the edit's context.
         let file = "if a:\n  x = 2\n";
-        let m = edit(file, "    x = 1\n", "    x = 2\n", one()).unwrap_err();
+        let m = edit(file, "  if a:\n    x = 1\n", "  if a:\n    x = 2\n", one()).unwrap_err();
         assert!(m.already_applied, "{m:?}");
         // An insertion into a file without a final line break, sent
         // twice: the file still lacks one, and the insertion stands.
@@ -1304,6 +1345,50 @@ mod tests {
         assert_eq!(once.text, "import os\nimport sys");
         let m = edit(&once.text, "import os\n", "import os\nimport sys\n", one()).unwrap_err();
         assert!(m.already_applied, "{m:?}");
+    }
+
+    #[test]
+    fn a_replacement_found_proves_nothing_without_the_edits_context() {
+        // `x = 2` stands in another function: the edit's line could be
+        // anywhere, so finding it proves nothing; the error says where.
+        let file = "def f():\n    y = 0\n\ndef g():\n    x = 2\n";
+        let m = edit(file, "x = 1\n", "x = 2\n", one()).unwrap_err();
+        assert!(!m.already_applied, "{m:?}");
+        assert_eq!(m.replacement_present, Some(true));
+        assert_eq!(m.applied_lines, vec![5]);
+        // The replacement is part of its own search text: the file held
+        // it before any edit (a deletion by its text alone).
+        let file = "def f():\n    print(\"debug\")\n    return 1\n";
+        let m = edit(
+            file,
+            "    print('debug')\n    return 1\n",
+            "    return 1\n",
+            one(),
+        );
+        let m = m.unwrap_err();
+        assert!(!m.already_applied, "{m:?}");
+        assert_eq!(m.applied_lines, vec![3]);
+        // Context of white space and punctuation alone places nothing.
+        let m = edit("}\nx = 2\n", "}\nx = 1\n", "}\nx = 2\n", one()).unwrap_err();
+        assert!(!m.already_applied, "{m:?}");
+        // A deletion with context on both sides that now stand together.
+        let file = "def f():\n    return 1\n";
+        let m = edit(
+            file,
+            "def f():\n    print('debug')\n    return 1\n",
+            "def f():\n    return 1\n",
+            one(),
+        )
+        .unwrap_err();
+        assert!(m.already_applied, "{m:?}");
+        // The context after the changed line proves it as well.
+        let m = edit(
+            "x = 2\nreturn x\n",
+            "x = 1\nreturn x\n",
+            "x = 2\nreturn x\n",
+            one(),
+        );
+        assert!(m.unwrap_err().already_applied);
     }
 
     #[test]

@@ -68,7 +68,9 @@ impl<'s> ApplyBuilder<'s> {
             self.source
         });
         let errors = diagnostics.iter().any(Diagnostic::is_error);
-        let ok = self.summary.succeeded == self.summary.tasks && !errors && git.error.is_none();
+        // Every task in effect, applied now or before (PROTOCOL §7).
+        let s = &self.summary;
+        let ok = s.succeeded + s.already_applied == s.tasks && !errors && git.error.is_none();
         ApplyReport {
             blocks,
             ok,
@@ -113,6 +115,7 @@ fn tally(summary: &mut ApplySummary, resend: &mut Resend, b: &BlockReport) {
             TaskStatus::Success => summary.succeeded += 1,
             TaskStatus::Failed => summary.failed += 1,
             TaskStatus::Skipped => summary.skipped += 1,
+            TaskStatus::AlreadyApplied => summary.already_applied += 1,
         }
         summary.rolled_back += usize::from(t.rolled_back);
         resend.add(b.status, t);

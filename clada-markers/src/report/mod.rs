@@ -84,8 +84,8 @@ pub struct ApplyReport {
 pub struct Resend {
     /// In effect: never send these again.
     pub applied: Vec<usize>,
-    /// Edits whose change the file already has (`already_applied`): drop
-    /// them.
+    /// Edits whose change the file already has (`already_applied`): in
+    /// effect, never send them again.
     pub already_applied: Vec<usize>,
     /// Failed, or in a malformed unit: fix them, then send them again.
     pub failed: Vec<usize>,
@@ -115,11 +115,7 @@ impl Resend {
             (_, TaskStatus::Failed) if error.is_some_and(|e| e.approve.is_some()) => {
                 &mut self.needs_approval
             }
-            (_, TaskStatus::Failed)
-                if error.is_some_and(|e| e.kind == ErrorType::AlreadyApplied) =>
-            {
-                &mut self.already_applied
-            }
+            (_, TaskStatus::AlreadyApplied) => &mut self.already_applied,
             (_, TaskStatus::Failed) => &mut self.failed,
             (_, TaskStatus::Success) if !t.rolled_back => &mut self.applied,
             _ => &mut self.skipped,
@@ -127,12 +123,9 @@ impl Resend {
         list.push(t.number);
     }
 
-    /// Whether every task is in effect.
+    /// Whether every task is in effect: applied now, or before.
     pub fn is_done(&self) -> bool {
-        self.already_applied.is_empty()
-            && self.failed.is_empty()
-            && self.needs_approval.is_empty()
-            && self.skipped.is_empty()
+        self.failed.is_empty() && self.needs_approval.is_empty() && self.skipped.is_empty()
     }
 }
 
@@ -140,7 +133,11 @@ impl Resend {
 pub struct ApplySummary {
     pub blocks: usize,
     pub tasks: usize,
+    /// Applied by this run.
     pub succeeded: usize,
+    /// Applied before (`already_applied`): nothing to do, and no failure.
+    /// Not counted in `succeeded`.
+    pub already_applied: usize,
     pub failed: usize,
     pub skipped: usize,
     /// Succeeded, then undone (`--atomic`); counted in `succeeded` too.
@@ -154,6 +151,7 @@ impl std::ops::AddAssign<&ApplySummary> for ApplySummary {
         self.blocks += other.blocks;
         self.tasks += other.tasks;
         self.succeeded += other.succeeded;
+        self.already_applied += other.already_applied;
         self.failed += other.failed;
         self.skipped += other.skipped;
         self.rolled_back += other.rolled_back;

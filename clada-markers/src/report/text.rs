@@ -22,9 +22,10 @@ use crate::syntax::{Task, Unit};
 /// Diffs of at most this many lines are shown in the default output.
 const SHORT_DIFF: usize = 10;
 
-/// A summary line's tasks that succeeded, its tasks, and its block's
-/// status.
-type Tally = (usize, usize, BlockStatus, bool);
+/// A summary line's tasks in effect (applied now or before), those of
+/// them applied before, its tasks, its block's status, and whether a
+/// rollback took its changes back.
+type Tally = (usize, usize, usize, BlockStatus, bool);
 
 /// How much to say about a failure (`--error-detail`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -145,14 +146,15 @@ impl<'d, W: Write> TextPrinter<'d, W> {
     /// in order, as the run hands it out ([`Listener::block`]) or, for a
     /// report of the whole run, from [`TextPrinter::finish`].
     fn record(&mut self, b: &BlockReport) {
-        let ok = b
+        let ok = b.tasks.iter().filter(|t| t.status.holds()).count();
+        let before = b
             .tasks
             .iter()
-            .filter(|t| t.status == TaskStatus::Success)
+            .filter(|t| t.status == TaskStatus::AlreadyApplied)
             .count();
         // A block whose changes a rollback took back gets no ✓.
         let rolled_back = b.tasks.iter().any(|t| t.rolled_back);
-        let line = (ok, b.tasks.len(), b.status, rolled_back);
+        let line = (ok, before, b.tasks.len(), b.status, rolled_back);
         self.approvals.extend(b.tasks.iter().filter_map(|t| {
             let approve = t.error.as_ref()?.approve.as_ref()?;
             Some((t.number, approve.clone()))
@@ -164,7 +166,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         // A TASKS block with applied and unapplied tasks must not be sent
         // whole again.
         let applied = |t: &&TaskReport| {
-            b.status != BlockStatus::Malformed && t.status == TaskStatus::Success && !t.rolled_back
+            b.status != BlockStatus::Malformed && t.status.holds() && !t.rolled_back
         };
         self.split |= b.tasks.iter().any(|t| applied(&t)) && !b.tasks.iter().all(|t| applied(&t));
     }
@@ -212,10 +214,13 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         };
         let _ = writeln!(
             self.out,
-            "Overall: {}/{} tasks {succeeded}{rolled}",
-            s.succeeded, s.tasks
+            "Overall: {}/{} tasks {succeeded}{}{rolled}",
+            s.succeeded + s.already_applied,
+            s.tasks,
+            before_words(s.already_applied)
         );
-        for (first, last, (ok, tasks, status, rolled_back), note) in std::mem::take(&mut self.lines)
+        for (first, last, (ok, before, tasks, status, rolled_back), note) in
+            std::mem::take(&mut self.lines)
         {
             let name = if first == last {
                 format!("Block {first}")
@@ -232,7 +237,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                     format!("{} (malformed, not run)", self.paint("31", "✗"))
                 }
             };
-            let _ = writeln!(self.out, "{name}: {ok}/{tasks} tasks {succeeded} {mark}");
+            let before = before_words(before);
+            let _ = writeln!(
+                self.out,
+                "{name}: {ok}/{tasks} tasks {succeeded}{before} {mark}"
+            );
             if let Some(note) = note {
                 let _ = writeln!(self.out, "  note: {}", line_of(&note));
             }
@@ -269,7 +278,10 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         let _ = writeln!(self.out, "Resend:");
         let lines = [
             (&r.applied, "applied, never send again"),
-            (&r.already_applied, "already applied before, drop them"),
+            (
+                &r.already_applied,
+                "already applied before, never send again",
+            ),
             (&r.failed, "failed, fix and send again"),
         ];
         for (tasks, what) in lines {
@@ -441,6 +453,17 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     line_of(&r.message)
                 );
             }
+            TaskStatus::AlreadyApplied => {
+                let _ = writeln!(
+                    self.out,
+                    "[task-{n}] {} {}",
+                    self.paint("32", "✓"),
+                    line_of(&r.message)
+                );
+                if let Some(h) = r.error.as_ref().and_then(|e| e.hint.as_ref()) {
+                    let _ = writeln!(self.out, "  hint: {}", line_of(h));
+                }
+            }
             TaskStatus::Failed => self.failure(task, r),
         }
         if self.detail == Detail::Debug
@@ -529,6 +552,16 @@ impl<W: Write> TextPrinter<'_, W> {
                 let _ = writeln!(self.out, "  os error: {}", line_of(os));
             }
         }
+    }
+}
+
+/// ` (1 of them already applied before)` after a count of tasks that
+/// succeeded, when some of them had nothing to do; else nothing.
+fn before_words(already: usize) -> String {
+    match already {
+        0 => String::new(),
+        1 => " (1 of them already applied before)".to_owned(),
+        n => format!(" ({n} of them already applied before)"),
     }
 }
 

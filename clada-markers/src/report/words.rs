@@ -29,6 +29,12 @@ impl TaskReport {
         }
         r.message = match (o.status, &o.error, &o.skip) {
             (TaskStatus::Failed, Some(e), _) => e.message().to_owned(),
+            (TaskStatus::AlreadyApplied, Some(e), _) => match &r.path {
+                Some(p) if !e.message().contains(p.as_str()) => {
+                    format!("Already applied in {p}: {}", e.message())
+                }
+                _ => format!("Already applied: {}", e.message()),
+            },
             (TaskStatus::Skipped, _, Some(why)) => format!("Skipped ({})", skip(why)),
             _ => match (&o.effect, &o.preview) {
                 // A dry run's command says how it would run.

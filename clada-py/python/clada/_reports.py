@@ -44,12 +44,17 @@ __all__ = [
 
 
 class ApplySummary(TypedDict):
+    already_applied: int
+    """Applied before (`already_applied`): nothing to do, and no failure.
+    Not counted in `succeeded`.
+    """
     blocks: int
     failed: int
     rolled_back: NotRequired[int]
     """Succeeded, then undone (`--atomic`); counted in `succeeded` too."""
     skipped: int
     succeeded: int
+    """Applied by this run."""
     tasks: int
 
 
@@ -215,7 +220,7 @@ class Shift(TypedDict):
     """The characters added (or taken away), the file's own."""
 
 
-TaskStatus: TypeAlias = Literal["success", "failed", "skipped"]
+TaskStatus: TypeAlias = Literal["success", "failed", "skipped", "already_applied"]
 
 
 class TaskReport(TypedDict):
@@ -324,8 +329,8 @@ class Resend(TypedDict):
     numbers (PROTOCOL §9.1). Every task is in exactly one list.
     """
     already_applied: list[int]
-    """Edits whose change the file already has (`already_applied`): drop
-    them.
+    """Edits whose change the file already has (`already_applied`): in
+    effect, never send them again.
     """
     applied: list[int]
     """In effect: never send these again."""
