@@ -849,3 +849,60 @@ fn a_rolled_back_block_gets_no_tick() {
     );
     assert!(!dir.path().join("a.txt").exists());
 }
+
+/// An edit whose replacement is its search text (issue 30): a warning, and
+/// a task that succeeds leaving its file as it is, so that the good edit
+/// beside it applies in the same round.
+#[test]
+fn an_edit_that_changes_nothing_is_a_warning_and_leaves_the_file() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("same.py"), "b = 2\n").unwrap();
+    std::fs::write(root.path().join("a.py"), "a = 1\n").unwrap();
+    let before = std::fs::metadata(root.path().join("same.py"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let doc = root.path().join("doc.md");
+    std::fs::write(
+        &doc,
+        "<<<<<<< SEARCH path=\"same.py\"\nb = 2\n=======\nb = 2\n>>>>>>> REPLACE\n\
+         <<<<<<< SEARCH path=\"a.py\"\na = 1\n=======\na = 3\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true);
+    let d = &report["diagnostics"][0];
+    assert_eq!(
+        (&d["kind"], &d["severity"]),
+        (&json!("unchanged_edit"), &json!("warning"))
+    );
+    assert_eq!(d["task"], 1);
+    let task = &report["blocks"][0]["tasks"][0];
+    assert_eq!(task["status"], "success", "{task}");
+    assert_eq!(
+        task["message"],
+        "Left same.py unchanged (the replacement is the search text, found at line 1)"
+    );
+    assert_eq!(report["resend"]["applied"], json!([1, 2]));
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("a.py")).unwrap(),
+        "a = 3\n"
+    );
+    let after = std::fs::metadata(root.path().join("same.py"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after, "the unchanged file was written");
+    // Its search text absent: a mismatch as any edit.
+    std::fs::write(
+        &doc,
+        "<<<<<<< SEARCH path=\"same.py\"\nzz\n=======\nzz\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(1), "{report}");
+    let error = &report["blocks"][0]["tasks"][0]["error"];
+    assert_eq!(error["type"], "match_count_mismatch", "{error}");
+}

@@ -164,6 +164,23 @@ pub(crate) fn plan(
             };
             let loc = at(path)?;
             let splice = find(&loc, search)?;
+            // Its text found, an edit that changes nothing leaves the
+            // file as it is (`unchanged_edit`, a warning).
+            if let Op::Edit {
+                search, replace, ..
+            } = op
+                && search == replace
+            {
+                return Ok(Plan {
+                    action: Action::Nothing,
+                    effect: Effect::Edited {
+                        path: loc.display(),
+                        replacements: 0,
+                        lines: splice.lines().to_vec(),
+                        how: splice.how().clone(),
+                    },
+                });
+            }
             Ok(edit_plan(loc, splice))
         }
         Op::Move { from, to } => {

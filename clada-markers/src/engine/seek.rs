@@ -735,7 +735,14 @@ fn decide(
     // the report must name.
     let shift = shift.filter(|_| written != search.replace);
     let picked: Vec<(usize, usize)> = chosen.iter().map(|&i| found[i].range).collect();
-    let standing = standing(hay, &picked, &hay.raw(&written));
+    // An edit that changes nothing (its replacement is its search text)
+    // stands wherever its text is: found is all it needs (PROTOCOL §3).
+    let unchanged = search.target == Target::Text(search.replace);
+    let standing = if unchanged {
+        Vec::new()
+    } else {
+        standing(hay, &picked, &hay.raw(&written))
+    };
     if !standing.is_empty() {
         let mut m = Mismatch::of(hay, &ranges, count);
         let at: Vec<usize> = standing.iter().map(|&i| picked[i].0).collect();

@@ -196,6 +196,23 @@ fn describe(effect: &Effect, dry: bool) -> String {
         Effect::Created { path } => format!("{} {path}", verb("Created", "Would create")),
         Effect::Replaced { path } => format!("{} {path}", verb("Wrote", "Would write")),
         Effect::Appended { path } => format!("{} {path}", verb("Appended to", "Would append to")),
+        // An edit whose replacement is its search text, found.
+        Effect::Edited {
+            path,
+            replacements: 0,
+            lines,
+            ..
+        } => {
+            let at = match lines.as_slice() {
+                [one] => format!(", found at line {one}"),
+                [] => String::new(),
+                more => format!(", found at lines {}", super::group::numbers(more)),
+            };
+            format!(
+                "{} {path} unchanged (the replacement is the search text{at})",
+                verb("Left", "Would leave")
+            )
+        }
         Effect::Edited {
             path,
             replacements,

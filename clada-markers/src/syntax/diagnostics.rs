@@ -128,6 +128,7 @@ impl DiagnosticKind {
             DiagnosticKind::SkippedUnknownKeyword
             | DiagnosticKind::StrayMarker
             | DiagnosticKind::NoTasks
+            | DiagnosticKind::UnchangedEdit
             | DiagnosticKind::IgnoredMode => Severity::Warning,
             _ => Severity::Error,
         }
