@@ -906,3 +906,52 @@ fn an_edit_that_changes_nothing_is_a_warning_and_leaves_the_file() {
     let error = &report["blocks"][0]["tasks"][0]["error"];
     assert_eq!(error["type"], "match_count_mismatch", "{error}");
 }
+
+/// A reply without any edit (issue 30): `no_tasks` is an error of `apply`
+/// (exit 1), as `git apply` refuses an empty patch; `--allow-empty` takes it
+/// for pipelines that pass every reply.
+#[test]
+fn a_reply_without_edits_is_refused_unless_allowed() {
+    let root = tempfile::tempdir().unwrap();
+    let doc = root.path().join("reply.md");
+    std::fs::write(&doc, "I think the code is fine as it is.\n").unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["ok"], false);
+    let d = &report["diagnostics"][0];
+    assert_eq!(
+        (&d["kind"], &d["severity"]),
+        (&json!("no_tasks"), &json!("error"))
+    );
+    assert!(d["help"].as_str().unwrap().contains("--allow-empty"), "{d}");
+    // Empty standard input, in words.
+    let out = clada()
+        .args(["apply", "--no-git", "--no-prompt", "-C"])
+        .arg(root.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("[no_tasks] Error: the document has no task"),
+        "{text}"
+    );
+    // Allowed: a success that did nothing.
+    let (code, report) = json(
+        clada()
+            .args([
+                "apply",
+                "--no-git",
+                "--allow-empty",
+                "--format",
+                "json",
+                "-C",
+            ])
+            .arg(root.path())
+            .arg(&doc),
+    );
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["diagnostics"][0]["severity"], "warning");
+}

@@ -24,6 +24,8 @@ struct Expect {
     exit: Option<u8>,
     tasks: BTreeMap<usize, String>,
     allow_escape: bool,
+    /// `allow-empty`: a document without any task is not an error.
+    allow_empty: bool,
     symlinks: Vec<(String, String)>,
     /// `hardlink PATH TARGET`: another name of the input file TARGET.
     hardlinks: Vec<(String, String)>,
@@ -127,6 +129,7 @@ impl Expect {
                 ["report-dialect", d] => e.report_dialect = Some((*d).into()),
                 ["chosen", k, c, h] => e.chosen.push((num(k)?, num(c)?, num(h)?)),
                 ["allow-escape"] => e.allow_escape = true,
+                ["allow-empty"] => e.allow_empty = true,
                 ["dry-run"] => e.dry_run = true,
                 ["atomic"] => e.atomic = Some(Atomic::Unit),
                 ["atomic", "document"] => e.atomic = Some(Atomic::Document),
@@ -295,6 +298,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         dry_run: expect.dry_run,
         atomic: expect.atomic,
         matching: mode,
+        allow_empty: expect.allow_empty,
         ..Default::default()
     };
     let run = || -> std::io::Result<clada_markers::ApplyReport> {
@@ -460,19 +464,24 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         assert_eq!(report.dialect.name(), d, "the report's dialect");
     }
     if !expect.diagnostics.is_empty() {
-        let lines = clada_markers::syntax::LineIndex::new(text);
-        let mut got: Vec<String> = doc
+        // As the run reports them (a document without a task is an error
+        // of `apply`, not of the parse).
+        let mut got: Vec<String> = report
             .diagnostics
             .iter()
             .map(|d| {
-                let sev = if d.is_error() { "error" } else { "warning" };
-                format!("{sev} {} {}", d.kind, lines.line(d.span.start))
+                let sev = if d.severity == clada_markers::Severity::Error {
+                    "error"
+                } else {
+                    "warning"
+                };
+                format!("{sev} {} {}", d.kind, d.start.line)
             })
             .collect();
         got.sort();
         let mut want = expect.diagnostics.clone();
         want.sort();
-        assert_eq!(got, want, "the document's diagnostics");
+        assert_eq!(got, want, "the report's diagnostics");
     }
     for (list, want) in &expect.resend {
         let r = report.resend.clone().unwrap_or_default();

@@ -152,6 +152,10 @@ fn check<'py>(
 ///   and nobody is asked.
 /// - `timeout`: seconds; no command runs longer, and tasks not started
 ///   by then are skipped. None: 30 s per command, no limit on the run.
+/// - `allow_empty`: a document without any task (prose only, empty) is
+///   then not an error (`no_tasks`), for pipelines that pass every reply.
+///   A document that is only the name of an existing file raises, either
+///   way: a path was passed where the text belongs.
 #[pyfunction]
 #[pyo3(signature = (
     document,
@@ -164,9 +168,10 @@ fn check<'py>(
     git = None,
     allow = None,
     timeout = None,
+    allow_empty = false,
 ),
 // What a Python user reads: `False` and `()` mean what `None` means.
-text_signature = "(document, root, *, dialect=\"auto\", dry_run=False, atomic=None, match=\"whitespace\", git=False, allow=(), timeout=None)")]
+text_signature = "(document, root, *, dialect=\"auto\", dry_run=False, atomic=None, match=\"whitespace\", git=False, allow=(), timeout=None, allow_empty=False)")]
 #[allow(clippy::too_many_arguments)]
 fn apply<'py>(
     py: Python<'py>,
@@ -179,6 +184,7 @@ fn apply<'py>(
     git: Option<&Bound<'py, PyAny>>,
     allow: Option<&Bound<'py, PyAny>>,
     timeout: Option<f64>,
+    allow_empty: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let bytes = document_bytes(document)?;
     let settings = ApplySettings {
@@ -189,6 +195,7 @@ fn apply<'py>(
         git: git_setting(git)?,
         allow: settings::allow(commands(allow)?)?,
         timeout: settings::timeout(timeout)?,
+        allow_empty,
     };
     // The environment is read here, holding the interpreter's lock: no
     // other Python thread changes it meanwhile.
