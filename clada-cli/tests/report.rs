@@ -955,3 +955,89 @@ fn a_reply_without_edits_is_refused_unless_allowed() {
     assert_eq!(report["ok"], true);
     assert_eq!(report["diagnostics"][0]["severity"], "warning");
 }
+
+/// Every edit of a reply has a place in `resend` (issue 30): a WRITE whose
+/// marker has a typo, a unified diff beside a WRITE in a clada reply. The
+/// summary never reads as all done when one was refused.
+#[test]
+fn an_edit_no_task_came_of_has_a_place_in_resend() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("f.txt"), "a\nb\n").unwrap();
+    let typo = "Here:\n\n<<<<<<<WRITE path=\"new.txt\"\nhello\n>>>>>>> END\n\n\
+                <<<<<<< SEARCH path=\"f.txt\"\na\n=======\nA\n>>>>>>> REPLACE\n";
+    let diff = "<<<<<<< WRITE path=\"n2.txt\"\nhello\n>>>>>>> END\n\n```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-b\n+B\n```\n";
+    for (name, doc, line, first, kind) in [
+        (
+            "typo.md",
+            typo,
+            3,
+            "<<<<<<<WRITE path=\"new.txt\"",
+            "malformed_marker",
+        ),
+        ("diff.md", diff, 6, "--- a/f.txt", "foreign_format"),
+    ] {
+        let path = root.path().join(name);
+        std::fs::write(&path, doc).unwrap();
+        // A dry run says it too.
+        let (code, report) = json(
+            clada()
+                .args(["apply", "--no-git", "--dry-run", "--format", "json", "-C"])
+                .arg(root.path())
+                .arg(&path),
+        );
+        assert_eq!(code, Some(1), "{report}");
+        assert_eq!(report["resend"]["applied"], json!([1]), "{report}");
+        assert_eq!(
+            report["resend"]["failed"],
+            json!([{"line": line, "first_line": first, "kind": kind}]),
+            "{report}"
+        );
+        let out = clada()
+            .args(["apply", "--no-git", "--no-prompt", "-C"])
+            .arg(root.path())
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("Overall: 1/1 tasks succeeded; 1 edit was refused, not read as a task ✗"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Resend:\n  task 1: applied, never send again\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "  the edit at line {line} (`{first}`): not read as a task ({kind}), fix and send again"
+            )),
+            "{text}"
+        );
+    }
+}
+
+/// `--stream --format jsonl` ends with the resend lists of the whole
+/// stream, in its numbers (issue 30).
+#[test]
+fn a_streams_summary_carries_resend() {
+    use std::io::Write as _;
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "one\n").unwrap();
+    let mut child = stream_into(root.path(), &[]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            b"<<<<<<< WRITE path=\"b.txt\"\nb\n>>>>>>> END\n\
+              <<<<<<< SEARCH path=\"a.txt\"\nnone\n=======\nx\n>>>>>>> REPLACE\n",
+        )
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let events = jsonl(&out.stdout);
+    let summary = events.last().unwrap();
+    assert_eq!(summary["event"], "summary", "{events:#?}");
+    assert_eq!(summary["resend"]["applied"], json!([1]), "{summary}");
+    assert_eq!(summary["resend"]["failed"], json!([2]), "{summary}");
+}

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use clada_markers::dialect::{Dialect, parse_dialect};
 use clada_markers::engine::Atomic;
-use clada_markers::report::{Schema, TaskStatus};
+use clada_markers::report::{ResendEntry, Schema, TaskStatus};
 use clada_markers::{Apply, ParseOptions, Position};
 
 /// What is at a path, for comparing trees.
@@ -45,7 +45,8 @@ struct Expect {
     at: Vec<(String, usize, String)>,
     /// `ranges N A-B …`: the occurrence ranges of task N's failed match.
     ranges: Vec<(usize, String)>,
-    /// `resend applied|failed|skipped N …`: the report's resend list.
+    /// `resend applied|failed|skipped N …`: the report's resend list (an
+    /// edit no task came of as `line:N`).
     resend: Vec<(String, String)>,
     /// `dialect clada|aider|codex|cml|udiff|cline|auto`: how to read the
     /// document (default clada).
@@ -307,6 +308,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     let report = run()?;
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     crate::common::assert_matches_schema(Schema::Apply, &report);
+    crate::common::assert_resend_partitions(&report, &doc);
 
     let outcomes: BTreeMap<usize, String> = report
         .blocks
@@ -485,14 +487,22 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     }
     for (list, want) in &expect.resend {
         let r = report.resend.clone().unwrap_or_default();
-        let got = match list.as_str() {
-            "applied" => r.applied,
-            "already_applied" => r.already_applied,
-            "failed" => r.failed,
-            "needs_approval" => r.needs_approval,
-            _ => r.skipped,
+        let numbers = |ns: Vec<usize>| ns.iter().map(usize::to_string).collect::<Vec<_>>();
+        // An edit no task came of: `line:N`, where it starts.
+        let got: Vec<String> = match list.as_str() {
+            "applied" => numbers(r.applied),
+            "already_applied" => numbers(r.already_applied),
+            "failed" => r
+                .failed
+                .iter()
+                .map(|e| match e {
+                    ResendEntry::Task(n) => n.to_string(),
+                    ResendEntry::Edit(u) => format!("line:{}", u.line),
+                })
+                .collect(),
+            "needs_approval" => numbers(r.needs_approval),
+            _ => numbers(r.skipped),
         };
-        let got: Vec<String> = got.iter().map(usize::to_string).collect();
         assert_eq!(&got.join(" "), want, "resend {list}; report:\n{json}");
     }
     for (p, line) in &expect.diff_lines {

@@ -33,7 +33,8 @@ def test_a_dry_run_writes_nothing_and_says_what_would_change(project: Path) -> N
     assert changes["a.txt"]["change"] == "modified"
     assert "-one\n+ONE\n" in changes["a.txt"]["diff"]
     assert changes["b.txt"]["change"] == "created"
-    assert "resend" not in report
+    # What the real run's resend lists would be.
+    assert report["resend"]["applied"] == [1, 2]
 
 
 def test_without_atomic_a_failed_unit_keeps_what_it_did(project: Path) -> None:
@@ -187,3 +188,13 @@ def test_a_path_passed_for_the_text_is_said(project: Path) -> None:
         with pytest.raises(clada.CladaError, match="did you pass a path"):
             clada.apply("reply.md", project, allow_empty=allow_empty)
     assert (project / "a.txt").read_text() == "one\ntwo\n"
+
+
+def test_an_edit_no_task_came_of_has_a_place_in_resend(project: Path) -> None:
+    reply = '<<<<<<<WRITE path="new.txt"\nnew\n>>>>>>> END\n' + EDIT
+    report = clada.apply(reply, project)
+    assert not report["ok"]
+    assert report["resend"]["applied"] == [1]
+    assert report["resend"]["failed"] == [
+        {"line": 1, "first_line": '<<<<<<<WRITE path="new.txt"', "kind": "malformed_marker"}
+    ]

@@ -290,7 +290,6 @@ pub(crate) fn run<'h, 'd: 'h>(
     }
     if config.settings.dry_run {
         report.dry_run = true;
-        report.resend = None;
         report.changes = Some(changes.into_iter().map(FileChange::of).collect());
     }
     report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

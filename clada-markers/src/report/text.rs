@@ -214,10 +214,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         };
         let _ = writeln!(
             self.out,
-            "Overall: {}/{} tasks {succeeded}{}{rolled}",
+            "Overall: {}/{} tasks {succeeded}{}{rolled}{}",
             s.succeeded + s.already_applied,
             s.tasks,
-            before_words(s.already_applied)
+            before_words(s.already_applied),
+            refused_words(report)
         );
         for (first, last, (ok, before, tasks, status, rolled_back), note) in
             std::mem::take(&mut self.lines)
@@ -263,7 +264,8 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         } else if let Some(n) = &g.note {
             let _ = writeln!(self.out, "Git: {}", line_of(n));
         }
-        if let Some(r) = &report.resend {
+        // A dry run applied nothing: nothing to send again yet.
+        if let Some(r) = report.resend.as_ref().filter(|_| !report.dry_run) {
             self.resend(r, self.split);
         }
         let _ = self.out.flush();
@@ -276,18 +278,30 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             return;
         }
         let _ = writeln!(self.out, "Resend:");
+        let failed = r.failed_tasks();
         let lines = [
             (&r.applied, "applied, never send again"),
             (
                 &r.already_applied,
                 "already applied before, never send again",
             ),
-            (&r.failed, "failed, fix and send again"),
+            (&failed, "failed, fix and send again"),
         ];
         for (tasks, what) in lines {
             if !tasks.is_empty() {
                 let _ = writeln!(self.out, "  {}: {what}", task_ranges(tasks));
             }
+        }
+        // An edit no task came of, by its place: the model knows it by
+        // its first line.
+        for u in r.unread() {
+            let _ = writeln!(
+                self.out,
+                "  the edit at line {} (`{}`): not read as a task ({}), fix and send again",
+                u.line,
+                line_of(&u.first_line),
+                u.kind
+            );
         }
         if !r.needs_approval.is_empty() {
             let _ = writeln!(
@@ -552,6 +566,30 @@ impl<W: Write> TextPrinter<'_, W> {
                 let _ = writeln!(self.out, "  os error: {}", line_of(os));
             }
         }
+    }
+}
+
+/// What a run refused beside its tasks, after the count of those that
+/// succeeded: the summary never reads as all done when something was not
+/// (PROTOCOL §9.1). Nothing when the run is `ok`, or a task's failure or
+/// the run's error says it already.
+fn refused_words(report: &ApplyReport) -> String {
+    let s = &report.summary;
+    if report.ok || s.succeeded + s.already_applied < s.tasks || report.error.is_some() {
+        return String::new();
+    }
+    let unread = report.resend.as_ref().map_or(0, |r| r.unread().count());
+    let errors = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == crate::syntax::Severity::Error)
+        .count();
+    match (unread, errors) {
+        (0, 0) => String::new(),
+        (1, _) => "; 1 edit was refused, not read as a task ✗".to_owned(),
+        (0, 1) => "; the document has an error ✗".to_owned(),
+        (0, n) => format!("; the document has {n} errors ✗"),
+        (n, _) => format!("; {n} edits were refused, not read as tasks ✗"),
     }
 }
 

@@ -36,10 +36,12 @@ __all__ = [
     "OpName",
     "Position",
     "Resend",
+    "ResendEntry",
     "Severity",
     "Shift",
     "TaskReport",
     "TaskStatus",
+    "UnreadEdit",
 ]
 
 
@@ -324,9 +326,27 @@ class GitReport(TypedDict):
     """Why git was not used, when it was not."""
 
 
+class UnreadEdit(TypedDict):
+    """An edit no task came of: refused as a whole before anything ran."""
+    first_line: str
+    """That line, as the document has it (at most 200 characters)."""
+    kind: str
+    """Why: the error's kind (`malformed_marker`, `foreign_format`, …)."""
+    line: int
+    """The 1-based line it starts on."""
+
+
+ResendEntry: TypeAlias = int | UnreadEdit
+"""An entry of `resend.failed`: a task by its number, or an edit no task
+came of by its place, so that a model can tell which of its edits it
+is.
+"""
+
+
 class Resend(TypedDict):
     """The tasks of a run by what an agent should do with them next, as task
-    numbers (PROTOCOL §9.1). Every task is in exactly one list.
+    numbers, and the edits no task came of (PROTOCOL §9.1). Every task, and
+    every edit refused before it became one, is in exactly one list.
     """
     already_applied: list[int]
     """Edits whose change the file already has (`already_applied`): in
@@ -334,8 +354,12 @@ class Resend(TypedDict):
     """
     applied: list[int]
     """In effect: never send these again."""
-    failed: list[int]
-    """Failed, or in a malformed unit: fix them, then send them again."""
+    failed: list[ResendEntry]
+    """Failed, or in a malformed unit: fix them, then send them again.
+    Task numbers first, then the edits no task came of (a marker
+    written wrong, a format the dialect does not read), by where they
+    start.
+    """
     needs_approval: list[int]
     """Commands nobody approved: the user must approve them (the error's
     `approve` line), then they can be sent again as written.
@@ -365,7 +389,7 @@ class ApplyReport(TypedDict):
     git: GitReport
     ok: bool
     resend: NotRequired[Resend | None]
-    """What to send again (PROTOCOL §9.1); absent in a dry run."""
+    """What to send again (PROTOCOL §9.1); in a dry run, what would be."""
     summary: ApplySummary
     version: int
 
