@@ -4,6 +4,7 @@
 //! each block as it comes, so that a run holds a batch of units, never the
 //! document's.
 
+use std::collections::HashSet;
 use std::io::Write;
 
 use super::Listener;
@@ -112,15 +113,17 @@ fn unread<'a>(
     taskless: &'a [usize],
     lines: &'a LineIndex<'_>,
 ) -> impl Iterator<Item = UnreadEdit> + 'a {
+    // Sets, so that a document of many such units stays linear.
+    let taskless: HashSet<usize> = taskless.iter().copied().collect();
+    let mut named: HashSet<usize> = HashSet::new();
     let mut covered = 0..0;
-    let mut units: Vec<usize> = Vec::new();
     diagnostics.iter().filter_map(move |d| {
         if !d.is_error() || d.kind == DiagnosticKind::NoTasks {
             return None;
         }
         match d.block {
-            Some(n) if !taskless.contains(&n) || units.contains(&n) => return None,
-            Some(n) => units.push(n),
+            Some(n) if !taskless.contains(&n) || !named.insert(n) => return None,
+            Some(_) => {}
             None if covered.contains(&d.span.start) => return None,
             None => {}
         }
@@ -130,11 +133,17 @@ fn unread<'a>(
             .get(..d.span.start)
             .and_then(|before| before.rfind('\n'))
             .map_or(0, |i| i + 1);
-        let text = source.get(start..).unwrap_or_default();
-        let text = text.lines().next().unwrap_or_default();
+        // Only as far as it is shown: a long line is not read to its end.
+        let first_line = source
+            .get(start..)
+            .unwrap_or_default()
+            .chars()
+            .take_while(|&c| c != '\n')
+            .take(FIRST_LINE)
+            .collect::<String>();
         Some(UnreadEdit {
             line,
-            first_line: text.chars().take(FIRST_LINE).collect(),
+            first_line: first_line.trim_end_matches('\r').to_owned(),
             kind: d.kind.name(),
         })
     })
