@@ -117,7 +117,7 @@ fn text_output_of_a_dry_run() {
 fn atomic_takes_unit_or_document() {
     let dir = example_project();
     let doc = dir.path().join("empty.md");
-    std::fs::write(&doc, "").unwrap();
+    std::fs::write(&doc, "<<<<<<< WRITE path=\"new.txt\"\nnew\n>>>>>>> END\n").unwrap();
     for good in ["--atomic", "--atomic=unit", "--atomic=document"] {
         let (code, _, err) = status(
             clada()
@@ -274,15 +274,20 @@ fn exit_codes_say_who_is_at_fault() {
         Some(2)
     );
     assert_eq!(run(&["check", "--format", "xml", "good.md"]), Some(2));
-    // A document with no task: success, with a warning.
+    // A document with no task applies nothing: the document is at fault
+    // (exit 1), unless empty replies are allowed.
     std::fs::write(dir.path().join("prose.md"), "just words\n").unwrap();
     let (code, out, _) = status(
         clada()
             .args(["apply", "--no-git", "prose.md"])
             .current_dir(dir.path()),
     );
-    assert_eq!(code, Some(0));
+    assert_eq!(code, Some(1));
     assert!(out.contains("no task"), "{out}");
+    assert_eq!(
+        run(&["apply", "--no-git", "--allow-empty", "prose.md"]),
+        Some(0)
+    );
 }
 
 #[test]
@@ -739,13 +744,15 @@ fn an_empty_tasks_block_is_no_failure() {
             .args(["apply", "--no-git", "--format", "json", "doc.md"])
             .current_dir(root),
     );
-    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(code, Some(1), "{out}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(report["ok"], true);
+    assert_eq!(report["ok"], false);
     assert_eq!(report["blocks"][0]["status"], "success");
     assert_eq!(report["blocks"][0]["tasks"].as_array().unwrap().len(), 0);
-    // A document of nothing else: the no_tasks warning, still exit 0.
+    // A document of nothing else applies nothing: the no_tasks error of
+    // `apply` (PROTOCOL §7), not a failure of the block.
     assert_eq!(report["diagnostics"][0]["kind"], "no_tasks");
+    assert_eq!(report["diagnostics"][0]["severity"], "error");
     let (code, out, _) = status(clada().args(["check", "doc.md"]).current_dir(root));
     assert_eq!(code, Some(0), "{out}");
     assert!(out.starts_with("Block 1 (TASKS block): ok"), "{out}");

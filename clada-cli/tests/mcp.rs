@@ -687,3 +687,74 @@ fn an_apply_commits_only_what_it_wrote() {
     assert!(!all.contains(".env"), "{all}");
     assert_eq!(git(&["status", "--porcelain"]), "?? .env");
 }
+
+/// What a model reads back (issue 30): an edit already applied is a
+/// success, not a tool error; a reply without any edit is one, unless the
+/// call allows it (`allow_empty`).
+#[test]
+fn already_applied_is_a_success_and_an_empty_reply_an_error() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("app.py"), "import os\n").unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let bin = insta_cmd::get_cargo_bin("clada");
+        let command = tokio::process::Command::new(bin).configure(|c| {
+            c.args(["mcp", "--no-git", "-C"]).arg(root.path());
+        });
+        let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+        let call = |arguments: Value| {
+            let client = &client;
+            async move {
+                client
+                    .call_tool(CallToolRequestParams::new("apply").with_arguments(args(arguments)))
+                    .await
+                    .unwrap()
+            }
+        };
+        let insert = "<<<<<<< SEARCH path=\"app.py\"\nimport os\n=======\nimport os\nimport sys\n>>>>>>> REPLACE\n";
+        let first = call(json!({"document": insert})).await;
+        assert_eq!(first.is_error, Some(false), "{first:?}");
+        let again = call(json!({"document": insert})).await;
+        assert_eq!(again.is_error, Some(false), "{again:?}");
+        let report = again.structured_content.clone().unwrap();
+        assert_eq!(report["ok"], true);
+        assert_eq!(report["blocks"][0]["tasks"][0]["status"], "already_applied");
+        assert_eq!(report["summary"]["already_applied"], 1);
+        assert_eq!(report["summary"]["failed"], 0);
+        assert_eq!(report["resend"]["already_applied"], json!([1]));
+        let text = &again.content[0].as_text().unwrap().text;
+        assert!(text.contains("[task-1] ✓ Already applied in app.py"), "{text}");
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("app.py")).unwrap(),
+            "import os\nimport sys\n"
+        );
+
+        // Prose alone: nothing to apply is an error the model reads.
+        let prose = call(json!({"document": "I would change app.py like this."})).await;
+        assert_eq!(prose.is_error, Some(true), "{prose:?}");
+        let report = prose.structured_content.clone().unwrap();
+        assert_eq!(report["ok"], false);
+        assert_eq!(report["diagnostics"][0]["kind"], "no_tasks");
+        assert_eq!(report["diagnostics"][0]["severity"], "error");
+        let text = &prose.content[0].as_text().unwrap().text;
+        assert!(text.contains("[no_tasks] Error"), "{text}");
+        let allowed = call(json!({"document": "Nothing to change.", "allow_empty": true})).await;
+        assert_eq!(allowed.is_error, Some(false), "{allowed:?}");
+        assert_eq!(allowed.structured_content.unwrap()["ok"], true);
+        let bad = client
+            .call_tool(
+                CallToolRequestParams::new("apply")
+                    .with_arguments(args(json!({"document": "x", "allow_empty": "yes"}))),
+            )
+            .await;
+        // Refused: as a protocol error, or a tool error the model reads.
+        assert!(
+            !bad.as_ref().is_ok_and(|r| r.is_error != Some(true)),
+            "a bad allow_empty was accepted: {bad:?}"
+        );
+        client.cancel().await.unwrap();
+    });
+}

@@ -68,15 +68,30 @@ async def session_checks():
                 assert f.read() == "x = 2\n"
             print("tools/call apply: dry run, then for real")
 
-            # The same edit again fails: a tool error whose text says why
-            # and what to send next.
+            # The same edit again, without context: finding `x = 2` proves
+            # nothing, so a tool error whose text says where it stands and
+            # what to send next.
             r = await session.call_tool("apply", {"document": doc})
             assert r.is_error, r
             text = r.content[0].text
-            assert "✗ Error: already_applied" in text, text
-            assert "task 1: already applied before, drop them" in text, text
+            assert "✗ Error: match_count_mismatch" in text, text
+            assert "already stands at line 1: if that is this change, drop the edit" in text, text
+            assert "task 1: failed, fix and send again" in text, text
             assert r.structured_content["ok"] is False
             print("tools/call apply: a failure, said in words")
+
+            # An edit with its context, sent twice: the second time it is
+            # already applied, a success (not a tool error).
+            insert = '<<<<<<< SEARCH path="app.py"\nx = 2\n=======\nx = 2\ny = 3\n>>>>>>> REPLACE\n'
+            r = await session.call_tool("apply", {"document": insert})
+            assert not r.is_error, r
+            r = await session.call_tool("apply", {"document": insert})
+            assert not r.is_error, r
+            assert r.structured_content["ok"] is True, r.structured_content
+            assert r.structured_content["summary"]["already_applied"] == 1
+            assert r.structured_content["resend"]["already_applied"] == [1]
+            assert "[task-1] ✓ Already applied in app.py" in r.content[0].text, r.content[0].text
+            print("tools/call apply: already applied, a success")
 
             # Arguments the tool does not take are a protocol error.
             try:

@@ -260,13 +260,14 @@ fn case(name: &str) -> String {
             doc += "<<<<<<< EDIT path=\"/etc/passwd\"\nroot\n=======\nme\n>>>>>>> REPLACE\n";
             (doc, &[])
         }
-        // A TASKS block stopped by its second task, applied before, then
-        // three failures and a command nobody approved.
+        // A TASKS block whose second task was applied before and whose
+        // third fails, stopping it; then two failures and a command nobody
+        // approved.
         "resend" => (
             format!(
-                "<<<<<<< TASKS\n{fine}{}<<<<<<< WRITE path=\"later.txt\"\nx\n>>>>>>> END\n>>>>>>> TASKS\n{}{}{}{}",
-                "<<<<<<< SEARCH path=\"src/greet.py\"\n    print(\"Hi, \" + name)\n=======\n    print(\"Hello, \" + name)\n>>>>>>> REPLACE\n",
-                missing(4),
+                "<<<<<<< TASKS\n{fine}{}{}<<<<<<< WRITE path=\"later.txt\"\nx\n>>>>>>> END\n>>>>>>> TASKS\n{}{}{}",
+                "<<<<<<< SEARCH path=\"src/greet.py\"\ndef greet(name):\n    print(\"Hi, \" + name)\n=======\ndef greet(name):\n    print(\"Hello, \" + name)\n>>>>>>> REPLACE\n",
+                missing(3),
                 missing(5),
                 missing(6),
                 "<<<<<<< RUN\nnpm test\n>>>>>>> END\n"

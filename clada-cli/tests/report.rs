@@ -121,25 +121,98 @@ fn a_failed_match_lists_the_ranges_of_its_occurrences() {
 }
 
 #[test]
-fn an_edit_applied_before_is_already_applied_and_not_retryable() {
+fn an_edit_applied_before_is_already_applied_and_a_success() {
     let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("v.txt"), "version 2\n").unwrap();
+    std::fs::write(root.path().join("v.txt"), "[package]\nversion 2\n").unwrap();
     let doc = root.path().join("doc.md");
     std::fs::write(
         &doc,
-        "<<<<<<< SEARCH path=\"v.txt\"\nversion 1\n=======\nversion 2\n>>>>>>> REPLACE\n",
+        "<<<<<<< SEARCH path=\"v.txt\"\n[package]\nversion 1\n=======\n[package]\nversion 2\n>>>>>>> REPLACE\n",
     )
     .unwrap();
     let (code, report) = apply_json(root.path(), &doc);
-    assert_eq!(code, Some(1));
-    let error = &report["blocks"][0]["tasks"][0]["error"];
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true);
+    let task = &report["blocks"][0]["tasks"][0];
+    assert_eq!(task["status"], "already_applied");
+    assert_eq!(report["blocks"][0]["status"], "success");
+    let error = &task["error"];
     assert_eq!(error["type"], "already_applied");
-    assert_eq!(error["retryable"], false);
-    assert_eq!(error["category"], "runtime");
+    assert_eq!(numbers(&error["applied_lines"]), [1]);
     assert!(error["hint"].as_str().unwrap().contains("do not send"));
+    let summary = &report["summary"];
+    assert_eq!(
+        (
+            &summary["succeeded"],
+            &summary["already_applied"],
+            &summary["failed"]
+        ),
+        (&json!(0), &json!(1), &json!(0)),
+        "{summary}"
+    );
+    assert_eq!(report["resend"]["already_applied"], json!([1]));
+    assert_eq!(report["resend"]["failed"], json!([]));
     assert_eq!(
         std::fs::read_to_string(root.path().join("v.txt")).unwrap(),
-        "version 2\n"
+        "[package]\nversion 2\n"
+    );
+    // In words: a success, counted on its own; nothing to resend.
+    let out = clada()
+        .args(["apply", "--no-git", "--no-prompt", "-C"])
+        .arg(root.path())
+        .arg(&doc)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("[task-1] ✓ Already applied in v.txt"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Overall: 1/1 tasks succeeded (1 of them already applied before)"),
+        "{text}"
+    );
+    assert!(!text.contains("Resend:"), "{text}");
+}
+
+/// Finding the replacement proves an edit was applied only where the edit
+/// would have put it (issue 30): the hint says where it stands instead.
+#[test]
+fn a_replacement_found_elsewhere_is_a_mismatch_that_says_where() {
+    let root = tempfile::tempdir().unwrap();
+    let app = "def f():\n    print(\"debug\")\n    return 1\n\n\ndef g():\n    x = 2\n";
+    std::fs::write(root.path().join("app.py"), app).unwrap();
+    let doc = root.path().join("doc.md");
+    std::fs::write(
+        &doc,
+        "<<<<<<< SEARCH path=\"app.py\"\n    print('debug')\n    return 1\n=======\n    return 1\n>>>>>>> REPLACE\n\
+         <<<<<<< SEARCH path=\"app.py\"\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["ok"], false);
+    for (block, line) in [(0, 3), (1, 7)] {
+        let task = &report["blocks"][block]["tasks"][0];
+        assert_eq!(task["status"], "failed", "{task}");
+        let error = &task["error"];
+        assert_eq!(error["type"], "match_count_mismatch", "{error}");
+        assert_eq!(error["replacement_present"], true);
+        assert_eq!(numbers(&error["applied_lines"]), [line]);
+        let hint = error["hint"].as_str().unwrap();
+        assert!(
+            hint.contains(&format!(
+                "the replacement text already stands at line {line}: if that is this change, drop the edit"
+            )),
+            "{hint}"
+        );
+    }
+    assert_eq!(report["summary"]["already_applied"], 0);
+    assert_eq!(report["resend"]["failed"], json!([1, 2]));
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("app.py")).unwrap(),
+        app
     );
 }
 
@@ -775,4 +848,196 @@ fn a_rolled_back_block_gets_no_tick() {
         "{text}"
     );
     assert!(!dir.path().join("a.txt").exists());
+}
+
+/// An edit whose replacement is its search text (issue 30): a warning, and
+/// a task that succeeds leaving its file as it is, so that the good edit
+/// beside it applies in the same round.
+#[test]
+fn an_edit_that_changes_nothing_is_a_warning_and_leaves_the_file() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("same.py"), "b = 2\n").unwrap();
+    std::fs::write(root.path().join("a.py"), "a = 1\n").unwrap();
+    let before = std::fs::metadata(root.path().join("same.py"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let doc = root.path().join("doc.md");
+    std::fs::write(
+        &doc,
+        "<<<<<<< SEARCH path=\"same.py\"\nb = 2\n=======\nb = 2\n>>>>>>> REPLACE\n\
+         <<<<<<< SEARCH path=\"a.py\"\na = 1\n=======\na = 3\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true);
+    let d = &report["diagnostics"][0];
+    assert_eq!(
+        (&d["kind"], &d["severity"]),
+        (&json!("unchanged_edit"), &json!("warning"))
+    );
+    assert_eq!(d["task"], 1);
+    let task = &report["blocks"][0]["tasks"][0];
+    assert_eq!(task["status"], "success", "{task}");
+    assert_eq!(
+        task["message"],
+        "Left same.py unchanged (the replacement is the search text, found at line 1)"
+    );
+    assert_eq!(report["resend"]["applied"], json!([1, 2]));
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("a.py")).unwrap(),
+        "a = 3\n"
+    );
+    let after = std::fs::metadata(root.path().join("same.py"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after, "the unchanged file was written");
+    // Its search text absent: a mismatch as any edit.
+    std::fs::write(
+        &doc,
+        "<<<<<<< SEARCH path=\"same.py\"\nzz\n=======\nzz\n>>>>>>> REPLACE\n",
+    )
+    .unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(1), "{report}");
+    let error = &report["blocks"][0]["tasks"][0]["error"];
+    assert_eq!(error["type"], "match_count_mismatch", "{error}");
+}
+
+/// A reply without any edit (issue 30): `no_tasks` is an error of `apply`
+/// (exit 1), as `git apply` refuses an empty patch; `--allow-empty` takes it
+/// for pipelines that pass every reply.
+#[test]
+fn a_reply_without_edits_is_refused_unless_allowed() {
+    let root = tempfile::tempdir().unwrap();
+    let doc = root.path().join("reply.md");
+    std::fs::write(&doc, "I think the code is fine as it is.\n").unwrap();
+    let (code, report) = apply_json(root.path(), &doc);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["ok"], false);
+    let d = &report["diagnostics"][0];
+    assert_eq!(
+        (&d["kind"], &d["severity"]),
+        (&json!("no_tasks"), &json!("error"))
+    );
+    assert!(d["help"].as_str().unwrap().contains("--allow-empty"), "{d}");
+    // Empty standard input, in words.
+    let out = clada()
+        .args(["apply", "--no-git", "--no-prompt", "-C"])
+        .arg(root.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("[no_tasks] Error: the document has no task"),
+        "{text}"
+    );
+    // Allowed: a success that did nothing.
+    let (code, report) = json(
+        clada()
+            .args([
+                "apply",
+                "--no-git",
+                "--allow-empty",
+                "--format",
+                "json",
+                "-C",
+            ])
+            .arg(root.path())
+            .arg(&doc),
+    );
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["diagnostics"][0]["severity"], "warning");
+}
+
+/// Every edit of a reply has a place in `resend` (issue 30): a WRITE whose
+/// marker has a typo, a unified diff beside a WRITE in a clada reply. The
+/// summary never reads as all done when one was refused.
+#[test]
+fn an_edit_no_task_came_of_has_a_place_in_resend() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("f.txt"), "a\nb\n").unwrap();
+    let typo = "Here:\n\n<<<<<<<WRITE path=\"new.txt\"\nhello\n>>>>>>> END\n\n\
+                <<<<<<< SEARCH path=\"f.txt\"\na\n=======\nA\n>>>>>>> REPLACE\n";
+    let diff = "<<<<<<< WRITE path=\"n2.txt\"\nhello\n>>>>>>> END\n\n```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-b\n+B\n```\n";
+    for (name, doc, line, first, kind) in [
+        (
+            "typo.md",
+            typo,
+            3,
+            "<<<<<<<WRITE path=\"new.txt\"",
+            "malformed_marker",
+        ),
+        ("diff.md", diff, 6, "--- a/f.txt", "foreign_format"),
+    ] {
+        let path = root.path().join(name);
+        std::fs::write(&path, doc).unwrap();
+        // A dry run says it too.
+        let (code, report) = json(
+            clada()
+                .args(["apply", "--no-git", "--dry-run", "--format", "json", "-C"])
+                .arg(root.path())
+                .arg(&path),
+        );
+        assert_eq!(code, Some(1), "{report}");
+        assert_eq!(report["resend"]["applied"], json!([1]), "{report}");
+        assert_eq!(
+            report["resend"]["failed"],
+            json!([{"line": line, "first_line": first, "kind": kind}]),
+            "{report}"
+        );
+        let out = clada()
+            .args(["apply", "--no-git", "--no-prompt", "-C"])
+            .arg(root.path())
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("Overall: 1/1 tasks succeeded; 1 edit was refused, not read as a task ✗"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Resend:\n  task 1: applied, never send again\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "  the edit at line {line} (`{first}`): not read as a task ({kind}), fix and send again"
+            )),
+            "{text}"
+        );
+    }
+}
+
+/// `--stream --format jsonl` ends with the resend lists of the whole
+/// stream, in its numbers (issue 30).
+#[test]
+fn a_streams_summary_carries_resend() {
+    use std::io::Write as _;
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "one\n").unwrap();
+    let mut child = stream_into(root.path(), &[]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            b"<<<<<<< WRITE path=\"b.txt\"\nb\n>>>>>>> END\n\
+              <<<<<<< SEARCH path=\"a.txt\"\nnone\n=======\nx\n>>>>>>> REPLACE\n",
+        )
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let events = jsonl(&out.stdout);
+    let summary = events.last().unwrap();
+    assert_eq!(summary["event"], "summary", "{events:#?}");
+    assert_eq!(summary["resend"]["applied"], json!([1]), "{summary}");
+    assert_eq!(summary["resend"]["failed"], json!([2]), "{summary}");
 }

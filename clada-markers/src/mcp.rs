@@ -3,7 +3,9 @@
 //! the document and, for `apply`, three switches that only narrow the
 //! server's own (`dry_run` only turns a dry run on, `atomic` only moves
 //! from none to `unit` to `document`, `match` only from `whitespace` to
-//! `exact`); it never names a root, an approval or a wider policy. Anything else is refused with the message the client
+//! `exact`) and `allow_empty` (a document without any task is then not
+//! an error; it runs nothing either way); it never names a root, an
+//! approval or a wider policy. Anything else is refused with the message the client
 //! gets as JSON-RPC error -32602 (invalid params).
 
 use serde_json::{Map, Value};
@@ -20,6 +22,8 @@ pub struct Switches {
     pub atomic: Option<Atomic>,
     /// `--match`.
     pub matching: MatchMode,
+    /// `--allow-empty`: a document without any task is not an error.
+    pub allow_empty: bool,
 }
 
 /// The server's tools.
@@ -71,7 +75,9 @@ pub fn call<'a>(
     };
     for key in arguments.keys() {
         let known = match tool {
-            Tool::Apply => ["document", "dry_run", "atomic", "match"].contains(&key.as_str()),
+            Tool::Apply => {
+                ["document", "dry_run", "atomic", "match", "allow_empty"].contains(&key.as_str())
+            }
             Tool::Check => key == "document",
         };
         if !known {
@@ -89,6 +95,11 @@ pub fn call<'a>(
             None | Some(Value::Null) => {}
             Some(Value::Bool(b)) => switches.dry_run |= *b,
             Some(_) => return Err(bad("`dry_run` is a boolean".to_owned())),
+        }
+        match arguments.get("allow_empty") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(b)) => switches.allow_empty |= *b,
+            Some(_) => return Err(bad("`allow_empty` is a boolean".to_owned())),
         }
         // The whole document, then each unit, then nothing rolls back: the
         // stricter of the server and the call.
@@ -149,6 +160,7 @@ mod tests {
             dry_run,
             atomic,
             matching: MatchMode::Whitespace,
+            allow_empty: false,
         };
         let doc = "x";
         // dry_run: false never undoes the server's --dry-run.
@@ -222,6 +234,8 @@ mod tests {
             ("apply", json!({"document": "x", "atomic": "none"})),
             ("apply", json!({"document": "x", "atomic": null})),
             ("apply", json!({"document": "x", "dry_run": "false"})),
+            ("apply", json!({"document": "x", "allow_empty": "yes"})),
+            ("check", json!({"document": "x", "allow_empty": true})),
             ("apply", json!({"document": 1})),
             ("check", json!({"document": "x", "dry_run": true})),
             ("check", json!({})),

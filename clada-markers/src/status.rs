@@ -11,6 +11,16 @@ pub enum TaskStatus {
     Success,
     Failed,
     Skipped,
+    /// Nothing to do: the file already has the change (PROTOCOL §8,
+    /// `already_applied`). A success: the document's intent holds.
+    AlreadyApplied,
+}
+
+impl TaskStatus {
+    /// Whether the task's change is in effect: done now, or before.
+    pub fn holds(self) -> bool {
+        matches!(self, TaskStatus::Success | TaskStatus::AlreadyApplied)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]

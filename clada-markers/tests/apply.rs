@@ -8,7 +8,7 @@ use std::path::Path;
 
 use clada_markers::dialect::{Dialect, parse_dialect};
 use clada_markers::engine::Atomic;
-use clada_markers::report::{Schema, TaskStatus};
+use clada_markers::report::{ResendEntry, Schema, TaskStatus};
 use clada_markers::{Apply, ParseOptions, Position};
 
 /// What is at a path, for comparing trees.
@@ -24,6 +24,8 @@ struct Expect {
     exit: Option<u8>,
     tasks: BTreeMap<usize, String>,
     allow_escape: bool,
+    /// `allow-empty`: a document without any task is not an error.
+    allow_empty: bool,
     symlinks: Vec<(String, String)>,
     /// `hardlink PATH TARGET`: another name of the input file TARGET.
     hardlinks: Vec<(String, String)>,
@@ -43,7 +45,8 @@ struct Expect {
     at: Vec<(String, usize, String)>,
     /// `ranges N A-B …`: the occurrence ranges of task N's failed match.
     ranges: Vec<(usize, String)>,
-    /// `resend applied|failed|skipped N …`: the report's resend list.
+    /// `resend applied|failed|skipped N …`: the report's resend list (an
+    /// edit no task came of as `line:N`).
     resend: Vec<(String, String)>,
     /// `dialect clada|aider|codex|cml|udiff|cline|auto`: how to read the
     /// document (default clada).
@@ -62,6 +65,8 @@ struct Expect {
     twice: bool,
     /// `again N OUTCOME`: task N's outcome in the second run.
     again: BTreeMap<usize, String>,
+    /// `again-exit N`: the second run's exit code.
+    again_exit: Option<u8>,
     /// `diagnostic error|warning KIND LINE`: a diagnostic of the document.
     diagnostics: Vec<String>,
     /// `closest-path N PATH`: task N's error names PATH as the closest
@@ -96,6 +101,9 @@ impl Expect {
                 ["task", k, "skipped"] => {
                     e.tasks.insert(num(k)?, "skipped".into());
                 }
+                ["task", k, "already_applied"] => {
+                    e.tasks.insert(num(k)?, "already_applied".into());
+                }
                 ["task", k, "failed", t] => {
                     e.tasks.insert(num(k)?, format!("failed {t}"));
                 }
@@ -106,6 +114,7 @@ impl Expect {
                     e.again.insert(num(k)?, outcome.join(" "));
                 }
                 ["twice"] => e.twice = true,
+                ["again-exit", c] => e.again_exit = Some(c.parse().map_err(|_| bad())?),
                 ["match", "exact"] => e.exact = true,
                 ["match", "whitespace"] => e.exact = false,
                 ["matched", k, how] => e.matched.push((num(k)?, (*how).into(), None)),
@@ -123,6 +132,7 @@ impl Expect {
                 ["chosen", k, c, "order"] => e.chosen.push((num(k)?, num(c)?, None)),
                 ["chosen", k, c, h] => e.chosen.push((num(k)?, num(c)?, Some(num(h)?))),
                 ["allow-escape"] => e.allow_escape = true,
+                ["allow-empty"] => e.allow_empty = true,
                 ["dry-run"] => e.dry_run = true,
                 ["atomic"] => e.atomic = Some(Atomic::Unit),
                 ["atomic", "document"] => e.atomic = Some(Atomic::Document),
@@ -291,6 +301,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         dry_run: expect.dry_run,
         atomic: expect.atomic,
         matching: mode,
+        allow_empty: expect.allow_empty,
         ..Default::default()
     };
     let run = || -> std::io::Result<clada_markers::ApplyReport> {
@@ -299,6 +310,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
     let report = run()?;
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     crate::common::assert_matches_schema(Schema::Apply, &report);
+    crate::common::assert_resend_partitions(&report, &doc);
 
     let outcomes: BTreeMap<usize, String> = report
         .blocks
@@ -309,6 +321,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
                 (TaskStatus::Success, _) if t.rolled_back => "rolled-back".to_owned(),
                 (TaskStatus::Success, _) => "success".to_owned(),
                 (TaskStatus::Skipped, _) => "skipped".to_owned(),
+                (TaskStatus::AlreadyApplied, _) => "already_applied".to_owned(),
                 (TaskStatus::Failed, Some(e)) => format!("failed {}", e.kind),
                 (TaskStatus::Failed, None) => "failed ?".to_owned(),
             };
@@ -461,30 +474,43 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
         assert_eq!(report.dialect.name(), d, "the report's dialect");
     }
     if !expect.diagnostics.is_empty() {
-        let lines = clada_markers::syntax::LineIndex::new(text);
-        let mut got: Vec<String> = doc
+        // As the run reports them (a document without a task is an error
+        // of `apply`, not of the parse).
+        let mut got: Vec<String> = report
             .diagnostics
             .iter()
             .map(|d| {
-                let sev = if d.is_error() { "error" } else { "warning" };
-                format!("{sev} {} {}", d.kind, lines.line(d.span.start))
+                let sev = if d.severity == clada_markers::Severity::Error {
+                    "error"
+                } else {
+                    "warning"
+                };
+                format!("{sev} {} {}", d.kind, d.start.line)
             })
             .collect();
         got.sort();
         let mut want = expect.diagnostics.clone();
         want.sort();
-        assert_eq!(got, want, "the document's diagnostics");
+        assert_eq!(got, want, "the report's diagnostics");
     }
     for (list, want) in &expect.resend {
         let r = report.resend.clone().unwrap_or_default();
-        let got = match list.as_str() {
-            "applied" => r.applied,
-            "already_applied" => r.already_applied,
-            "failed" => r.failed,
-            "needs_approval" => r.needs_approval,
-            _ => r.skipped,
+        let numbers = |ns: Vec<usize>| ns.iter().map(usize::to_string).collect::<Vec<_>>();
+        // An edit no task came of: `line:N`, where it starts.
+        let got: Vec<String> = match list.as_str() {
+            "applied" => numbers(r.applied),
+            "already_applied" => numbers(r.already_applied),
+            "failed" => r
+                .failed
+                .iter()
+                .map(|e| match e {
+                    ResendEntry::Task(n) => n.to_string(),
+                    ResendEntry::Edit(u) => format!("line:{}", u.line),
+                })
+                .collect(),
+            "needs_approval" => numbers(r.needs_approval),
+            _ => numbers(r.skipped),
         };
-        let got: Vec<String> = got.iter().map(usize::to_string).collect();
         assert_eq!(&got.join(" "), want, "resend {list}; report:\n{json}");
     }
     for (p, line) in &expect.diff_lines {
@@ -524,6 +550,7 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
                 let o = match (t.status, &t.error) {
                     (TaskStatus::Success, _) => "success".to_owned(),
                     (TaskStatus::Skipped, _) => "skipped".to_owned(),
+                    (TaskStatus::AlreadyApplied, _) => "already_applied".to_owned(),
                     (TaskStatus::Failed, Some(e)) => format!("failed {}", e.kind),
                     (TaskStatus::Failed, None) => "failed ?".to_owned(),
                 };
@@ -531,6 +558,13 @@ pub(crate) fn apply_case(patch: &Path) -> datatest_stable::Result<()> {
             })
             .collect();
         assert_eq!(outcomes, expect.again, "second run; report:\n{json}");
+        if let Some(exit) = expect.again_exit {
+            assert_eq!(
+                second.exit_code(),
+                exit,
+                "second run's exit code; report:\n{json}"
+            );
+        }
         let again = read_tree(&root_dir);
         assert!(
             again == want,

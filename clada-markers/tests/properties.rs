@@ -550,3 +550,46 @@ proptest! {
         }
     }
 }
+
+/// The report of `src` applied to a small project (no git, no approvals:
+/// only built-in commands run, the run bounded in time).
+fn applied(src: &str) -> (clada_markers::Document<'_>, clada_markers::ApplyReport) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(dir.path().join("x"), "x\n").unwrap();
+    let doc = parse(src);
+    let settings = clada_markers::Settings {
+        git: None,
+        total_timeout: Some(std::time::Duration::from_secs(5)),
+        ..clada_markers::Settings::default()
+    };
+    let report = clada_markers::Apply::new(dir.path())
+        .unwrap()
+        .settings(settings)
+        .run(&doc);
+    (doc, report)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/properties.txt"))),
+        ..ProptestConfig::default()
+    })]
+
+    /// PROTOCOL §9.1 (issue 30): for any document, the five resend lists
+    /// partition every block it holds (each task in exactly one list, each
+    /// edit no task came of named by its place), and `ok` is true exactly
+    /// when every task is applied or already applied and nothing else
+    /// went wrong.
+    #[test]
+    fn the_resend_lists_partition_every_block_and_ok_follows_them(
+        src in prop_oneof![
+            document(),
+            model().prop_filter_map("printable", |m| m.print().ok()),
+        ],
+    ) {
+        let (doc, report) = applied(&src);
+        crate::common::assert_resend_partitions(&report, &doc);
+    }
+}

@@ -235,6 +235,18 @@ pub(crate) fn apply(
     report.blocks = hear.blocks;
     report.duration_ms = elapsed(started);
     report.dialect = dialect;
+    // A path passed where the text belongs: said, whatever `allow_empty`.
+    if report.summary.tasks == 0
+        && let Some(name) = names_a_file(text, root)
+    {
+        return Err(Failure::Clada {
+            kind: ErrorType::MalformedStructure,
+            message: format!(
+                "the document is {name:?}, the name of a file, and holds no task: did you pass a path? read the file and pass its text, e.g. clada.apply(pathlib.Path({name:?}).read_text(), root)"
+            ),
+            report: Some(Report::Apply(Box::new(report))),
+        });
+    }
     // A run refused as a whole (the lock, the commit before the tasks)
     // ran nothing: the call failed, and the report goes with the error.
     if let Some(error) = &report.error {
@@ -251,6 +263,17 @@ pub(crate) fn apply(
     }
     printed += &String::from_utf8_lossy(&hear.printer.into_inner());
     Ok((report, printed))
+}
+
+/// The document when it is one line naming an existing file (from the
+/// working directory, or the root), as a path passed for the text is.
+fn names_a_file<'t>(text: &'t str, root: &Path) -> Option<&'t str> {
+    let name = text.trim();
+    if name.is_empty() || name.len() > 4096 || name.contains('\n') {
+        return None;
+    }
+    let path = Path::new(name);
+    (path.is_file() || root.join(path).is_file()).then_some(name)
 }
 
 /// `clada convert --from FROM --to TO`.
@@ -307,6 +330,7 @@ mod tests {
             git: None,
             allow: Vec::new(),
             timeout: None,
+            allow_empty: false,
         }
     }
 
@@ -342,6 +366,53 @@ mod tests {
         };
         assert_eq!(kind, ErrorType::FileNotFound);
         assert!(message.contains("nowhere"), "{message}");
+    }
+
+    #[test]
+    fn a_document_without_a_task_is_an_error_unless_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |doc: &[u8], allow_empty: bool| {
+            let settings = ApplySettings {
+                allow_empty,
+                ..settings()
+            };
+            apply(
+                doc,
+                dir.path(),
+                &settings,
+                Dirs::from_env(),
+                &mut Vec::new(),
+            )
+        };
+        for doc in [&b"Only prose.\n"[..], b""] {
+            let Ok(report) = run(doc, false) else {
+                panic!("no report");
+            };
+            assert!(!report.ok);
+            assert_eq!(report.exit_code(), 1);
+            assert_eq!(report.diagnostics[0].kind, "no_tasks");
+            let Ok(report) = run(doc, true) else {
+                panic!("no report");
+            };
+            assert!(report.ok);
+        }
+        // A path where the text belongs: said, allowed or not.
+        std::fs::write(
+            dir.path().join("reply.md"),
+            "<<<<<<< WRITE path=\"a\"\nx\n>>>>>>> END\n",
+        )
+        .unwrap();
+        for allow_empty in [false, true] {
+            let Err(Failure::Clada {
+                message, report, ..
+            }) = run(b"reply.md", allow_empty)
+            else {
+                panic!("a path passed as the document was taken for prose");
+            };
+            assert!(message.contains("did you pass a path?"), "{message}");
+            assert!(report.is_some());
+        }
+        assert!(!dir.path().join("a").exists());
     }
 
     #[test]

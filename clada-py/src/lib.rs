@@ -171,6 +171,10 @@ fn check<'py>(
 ///   line writes it ("30s", "500ms", "2m"); no command runs longer, and
 ///   tasks not started by then are skipped. None: 30 s per command, no
 ///   limit on the run.
+/// - `allow_empty`: a document without any task (prose only, empty) is
+///   then not an error (`no_tasks`), for pipelines that pass every reply.
+///   A document that is only the name of an existing file raises, either
+///   way: a path was passed where the text belongs.
 #[pyfunction]
 #[pyo3(signature = (
     document,
@@ -183,9 +187,10 @@ fn check<'py>(
     git = None,
     allow = None,
     timeout = None,
+    allow_empty = false,
 ),
 // What a Python user reads: `False` and `()` mean what `None` means.
-text_signature = "(document, root, *, dialect=\"auto\", dry_run=False, atomic=None, match=\"whitespace\", git=False, allow=(), timeout=None)")]
+text_signature = "(document, root, *, dialect=\"auto\", dry_run=False, atomic=None, match=\"whitespace\", git=False, allow=(), timeout=None, allow_empty=False)")]
 #[allow(clippy::too_many_arguments)]
 fn apply<'py>(
     py: Python<'py>,
@@ -198,6 +203,7 @@ fn apply<'py>(
     git: Option<&Bound<'py, PyAny>>,
     allow: Option<&Bound<'py, PyAny>>,
     timeout: Option<&Bound<'py, PyAny>>,
+    allow_empty: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let bytes = document_bytes(document)?;
     let settings = ApplySettings {
@@ -208,6 +214,7 @@ fn apply<'py>(
         git: git_setting(git)?,
         allow: settings::allow(commands(allow)?)?,
         timeout: timeout_setting(timeout)?,
+        allow_empty,
     };
     // The environment is read here, holding the interpreter's lock: no
     // other Python thread changes it meanwhile.

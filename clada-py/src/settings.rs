@@ -187,6 +187,8 @@ pub(crate) struct ApplySettings {
     pub(crate) git: Option<Author>,
     pub(crate) allow: Vec<String>,
     pub(crate) timeout: Option<Duration>,
+    /// `allow_empty=`: a document without any task is not an error.
+    pub(crate) allow_empty: bool,
 }
 
 impl ApplySettings {
@@ -209,6 +211,7 @@ impl ApplySettings {
             dry_run: self.dry_run,
             atomic: self.atomic,
             matching: self.matching.into(),
+            allow_empty: self.allow_empty,
             ..Settings::default()
         })
     }

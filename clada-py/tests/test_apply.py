@@ -33,7 +33,8 @@ def test_a_dry_run_writes_nothing_and_says_what_would_change(project: Path) -> N
     assert changes["a.txt"]["change"] == "modified"
     assert "-one\n+ONE\n" in changes["a.txt"]["diff"]
     assert changes["b.txt"]["change"] == "created"
-    assert "resend" not in report
+    # What the real run's resend lists would be.
+    assert report["resend"]["applied"] == [1, 2]
 
 
 def test_without_atomic_a_failed_unit_keeps_what_it_did(project: Path) -> None:
@@ -158,3 +159,50 @@ def test_commands_approved_with_clada_allow_run_too(project: Path, own_clada_dir
     (config / "approvals.json").write_text(json.dumps(approvals))
     report = clada.apply("<<<<<<< RUN\necho kept | cat\n>>>>>>> END\n", project)
     assert report["ok"], report
+
+
+def test_an_edit_applied_before_is_a_success_counted_on_its_own(project: Path) -> None:
+    insert = '<<<<<<< SEARCH path="a.txt"\none\n=======\none\none and a half\n>>>>>>> REPLACE\n'
+    assert clada.apply(insert, project)["ok"]
+    again = clada.apply(insert, project)
+    assert again["ok"], again
+    assert again["blocks"][0]["tasks"][0]["status"] == "already_applied"
+    assert again["summary"]["already_applied"] == 1 and again["summary"]["failed"] == 0
+    assert again["resend"]["already_applied"] == [1]
+    assert (project / "a.txt").read_text() == "one\none and a half\ntwo\n"
+
+
+def test_an_edit_that_changes_nothing_is_a_warning_beside_good_edits(project: Path) -> None:
+    same = '<<<<<<< SEARCH path="a.txt"\ntwo\n=======\ntwo\n>>>>>>> REPLACE\n'
+    report = clada.apply(same + EDIT, project)
+    assert report["ok"], report
+    assert [d["kind"] for d in report["diagnostics"]] == ["unchanged_edit"]
+    assert report["diagnostics"][0]["severity"] == "warning"
+    assert (project / "a.txt").read_text() == "ONE\ntwo\n"
+
+
+@pytest.mark.parametrize("document", ["Nothing to change here.\n", ""])
+def test_a_reply_without_edits_is_an_error_unless_allowed(project: Path, document: str) -> None:
+    report = clada.apply(document, project)
+    assert not report["ok"]
+    assert report["diagnostics"][0]["kind"] == "no_tasks"
+    assert report["diagnostics"][0]["severity"] == "error"
+    assert clada.apply(document, project, allow_empty=True)["ok"]
+
+
+def test_a_path_passed_for_the_text_is_said(project: Path) -> None:
+    (project / "reply.md").write_text(EDIT)
+    for allow_empty in (False, True):
+        with pytest.raises(clada.CladaError, match="did you pass a path"):
+            clada.apply("reply.md", project, allow_empty=allow_empty)
+    assert (project / "a.txt").read_text() == "one\ntwo\n"
+
+
+def test_an_edit_no_task_came_of_has_a_place_in_resend(project: Path) -> None:
+    reply = '<<<<<<<WRITE path="new.txt"\nnew\n>>>>>>> END\n' + EDIT
+    report = clada.apply(reply, project)
+    assert not report["ok"]
+    assert report["resend"]["applied"] == [1]
+    assert report["resend"]["failed"] == [
+        {"line": 1, "first_line": '<<<<<<<WRITE path="new.txt"', "kind": "malformed_marker"}
+    ]

@@ -148,7 +148,8 @@ fn tools(dry_run: bool) -> Vec<Tool> {
                 "document": document,
                 "dry_run": {"type": "boolean", "description": "Plan everything, change nothing, report a diff per file (false never undoes the server's --dry-run)"},
                 "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document (never less than the server's --atomic)"},
-                "match": {"type": "string", "enum": ["exact", "whitespace"], "description": "How an edit finds its text: as written only, or also at another indentation (one uniform shift) and with other white space at line ends, re-indenting the replacement (the default, unless the server was started with --match exact)"}
+                "match": {"type": "string", "enum": ["exact", "whitespace"], "description": "How an edit finds its text: as written only, or also at another indentation (one uniform shift) and with other white space at line ends, re-indenting the replacement (the default, unless the server was started with --match exact)"},
+                "allow_empty": {"type": "boolean", "description": "Accept a document without any edit (prose only) as a success; by default it is an error (no_tasks), since a reply meant to change files changed nothing"}
             },
             "required": ["document"],
             "additionalProperties": false
@@ -159,7 +160,8 @@ fn tools(dry_run: bool) -> Vec<Tool> {
     ));
     // Its changes stay in the root, and commands run only when approved;
     // a run can remove and overwrite files, and is not idempotent (an
-    // edit applied twice fails the second time).
+    // edit applied twice changes nothing the second time, but its commands
+    // run again).
     apply.annotations = Some(
         ToolAnnotations::with_title("Apply edits")
             .read_only(dry_run)
@@ -217,6 +219,7 @@ impl Server {
                 AtomicArg::Document => Atomic::Document,
             }),
             matching: self.args.policy.matching.mode(),
+            allow_empty: false,
         };
         let call = mcp::call(name, &arguments, server).map_err(|e| bad(e.0))?;
         match call.tool {
@@ -241,6 +244,7 @@ impl Server {
             mcp::Tool::Apply => {
                 let mut args = (*self.args).clone();
                 args.dry_run = call.switches.dry_run;
+                args.allow_empty = call.switches.allow_empty;
                 args.policy.atomic = call.switches.atomic.map(|a| match a {
                     Atomic::Unit => AtomicArg::Unit,
                     Atomic::Document => AtomicArg::Document,

@@ -410,6 +410,13 @@ pub(crate) struct ApplyArgs {
     /// its own lock and, in a repository, its own commit.
     #[arg(long)]
     pub(crate) stream: bool,
+
+    /// Accept a document without any task (prose only, an empty input):
+    /// by default it is an error (no_tasks, exit 1), as `git apply`
+    /// refuses a patch with nothing in it. For pipelines that pass every
+    /// reply.
+    #[arg(long)]
+    pub(crate) allow_empty: bool,
 }
 
 // The flags of `apply` that set a run's policy, for the commands that
@@ -527,6 +534,7 @@ impl Policy {
             sandbox_temp: None,
             approved: Vec::new(),
             dialect: clada_markers::Dialect::Clada,
+            allow_empty: false,
         }
     }
 }
@@ -537,6 +545,7 @@ impl ApplyArgs {
     pub(crate) fn settings(&self) -> clada_markers::Settings {
         clada_markers::Settings {
             dry_run: self.dry_run,
+            allow_empty: self.allow_empty,
             ..self.policy.settings()
         }
     }
@@ -580,6 +589,7 @@ impl McpArgs {
             no_prompt: true,
             dry_run: self.dry_run,
             stream: false,
+            allow_empty: false,
         }
     }
 }
@@ -638,6 +648,8 @@ impl WatchArgs {
             output_mode: self.output_mode,
             no_prompt: true,
             dry_run: false,
+            // A followed file is mostly prose: each unit is its own run.
+            allow_empty: true,
             stream: true,
         }
     }

@@ -36,7 +36,10 @@ pub(crate) fn finish(totals: &StreamReport, format: Format) {
     } else {
         output::print(&format!(
             "\n=== Stream ===\n{} units, {}/{} tasks succeeded\n",
-            totals.summary.blocks, totals.summary.succeeded, totals.summary.tasks
+            totals.summary.blocks,
+            // Applied before is in effect too (PROTOCOL §8).
+            totals.summary.succeeded + totals.summary.already_applied,
+            totals.summary.tasks
         ));
     }
 }

@@ -37,6 +37,7 @@ const WORDS: &[&str] = &[
     "atomic\0",
     "dry-run",
     "allow_escape",
+    "allow_empty",
 ];
 
 fn word(u: &mut Unstructured<'_>) -> Result<String> {
@@ -87,7 +88,7 @@ fn rank(a: Option<Atomic>) -> u8 {
 /// What PROTOCOL §10.2 accepts, said once more, independently.
 fn accepted(name: &str, args: &Map<String, Value>, server: Switches) -> bool {
     let known: &[&str] = match name {
-        "apply" => &["document", "dry_run", "atomic", "match"],
+        "apply" => &["document", "dry_run", "atomic", "match", "allow_empty"],
         "check" => &["document"],
         _ => return false,
     };
@@ -98,6 +99,10 @@ fn accepted(name: &str, args: &Map<String, Value>, server: Switches) -> bool {
             .is_some_and(|d| d.len() <= MAX_DOCUMENT_SIZE)
         && matches!(
             args.get("dry_run"),
+            None | Some(Value::Null | Value::Bool(_))
+        )
+        && matches!(
+            args.get("allow_empty"),
             None | Some(Value::Null | Value::Bool(_))
         )
         && args
@@ -134,6 +139,8 @@ fn check(name: &str, args: &Map<String, Value>, server: Switches) {
             // Never wider than the server, and exactly the call's narrowing.
             let asked_dry = args.get("dry_run") == Some(&Value::Bool(true));
             assert_eq!(c.switches.dry_run, server.dry_run || asked_dry);
+            let asked_empty = args.get("allow_empty") == Some(&Value::Bool(true));
+            assert_eq!(c.switches.allow_empty, server.allow_empty || asked_empty);
             let asked = match args.get("atomic").and_then(Value::as_str) {
                 Some("unit") => Some(Atomic::Unit),
                 Some("document") => Some(Atomic::Document),
@@ -177,6 +184,7 @@ fuzz_target!(|data: &[u8]| {
         dry_run,
         atomic,
         matching,
+        allow_empty: false,
     };
     // Half the inputs: the arguments as a client would send them, any
     // JSON text; the rest built from the likely names and values.

@@ -26,8 +26,8 @@ use crate::engine::repo_check::RepoError;
 use crate::engine::{self, Engine, Settings, Tuning};
 use crate::error_type::ErrorType;
 use crate::report::{ApplyBuilder, ApplyReport, ErrorReport, FileChange, GitReport, Listener};
-use crate::syntax::Diagnostic;
 use crate::syntax::Parsed;
+use crate::syntax::{Diagnostic, DiagnosticKind, Severity};
 use crate::syntax::{Document, Op, Unit};
 
 /// Everything a run needs beyond the document: where the root is, its
@@ -151,6 +151,7 @@ pub(crate) fn run<'h, 'd: 'h>(
     // about to replace (not in a dry run, nor without clada's directories).
     let mut capture =
         (!settings.dry_run && config.dirs.is_some()).then(crate::engine::undo::Capture::default);
+    let mut empty: Option<Diagnostic> = None;
 
     // Units are read a batch ahead, so that the engine knows the edits to
     // come: a file many of them change is searched once for all of them.
@@ -178,10 +179,16 @@ pub(crate) fn run<'h, 'd: 'h>(
         }
         let Some(fed) = ahead.pop_front() else { break };
         let Some(unit) = fed.unit else {
-            if !fed.diagnostics.is_empty() {
-                listener.loose_diagnostics(&fed.diagnostics);
+            let mut loose = fed.diagnostics.into_owned();
+            // Said at the end, once it is known whether it is the
+            // document's only problem.
+            if let Some(i) = loose.iter().position(|d| d.kind == DiagnosticKind::NoTasks) {
+                empty = Some(loose.remove(i));
             }
-            diagnostics.extend(fed.diagnostics.into_owned());
+            if !loose.is_empty() {
+                listener.loose_diagnostics(&loose);
+            }
+            diagnostics.extend(loose);
             continue;
         };
         let runnable = !fed
@@ -322,6 +329,15 @@ pub(crate) fn run<'h, 'd: 'h>(
         }
         diagnostics.extend(fed.diagnostics.into_owned());
     }
+    if let Some(mut d) = empty {
+        // A document with nothing to apply, and no other error to say
+        // why, is refused (PROTOCOL §7).
+        if !settings.allow_empty && !diagnostics.iter().any(Diagnostic::is_error) {
+            refuse_empty(&mut d);
+        }
+        listener.loose_diagnostics(std::slice::from_ref(&d));
+        diagnostics.push(d);
+    }
     let mut changes = Vec::new();
     if let Some(e) = engine {
         let (rest, planned) = e.finish(listener);
@@ -396,7 +412,6 @@ pub(crate) fn run<'h, 'd: 'h>(
     }
     if config.settings.dry_run {
         report.dry_run = true;
-        report.resend = None;
         report.changes = Some(changes.into_iter().map(FileChange::of).collect());
     }
     report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -417,6 +432,19 @@ fn took_effect(
         summary.task(effect);
         touched.extend(effect.and_then(super::changed::touched_by));
     }
+}
+
+/// Makes `d`, which says the document has no task, an error (PROTOCOL §7):
+/// a reply with nothing to apply is refused, as `git apply` and `patch`
+/// refuse one, unless the run allows it (`--allow-empty`).
+fn refuse_empty(d: &mut Diagnostic) {
+    d.severity = Severity::Error;
+    d.message = format!("{}: there is nothing to apply", d.message);
+    let allow = "a pipeline that passes every reply accepts one without edits with --allow-empty (Python, MCP: allow_empty)";
+    d.help = Some(match d.help.take() {
+        Some(h) => format!("{h}; {allow}"),
+        None => allow.to_owned(),
+    });
 }
 
 /// What a run holds while it lasts: its lock, and the journal of its

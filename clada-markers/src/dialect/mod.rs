@@ -129,16 +129,16 @@ pub fn parse_dialect(source: &str, dialect: Dialect, options: ParseOptions) -> D
         Dialect::Cline => cline::parse(source, options),
     };
     if dialect != Dialect::Clada {
-        // clada's own validation refuses them already.
-        refuse_unchanged(&mut doc);
+        // clada's own validation warns of them already.
+        warn_unchanged(&mut doc);
     }
     foreign::check(&mut doc, dialect);
     doc
 }
 
-/// Makes every edit of `doc` whose replacement is its search text an
-/// error of its unit: it would change nothing, and say ✓.
-fn refuse_unchanged(doc: &mut Document<'_>) {
+/// Warns of every edit of `doc` whose replacement is its search text
+/// (`unchanged_edit`): it runs, and changes nothing (PROTOCOL §3).
+fn warn_unchanged(doc: &mut Document<'_>) {
     let mut found = Vec::new();
     for unit in &mut doc.units {
         let number = unit.number();
@@ -157,7 +157,6 @@ fn refuse_unchanged(doc: &mut Document<'_>) {
                 d.block = Some(number);
                 d.task = Some(t.number);
                 found.push(d);
-                t.op = None;
             }
         }
     }

@@ -753,7 +753,13 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                         .closest(self.view.root(), path)
                         .map(String::into_boxed_str);
                 }
-                report.status = TaskStatus::Failed;
+                // The change stands already: nothing to do, and nothing
+                // failed (PROTOCOL §8).
+                report.status = if e.error_type() == ErrorType::AlreadyApplied {
+                    TaskStatus::AlreadyApplied
+                } else {
+                    TaskStatus::Failed
+                };
                 report.error = Some(e);
             }
         }
@@ -963,7 +969,7 @@ pub(crate) fn empty_unit(unit: &Unit<'_>, runnable: bool) -> UnitOutcome {
 /// A unit's status once its tasks are final.
 fn decide(u: &mut UnitOutcome) {
     if u.status != BlockStatus::Malformed {
-        u.status = if u.tasks.iter().all(|t| t.status == TaskStatus::Success) {
+        u.status = if u.tasks.iter().all(|t| t.status.holds()) {
             BlockStatus::Success
         } else {
             BlockStatus::Failed

@@ -164,6 +164,23 @@ pub(crate) fn plan(
             };
             let loc = at(path)?;
             let splice = find(&loc, search)?;
+            // Its text found, an edit that changes nothing leaves the
+            // file as it is (`unchanged_edit`, a warning).
+            if let Op::Edit {
+                search, replace, ..
+            } = op
+                && search == replace
+            {
+                return Ok(Plan {
+                    action: Action::Nothing,
+                    effect: Effect::Edited {
+                        path: loc.display(),
+                        replacements: 0,
+                        lines: splice.lines().to_vec(),
+                        how: splice.how().clone(),
+                    },
+                });
+            }
             Ok(edit_plan(loc, splice))
         }
         Op::Move { from, to } => {
@@ -336,9 +353,9 @@ pub(crate) fn mismatch(loc: &Location, m: Box<Mismatch>) -> TaskError {
     } else if m.already_applied {
         (
             ErrorType::AlreadyApplied,
-            "found no match, and the replacement is already there as often as count asks: the edit was applied before".to_owned(),
+            "found no match, and the replacement stands with the edit's context as often as count asks: the edit was applied before".to_owned(),
         )
-    } else if !m.applied_lines.is_empty() {
+    } else if !m.applied_lines.is_empty() && m.found > 0 {
         (
             ErrorType::MatchCountMismatch,
             format!(

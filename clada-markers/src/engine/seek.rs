@@ -815,7 +815,8 @@ fn nearest(hay: &dyn Hay, found: &[Occurrence], pool: &[usize], hint: usize) -> 
         let at = pool.get(k).map(|&i| found[i].range.0);
         at.and_then(|p| hay.lines_of(&mut std::iter::once(p)).first().copied())
     };
-    let first_at = |target: usize| pool_partition(pool.len(), |k| line(k).is_some_and(|l| l < target));
+    let first_at =
+        |target: usize| pool_partition(pool.len(), |k| line(k).is_some_and(|l| l < target));
     let k = first_at(hint);
     // The lines just before and from the hint; on a tie the earlier.
     let best = [k.checked_sub(1).and_then(line), line(k)]
@@ -938,7 +939,14 @@ fn decide(
         (Some(kept), false, [range]) => keep_file_lines(hay, *range, &written, kept),
         _ => written,
     };
-    let standing = standing(hay, &picked, &hay.raw(&written), search.whole_lines);
+    // An edit that changes nothing (its replacement is its search text)
+    // stands wherever its text is: found is all it needs (PROTOCOL §3).
+    let unchanged = search.target == Target::Text(search.replace);
+    let standing = if unchanged {
+        Vec::new()
+    } else {
+        standing(hay, &picked, &hay.raw(&written), search.whole_lines)
+    };
     if !standing.is_empty() {
         let mut m = Mismatch::of(hay, &ranges, count);
         let at: Vec<usize> = standing.iter().map(|&i| picked[i].0).collect();
@@ -1151,7 +1159,8 @@ fn nothing_found(hay: &dyn Hay, search: &Search<'_>, work: &Work) -> Result<Box<
         return Ok(Box::new(m));
     }
     let raw = hay.raw(replace);
-    let mut n = occurrences(hay, search, &raw)?.len();
+    let mut at = occurrences(hay, search, &raw)?;
+    let mut n = at.len();
     if n == 0 && matches!(search.target, Target::Text(_)) {
         for &pass in search.passes {
             if pass == Pass::Unicode && !hay.whole() {
@@ -1171,13 +1180,52 @@ fn nothing_found(hay: &dyn Hay, search: &Search<'_>, work: &Work) -> Result<Box<
                 .count();
             if !found.is_empty() {
                 n = alike;
+                at = found.iter().map(|o| o.range).collect();
                 break;
             }
         }
     }
     m.replacement_present = Some(n > 0);
-    m.already_applied = n > 0 && count_ok(search.count, n);
+    m.applied_lines = hay.lines_of(&mut at.iter().take(MAX_REPORTED_LINES).map(|r| r.0));
+    m.already_applied = n > 0 && count_ok(search.count, n) && proves(search);
     Ok(Box::new(m))
+}
+
+/// Whether finding the replacement of `search` (whose search text is
+/// absent) proves the edit was applied before (PROTOCOL §8): only when the
+/// replacement is where the edit would have put it. The replacement keeps
+/// lines of the search text at its start or end (the edit's context, one
+/// of them more than white space and punctuation), so that finding it
+/// finds the new lines beside that context; and it is not part of the
+/// search text, which the file held before any edit. A replacement with
+/// no context (`x = 1` to `x = 2`) could stand anywhere for any reason, and
+/// a deletion leaves nothing to find.
+pub(crate) fn proves(search: &Search<'_>) -> bool {
+    let replace = search.replace;
+    let (first, last) = match search.target {
+        Target::Text(text) => (text, text),
+        Target::Range(start, end) => (start, end),
+    };
+    if replace.trim().is_empty() || first.contains(replace) || last.contains(replace) {
+        return false;
+    }
+    let lines = |t: &'_ str| -> Vec<String> {
+        t.split_inclusive('\n')
+            .map(|l| l.trim_end().to_owned())
+            .collect()
+    };
+    let (head, tail, new) = (lines(first), lines(last), lines(replace));
+    let meant = |l: &String| l.chars().any(char::is_alphanumeric);
+    let before = head.iter().zip(&new).take_while(|(a, b)| a == b);
+    let after = tail
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take_while(|(a, b)| a == b);
+    before
+        .map(|(a, _)| a)
+        .chain(after.map(|(a, _)| a))
+        .any(meant)
 }
 
 fn seek_range(
@@ -1555,9 +1603,10 @@ mod tests {
         assert_eq!(once.text, "def f():\n    import os\n    import sys\n");
         let m = edit(&once.text, "import os\n", "import os\nimport sys\n", one()).unwrap_err();
         assert!(m.already_applied, "{m:?}");
-        // A replacement that is there re-indented, its search gone.
+        // A replacement that is there re-indented, its search gone, with
+        // the edit's context.
         let file = "if a:\n  x = 2\n";
-        let m = edit(file, "    x = 1\n", "    x = 2\n", one()).unwrap_err();
+        let m = edit(file, "  if a:\n    x = 1\n", "  if a:\n    x = 2\n", one()).unwrap_err();
         assert!(m.already_applied, "{m:?}");
         // An insertion into a file without a final line break, sent
         // twice: the file still lacks one, and the insertion stands.
@@ -1565,6 +1614,50 @@ mod tests {
         assert_eq!(once.text, "import os\nimport sys");
         let m = edit(&once.text, "import os\n", "import os\nimport sys\n", one()).unwrap_err();
         assert!(m.already_applied, "{m:?}");
+    }
+
+    #[test]
+    fn a_replacement_found_proves_nothing_without_the_edits_context() {
+        // `x = 2` stands in another function: the edit's line could be
+        // anywhere, so finding it proves nothing; the error says where.
+        let file = "def f():\n    y = 0\n\ndef g():\n    x = 2\n";
+        let m = edit(file, "x = 1\n", "x = 2\n", one()).unwrap_err();
+        assert!(!m.already_applied, "{m:?}");
+        assert_eq!(m.replacement_present, Some(true));
+        assert_eq!(m.applied_lines, vec![5]);
+        // The replacement is part of its own search text: the file held
+        // it before any edit (a deletion by its text alone).
+        let file = "def f():\n    print(\"debug\")\n    return 1\n";
+        let m = edit(
+            file,
+            "    print('debug')\n    return 1\n",
+            "    return 1\n",
+            one(),
+        );
+        let m = m.unwrap_err();
+        assert!(!m.already_applied, "{m:?}");
+        assert_eq!(m.applied_lines, vec![3]);
+        // Context of white space and punctuation alone places nothing.
+        let m = edit("}\nx = 2\n", "}\nx = 1\n", "}\nx = 2\n", one()).unwrap_err();
+        assert!(!m.already_applied, "{m:?}");
+        // A deletion with context on both sides that now stand together.
+        let file = "def f():\n    return 1\n";
+        let m = edit(
+            file,
+            "def f():\n    print('debug')\n    return 1\n",
+            "def f():\n    return 1\n",
+            one(),
+        )
+        .unwrap_err();
+        assert!(m.already_applied, "{m:?}");
+        // The context after the changed line proves it as well.
+        let m = edit(
+            "x = 2\nreturn x\n",
+            "x = 1\nreturn x\n",
+            "x = 2\nreturn x\n",
+            one(),
+        );
+        assert!(m.unwrap_err().already_applied);
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub struct Settings {
     /// The dialect the documents were read in (PROTOCOL §11), which the
     /// report names.
     pub dialect: Dialect,
+    /// `--allow-empty`: a document without any task is not an error
+    /// (`no_tasks` stays a warning), for pipelines that pass every reply.
+    pub allow_empty: bool,
 }
 
 impl Default for Settings {
@@ -110,6 +113,7 @@ impl Default for Settings {
             sandbox_temp: None,
             approved: Vec::new(),
             dialect: Dialect::Clada,
+            allow_empty: false,
         }
     }
 }

@@ -76,7 +76,7 @@ pub struct ApplyReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<FileChange>")]
     pub changes: Option<Vec<FileChange>>,
-    /// What to send again (PROTOCOL §9.1); absent in a dry run.
+    /// What to send again (PROTOCOL §9.1); in a dry run, what would be.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Resend")]
     pub resend: Option<Resend>,
@@ -88,21 +88,56 @@ pub struct ApplyReport {
 }
 
 /// The tasks of a run by what an agent should do with them next, as task
-/// numbers (PROTOCOL §9.1). Every task is in exactly one list.
+/// numbers, and the edits no task came of (PROTOCOL §9.1). Every task, and
+/// every edit refused before it became one, is in exactly one list.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Resend {
     /// In effect: never send these again.
     pub applied: Vec<usize>,
-    /// Edits whose change the file already has (`already_applied`): drop
-    /// them.
+    /// Edits whose change the file already has (`already_applied`): in
+    /// effect, never send them again.
     pub already_applied: Vec<usize>,
     /// Failed, or in a malformed unit: fix them, then send them again.
-    pub failed: Vec<usize>,
+    /// Task numbers first, then the edits no task came of (a marker
+    /// written wrong, a format the dialect does not read), by where they
+    /// start.
+    pub failed: Vec<ResendEntry>,
     /// Commands nobody approved: the user must approve them (the error's
     /// `approve` line), then they can be sent again as written.
     pub needs_approval: Vec<usize>,
     /// Not carried out, or undone (`--atomic`): send them again as written.
     pub skipped: Vec<usize>,
+}
+
+/// An entry of `resend.failed`: a task by its number, or an edit no task
+/// came of by its place, so that a model can tell which of its edits it
+/// is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ResendEntry {
+    Task(usize),
+    Edit(UnreadEdit),
+}
+
+/// An edit no task came of: refused as a whole before anything ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UnreadEdit {
+    /// The 1-based line it starts on.
+    pub line: usize,
+    /// That line, as the document has it (at most 200 characters).
+    pub first_line: String,
+    /// Why: the error's kind (`malformed_marker`, `foreign_format`, …).
+    pub kind: &'static str,
+}
+
+impl ResendEntry {
+    /// The task's number, if it is one.
+    pub fn task(&self) -> Option<usize> {
+        match self {
+            ResendEntry::Task(n) => Some(*n),
+            ResendEntry::Edit(_) => None,
+        }
+    }
 }
 
 impl Resend {
@@ -120,28 +155,72 @@ impl Resend {
     pub fn add(&mut self, block: BlockStatus, t: &TaskReport) {
         let error = t.error.as_deref();
         let list = match (block, t.status) {
-            (BlockStatus::Malformed, _) => &mut self.failed,
+            (BlockStatus::Malformed, _) => {
+                self.failed.push(ResendEntry::Task(t.number));
+                return;
+            }
             (_, TaskStatus::Failed) if error.is_some_and(|e| e.approve.is_some()) => {
                 &mut self.needs_approval
             }
-            (_, TaskStatus::Failed)
-                if error.is_some_and(|e| e.kind == ErrorType::AlreadyApplied) =>
-            {
-                &mut self.already_applied
+            (_, TaskStatus::AlreadyApplied) => &mut self.already_applied,
+            (_, TaskStatus::Failed) => {
+                self.failed.push(ResendEntry::Task(t.number));
+                return;
             }
-            (_, TaskStatus::Failed) => &mut self.failed,
             (_, TaskStatus::Success) if !t.rolled_back => &mut self.applied,
             _ => &mut self.skipped,
         };
         list.push(t.number);
     }
 
-    /// Whether every task is in effect.
+    /// The failed tasks' numbers.
+    pub fn failed_tasks(&self) -> Vec<usize> {
+        self.failed.iter().filter_map(ResendEntry::task).collect()
+    }
+
+    /// The edits no task came of.
+    pub fn unread(&self) -> impl Iterator<Item = &UnreadEdit> {
+        self.failed.iter().filter_map(|e| match e {
+            ResendEntry::Edit(u) => Some(u),
+            ResendEntry::Task(_) => None,
+        })
+    }
+
+    /// Moves every task number on by `tasks` and every line by `lines`:
+    /// the lists of one unit of a stream, in the stream.
+    pub fn shifted(&self, tasks: usize, lines: usize) -> Resend {
+        let on = |ns: &[usize]| ns.iter().map(|n| n + tasks).collect();
+        Resend {
+            applied: on(&self.applied),
+            already_applied: on(&self.already_applied),
+            failed: self
+                .failed
+                .iter()
+                .map(|e| match e {
+                    ResendEntry::Task(n) => ResendEntry::Task(n + tasks),
+                    ResendEntry::Edit(u) => ResendEntry::Edit(UnreadEdit {
+                        line: u.line + lines,
+                        ..u.clone()
+                    }),
+                })
+                .collect(),
+            needs_approval: on(&self.needs_approval),
+            skipped: on(&self.skipped),
+        }
+    }
+
+    /// Adds `other`'s lists after this one's.
+    pub fn extend(&mut self, other: Resend) {
+        self.applied.extend(other.applied);
+        self.already_applied.extend(other.already_applied);
+        self.failed.extend(other.failed);
+        self.needs_approval.extend(other.needs_approval);
+        self.skipped.extend(other.skipped);
+    }
+
+    /// Whether every task is in effect: applied now, or before.
     pub fn is_done(&self) -> bool {
-        self.already_applied.is_empty()
-            && self.failed.is_empty()
-            && self.needs_approval.is_empty()
-            && self.skipped.is_empty()
+        self.failed.is_empty() && self.needs_approval.is_empty() && self.skipped.is_empty()
     }
 }
 
@@ -149,7 +228,11 @@ impl Resend {
 pub struct ApplySummary {
     pub blocks: usize,
     pub tasks: usize,
+    /// Applied by this run.
     pub succeeded: usize,
+    /// Applied before (`already_applied`): nothing to do, and no failure.
+    /// Not counted in `succeeded`.
+    pub already_applied: usize,
     pub failed: usize,
     pub skipped: usize,
     /// Succeeded, then undone (`--atomic`); counted in `succeeded` too.
@@ -163,6 +246,7 @@ impl std::ops::AddAssign<&ApplySummary> for ApplySummary {
         self.blocks += other.blocks;
         self.tasks += other.tasks;
         self.succeeded += other.succeeded;
+        self.already_applied += other.already_applied;
         self.failed += other.failed;
         self.skipped += other.skipped;
         self.rolled_back += other.rolled_back;

@@ -187,7 +187,7 @@ fn mismatch_hint(m: &Mismatch) -> String {
             at(&m.applied_lines)
         );
     }
-    if !m.applied_lines.is_empty() {
+    if !m.applied_lines.is_empty() && m.found > 0 {
         return format!(
             "the replacement already stands at {}; add context so that the search text matches only where the edit is still to be made",
             at(&m.applied_lines)
@@ -230,10 +230,15 @@ fn mismatch_hint(m: &Mismatch) -> String {
             .to_owned();
     }
     if m.replacement_present == Some(true) {
-        parts.push(
-            "the replacement text is already in the file: the edit may have been applied before"
-                .to_owned(),
-        );
+        // Not proven (PROTOCOL §8): the model knows whether it is.
+        let place = if m.applied_lines.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", at(&m.applied_lines))
+        };
+        parts.push(format!(
+            "the replacement text already stands{place}: if that is this change, drop the edit"
+        ));
     }
     if !m.inside_lines.is_empty() {
         parts.push(format!(

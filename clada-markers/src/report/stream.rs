@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{ApplyReport, ApplySummary};
+use super::{ApplyReport, ApplySummary, Resend};
 use crate::syntax::{Position, Severity};
 
 /// Where a unit's text starts in the stream: its byte offset and 1-based
@@ -38,6 +38,8 @@ pub struct StreamReport {
     pub errors: usize,
     /// Whether every unit so far was `ok`.
     pub ok: bool,
+    /// The units' resend lists, in the stream's numbers and lines.
+    pub resend: Resend,
 }
 
 impl Default for StreamReport {
@@ -53,6 +55,7 @@ impl StreamReport {
             summary: ApplySummary::default(),
             errors: 0,
             ok: true,
+            resend: Resend::default(),
         }
     }
 
@@ -90,6 +93,10 @@ impl StreamReport {
                 events.push(v);
             }
         }
+        if let Some(r) = &report.resend {
+            self.resend
+                .extend(r.shifted(tasks, at.line.saturating_sub(1)));
+        }
         self.summary += &report.summary;
         self.errors += report
             .diagnostics
@@ -112,6 +119,8 @@ impl StreamReport {
             "failed": s.failed,
             "skipped": s.skipped,
             "errors": self.errors,
+            "already_applied": s.already_applied,
+            "resend": self.resend,
         })
     }
 }
@@ -205,6 +214,9 @@ mod tests {
             (Some(3), Some(1))
         );
         assert_eq!(summary["ok"], false);
+        // What to send again, in the stream's numbers.
+        assert_eq!(summary["resend"]["applied"], json!([1]));
+        assert_eq!(summary["resend"]["failed"], json!([2, 3]));
     }
 
     #[test]
@@ -214,6 +226,7 @@ mod tests {
             blocks: 1,
             tasks: 3,
             succeeded: 2,
+            already_applied: 1,
             failed: 1,
             skipped: 0,
             rolled_back: 1,
@@ -226,6 +239,7 @@ mod tests {
                 blocks: 2,
                 tasks: 6,
                 succeeded: 4,
+                already_applied: 2,
                 failed: 2,
                 skipped: 0,
                 rolled_back: 2,

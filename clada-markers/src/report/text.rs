@@ -22,9 +22,10 @@ use crate::syntax::{Task, Unit};
 /// Diffs of at most this many lines are shown in the default output.
 const SHORT_DIFF: usize = 10;
 
-/// A summary line's tasks that succeeded, its tasks, and its block's
-/// status.
-type Tally = (usize, usize, BlockStatus, bool);
+/// A summary line's tasks in effect (applied now or before), those of
+/// them applied before, its tasks, its block's status, and whether a
+/// rollback took its changes back.
+type Tally = (usize, usize, usize, BlockStatus, bool);
 
 /// How much to say about a failure (`--error-detail`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -145,14 +146,15 @@ impl<'d, W: Write> TextPrinter<'d, W> {
     /// in order, as the run hands it out ([`Listener::block`]) or, for a
     /// report of the whole run, from [`TextPrinter::finish`].
     fn record(&mut self, b: &BlockReport) {
-        let ok = b
+        let ok = b.tasks.iter().filter(|t| t.status.holds()).count();
+        let before = b
             .tasks
             .iter()
-            .filter(|t| t.status == TaskStatus::Success)
+            .filter(|t| t.status == TaskStatus::AlreadyApplied)
             .count();
         // A block whose changes a rollback took back gets no ✓.
         let rolled_back = b.tasks.iter().any(|t| t.rolled_back);
-        let line = (ok, b.tasks.len(), b.status, rolled_back);
+        let line = (ok, before, b.tasks.len(), b.status, rolled_back);
         self.approvals.extend(b.tasks.iter().filter_map(|t| {
             let approve = t.error.as_ref()?.approve.as_ref()?;
             Some((t.number, approve.clone()))
@@ -164,7 +166,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         // A TASKS block with applied and unapplied tasks must not be sent
         // whole again.
         let applied = |t: &&TaskReport| {
-            b.status != BlockStatus::Malformed && t.status == TaskStatus::Success && !t.rolled_back
+            b.status != BlockStatus::Malformed && t.status.holds() && !t.rolled_back
         };
         self.split |= b.tasks.iter().any(|t| applied(&t)) && !b.tasks.iter().all(|t| applied(&t));
     }
@@ -212,10 +214,14 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         };
         let _ = writeln!(
             self.out,
-            "Overall: {}/{} tasks {succeeded}{rolled}",
-            s.succeeded, s.tasks
+            "Overall: {}/{} tasks {succeeded}{}{rolled}{}",
+            s.succeeded + s.already_applied,
+            s.tasks,
+            before_words(s.already_applied),
+            refused_words(report)
         );
-        for (first, last, (ok, tasks, status, rolled_back), note) in std::mem::take(&mut self.lines)
+        for (first, last, (ok, before, tasks, status, rolled_back), note) in
+            std::mem::take(&mut self.lines)
         {
             let name = if first == last {
                 format!("Block {first}")
@@ -232,7 +238,11 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                     format!("{} (malformed, not run)", self.paint("31", "✗"))
                 }
             };
-            let _ = writeln!(self.out, "{name}: {ok}/{tasks} tasks {succeeded} {mark}");
+            let before = before_words(before);
+            let _ = writeln!(
+                self.out,
+                "{name}: {ok}/{tasks} tasks {succeeded}{before} {mark}"
+            );
             if let Some(note) = note {
                 let _ = writeln!(self.out, "  note: {}", line_of(&note));
             }
@@ -263,7 +273,8 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             };
             let _ = writeln!(self.out, "Undo: {line}");
         }
-        if let Some(r) = &report.resend {
+        // A dry run applied nothing: nothing to send again yet.
+        if let Some(r) = report.resend.as_ref().filter(|_| !report.dry_run) {
             self.resend(r, self.split);
         }
         let _ = self.out.flush();
@@ -276,15 +287,30 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             return;
         }
         let _ = writeln!(self.out, "Resend:");
+        let failed = r.failed_tasks();
         let lines = [
             (&r.applied, "applied, never send again"),
-            (&r.already_applied, "already applied before, drop them"),
-            (&r.failed, "failed, fix and send again"),
+            (
+                &r.already_applied,
+                "already applied before, never send again",
+            ),
+            (&failed, "failed, fix and send again"),
         ];
         for (tasks, what) in lines {
             if !tasks.is_empty() {
                 let _ = writeln!(self.out, "  {}: {what}", task_ranges(tasks));
             }
+        }
+        // An edit no task came of, by its place: the model knows it by
+        // its first line.
+        for u in r.unread() {
+            let _ = writeln!(
+                self.out,
+                "  the edit at line {} (`{}`): not read as a task ({}), fix and send again",
+                u.line,
+                line_of(&u.first_line),
+                u.kind
+            );
         }
         if !r.needs_approval.is_empty() {
             let _ = writeln!(
@@ -450,6 +476,17 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
                     line_of(&r.message)
                 );
             }
+            TaskStatus::AlreadyApplied => {
+                let _ = writeln!(
+                    self.out,
+                    "[task-{n}] {} {}",
+                    self.paint("32", "✓"),
+                    line_of(&r.message)
+                );
+                if let Some(h) = r.error.as_ref().and_then(|e| e.hint.as_ref()) {
+                    let _ = writeln!(self.out, "  hint: {}", line_of(h));
+                }
+            }
             TaskStatus::Failed => self.failure(task, r),
         }
         if self.detail == Detail::Debug
@@ -538,6 +575,40 @@ impl<W: Write> TextPrinter<'_, W> {
                 let _ = writeln!(self.out, "  os error: {}", line_of(os));
             }
         }
+    }
+}
+
+/// What a run refused beside its tasks, after the count of those that
+/// succeeded: the summary never reads as all done when something was not
+/// (PROTOCOL §9.1). Nothing when the run is `ok`, or a task's failure or
+/// the run's error says it already.
+fn refused_words(report: &ApplyReport) -> String {
+    let s = &report.summary;
+    if report.ok || s.succeeded + s.already_applied < s.tasks || report.error.is_some() {
+        return String::new();
+    }
+    let unread = report.resend.as_ref().map_or(0, |r| r.unread().count());
+    let errors = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == crate::syntax::Severity::Error)
+        .count();
+    match (unread, errors) {
+        (0, 0) => String::new(),
+        (1, _) => "; 1 edit was refused, not read as a task ✗".to_owned(),
+        (0, 1) => "; the document has an error ✗".to_owned(),
+        (0, n) => format!("; the document has {n} errors ✗"),
+        (n, _) => format!("; {n} edits were refused, not read as tasks ✗"),
+    }
+}
+
+/// ` (1 of them already applied before)` after a count of tasks that
+/// succeeded, when some of them had nothing to do; else nothing.
+fn before_words(already: usize) -> String {
+    match already {
+        0 => String::new(),
+        1 => " (1 of them already applied before)".to_owned(),
+        n => format!(" ({n} of them already applied before)"),
     }
 }
 

@@ -29,6 +29,12 @@ impl TaskReport {
         }
         r.message = match (o.status, &o.error, &o.skip) {
             (TaskStatus::Failed, Some(e), _) => e.message().to_owned(),
+            (TaskStatus::AlreadyApplied, Some(e), _) => match &r.path {
+                Some(p) if !e.message().contains(p.as_str()) => {
+                    format!("Already applied in {p}: {}", e.message())
+                }
+                _ => format!("Already applied: {}", e.message()),
+            },
             (TaskStatus::Skipped, _, Some(why)) => format!("Skipped ({})", skip(why)),
             _ => match (&o.effect, &o.preview) {
                 // A dry run's command says how it would run.
@@ -195,6 +201,23 @@ fn describe(effect: &Effect, dry: bool) -> String {
         Effect::Created { path } => format!("{} {path}", verb("Created", "Would create")),
         Effect::Replaced { path } => format!("{} {path}", verb("Wrote", "Would write")),
         Effect::Appended { path } => format!("{} {path}", verb("Appended to", "Would append to")),
+        // An edit whose replacement is its search text, found.
+        Effect::Edited {
+            path,
+            replacements: 0,
+            lines,
+            ..
+        } => {
+            let at = match lines.as_slice() {
+                [one] => format!(", found at line {one}"),
+                [] => String::new(),
+                more => format!(", found at lines {}", super::group::numbers(more)),
+            };
+            format!(
+                "{} {path} unchanged (the replacement is the search text{at})",
+                verb("Left", "Would leave")
+            )
+        }
         Effect::Edited {
             path,
             replacements,

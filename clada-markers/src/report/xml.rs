@@ -9,13 +9,19 @@ use crate::report::{ApplyReport, BlockStatus, TaskStatus};
 pub fn render_xml(report: &ApplyReport) -> String {
     let s = &report.summary;
     let mut out = String::new();
+    // Tasks already applied before are neither (PROTOCOL §8).
+    let already = if s.already_applied > 0 {
+        format!(r#" already_applied="{}""#, s.already_applied)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        r#"<result blocks="{}" tasks="{}" succeeded="{}" failed="{}">"#,
+        r#"<result blocks="{}" tasks="{}" succeeded="{}"{already} failed="{}">"#,
         s.blocks,
         s.tasks,
         s.succeeded,
-        s.tasks - s.succeeded
+        s.tasks.saturating_sub(s.succeeded + s.already_applied)
     );
     for b in &report.blocks {
         let status = match b.status {

@@ -133,6 +133,7 @@ impl DiagnosticKind {
             | DiagnosticKind::StrayMarker
             | DiagnosticKind::NoTasks
             | DiagnosticKind::IgnoredMode
+            | DiagnosticKind::UnchangedEdit
             | DiagnosticKind::StrippedLineNumbers => Severity::Warning,
             _ => Severity::Error,
         }

@@ -66,9 +66,10 @@ pub(crate) fn body_text(src: &str, section: RawSection) -> Cow<'_, str> {
     }
 }
 
-/// The error of an edit whose replacement is its search text (PROTOCOL
-/// §3): refused before anything runs, since it would change nothing and
-/// say ✓. `search` and `replace` point at the two texts.
+/// The warning of an edit whose replacement is its search text (PROTOCOL
+/// §3): it runs, finds its text as any edit does, and leaves the file as
+/// it is (as aider does), so that the edits beside it need no second
+/// round. `search` and `replace` point at the two texts.
 pub(crate) fn unchanged_edit(search: Span, replace: Span) -> Diagnostic {
     Diagnostic::new(
         K::UnchangedEdit,
@@ -139,7 +140,6 @@ fn bodies<'a>(
             let replace = text(1);
             if search == replace {
                 out.push(unchanged_edit(at(0), at(1)));
-                return None;
             }
             Some(Op::Edit {
                 path: path(),

@@ -254,3 +254,67 @@ impl RunOptions {
         }
     }
 }
+
+/// Checks what every report of `apply` must hold (PROTOCOL §9.1): the
+/// resend lists partition the document's tasks (each in exactly one list)
+/// and name each edit no task came of by its place, and `ok` is true
+/// exactly when every task is applied or already applied and nothing else
+/// went wrong.
+pub(crate) fn assert_resend_partitions(report: &ApplyReport, doc: &Document<'_>) {
+    use clada_markers::Severity;
+    use clada_markers::report::ResendEntry;
+    let r = report.resend.as_ref().expect("a report with resend lists");
+    let mut tasks: Vec<usize> = r
+        .applied
+        .iter()
+        .chain(&r.already_applied)
+        .chain(&r.needs_approval)
+        .chain(&r.skipped)
+        .copied()
+        .chain(r.failed_tasks())
+        .collect();
+    tasks.sort_unstable();
+    let want: Vec<usize> = doc.tasks().map(|t| t.number).collect();
+    assert_eq!(tasks, want, "every task in exactly one list: {r:?}");
+    // The errors no task came of: outside every unit, or of a malformed
+    // unit without a task.
+    let taskless: Vec<usize> = report
+        .blocks
+        .iter()
+        .filter(|b| b.tasks.is_empty())
+        .map(|b| b.number)
+        .collect();
+    let refused: Vec<usize> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error && d.kind != "no_tasks")
+        .filter(|d| d.block.is_none_or(|n| taskless.contains(&n)))
+        .map(|d| d.start.line)
+        .collect();
+    let unread: Vec<usize> = r
+        .failed
+        .iter()
+        .filter_map(|e| match e {
+            ResendEntry::Edit(u) => Some(u.line),
+            ResendEntry::Task(_) => None,
+        })
+        .collect();
+    assert_eq!(
+        unread.is_empty(),
+        refused.is_empty(),
+        "an edit refused has a place in the lists: {r:?}"
+    );
+    assert!(unread.windows(2).all(|w| w[0] < w[1]), "{unread:?}");
+    assert!(
+        unread.iter().all(|l| refused.contains(l)) && unread.first() == refused.first(),
+        "unread {unread:?}, refused at {refused:?}"
+    );
+    let errors = report
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Error);
+    let held = tasks.len() == r.applied.len() + r.already_applied.len();
+    let clean = !errors && report.error.is_none() && report.git.error.is_none();
+    assert_eq!(report.ok, held && clean, "ok: {r:?}");
+    assert_eq!(r.is_done() && clean, report.ok, "done: {r:?}");
+}

@@ -33,6 +33,7 @@ def apply(
     git: bool | str = False,
     allow: Iterable[str] = (),
     timeout: float | str | None = None,
+    allow_empty: bool = False,
 ) -> ApplyReport:
     """Applies a document to the directory `root`, as `clada apply --no-prompt
     --format json` would.
@@ -61,6 +62,10 @@ def apply(
       line writes it ("30s", "500ms", "2m"); no command runs longer, and
       tasks not started by then are skipped. None: 30 s per command, no
       limit on the run.
+    - `allow_empty`: a document without any task (prose only, empty) is
+      then not an error (`no_tasks`), for pipelines that pass every reply.
+      A document that is only the name of an existing file raises, either
+      way: a path was passed where the text belongs.
     """
 
 def convert(

@@ -37,20 +37,27 @@ __all__ = [
     "OpName",
     "Position",
     "Resend",
+    "ResendEntry",
     "Severity",
     "Shift",
     "TaskReport",
     "TaskStatus",
+    "UnreadEdit",
 ]
 
 
 class ApplySummary(TypedDict):
+    already_applied: int
+    """Applied before (`already_applied`): nothing to do, and no failure.
+    Not counted in `succeeded`.
+    """
     blocks: int
     failed: int
     rolled_back: NotRequired[int]
     """Succeeded, then undone (`--atomic`); counted in `succeeded` too."""
     skipped: int
     succeeded: int
+    """Applied by this run."""
     tasks: int
 
 
@@ -230,7 +237,7 @@ class Shift(TypedDict):
     """The characters added (or taken away), the file's own."""
 
 
-TaskStatus: TypeAlias = Literal["success", "failed", "skipped"]
+TaskStatus: TypeAlias = Literal["success", "failed", "skipped", "already_applied"]
 
 
 class TaskReport(TypedDict):
@@ -334,18 +341,40 @@ class GitReport(TypedDict):
     """Why git was not used, when it was not."""
 
 
+class UnreadEdit(TypedDict):
+    """An edit no task came of: refused as a whole before anything ran."""
+    first_line: str
+    """That line, as the document has it (at most 200 characters)."""
+    kind: str
+    """Why: the error's kind (`malformed_marker`, `foreign_format`, …)."""
+    line: int
+    """The 1-based line it starts on."""
+
+
+ResendEntry: TypeAlias = int | UnreadEdit
+"""An entry of `resend.failed`: a task by its number, or an edit no task
+came of by its place, so that a model can tell which of its edits it
+is.
+"""
+
+
 class Resend(TypedDict):
     """The tasks of a run by what an agent should do with them next, as task
-    numbers (PROTOCOL §9.1). Every task is in exactly one list.
+    numbers, and the edits no task came of (PROTOCOL §9.1). Every task, and
+    every edit refused before it became one, is in exactly one list.
     """
     already_applied: list[int]
-    """Edits whose change the file already has (`already_applied`): drop
-    them.
+    """Edits whose change the file already has (`already_applied`): in
+    effect, never send them again.
     """
     applied: list[int]
     """In effect: never send these again."""
-    failed: list[int]
-    """Failed, or in a malformed unit: fix them, then send them again."""
+    failed: list[ResendEntry]
+    """Failed, or in a malformed unit: fix them, then send them again.
+    Task numbers first, then the edits no task came of (a marker
+    written wrong, a format the dialect does not read), by where they
+    start.
+    """
     needs_approval: list[int]
     """Commands nobody approved: the user must approve them (the error's
     `approve` line), then they can be sent again as written.
@@ -375,7 +404,7 @@ class ApplyReport(TypedDict):
     git: GitReport
     ok: bool
     resend: NotRequired[Resend]
-    """What to send again (PROTOCOL §9.1); absent in a dry run."""
+    """What to send again (PROTOCOL §9.1); in a dry run, what would be."""
     summary: ApplySummary
     undo: NotRequired[str | None]
     """How to take this run back (`clada undo -C ROOT`, PROTOCOL §7.5), or
