@@ -385,13 +385,13 @@ mod tests {
             )
         };
         for doc in [&b"Only prose.\n"[..], b""] {
-            let Ok(report) = run(doc, false) else {
+            let Ok((report, _)) = run(doc, false) else {
                 panic!("no report");
             };
             assert!(!report.ok);
             assert_eq!(report.exit_code(), 1);
             assert_eq!(report.diagnostics[0].kind, "no_tasks");
-            let Ok(report) = run(doc, true) else {
+            let Ok((report, _)) = run(doc, true) else {
                 panic!("no report");
             };
             assert!(report.ok);
