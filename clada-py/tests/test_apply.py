@@ -87,7 +87,8 @@ def test_git_commits_before_and_after_only_when_asked(project: Path) -> None:
     assert log[0].split("|")[1] == "clada: write c.txt (1 task)"
     assert log[1].split("|")[1] == "clada: save uncommitted changes of c.txt before applying"
     assert ".env" not in git(project, "log", "--all", "--name-only", "--format=")
-    assert git(project, "status", "--porcelain").strip() == "?? .env"
+    # a.txt: the first run's edit, made without git, stays uncommitted.
+    assert git(project, "status", "--porcelain").strip() == "M a.txt\n?? .env"
 
 
 def test_exact_matching_refuses_a_search_indented_otherwise(project: Path) -> None:

@@ -118,7 +118,7 @@ COMMAND_LINE_ONLY = {
     "--lock-file": "names the lock; the API always takes the default one",
 }
 # Flags whose value is the next `flag` line.
-TAKES_VALUE = {"--lock-file"}
+TAKES_VALUE = {"--lock-file", "--dialect"}
 # Flags that only say how commands run: nothing to a document without one.
 FOR_COMMANDS = {"--allow-any-command", "--sandbox", "--timeout"}
 AUTHOR = "t <t@example.com>"
@@ -135,7 +135,9 @@ def python_arguments(flags: list[str], document: str) -> tuple[dict[str, Any], l
     missing = []
     for n, flag in enumerate(flags):
         name = flag.partition("=")[0]
-        if flag in ARGUMENTS:
+        if flag == "--dialect" and n + 1 < len(flags):
+            arguments["dialect"] = flags[n + 1]
+        elif flag in ARGUMENTS:
             arguments.update(ARGUMENTS[flag])
         elif n and flags[n - 1] in TAKES_VALUE:
             continue
