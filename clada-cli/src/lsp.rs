@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use clada_markers::dialect::{Dialect, detect, parse_dialect};
+use clada_markers::dialect::{Dialect, detect};
 use clada_markers::engine::Dirs;
 use clada_markers::escape::{escape_controls, escape_line};
 use clada_markers::report::{ApplyReport, BlockStatus, TaskStatus};
@@ -851,7 +851,7 @@ fn read(text: &str, kind: Kind) -> Cow<'_, str> {
 
 /// A document in whichever dialect it is written in (PROTOCOL §11).
 fn parse(text: &str) -> Document<'_> {
-    parse_dialect(text, detect(text), ParseOptions::default())
+    clada_markers::read(text, ParseOptions::default()).1
 }
 
 #[cfg(test)]

@@ -102,7 +102,7 @@ pub mod watch;
 
 #[cfg(feature = "engine")]
 pub use apply::Apply;
-pub use dialect::Dialect;
+pub use dialect::{Dialect, read};
 #[cfg(feature = "engine")]
 pub use engine::seek::MatchMode;
 #[cfg(feature = "engine")]

@@ -353,12 +353,14 @@ impl DialectArg {
         text: &str,
         allow_escape: bool,
     ) -> (clada_markers::dialect::Dialect, clada_markers::Document<'_>) {
-        let dialect = self.of(text);
         let options = clada_markers::ParseOptions { allow_escape };
-        (
-            dialect,
-            clada_markers::dialect::parse_dialect(text, dialect, options),
-        )
+        match self.named() {
+            Some(dialect) => (
+                dialect,
+                clada_markers::dialect::parse_dialect(text, dialect, options),
+            ),
+            None => clada_markers::read(text, options),
+        }
     }
 }
 

@@ -72,6 +72,25 @@ pub fn detect(source: &str) -> Dialect {
     }
 }
 
+/// A model's reply read as the command line, the MCP and language servers
+/// and the Python package read it: in the dialect [`detect`] finds, with
+/// other formats' edits beside its tasks reported (`foreign_format`,
+/// PROTOCOL §11.7). The one front door for a reply whose format is not
+/// known; [`crate::parse`] reads clada's own format only.
+///
+/// ```
+/// use clada_markers::{Dialect, ParseOptions, read};
+///
+/// let reply = "--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n";
+/// let (dialect, doc) = read(reply, ParseOptions::default());
+/// assert_eq!(dialect, Dialect::Udiff);
+/// assert_eq!(doc.tasks().count(), 1);
+/// ```
+pub fn read(source: &str, options: ParseOptions) -> (Dialect, Document<'_>) {
+    let dialect = detect(source);
+    (dialect, parse_dialect(source, dialect, options))
+}
+
 /// The units of `source` read as `dialect`, each with its diagnostics:
 /// a clada document a window at a time ([`crate::syntax::units`]), so that
 /// a caller that drops each unit once used never holds the tree; the other
@@ -168,6 +187,27 @@ fn warn_unchanged(doc: &mut Document<'_>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn read_is_the_front_door_the_command_line_uses() {
+        // A unified diff alone: read as one, its edit a task (parse, which
+        // reads clada's format only, finds none).
+        let diff = "--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n";
+        let (dialect, doc) = read(diff, ParseOptions::default());
+        assert_eq!((dialect, doc.tasks().count()), (Dialect::Udiff, 1));
+        assert_eq!(crate::parse(diff).tasks().count(), 0);
+        // Beside a clada task: the diff is a foreign format, an error.
+        let mixed = format!("<<<<<<< WRITE path=\"a.txt\"\na\n>>>>>>> END\n\n```diff\n{diff}```\n");
+        let (dialect, doc) = read(&mixed, ParseOptions::default());
+        assert_eq!(dialect, Dialect::Clada);
+        assert!(
+            doc.diagnostics
+                .iter()
+                .any(|d| d.is_error() && d.kind == crate::syntax::DiagnosticKind::ForeignFormat),
+            "{:?}",
+            doc.diagnostics
+        );
+    }
+
     use super::*;
 
     /// Every front end gives each path of its operations the place
