@@ -367,7 +367,8 @@ impl Kept {
     }
 
     /// Each kept line: its index among the search's lines and among the
-    /// replacement's.
+    /// replacement's. (The engine writes them; without it nothing does.)
+    #[cfg(feature = "engine")]
     pub(crate) fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let at = |v: &'_ [bool]| {
             v.iter()
