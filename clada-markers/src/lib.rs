@@ -101,6 +101,8 @@ pub mod watch;
 
 #[cfg(feature = "engine")]
 pub use apply::Apply;
+#[cfg(feature = "engine")]
+pub use apply::files::{FilesError, MAX_FILES_SIZE, apply_files};
 pub use dialect::Dialect;
 #[cfg(feature = "engine")]
 pub use engine::seek::MatchMode;
