@@ -13,7 +13,7 @@ the TypedDicts here (``ApplyReport``, ``CheckReport``, ...). A call that
 cannot run raises ``CladaError``; nothing ever prompts.
 """
 
-from ._clada import __version__, apply, check, convert, prompt, schema
+from ._clada import __version__, apply, apply_files, check, convert, prompt, schema
 from ._errors import CladaError, ConvertError
 from ._reports import *  # noqa: F403
 from ._reports import __all__ as _report_types
@@ -23,6 +23,7 @@ __all__ = [
     "ConvertError",
     "__version__",
     "apply",
+    "apply_files",
     "check",
     "convert",
     "prompt",
