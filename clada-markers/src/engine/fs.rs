@@ -823,7 +823,7 @@ impl Root {
     /// because something is in it.
     pub(crate) fn remove_empty_dirs(&self, at: &Location, from: usize) -> Option<Location> {
         if let Some(m) = self.memory() {
-            return m.remove_empty_dirs(at, from.max(1));
+            return m.remove_empty_dirs(at, from);
         }
         let from = from.checked_sub(1)?;
         let mut cur = self.dir(at, from, false).ok()?;

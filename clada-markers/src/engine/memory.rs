@@ -321,6 +321,9 @@ impl MemoryTree {
     /// the `from`-th (counting from 1) on, deepest first; returns the
     /// deepest that stays because something is in it.
     pub(crate) fn remove_empty_dirs(&self, at: &Location, from: usize) -> Option<Location> {
+        if from == 0 {
+            return None;
+        }
         let parts = Self::key(at).ok()?;
         let mut nodes = self.nodes.borrow_mut();
         let mut last = from;
