@@ -102,6 +102,8 @@ pub mod watch;
 
 #[cfg(feature = "engine")]
 pub use apply::Apply;
+#[cfg(feature = "engine")]
+pub use apply::files::{FilesError, MAX_FILES_SIZE, apply_files};
 pub use dialect::{Dialect, read};
 #[cfg(feature = "engine")]
 pub use engine::seek::MatchMode;

@@ -11,6 +11,7 @@ mod confinement;
 mod filesystem;
 mod git_output;
 mod hostile;
+mod in_memory;
 mod properties;
 mod protection;
 mod streaming;

@@ -2,6 +2,7 @@
 //! steps as `clada check|apply --format json` and `clada convert`, so
 //! that the reports are the command line's, field for field.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
@@ -11,8 +12,8 @@ use clada_markers::report::text::{Detail, ExecOutput, TextPrinter};
 use clada_markers::report::{BlockReport, CheckBuilder, CheckText};
 use clada_markers::syntax::{self, valid_prefix};
 use clada_markers::{
-    Apply, ApplyReport, CheckReport, Diagnostic, ErrorType, Listener, ParseOptions, Task, Unit,
-    decode, render,
+    Apply, ApplyReport, CheckReport, Diagnostic, ErrorType, Listener, ParseOptions, Settings, Task,
+    Unit, decode, render,
 };
 
 use crate::settings::{ApplySettings, DialectChoice};
@@ -274,6 +275,38 @@ fn names_a_file<'t>(text: &'t str, root: &Path) -> Option<&'t str> {
     }
     let path = Path::new(name);
     (path.is_file() || root.join(path).is_file()).then_some(name)
+}
+
+/// `clada_markers::apply_files` with `settings` (their dialect,
+/// matching and `atomic`; no git, no lock, no commands): the files after
+/// the document, and its report. A document not UTF-8 is a report, the
+/// files unchanged.
+pub(crate) fn apply_files(
+    document: &[u8],
+    files: BTreeMap<String, Vec<u8>>,
+    settings: &ApplySettings,
+) -> Result<(BTreeMap<String, Vec<u8>>, ApplyReport), Failure> {
+    let started = Instant::now();
+    let text = match text(document)? {
+        Ok(text) => text,
+        Err(d) => {
+            let report = ApplyReport::unreadable(&d, valid_prefix(document), elapsed(started));
+            return Ok((files, report));
+        }
+    };
+    let dialect = settings.dialect.of(text);
+    let settings = Settings {
+        dialect,
+        atomic: settings.atomic,
+        matching: settings.matching.into(),
+        dry_run: settings.dry_run,
+        ..Settings::default()
+    };
+    let (after, mut report) = clada_markers::apply_files(text, files, &settings)
+        .map_err(|e| Failure::clada(e.error_type(), e.to_string()))?;
+    report.duration_ms = elapsed(started);
+    report.dialect = dialect;
+    Ok((after, report))
 }
 
 /// `clada convert --from FROM --to TO`.

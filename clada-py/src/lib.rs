@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use pyo3::exceptions::{PyRuntimeError, PyRuntimeWarning, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyString, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyType};
 
 use calls::{Failure, Report};
 use settings::{ApplySettings, BadArgument, DialectChoice, Matching, Timeout};
@@ -232,6 +232,92 @@ fn apply<'py>(
     report_with_text(py, json, text)
 }
 
+/// Applies a document to files held in memory, as `apply` would to a
+/// directory holding them, touching no disk: no lock, no git, no undo
+/// record, and RUN tasks do not run (each is skipped: "not run: commands
+/// do not run on files in memory").
+///
+/// `files` maps each file's path below the root (`src/a.py`: no `.` or
+/// `..`, no `//`, not absolute) to its contents, `bytes` or `str` (as
+/// UTF-8). Returns the files after the document (a dict of `bytes`; only
+/// files, directories are implied) and the report, as `apply` gives it.
+/// Raises `clada.CladaError`: a key that is not such a path, or a file
+/// where another key needs a directory (`path_escape`), a document over
+/// 50 MiB or files over 400 MiB together (`input_too_large`).
+///
+/// - `dialect`, `match`, `atomic`, `dry_run`, `allow_empty`: as for `apply`.
+#[pyfunction]
+#[pyo3(signature = (document, files, *, dialect = "auto", r#match = "whitespace", atomic = None, dry_run = false, allow_empty = false),
+text_signature = "(document, files, *, dialect=\"auto\", match=\"whitespace\", atomic=None, dry_run=False, allow_empty=False)")]
+#[allow(clippy::too_many_arguments)]
+fn apply_files<'py>(
+    py: Python<'py>,
+    document: &Bound<'py, PyAny>,
+    files: &Bound<'py, PyAny>,
+    dialect: &str,
+    r#match: &str,
+    atomic: Option<&Bound<'py, PyAny>>,
+    dry_run: bool,
+    allow_empty: bool,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyAny>)> {
+    let bytes = document_bytes(document)?;
+    let settings = ApplySettings {
+        dialect: DialectChoice::parse(dialect, "dialect")?,
+        dry_run,
+        atomic: settings::atomic(atomic_name(atomic)?.as_deref())?,
+        matching: Matching::parse(r#match)?,
+        git: None,
+        allow: Vec::new(),
+        timeout: None,
+        allow_empty,
+    };
+    let files = file_map(files)?;
+    let result = py.detach(|| {
+        calls::apply_files(bytes, files, &settings).map(|(after, report)| (after, json_of(&report)))
+    });
+    let (after, json) = result.map_err(|f| raise(py, f))?;
+    let out = PyDict::new(py);
+    for (path, contents) in after {
+        out.set_item(path, PyBytes::new(py, &contents))?;
+    }
+    Ok((out, data(py, json)?))
+}
+
+/// `files=`: a mapping of str paths to `bytes` or `str` contents.
+fn file_map(files: &Bound<'_, PyAny>) -> PyResult<std::collections::BTreeMap<String, Vec<u8>>> {
+    let wrong = || {
+        PyTypeError::new_err("files must be a mapping of paths (str) to contents (bytes or str)")
+    };
+    let items = files.call_method0("items").map_err(|_| wrong())?;
+    let mut out = std::collections::BTreeMap::new();
+    for item in items.try_iter().map_err(|_| wrong())? {
+        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+        let path: String = key.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "files has the key {}: each path is a str",
+                key.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?;
+        let contents = if let Ok(text) = value.cast::<PyString>() {
+            text.to_str()?.as_bytes().to_vec()
+        } else if let Ok(bytes) = value.cast::<PyBytes>() {
+            bytes.as_bytes().to_vec()
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "files[{path:?}] is {}: contents are bytes or str",
+                value.get_type().name()?
+            )));
+        };
+        // A mapping has each key once; one that says otherwise is refused.
+        if out.insert(path.clone(), contents).is_some() {
+            return Err(PyValueError::new_err(format!(
+                "files gives {path:?} twice: each file once"
+            )));
+        }
+    }
+    Ok(out)
+}
+
 /// `atomic=`: None, a bool, or a name.
 fn atomic_name(atomic: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
     let Some(value) = atomic else {
@@ -359,6 +445,7 @@ fn schema<'py>(py: Python<'py>, which: &str) -> PyResult<Bound<'py, PyAny>> {
 fn extension(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(apply, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_files, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(prompt, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;

@@ -4,6 +4,7 @@
 //! into a report.
 
 mod changed;
+pub(crate) mod files;
 mod run;
 
 use std::path::Path;
@@ -68,6 +69,23 @@ impl Apply {
             },
             approver: Box::new(NoPrompt),
         })
+    }
+
+    /// A run on `tree`, held in memory, with `settings` ([`files::apply_files`]).
+    pub(crate) fn in_memory(
+        tree: std::rc::Rc<crate::engine::memory::MemoryTree>,
+        settings: Settings,
+    ) -> Apply {
+        Apply {
+            root: Root::in_memory(tree),
+            config: RunConfig {
+                root_path: std::path::PathBuf::from("."),
+                settings,
+                dirs: None,
+                approvals: None,
+            },
+            approver: Box::new(NoPrompt),
+        }
     }
 
     /// Where the root is, as given.

@@ -196,7 +196,11 @@ pub(crate) fn run<'h, 'd: 'h>(
             .iter()
             .any(|d| d.block == Some(unit.number()) && d.is_error());
         if engine.is_none() && refused.is_none() && !unit.tasks().is_empty() {
-            let found = tree_slot.get_or_init(|| WorkTree::discover(&config.root_path));
+            // A tree in memory is in no repository.
+            let found = tree_slot.get_or_init(|| match root.memory() {
+                Some(_) => Ok(None),
+                None => WorkTree::discover(&config.root_path),
+            });
             match begin(root, config, found, &mut git) {
                 Ok((kept, commits)) => {
                     held = Some(kept);
@@ -482,7 +486,8 @@ fn begin(
     };
     // A dry run writes nothing, not even a lock file: it reads the tree
     // as it is.
-    if !config.settings.dry_run {
+    // A tree in memory has no lock and no journal: nothing else sees it.
+    if !config.settings.dry_run && root.memory().is_none() {
         // Resolved once, for the lock's name and the journal's lines.
         let canonical =
             std::fs::canonicalize(&config.root_path).unwrap_or_else(|_| config.root_path.clone());

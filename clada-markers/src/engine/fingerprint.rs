@@ -43,6 +43,11 @@ const MAX_ENTRIES: usize = 1_000_000;
 impl Root {
     /// The fingerprint of what is at `at` (see the module's documentation).
     pub(crate) fn fingerprint(&self, at: &Location) -> Fingerprint {
+        if let Some(m) = self.memory() {
+            return m
+                .fingerprint(at)
+                .map_or(Fingerprint::Gone, Fingerprint::Sum);
+        }
         let (parent, name) = match self.parent(at, false) {
             Ok(p) => p,
             Err(super::tree::FsError::NotFound { .. }) => return Fingerprint::Gone,

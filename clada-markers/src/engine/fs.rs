@@ -29,6 +29,7 @@ use std::time::Instant;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::memory::MemoryTree;
 use super::tree::{Entry, FsError, Kind, Meta, Tree, TreeMut};
 use crate::syntax::Anchor;
 use crate::syntax::{Location, TaskPath};
@@ -85,6 +86,17 @@ impl Stamp {
             mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
         }
     }
+
+    /// The stamp of a file of a tree in memory: its id stands for the
+    /// inode and times.
+    fn memory(id: u64, size: usize) -> Stamp {
+        Stamp {
+            dev: 0,
+            ino: id,
+            size: u64::try_from(size).unwrap_or(u64::MAX),
+            mtime: (0, 0),
+        }
+    }
 }
 
 /// How [`Root::put_back`] ended.
@@ -122,7 +134,11 @@ pub(crate) trait TempNotes {
 /// move, removal and command, which can change what a path names; so is
 /// what the root knows of directories that hold no `.git`.
 pub(crate) struct Root {
-    fd: OwnedFd,
+    /// The directory; `None` for a tree in memory.
+    fd: Option<OwnedFd>,
+    /// The tree in memory the root stands on instead of the disk
+    /// ([`Root::in_memory`]).
+    memory: Option<Rc<MemoryTree>>,
     dirs: RefCell<DirCache>,
     /// Places besides `.git` and `.clada` that no change may touch:
     /// clada's own directories, when they lie inside the root.
@@ -216,7 +232,20 @@ impl DirCache {
 /// [`PreparedWrite::commit`] fills the temporary file and renames it over
 /// the target; dropping it uncommitted removes the temporary file.
 #[derive(Debug)]
-pub(crate) struct PreparedWrite {
+pub(crate) enum PreparedWrite {
+    Disk(DiskWrite),
+    /// A write to a tree in memory: made when committed.
+    Memory {
+        tree: Rc<MemoryTree>,
+        at: Location,
+        /// Whether a file was there when the write was made ready.
+        existed: bool,
+    },
+}
+
+/// A write to the disk made ready: a temporary file beside the target.
+#[derive(Debug)]
+pub(crate) struct DiskWrite {
     parent: Rc<OwnedFd>,
     name: String,
     temp: String,
@@ -243,13 +272,33 @@ impl Root {
             Mode::empty(),
         )?;
         Ok(Root {
-            fd,
+            fd: Some(fd),
+            memory: None,
             dirs: RefCell::new(DirCache::default()),
             protected: Vec::new(),
             journal: RefCell::new(None),
             deadline: Cell::new(None),
             clean: RefCell::new(HashSet::new()),
         })
+    }
+
+    /// A root over `tree`, held in memory: every access goes to it, none
+    /// to the disk.
+    pub(crate) fn in_memory(tree: Rc<MemoryTree>) -> Root {
+        Root {
+            fd: None,
+            memory: Some(tree),
+            dirs: RefCell::new(DirCache::default()),
+            protected: Vec::new(),
+            journal: RefCell::new(None),
+            deadline: Cell::new(None),
+            clean: RefCell::new(HashSet::new()),
+        }
+    }
+
+    /// The tree in memory this root stands on, if it does.
+    pub(crate) fn memory(&self) -> Option<&MemoryTree> {
+        self.memory.as_deref()
     }
 
     /// Notes every temporary file in `journal` before the file is created.
@@ -300,6 +349,12 @@ impl Root {
             })
         };
         if self.kind(at)? != Some(Kind::Dir) || self.clean.borrow().contains(at) {
+            return Ok(());
+        }
+        if let Some(m) = self.memory() {
+            if m.holds_repository(at)? {
+                return refuse("holds a repository (`.git`)");
+            }
             return Ok(());
         }
         let os = |errno| FsError::Os {
@@ -403,16 +458,21 @@ impl Root {
             op,
             errno,
         };
+        // A tree in memory has no directory to open: every caller asks it
+        // first.
+        let Some(root_fd) = &self.fd else {
+            return Err(os("open", Errno::NOTSUP, 0));
+        };
         let cached = self.dirs.borrow().deepest(at, upto);
         let mut opened = Vec::new();
         let (from, mut cur) = match cached {
             Some(found) => found,
             None => {
                 let fd = match at.anchor {
-                    Anchor::Root => rustix::fs::openat(&self.fd, c".", DIR_FLAGS, Mode::empty()),
+                    Anchor::Root => rustix::fs::openat(root_fd, c".", DIR_FLAGS, Mode::empty()),
                     Anchor::Slash => rustix::fs::open(c"/", DIR_FLAGS, Mode::empty()),
                     Anchor::Up(n) => {
-                        let mut fd = rustix::fs::openat(&self.fd, c"..", DIR_FLAGS, Mode::empty());
+                        let mut fd = rustix::fs::openat(root_fd, c"..", DIR_FLAGS, Mode::empty());
                         for _ in 1..n {
                             fd = fd.and_then(|d| {
                                 rustix::fs::openat(&d, c"..", DIR_FLAGS, Mode::empty())
@@ -487,6 +547,24 @@ impl Root {
     /// everything that can refuse the write is checked now.
     pub(crate) fn prepare_write(&self, at: &Location) -> Result<PreparedWrite, FsError> {
         let path = || at.display();
+        if let Some(tree) = &self.memory {
+            if at.parts.is_empty() {
+                return Err(FsError::IsDirectory { path: path() });
+            }
+            tree.make(at, at.parts.len() - 1, &mut |_, _| true)?;
+            let existed = match tree.node(at)? {
+                Some(super::memory::Node::Dir) => {
+                    return Err(FsError::IsDirectory { path: path() });
+                }
+                Some(super::memory::Node::File { .. }) => true,
+                None => false,
+            };
+            return Ok(PreparedWrite::Memory {
+                tree: Rc::clone(tree),
+                at: at.clone(),
+                existed,
+            });
+        }
         let (parent, name) = self.parent(at, true)?;
         let mode = match rustix::fs::statat(&*parent, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => match Kind::of(FileType::from_raw_mode(st.st_mode)) {
@@ -534,18 +612,22 @@ impl Root {
             },
             None => None,
         };
-        Ok(PreparedWrite {
+        Ok(PreparedWrite::Disk(DiskWrite {
             parent,
             name: name.to_owned(),
             temp,
             file: Some(file),
             mode,
             path: path(),
-        })
+        }))
     }
 
     /// Reads the regular file at `at`, with the stamp of what was read.
     pub(crate) fn read_stamped(&self, at: &Location) -> Result<(Vec<u8>, Stamp), FsError> {
+        if let Some(m) = self.memory() {
+            let (bytes, id) = m.file(at)?;
+            return Ok((bytes.to_vec(), Stamp::memory(id, bytes.len())));
+        }
         let path = || at.display();
         let (parent, name) = self.parent(at, false)?;
         // NONBLOCK: a pipe must not hang the run; it is refused below.
@@ -587,6 +669,13 @@ impl Root {
 
     /// The stamp of the regular file at `at`, `None` when nothing is there.
     pub(crate) fn stamp(&self, at: &Location) -> Result<Option<Stamp>, FsError> {
+        if let Some(m) = self.memory() {
+            return match m.file(at) {
+                Ok((bytes, id)) => Ok(Some(Stamp::memory(id, bytes.len()))),
+                Err(FsError::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
         let (parent, name) = match self.parent(at, false) {
             Ok(p) => p,
             Err(FsError::NotFound { .. }) => return Ok(None),
@@ -597,6 +686,9 @@ impl Root {
 
     /// Makes the directory `at` and its missing parents.
     pub(crate) fn make_dirs(&self, at: &Location) -> Result<(), FsError> {
+        if let Some(m) = self.memory() {
+            return m.make(at, at.parts.len(), &mut |_, _| true).map(drop);
+        }
         self.dir(at, at.parts.len(), true).map(|_| ())
     }
 
@@ -611,6 +703,9 @@ impl Root {
         at: &Location,
         from: usize,
     ) -> (usize, Result<Option<Kind>, FsError>) {
+        if let Some(m) = self.memory() {
+            return m.dirs_along(at, from);
+        }
         let mut cur = match self.dir(at, from, false) {
             Ok(fd) => fd,
             Err(FsError::NotFound { .. }) => return (from, Ok(None)),
@@ -665,6 +760,9 @@ impl Root {
         at: &Location,
         step: &mut dyn FnMut(usize, bool) -> bool,
     ) -> Result<bool, FsError> {
+        if let Some(m) = self.memory() {
+            return m.make(at, at.parts.len(), step);
+        }
         let cached = self.dirs.borrow().deepest(at, at.parts.len());
         let (from, mut cur) = match cached {
             Some(found) => found,
@@ -724,6 +822,9 @@ impl Root {
     /// [`Root::make_dirs`]); one walk. Returns the deepest that stayed
     /// because something is in it.
     pub(crate) fn remove_empty_dirs(&self, at: &Location, from: usize) -> Option<Location> {
+        if let Some(m) = self.memory() {
+            return m.remove_empty_dirs(at, from);
+        }
         let from = from.checked_sub(1)?;
         let mut cur = self.dir(at, from, false).ok()?;
         let mut chain = Vec::new();
@@ -752,6 +853,14 @@ impl Root {
     /// journal, as a directory or not), so that it can be put back;
     /// returns where it went.
     pub(crate) fn set_aside(&self, at: &Location) -> Result<Location, FsError> {
+        if let Some(m) = self.memory() {
+            let name = at
+                .name()
+                .ok_or_else(|| FsError::IsDirectory { path: at.display() })?;
+            let aside = at.truncated(at.parts.len() - 1).join(&temp_name(name));
+            m.rename(at, &aside)?;
+            return Ok(aside);
+        }
         let (parent, name) = self.parent(at, false)?;
         let temp = temp_name(name);
         let aside = at.truncated(at.parts.len() - 1).join(&temp);
@@ -771,6 +880,14 @@ impl Root {
     /// Links the file at `at` under a fresh temporary name beside it (noted
     /// in the journal): its contents stay reachable after `at` is replaced.
     pub(crate) fn keep_copy(&self, at: &Location) -> Result<Location, FsError> {
+        if let Some(m) = self.memory() {
+            let name = at
+                .name()
+                .ok_or_else(|| FsError::IsDirectory { path: at.display() })?;
+            let kept = at.truncated(at.parts.len() - 1).join(&temp_name(name));
+            m.link(at, &kept)?;
+            return Ok(kept);
+        }
         let (parent, name) = self.parent(at, false)?;
         let temp = temp_name(name);
         let kept = at.truncated(at.parts.len() - 1).join(&temp);
@@ -824,6 +941,11 @@ impl Root {
     /// Renames `from` to `to` (replacing a file there), creating missing
     /// parents of `to`. A link at `from` is moved as a link.
     pub(crate) fn rename(&self, from: &Location, to: &Location) -> Result<(), FsError> {
+        if let Some(m) = self.memory() {
+            m.walk(from, from.parts.len().saturating_sub(1))?;
+            m.make(to, to.parts.len().saturating_sub(1), &mut |_, _| true)?;
+            return m.rename(from, to);
+        }
         let (from_parent, from_name) = self.parent(from, false)?;
         let (to_parent, to_name) = self.parent(to, true)?;
         // rename(2) does nothing when both names are links to one file:
@@ -858,6 +980,22 @@ impl Root {
                 FsError::NotFound { .. } | FsError::NotDirectory { .. } | FsError::Symlink { .. }
             )
         };
+        if let Some(m) = self.memory() {
+            return Ok(
+                match (m.kind(from), m.walk(to, to.parts.len().saturating_sub(1))) {
+                    (Err(e), _) if gone(&e) => PutBack::Missing,
+                    (Err(e), _) => return Err(e),
+                    (Ok(None), _) => PutBack::Missing,
+                    (_, Err(e)) if gone(&e) => PutBack::NoPlace,
+                    (_, Err(e)) => return Err(e),
+                    (Ok(Some(_)), Ok(())) if m.kind(to)?.is_some() => PutBack::Occupied,
+                    (Ok(Some(_)), Ok(())) => {
+                        m.rename(from, to)?;
+                        PutBack::Done
+                    }
+                },
+            );
+        }
         let (from_parent, from_name) = match self.parent(from, false) {
             Ok(p) => p,
             Err(e) if gone(&e) => return Ok(PutBack::Missing),
@@ -903,6 +1041,9 @@ impl Root {
     }
 
     fn remove_uncached(&self, at: &Location) -> Result<(), FsError> {
+        if let Some(m) = self.memory() {
+            return m.remove(at);
+        }
         let (parent, name) = self.parent(at, false)?;
         match kind_at(&parent, name).map_err(|errno| FsError::Os {
             path: at.display(),
@@ -932,6 +1073,34 @@ impl PreparedWrite {
         self.commit_checked(contents, None)
     }
 
+    fn commit_checked(
+        self,
+        contents: &[u8],
+        expect: Option<Option<Stamp>>,
+    ) -> Result<Written, FsError> {
+        match self {
+            PreparedWrite::Disk(w) => w.commit_checked(contents, expect),
+            PreparedWrite::Memory { tree, at, existed } => {
+                if let Some(expect) = expect {
+                    let now = match tree.file(&at) {
+                        Ok((bytes, id)) => Some(Stamp::memory(id, bytes.len())),
+                        Err(FsError::NotFound { .. }) => None,
+                        Err(e) => return Err(e),
+                    };
+                    if now != expect {
+                        return Err(FsError::Changed { path: at.display() });
+                    }
+                }
+                tree.put(&at, contents)?;
+                Ok(if existed {
+                    Written::Replaced
+                } else {
+                    Written::Created
+                })
+            }
+        }
+    }
+
     /// Like [`PreparedWrite::commit`], but only if the target is still as
     /// it was read: the file with stamp `expect`, or nothing. Otherwise
     /// [`FsError::Changed`] and the target is left alone. A new file is
@@ -943,7 +1112,9 @@ impl PreparedWrite {
     ) -> Result<Written, FsError> {
         self.commit_checked(contents, Some(expect))
     }
+}
 
+impl DiskWrite {
     fn commit_checked(
         mut self,
         contents: &[u8],
@@ -1016,7 +1187,7 @@ impl PreparedWrite {
     }
 }
 
-impl Drop for PreparedWrite {
+impl Drop for DiskWrite {
     fn drop(&mut self) {
         if !self.temp.is_empty() {
             self.file = None;
@@ -1027,6 +1198,9 @@ impl Drop for PreparedWrite {
 
 impl Tree for Root {
     fn kind(&self, at: &Location) -> Result<Option<Kind>, FsError> {
+        if let Some(m) = self.memory() {
+            return m.kind(at);
+        }
         if at.parts.is_empty() {
             return Ok(Some(Kind::Dir));
         }
@@ -1051,6 +1225,10 @@ impl Tree for Root {
     }
 
     fn open(&self, at: &Location) -> Result<Box<dyn Read + '_>, FsError> {
+        if let Some(m) = self.memory() {
+            let (bytes, _) = m.file(at)?;
+            return Ok(Box::new(std::io::Cursor::new(bytes.to_vec())));
+        }
         Ok(Box::new(self.open_file(at)?))
     }
 
@@ -1071,6 +1249,9 @@ impl Tree for Root {
     }
 
     fn check_dir(&self, at: &Location) -> Result<(), FsError> {
+        if let Some(m) = self.memory() {
+            return m.walk(at, at.parts.len());
+        }
         self.directory(at).map(drop)
     }
 

@@ -20,6 +20,31 @@ impl Root {
     /// The metadata of what is at `at`, without following a link; the root
     /// itself when `at` has no components.
     pub(crate) fn metadata(&self, at: &Location) -> Result<Meta, FsError> {
+        if let Some(m) = self.memory() {
+            // No times, owners or permissions in memory: the usual bits.
+            let meta = |kind, size: usize| Meta {
+                kind,
+                size: u64::try_from(size).unwrap_or(u64::MAX),
+                mode: if kind == Kind::Dir {
+                    0o040_755
+                } else {
+                    0o100_644
+                },
+                nlink: 1,
+                uid: 0,
+                gid: 0,
+                ino: 0,
+                dev: 0,
+                modified: (0, 0),
+                accessed: (0, 0),
+                changed: (0, 0),
+            };
+            return match m.node(at)? {
+                Some(super::memory::Node::File { bytes, .. }) => Ok(meta(Kind::File, bytes.len())),
+                Some(super::memory::Node::Dir) => Ok(meta(Kind::Dir, 0)),
+                None => Err(FsError::NotFound { path: at.display() }),
+            };
+        }
         let os = |op, errno| FsError::Os {
             path: at.display(),
             op,
@@ -42,6 +67,9 @@ impl Root {
     /// The names in directory `at`, in byte order of their names, without
     /// `.` and `..`. A link at `at` is `symlink_not_allowed`.
     pub(crate) fn list(&self, at: &Location) -> Result<Vec<Entry>, FsError> {
+        if let Some(m) = self.memory() {
+            return m.list(at);
+        }
         let dir = self.dir(at, at.parts().len(), false)?;
         let os = |errno| FsError::Os {
             path: at.display(),
@@ -78,6 +106,14 @@ impl Root {
     /// Opens the regular file at `at` for reading, never through a link.
     pub(crate) fn open_file(&self, at: &Location) -> Result<File, FsError> {
         let path = || at.display();
+        if self.memory().is_some() {
+            // Read a tree in memory through `Tree::open`.
+            return Err(FsError::Os {
+                path: path(),
+                op: "open",
+                errno: Errno::NOTSUP,
+            });
+        }
         let (parent, name) = self.parent(at, false)?;
         // NONBLOCK: a pipe must not hang the run; it is refused below.
         let fd = rustix::fs::openat(
@@ -109,6 +145,17 @@ impl Root {
 
     /// The target of the link at `at`, as text; the link is not followed.
     pub(crate) fn read_link(&self, at: &Location) -> Result<String, FsError> {
+        if let Some(m) = self.memory() {
+            // No links in memory.
+            return match m.node(at)? {
+                None => Err(FsError::NotFound { path: at.display() }),
+                Some(_) => Err(FsError::Os {
+                    path: at.display(),
+                    op: "read the link",
+                    errno: Errno::INVAL,
+                }),
+            };
+        }
         let (parent, name) = self.parent(at, false)?;
         match rustix::fs::readlinkat(&*parent, name, Vec::new()) {
             Ok(target) => Ok(target.to_string_lossy().into_owned()),
@@ -124,6 +171,9 @@ impl Root {
     /// Makes directory `at`; its parent must exist. `Ok(false)` when a
     /// directory is there already.
     pub(crate) fn create_dir(&self, at: &Location) -> Result<bool, FsError> {
+        if let Some(m) = self.memory() {
+            return m.create_dir(at);
+        }
         let (parent, name) = self.parent(at, false)?;
         // A new directory changes what no kept handle names: the cache
         // stays (`mkdir -p` of many levels opens each once).
@@ -150,6 +200,13 @@ impl Root {
         accessed: Option<(i64, i64)>,
         modified: Option<(i64, i64)>,
     ) -> Result<(), FsError> {
+        if let Some(m) = self.memory() {
+            // No times in memory: only that something is there.
+            return match m.node(at)? {
+                Some(_) => Ok(()),
+                None => Err(FsError::NotFound { path: at.display() }),
+            };
+        }
         let spec = |t: Option<(i64, i64)>| match t {
             Some((tv_sec, tv_nsec)) => Timespec { tv_sec, tv_nsec },
             None => Timespec {

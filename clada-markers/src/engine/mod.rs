@@ -16,6 +16,7 @@
 
 // The files, bottom first: each imports only files listed before it.
 //   tree         what is at a path, and the traits a tree is read and changed by
+//   memory       a tree held in memory, which a root may stand on instead of the disk
 //   fs           the root's handle: every access, one component at a time
 //   listing      looking at the tree without changing it, for the built-ins
 //   fingerprint  one place of the tree summed up in a number
@@ -49,6 +50,7 @@ pub(crate) mod journal;
 pub(crate) mod listing;
 pub(crate) mod lock;
 pub(crate) mod matching;
+pub(crate) mod memory;
 pub(crate) mod nearby;
 pub(crate) mod outcome;
 pub(crate) mod paths;
@@ -612,6 +614,16 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
                 TaskError::new(ErrorType::MalformedStructure, "the task is malformed"),
             );
         };
+        // A tree in memory has no processes: a command is reported, not
+        // run (PROTOCOL §7.6); the tasks after it run.
+        if matches!(op, Op::Run { .. }) && self.view.root().memory().is_some() {
+            return TaskOutcome::skipped(
+                task.number,
+                Skip::NotRun {
+                    why: NOT_RUN_IN_MEMORY.to_owned(),
+                },
+            );
+        }
         let by = By {
             unit,
             task: task.number,
@@ -908,6 +920,10 @@ fn stays(kept: &[Kept]) -> Vec<usize> {
         .map(|b| b.task)
         .collect()
 }
+
+/// Why a command of a document applied to files in memory was skipped.
+pub(crate) const NOT_RUN_IN_MEMORY: &str =
+    "commands do not run on files in memory (apply_files); run it on a directory";
 
 /// A unit none of whose tasks ran, for `why`: the lock or the commit
 /// before the tasks failed. A unit without tasks has nothing that failed.

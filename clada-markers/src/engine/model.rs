@@ -437,3 +437,76 @@ proptest! {
         }
     }
 }
+
+/// Every file below `root`, by path, with its bytes (directories aside).
+fn read_files(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else {
+                let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// A report as JSON, its timings aside.
+fn untimed(report: &crate::ApplyReport) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("duration_ms");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(report).unwrap();
+    strip(&mut v);
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// One engine: a document applied to files in memory leaves the files
+    /// and says the report a run on a directory holding them does, byte
+    /// for byte and field for field (timings aside), with or without
+    /// `--atomic`, for files with LF or CRLF line breaks.
+    #[test]
+    fn applying_in_memory_is_applying_on_disk(
+        units in units(),
+        atomic in proptest::option::of(prop_oneof![Just(Atomic::Unit), Just(Atomic::Document)]),
+        crlf in any::<bool>(),
+    ) {
+        let text = document(&units);
+        let files: BTreeMap<String, Vec<u8>> = start()
+            .files
+            .into_iter()
+            .map(|(p, c)| (p, if crlf { c.replace('\n', "\r\n") } else { c }.into_bytes()))
+            .collect();
+        let settings = Settings { atomic, ..Settings::default() };
+        let dir = tempfile::tempdir().unwrap();
+        for (p, c) in &files {
+            let at = dir.path().join(p);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(at, c).unwrap();
+        }
+        let doc = parse_with(&text, ParseOptions::default());
+        let on_disk = crate::Apply::new(dir.path())
+            .unwrap()
+            .settings(settings.clone())
+            .git(None)
+            .run(&doc);
+        let (after, in_memory) = crate::apply_files(&text, files, &settings).unwrap();
+        prop_assert_eq!(&after, &read_files(dir.path()), "files differ for\n{}", text);
+        prop_assert_eq!(untimed(&in_memory), untimed(&on_disk), "reports differ for\n{}", text);
+    }
+}

@@ -2008,8 +2008,8 @@ impl Tree for View<'_> {
         // What the run has not changed is read from the disk as it comes
         // (a dry run's `grep -r` keeps no tree in memory).
         if let Seen::Disk(on_disk) = self.seen(at)? {
-            let file = self.root.open_file(&on_disk);
-            return Ok(Box::new(file.map_err(|e| moved(e, &on_disk, at))?));
+            let file = Tree::open(self.root, &on_disk);
+            return file.map_err(|e| moved(e, &on_disk, at));
         }
         let data = View::contents(self, at)?;
         Ok(Box::new(std::io::Cursor::new(data.as_bytes().to_vec())))

@@ -14,7 +14,7 @@ the text report of a run, what the command line prints and a model should
 read. A call that cannot run raises ``CladaError``; nothing ever prompts.
 """
 
-from ._clada import __version__, apply, check, convert, prompt, schema
+from ._clada import __version__, apply, apply_files, check, convert, prompt, schema
 from ._errors import CladaError, ConvertError
 from ._render import render
 from ._reports import *  # noqa: F403
@@ -25,6 +25,7 @@ __all__ = [
     "ConvertError",
     "__version__",
     "apply",
+    "apply_files",
     "check",
     "convert",
     "prompt",

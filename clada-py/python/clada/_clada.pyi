@@ -3,13 +3,13 @@
 # the module, and tests/test_stub.py each docstring against the function's
 # own (src/lib.rs), which `help()` shows and editors read here.
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from os import PathLike
 from typing import Any, Literal
 
 from ._reports import ApplyReport, CheckReport, Dialect
 
-__all__ = ["check", "apply", "convert", "prompt", "schema", "__version__"]
+__all__ = ["check", "apply", "apply_files", "convert", "prompt", "schema", "__version__"]
 
 __version__: str
 
@@ -66,6 +66,32 @@ def apply(
       then not an error (`no_tasks`), for pipelines that pass every reply.
       A document that is only the name of an existing file raises, either
       way: a path was passed where the text belongs.
+    """
+
+def apply_files(
+    document: str | bytes,
+    files: Mapping[str, str | bytes],
+    *,
+    dialect: Dialect | Literal["auto"] = "auto",
+    match: Literal["whitespace", "exact"] = "whitespace",
+    atomic: Literal["unit", "document"] | bool | None = None,
+    dry_run: bool = False,
+    allow_empty: bool = False,
+) -> tuple[dict[str, bytes], ApplyReport]:
+    """Applies a document to files held in memory, as `apply` would to a
+    directory holding them, touching no disk: no lock, no git, no undo
+    record, and RUN tasks do not run (each is skipped: "not run: commands
+    do not run on files in memory").
+
+    `files` maps each file's path below the root (`src/a.py`: no `.` or
+    `..`, no `//`, not absolute) to its contents, `bytes` or `str` (as
+    UTF-8). Returns the files after the document (a dict of `bytes`; only
+    files, directories are implied) and the report, as `apply` gives it.
+    Raises `clada.CladaError`: a key that is not such a path, or a file
+    where another key needs a directory (`path_escape`), a document over
+    50 MiB or files over 400 MiB together (`input_too_large`).
+
+    - `dialect`, `match`, `atomic`, `dry_run`, `allow_empty`: as for `apply`.
     """
 
 def convert(
