@@ -143,14 +143,15 @@ function applyOptions(given) {
   if (o.dryRun !== undefined && typeof o.dryRun !== "boolean") {
     throw invalid(`dryRun must be a boolean, not ${describe(o.dryRun)}`);
   }
-  // napi takes an absent field, not null, for none.
-  const native = {
+  // napi takes an absent field, not null, for none; and it looks a field
+  // up through the prototype chain: the object has none.
+  const native = Object.assign(Object.create(null), {
     dialect: string(o.dialect, "dialect", "auto"),
     dryRun: o.dryRun ?? false,
     match: string(o.match, "match", "whitespace"),
     git,
-    allow,
-  };
+    allow: [...allow],
+  });
   if (atomic !== null) native.atomic = atomic;
   if (author !== null) native.author = author;
   if (timeout !== null) native.timeout = timeout;
