@@ -68,29 +68,38 @@ export function applySync(document: Document, root: string, options?: ApplyOptio
 // test/apply-files.test.mjs is its test, marked todo).
 // ---------------------------------------------------------------------------
 
-/** The options of {@link applyFiles}: those of a run that touches no disk. */
+/** The options of {@link applyFiles}: those of {@link apply} that mean something without a disk. */
 export interface ApplyFilesOptions {
   dialect?: DialectChoice;
-  match?: "whitespace" | "exact";
+  dryRun?: boolean;
   atomic?: boolean | "unit" | "document" | null;
+  match?: "whitespace" | "exact";
 }
 
 /** What {@link applyFiles} gives: the files after the run, and its report. */
 export interface ApplyFilesResult {
-  /** Every file after the run, by path (a file removed is absent), as bytes. */
+  /**
+   * Every file after the run, by path (a file removed is absent;
+   * directories are implied), as bytes, in an object without a prototype
+   * (a file named `__proto__` is a key like any other).
+   */
   files: Record<string, Uint8Array>;
   report: ApplyReport;
 }
 
 /**
- * Applies a document to files held in memory, by path relative to a
- * virtual root: the same engine, rules and report as {@link apply}, with
- * no disk, no lock, no git and no process (RUN tasks are not run).
- * Contents are kept as bytes. Not available yet: throws an `Error`.
+ * Applies a document to files held in memory, by path below a virtual
+ * root (`src/a.ts`: no `.` or `..`, no `//`, not absolute): the same
+ * engine, rules and report as {@link apply}, with no disk, no lock, no git
+ * and no process (each RUN task is skipped). Contents are kept as bytes; a
+ * string is taken as UTF-8. Throws {@link CladaError}: a key that is not
+ * such a path, or a file where another key needs a directory
+ * (`path_escape`), a document over 50 MiB or files over 400 MiB together
+ * (`input_too_large`). Not available yet: throws an `Error`.
  */
 export function applyFiles(
   document: Document,
-  files: Readonly<Record<string, string | Uint8Array>>,
+  files: Readonly<Record<string, string | Uint8Array>> | ReadonlyMap<string, string | Uint8Array>,
   options?: ApplyFilesOptions,
 ): ApplyFilesResult;
 

@@ -181,14 +181,45 @@ function applySync(document, root, opts) {
   return settle(native.applySyncJson(documentBytes(document), rootPath(root), applyOptions(opts)));
 }
 
-// applyFiles (issue 32, item 1), in memory: declared in index.d.ts; the
-// addon has it once the library does (src/lib.rs says where it goes).
+// applyFiles (issue 32, item 1), in memory: live once the addon has
+// `applyFilesJson` (src/lib.rs says where it goes); until then it throws.
+const FILES_KEYS = ["dialect", "dryRun", "atomic", "match"];
+
 function applyFiles(document, files, opts) {
   if (typeof native.applyFilesJson !== "function") {
     throw new Error("clada.applyFiles is not available in this build yet: apply a directory with apply()");
   }
-  void [document, files, opts];
-  throw new Error("clada.applyFiles: not wired yet");
+  const bytes = documentBytes(document);
+  const o = options(opts, "options");
+  knownKeys(o, FILES_KEYS, "applyFiles");
+  const { paths, contents } = fileMap(files);
+  const answer = native.applyFilesJson(bytes, paths, contents, applyOptions(o));
+  const report = settle(answer.json);
+  // The files by path, in an object without a prototype: a file named
+  // `__proto__` or `constructor` is a key like any other.
+  const after = Object.create(null);
+  answer.paths.forEach((path, i) => {
+    Object.defineProperty(after, path, { value: answer.contents[i], enumerable: true, writable: true, configurable: true });
+  });
+  return { files: after, report };
+}
+
+/** `files`: a Map or an object, of paths to strings (UTF-8) or bytes. */
+function fileMap(files) {
+  let entries;
+  if (files instanceof Map) entries = [...files.entries()];
+  else if (files !== null && typeof files === "object" && !Array.isArray(files)) entries = Object.entries(files);
+  else throw invalid(`files must be an object or a Map of paths to contents, not ${describe(files)}`);
+  const paths = [];
+  const contents = [];
+  for (const [path, value] of entries) {
+    if (typeof path !== "string") throw invalid(`files has the key ${String(path)}: each path is a string`);
+    if (typeof value === "string") contents.push(Buffer.from(value, "utf8"));
+    else if (value instanceof Uint8Array) contents.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+    else throw invalid(`files[${JSON.stringify(path)}] is ${describe(value)}: contents are strings or Uint8Arrays`);
+    paths.push(path);
+  }
+  return { paths, contents };
 }
 
 function convert(document, to, opts) {
