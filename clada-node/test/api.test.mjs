@@ -53,7 +53,7 @@ test("apply writes, keeps the report's key order, and commits nothing unless ask
   assert.throws(() => execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, stdio: "pipe" }));
 });
 
-test("git: true commits before and after, as clada", async () => {
+test("git: \"Name <email>\" commits as that author", async () => {
   const root = tempDir();
   execFileSync("git", ["init", "-q"], { cwd: root });
   writeFileSync(join(root, "a.txt"), "one\n");
