@@ -16,7 +16,9 @@
 //! Helix's `languages.toml`); `rust` (a doctest of clada-markers, which
 //! includes the README); `python commands|output|agent-loop` (the Python
 //! section, run as printed by `clada-py/tests/test_readme.py`, which this
-//! test holds to the section and the block's language); `not-run (why)`.
+//! test holds to the section and the block's language); `node
+//! commands|output|agent-loop` (the Node section, the same way, by
+//! `clada-node/test/readme.test.mjs`); `not-run (why)`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -398,6 +400,7 @@ fn every_readme_block_is_tested_as_written() {
         "helix",
         "rust",
         "python",
+        "node",
         "not-run",
     ];
     for b in &blocks {
@@ -512,6 +515,7 @@ fn every_readme_block_is_tested_as_written() {
                 );
             }
             ["python", what] => check_python(b, what, &at),
+            ["node", what] => check_node(b, what, &at),
             _ => panic!("{at}: a marker with the wrong arguments: {w:?}"),
         }
     }
@@ -562,12 +566,49 @@ fn check_lua(text: &str, at: &str) {
 /// section `clada-py/tests/test_readme.py` reads, and that file takes
 /// blocks of its language from it.
 fn check_python(b: &Block, what: &str, at: &str) {
-    let tests = std::fs::read_to_string(repo().join("clada-py/tests/test_readme.py")).unwrap();
+    let language = match what {
+        "commands" => "sh",
+        "output" => "text",
+        "agent-loop" => "python",
+        _ => panic!("{at}: `python {what}`: commands, output or agent-loop"),
+    };
+    check_door(
+        b,
+        language,
+        "clada-py/tests/test_readme.py",
+        "SECTION = \"",
+        at,
+    );
+}
+
+/// A block of the Node section, which the package's tests run as
+/// printed (`.ci/run` builds the package first), as for Python.
+fn check_node(b: &Block, what: &str, at: &str) {
+    let language = match what {
+        "commands" => "sh",
+        "output" => "text",
+        "agent-loop" => "ts",
+        _ => panic!("{at}: `node {what}`: commands, output or agent-loop"),
+    };
+    check_door(
+        b,
+        language,
+        "clada-node/test/readme.test.mjs",
+        "const SECTION = \"",
+        at,
+    );
+}
+
+/// The block is in the section that `test_file` (which names it on its
+/// line starting `section_line`) reads, in `language`, and that file takes
+/// blocks of that language from it.
+fn check_door(b: &Block, language: &str, test_file: &str, section_line: &str, at: &str) {
+    let tests = std::fs::read_to_string(repo().join(test_file)).unwrap();
     let heading = tests
         .lines()
-        .find_map(|l| l.strip_prefix("SECTION = \""))
-        .and_then(|l| l.strip_suffix('"'))
-        .unwrap_or_else(|| panic!("{at}: test_readme.py names no SECTION"));
+        .find_map(|l| l.strip_prefix(section_line))
+        .and_then(|l| l.trim_end_matches(';').strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{at}: {test_file} names no SECTION"));
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let lines: Vec<&str> = readme.lines().collect();
     let start = lines
@@ -579,17 +620,11 @@ fn check_python(b: &Block, what: &str, at: &str) {
         .unwrap_or(lines.len());
     assert!(
         (start..end).contains(&(b.line - 1)),
-        "{at}: outside {heading:?}, where test_readme.py reads"
+        "{at}: outside {heading:?}, where {test_file} reads"
     );
-    let language = match what {
-        "commands" => "sh",
-        "output" => "text",
-        "agent-loop" => "python",
-        _ => panic!("{at}: `python {what}`: commands, output or agent-loop"),
-    };
     assert_eq!(b.info, language, "{at}");
     assert!(
         tests.contains(&format!("fenced(section(), \"{language}\")")),
-        "{at}: test_readme.py reads no ```{language} block"
+        "{at}: {test_file} reads no ```{language} block"
     );
 }

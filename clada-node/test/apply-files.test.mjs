@@ -1,0 +1,53 @@
+// applyFiles, the in-memory apply (PROTOCOL §7.6).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { clada } from "./support.mjs";
+
+const WIRED = true;
+const TODO = WIRED ? {} : { todo: "waiting for clada_markers::apply_files (issue 32, item 1)" };
+
+test("applyFiles edits files in memory and keeps their bytes", TODO, () => {
+  const document = '<<<<<<< SEARCH path="a.txt"\none\n=======\ntwo\n>>>>>>> REPLACE\n';
+  const input = { "a.txt": "zero\r\none\r\n", "b.bin": new Uint8Array([0xff]) };
+  const { files, report } = clada.applyFiles(document, input);
+  assert.equal(report.ok, true);
+  assert.deepEqual(report.resend.applied, [1]);
+  assert.equal(Buffer.from(files["a.txt"]).toString(), "zero\r\ntwo\r\n");
+  assert.deepEqual([...files["b.bin"]], [0xff]);
+  // The input is not changed.
+  assert.equal(input["a.txt"], "zero\r\none\r\n");
+  // A Map does as well as an object.
+  assert.equal(clada.applyFiles(document, new Map(Object.entries(input))).report.ok, true);
+});
+
+test("applyFiles refuses keys that escape or are not normalised, naming them", TODO, () => {
+  for (const key of ["../x", "/etc/passwd", "a/../b", "./a", "a//b"]) {
+    assert.throws(() => clada.applyFiles("", { [key]: "x" }), (e) => {
+      assert.ok(e instanceof clada.CladaValidationError, `${key}: ${e}`);
+      assert.equal(e.type, "path_escape");
+      assert.ok(e.message.includes(JSON.stringify(key)), e.message);
+      return true;
+    });
+  }
+});
+
+test("applyFiles keeps a file named __proto__ as a file, never as a prototype", TODO, () => {
+  const { files } = clada.applyFiles('<<<<<<< WRITE path="__proto__"\npolluted\n>>>>>>> END\n', {});
+  assert.ok(Object.hasOwn(files, "__proto__"));
+  assert.equal(Buffer.from(files["__proto__"]).toString(), "polluted\n");
+  assert.equal(Object.getPrototypeOf(files), null);
+  assert.equal({}.polluted, undefined);
+});
+
+test("applyFiles runs no command: a RUN task is skipped, never run", TODO, () => {
+  const { report } = clada.applyFiles("<<<<<<< RUN\necho pwned > pwned\n>>>>>>> END\n", {});
+  assert.equal(report.blocks[0].tasks[0].status, "skipped");
+  assert.deepEqual(report.resend.skipped, [1]);
+});
+
+test("applyFiles checks its arguments", TODO, () => {
+  assert.throws(() => clada.applyFiles("", ["a.txt"]), TypeError);
+  assert.throws(() => clada.applyFiles("", { "a.txt": 1 }), TypeError);
+  assert.throws(() => clada.applyFiles("", {}, { git: true }), /unknown option "git"/);
+});
+
