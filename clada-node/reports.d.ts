@@ -13,7 +13,7 @@
 export interface ApplyReport {
   blocks: BlockReport[];
   /** In a dry run: what the run would change, file by file. */
-  changes?: FileChange[] | null;
+  changes?: FileChange[];
   diagnostics: DiagnosticReport[];
   /** The edit format the document was read in (PROTOCOL §11). */
   dialect: Dialect;
@@ -27,8 +27,8 @@ export interface ApplyReport {
   error?: ErrorReport | null;
   git: GitReport;
   ok: boolean;
-  /** What to send again (PROTOCOL §9.1); absent in a dry run. */
-  resend?: Resend | null;
+  /** What to send again (PROTOCOL §9.1); in a dry run, what would be. */
+  resend?: Resend;
   summary: ApplySummary;
   /**
    * How to take this run back (`clada undo -C ROOT`, PROTOCOL §7.5), or
@@ -40,11 +40,17 @@ export interface ApplyReport {
 }
 
 export interface ApplySummary {
+  /**
+   * Applied before (`already_applied`): nothing to do, and no failure.
+   * Not counted in `succeeded`.
+   */
+  already_applied: number;
   blocks: number;
   failed: number;
   /** Succeeded, then undone (`--atomic`); counted in `succeeded` too. */
   rolled_back?: number;
   skipped: number;
+  /** Applied by this run. */
   succeeded: number;
   tasks: number;
 }
@@ -109,14 +115,19 @@ export interface CheckTask {
 }
 
 /**
- * When an edit with a line hint found several equal candidates: how many,
- * and which line the one taken starts on (the nearest to the hint).
+ * When an edit found several equal candidates and one was taken: how
+ * many, and what chose it (the nearest to its line hint, or the order of
+ * a file's hunks).
  */
 export interface Chosen {
+  by: ChosenBy;
   candidates: number;
-  /** The line the edit was written for. */
-  hint: number;
+  /** The line the edit was written for (`by: "line"`). */
+  hint?: number | null;
 }
+
+/** What chose one of several equal candidates. */
+export type ChosenBy = "line" | "order";
 
 /** The region of a file most like the search text. */
 export interface Closest {
@@ -193,10 +204,20 @@ export interface ErrorReport {
    * indentations (`indentation_mismatch`).
    */
   indentation?: Indentation | null;
+  /**
+   * Where the search text occurs, but not as whole lines, which a
+   * line-based dialect's edit matches (PROTOCOL §11).
+   */
+  inside_lines?: number[];
   lines?: number[] | null;
   /** The occurrences were found by a pass beyond exact text. */
   matched?: Matched | null;
   message: string;
+  /**
+   * Where the search text occurs as whole lines but does not end the
+   * file, as `\ No newline at end of file` asks (PROTOCOL §11.8).
+   */
+  not_at_end?: number[];
   os_error?: string | null;
   /** First and last line of each occurrence (PROTOCOL §9.2). */
   ranges?: number[][] | null;
@@ -308,18 +329,24 @@ export interface Position {
 
 /**
  * The tasks of a run by what an agent should do with them next, as task
- * numbers (PROTOCOL §9.1). Every task is in exactly one list.
+ * numbers, and the edits no task came of (PROTOCOL §9.1). Every task, and
+ * every edit refused before it became one, is in exactly one list.
  */
 export interface Resend {
   /**
-   * Edits whose change the file already has (`already_applied`): drop
-   * them.
+   * Edits whose change the file already has (`already_applied`): in
+   * effect, never send them again.
    */
   already_applied: number[];
   /** In effect: never send these again. */
   applied: number[];
-  /** Failed, or in a malformed unit: fix them, then send them again. */
-  failed: number[];
+  /**
+   * Failed, or in a malformed unit: fix them, then send them again.
+   * Task numbers first, then the edits no task came of (a marker
+   * written wrong, a format the dialect does not read), by where they
+   * start.
+   */
+  failed: ResendEntry[];
   /**
    * Commands nobody approved: the user must approve them (the error's
    * `approve` line), then they can be sent again as written.
@@ -328,6 +355,13 @@ export interface Resend {
   /** Not carried out, or undone (`--atomic`): send them again as written. */
   skipped: number[];
 }
+
+/**
+ * An entry of `resend.failed`: a task by its number, or an edit no task
+ * came of by its place, so that a model can tell which of its edits it
+ * is.
+ */
+export type ResendEntry = number | UnreadEdit;
 
 export type Severity = "error" | "warning";
 
@@ -375,4 +409,14 @@ export interface TaskReport {
   status: TaskStatus;
 }
 
-export type TaskStatus = "success" | "failed" | "skipped";
+export type TaskStatus = "success" | "failed" | "skipped" | "already_applied";
+
+/** An edit no task came of: refused as a whole before anything ran. */
+export interface UnreadEdit {
+  /** That line, as the document has it (at most 200 characters). */
+  first_line: string;
+  /** Why: the error's kind (`malformed_marker`, `foreign_format`, …). */
+  kind: string;
+  /** The 1-based line it starts on. */
+  line: number;
+}

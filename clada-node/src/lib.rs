@@ -98,7 +98,7 @@ pub fn check_json(document: Buffer, dialect: String) -> String {
         Ok(d) => d,
         Err(e) => return bad_argument(e),
     };
-    outcome(calls::check(&document, dialect).map(|r| text(&r)), &[])
+    outcome(calls::check(&document, dialect).map(|(r, _)| text(&r)), &[])
 }
 
 /// The options of `apply`, as `index.js` passes them on (checked there
@@ -175,7 +175,7 @@ impl ApplyCall {
             dirs,
             &mut warnings,
         )
-        .map(|r| text(&r));
+        .map(|(r, _)| text(&r));
         outcome(result, &warnings)
     }
 }

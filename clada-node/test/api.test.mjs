@@ -33,7 +33,7 @@ test("apply of the tour as a dry run changes nothing and reports what it would",
   const root = exampleProject();
   const before = tree(root);
   const report = await clada.apply(tour(), root, { dryRun: true });
-  assert.deepEqual(report.summary, { blocks: 6, tasks: 9, succeeded: 9, failed: 0, skipped: 0 });
+  assert.deepEqual(report.summary, { blocks: 6, tasks: 9, succeeded: 9, already_applied: 0, failed: 0, skipped: 0 });
   assert.equal(report.dry_run, true);
   assert.ok(report.changes.length > 0);
   assert.deepEqual(tree(root), before);
