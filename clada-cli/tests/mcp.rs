@@ -883,3 +883,71 @@ fn a_cancelled_apply_gets_no_answer_and_a_waiting_one_never_runs() {
     );
     assert!(!root.path().join("never.txt").exists());
 }
+
+/// Issue 31: `notifications/cancelled` during an apply was ignored (the
+/// command ran its 6 s, the tasks after it too, the report was sent). The
+/// run stops: its command is ended, the tasks after it never run, no
+/// answer is sent for its id, and the next request is answered at once;
+/// under `atomic: "document"` what it wrote is taken back.
+#[test]
+fn a_cancelled_apply_stops_and_is_not_answered() {
+    for atomic in [false, true] {
+        let root = tempfile::tempdir().unwrap();
+        let mut live = Live::start(
+            root.path().to_str().unwrap(),
+            &["--allow-any-command", "--no-git"],
+        );
+        let doc = "<<<<<<< WRITE path=\"first.txt\"\n1\n>>>>>>> END\n\
+                   <<<<<<< RUN\nsleep 6\n>>>>>>> END\n\
+                   <<<<<<< WRITE path=\"second.txt\"\n2\n>>>>>>> END\n";
+        let mut arguments = json!({"document": doc});
+        if atomic {
+            arguments["atomic"] = json!("document");
+        }
+        live.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "apply", "arguments": arguments}})
+            .to_string(),
+        );
+        let sent = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let cancelled = std::time::Instant::now();
+        live.send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 1, "reason": "the user stopped it"}})
+            .to_string(),
+        );
+        live.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string());
+        let answers = live.answers(1, std::time::Duration::from_secs(10));
+        assert_eq!(answers.len(), 1, "{answers:#?}");
+        assert_eq!(answers[0]["id"], 2, "{answers:#?}");
+        assert!(
+            cancelled.elapsed() < std::time::Duration::from_secs(2),
+            "answered after {:?}",
+            cancelled.elapsed()
+        );
+        // The next apply runs after the cancelled one has stopped.
+        live.send(&call(
+            3,
+            "apply",
+            "<<<<<<< WRITE path=\"after.txt\"\n3\n>>>>>>> END\n",
+        ));
+        let answers = live.answers(1, std::time::Duration::from_secs(10));
+        assert_eq!(answers[0]["id"], 3, "{answers:#?}");
+        // Past the end the command would have had: still no answer for 1,
+        // and the task after it never ran.
+        let past = (sent + std::time::Duration::from_millis(6500))
+            .saturating_duration_since(std::time::Instant::now());
+        assert!(live.answers(1, past).is_empty());
+        assert!(
+            !root.path().join("second.txt").exists(),
+            "the task after it never ran"
+        );
+        assert_eq!(
+            root.path().join("first.txt").exists(),
+            !atomic,
+            "atomic: {atomic}"
+        );
+        assert!(root.path().join("after.txt").exists());
+    }
+}

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use clada_markers::CheckReport;
 use clada_markers::MatchMode;
 use clada_markers::dialect::Dialect;
-use clada_markers::engine::Atomic;
+use clada_markers::engine::{Atomic, Cancel};
 use clada_markers::mcp::{self, Switches};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, Content, CustomRequest, CustomResult, ErrorCode,
@@ -235,7 +235,12 @@ struct Answer {
 const DOCUMENT: &str = "<document>";
 
 impl Server {
-    fn call(&self, name: &str, arguments: Map<String, Value>) -> Result<Answer, ErrorData> {
+    fn call(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        cancel: Cancel,
+    ) -> Result<Answer, ErrorData> {
         // The arguments are checked in the library (`clada_markers::mcp`,
         // where the fuzz target `mcp_args` reaches them); a call's
         // switches only narrow the server's.
@@ -278,8 +283,9 @@ impl Server {
                     MatchMode::Exact => MatchArg::Exact,
                     MatchMode::Whitespace => MatchArg::Whitespace,
                 };
-                let (report, text) = super::apply::report_of(&args, call.document, DOCUMENT)
-                    .map_err(|e| ErrorData::internal_error(e, None))?;
+                let (report, text) =
+                    super::apply::report_of(&args, call.document, DOCUMENT, cancel)
+                        .map_err(|e| ErrorData::internal_error(e, None))?;
                 Ok(Answer {
                     text,
                     report: serde_json::to_value(&report)
@@ -341,11 +347,20 @@ impl ServerHandler for Server {
         let server = self.clone();
         let name = request.name.to_string();
         let arguments = request.arguments.unwrap_or_default();
+        // Cancelled by the client (MCP `notifications/cancelled`): the run
+        // stops between tasks, its running command ended as at a timeout;
+        // its answer is not sent (the transport drops it).
+        let (cancel, stop) = Cancel::new();
+        let ct = context.ct.clone();
+        let watch = tokio::spawn(async move {
+            ct.cancelled().await;
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
         // The run blocks (files, commands): off the protocol's thread.
+        let ran = tokio::task::spawn_blocking(move || server.call(&name, arguments, cancel)).await;
+        watch.abort();
         let Answer { text, report } =
-            tokio::task::spawn_blocking(move || server.call(&name, arguments))
-                .await
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
+            ran.map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
         let ok = report.get("ok").and_then(Value::as_bool).unwrap_or(false);
         let mut result = if ok {
             CallToolResult::success(vec![Content::text(text)])

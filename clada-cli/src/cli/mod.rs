@@ -451,6 +451,7 @@ impl Policy {
             sandbox_temp: None,
             approved: Vec::new(),
             dialect: clada_markers::Dialect::Clada,
+            cancel: Default::default(),
         }
     }
 }
