@@ -16,8 +16,10 @@ pub(crate) fn run(args: UndoArgs) -> u8 {
             return 2;
         }
     };
-    let mut settings = clada_markers::Settings::default();
-    settings.git = Some(args.git_author.clone());
+    let settings = clada_markers::Settings {
+        git: Some(args.git_author.clone()),
+        ..Default::default()
+    };
     let apply = apply.settings(settings).dirs(output::dirs());
     let done = apply.undo();
     match args.format {
