@@ -951,3 +951,33 @@ fn a_cancelled_apply_stops_and_is_not_answered() {
         assert!(root.path().join("after.txt").exists());
     }
 }
+
+/// Issue 31: a client that closes its input right after its last request
+/// gets its answer, however long the work takes (rmcp gave the work still
+/// running 5 s, then ended without its answer).
+#[test]
+fn a_request_sent_just_before_input_closes_is_answered() {
+    let root = tempfile::tempdir().unwrap();
+    let apply = call(
+        1,
+        "apply",
+        "<<<<<<< RUN\nsleep 6\n>>>>>>> END\n<<<<<<< WRITE path=\"done.txt\"\nx\n>>>>>>> END\n",
+    );
+    let (answers, code) = raw(
+        &[
+            "-C",
+            root.path().to_str().unwrap(),
+            "--allow-any-command",
+            "--no-git",
+        ],
+        &[INITIALIZE, INITIALIZED, &apply],
+    );
+    assert_eq!(code, Some(0));
+    let answer = answers.iter().find(|a| a["id"] == 1);
+    let answer = answer.unwrap_or_else(|| panic!("no answer: {answers:#?}"));
+    assert_eq!(
+        answer["result"]["structuredContent"]["ok"], true,
+        "{answer}"
+    );
+    assert!(root.path().join("done.txt").exists());
+}
