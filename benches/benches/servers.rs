@@ -92,10 +92,11 @@ fn rss_mib(pid: u32) -> f64 {
 
 /// `--soak`: a long-running `clada mcp` under sequential calls, `check`
 /// and `apply` in turn, of documents up to `SOAK_SIZE` bytes (a large one
-/// every tenth call, small ones between), its resident memory printed
-/// every `SOAK_EVERY` calls; `SOAK_CALLS` calls, or fewer if `SOAK_SECS`
-/// runs out first. Latency p50/p99 per tool, the peak and last RSS, and
-/// the last RSS as a multiple of the largest document.
+/// every fifth call, so a check and an apply in turn, small ones between),
+/// its resident memory printed every `SOAK_EVERY` calls; `SOAK_CALLS`
+/// calls, or fewer if `SOAK_SECS` runs out first. Latency p50/p99 per
+/// tool, the peak and last RSS, and the last RSS as a multiple of the
+/// largest document.
 ///
 /// ```sh
 /// SOAK_SIZE=10000000 SOAK_CALLS=1000 SOAK_EVERY=100 \
@@ -115,7 +116,7 @@ fn soak() {
     let mut mcp = Mcp::start(&clada, root.path());
     let pid = mcp.child.id();
     println!(
-        "clada mcp soak: {calls} calls (check, apply in turn), a {size} B document every tenth"
+        "clada mcp soak: {calls} calls (check, apply in turn), a {size} B document every fifth"
     );
     println!("  calls  RSS MiB");
     println!("  {:>5}  {:7.1}", 0, rss_mib(pid));
@@ -127,7 +128,7 @@ fn soak() {
         if Instant::now() >= end {
             break;
         }
-        let text = if i % 10 == 0 { &big } else { &small };
+        let text = if i % 5 == 0 { &big } else { &small };
         let (tool, doc) = if i % 2 == 0 {
             (
                 "check",
@@ -140,10 +141,15 @@ fn soak() {
             )
         };
         let id = i + 1;
+        // Made before the clock starts: the client's work is not the
+        // server's.
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"document": doc}}})
+        .to_string();
         let t = Instant::now();
-        mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": {"document": doc}}}));
-        drop(doc);
+        writeln!(mcp.input, "{message}").expect("write to the MCP server");
+        mcp.input.flush().expect("flush");
+        drop(message);
         let answer = mcp.answer(id);
         let took = ms(t);
         assert!(!answer.contains("\"error\":{\"code\""), "call {id} failed");
