@@ -22,6 +22,10 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
+    if std::env::args().any(|a| a == "--soak") {
+        soak();
+        return;
+    }
     let clada = clada_binary();
     let doc = task_heavy(SIZE);
     let tasks = doc.matches("<<<<<<< SEARCH").count();
@@ -66,6 +70,122 @@ fn main() {
     }
     mcp.stop();
     lsp.stop();
+}
+
+/// A number from the environment, else `default`.
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The resident memory of process `pid`, in MiB.
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// `--soak`: a long-running `clada mcp` under sequential calls, `check`
+/// and `apply` in turn, of documents up to `SOAK_SIZE` bytes (a large one
+/// every fifth call, so a check and an apply in turn, small ones between),
+/// its resident memory printed every `SOAK_EVERY` calls; `SOAK_CALLS`
+/// calls, or fewer if `SOAK_SECS` runs out first. Latency p50/p99 per
+/// tool, the peak and last RSS, and the last RSS as a multiple of the
+/// largest document.
+///
+/// ```sh
+/// SOAK_SIZE=10000000 SOAK_CALLS=1000 SOAK_EVERY=100 \
+///   cargo bench -p clada-benches --bench servers -- --soak
+/// ```
+fn soak() {
+    let size = env_or("SOAK_SIZE", 1_000_000);
+    let calls = env_or("SOAK_CALLS", 200);
+    let every = env_or("SOAK_EVERY", 20).max(1);
+    let secs = env_or("SOAK_SECS", 120);
+    let clada = clada_binary();
+    let root = tempfile::tempdir().expect("scratch");
+    let line = "a line of the document, with a few words on it\n";
+    let body = |bytes: usize| line.repeat(bytes / line.len() + 1);
+    let big = body(size);
+    let small = body(2000);
+    let mut mcp = Mcp::start(&clada, root.path());
+    let pid = mcp.child.id();
+    println!(
+        "clada mcp soak: {calls} calls (check, apply in turn), a {size} B document every fifth"
+    );
+    println!("  calls  RSS MiB");
+    println!("  {:>5}  {:7.1}", 0, rss_mib(pid));
+    let end = Instant::now() + std::time::Duration::from_secs(secs as u64);
+    let (mut check_ms, mut apply_ms) = (Vec::new(), Vec::new());
+    let mut peak: f64 = 0.0;
+    let mut done = 0;
+    for i in 0..calls {
+        if Instant::now() >= end {
+            break;
+        }
+        let text = if i % 5 == 0 { &big } else { &small };
+        let (tool, doc) = if i % 2 == 0 {
+            (
+                "check",
+                format!("<<<<<<< WRITE path=\"c.txt\"\n{text}>>>>>>> END\n"),
+            )
+        } else {
+            (
+                "apply",
+                format!("<<<<<<< WRITE path=\"f{}.txt\"\n{text}>>>>>>> END\n", i % 7),
+            )
+        };
+        let id = i + 1;
+        // Made before the clock starts: the client's work is not the
+        // server's.
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"document": doc}}})
+        .to_string();
+        let t = Instant::now();
+        writeln!(mcp.input, "{message}").expect("write to the MCP server");
+        mcp.input.flush().expect("flush");
+        drop(message);
+        let answer = mcp.answer(id);
+        let took = ms(t);
+        assert!(!answer.contains("\"error\":{\"code\""), "call {id} failed");
+        if tool == "check" {
+            check_ms.push(took);
+        } else {
+            apply_ms.push(took);
+        }
+        done = i + 1;
+        let rss = rss_mib(pid);
+        peak = peak.max(rss);
+        if done % every == 0 {
+            println!("  {done:>5}  {rss:7.1}");
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let last = rss_mib(pid);
+    let pct = |mut v: Vec<f64>, p: f64| {
+        v.sort_by(f64::total_cmp);
+        let i = ((v.len() as f64 * p).ceil() as usize).saturating_sub(1);
+        v.get(i).copied().unwrap_or(f64::NAN)
+    };
+    for (name, v) in [("check", check_ms), ("apply", apply_ms)] {
+        println!(
+            "  {name}: p50 {:8.2} ms  p99 {:8.2} ms  ({} calls)",
+            pct(v.clone(), 0.5),
+            pct(v.clone(), 0.99),
+            v.len()
+        );
+    }
+    let mib = size as f64 / (1024.0 * 1024.0);
+    println!(
+        "  {done} calls: RSS peak {peak:.1} MiB, idle after {last:.1} MiB ({:.1}x the largest document, {mib:.1} MiB)",
+        last / mib
+    );
+    mcp.stop();
 }
 
 fn ms(t: Instant) -> f64 {

@@ -758,3 +758,297 @@ fn already_applied_is_a_success_and_an_empty_reply_an_error() {
         client.cancel().await.unwrap();
     });
 }
+
+/// A `clada mcp` whose input stays open: lines are written without waiting
+/// for answers, and answers read as they come.
+struct Live {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    answers: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Live {
+    fn start(root: &str, more: &[&str]) -> Live {
+        let mut child = clada()
+            .args(["mcp", "-C", root])
+            .args(more)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.lines() {
+                let Ok(line) = line else { return };
+                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut live = Live {
+            child,
+            stdin,
+            answers,
+        };
+        live.send(INITIALIZE);
+        live.send(INITIALIZED);
+        live
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Every answer that comes within `wait`, or until `enough` answers
+    /// (besides `initialize`'s) have come.
+    fn answers(&self, enough: usize, wait: std::time::Duration) -> Vec<Value> {
+        let end = std::time::Instant::now() + wait;
+        let mut got = Vec::new();
+        while got.len() < enough {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            match self.answers.recv_timeout(left) {
+                Ok(a) if a["id"] == 0 => {}
+                Ok(a) => got.push(a),
+                Err(_) => break,
+            }
+        }
+        got
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn call(id: impl std::fmt::Display, tool: &str, document: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id.to_string().parse::<i64>().map_or(json!(id.to_string()), Value::from), "method": "tools/call",
+        "params": {"name": tool, "arguments": {"document": document}}})
+    .to_string()
+}
+
+/// Issue 31: a client that writes without waiting (applies, a 1 MB check,
+/// malformed lines, a request just before each) lost answers: rmcp
+/// dropped the transport's read of a line when an answer was ready first,
+/// and with it the line half read or the answer to a malformed line half
+/// written. Every line gets its one answer, the input left open.
+#[test]
+fn every_pipelined_request_is_answered_once() {
+    let root = tempfile::tempdir().unwrap();
+    let mut live = Live::start(root.path().to_str().unwrap(), &[]);
+    let applies = 100;
+    for i in 1..=applies {
+        live.send(&call(
+            i,
+            "apply",
+            &format!("<<<<<<< WRITE path=\"f{i}.txt\"\n{i}\n>>>>>>> END\n"),
+        ));
+    }
+    let big = format!(
+        "<<<<<<< WRITE path=\"big.txt\"\n{}>>>>>>> END\n",
+        "a line of the big document\n".repeat(40_000)
+    );
+    live.send(&call(1000, "check", &big));
+    for i in 0..5 {
+        live.send(&json!({"jsonrpc": "2.0", "id": 2000 + i, "method": "ping"}).to_string());
+        live.send("{this is not json");
+        live.send(&json!({"jsonrpc": "2.0", "id": 3000 + i, "method": "tools/list"}).to_string());
+    }
+    let want = applies + 1 + 5 * 3;
+    let answers = live.answers(want, std::time::Duration::from_secs(20));
+    let mut ids: Vec<Value> = answers.iter().map(|a| a["id"].clone()).collect();
+    let parse_errors = answers
+        .iter()
+        .filter(|a| a["id"].is_null() && a["error"]["code"] == -32700)
+        .count();
+    assert_eq!(parse_errors, 5, "{answers:#?}");
+    ids.retain(|id| !id.is_null());
+    ids.sort_by_key(|id| id.as_i64());
+    let mut expected: Vec<Value> = (1..=applies as i64).map(Value::from).collect();
+    expected.push(json!(1000));
+    expected.extend((0..5).flat_map(|i| [json!(2000 + i), json!(3000 + i)]));
+    expected.sort_by_key(|id| id.as_i64());
+    assert_eq!(ids, expected, "each request answered once");
+    // The big check answered with its report, not lost.
+    let check = answers.iter().find(|a| a["id"] == 1000).unwrap();
+    assert_eq!(check["result"]["structuredContent"]["ok"], true, "{check}");
+    assert!(
+        live.answers(1, std::time::Duration::from_millis(300))
+            .is_empty()
+    );
+}
+
+/// Issue 31: applies to one root run in the order they were read. A
+/// client that sends a WRITE then a SEARCH of the same file without
+/// waiting gets what it sent; before, the SEARCH could run first and fail.
+#[test]
+fn pipelined_applies_run_in_the_order_sent() {
+    let root = tempfile::tempdir().unwrap();
+    let mut live = Live::start(root.path().to_str().unwrap(), &[]);
+    let pairs = 40;
+    for i in 0..pairs {
+        live.send(&call(
+            2 * i + 1,
+            "apply",
+            &format!("<<<<<<< WRITE path=\"o{i}.txt\"\nfirst {i}\n>>>>>>> END\n"),
+        ));
+        live.send(&call(
+            2 * i + 2,
+            "apply",
+            &format!(
+                "<<<<<<< SEARCH path=\"o{i}.txt\"\nfirst {i}\n=======\nsecond {i}\n>>>>>>> REPLACE\n"
+            ),
+        ));
+    }
+    let answers = live.answers(2 * pairs, std::time::Duration::from_secs(60));
+    assert_eq!(answers.len(), 2 * pairs);
+    for a in &answers {
+        assert_eq!(a["result"]["structuredContent"]["ok"], true, "{a}");
+    }
+    for i in 0..pairs {
+        let text = std::fs::read_to_string(root.path().join(format!("o{i}.txt"))).unwrap();
+        assert_eq!(text, format!("second {i}\n"));
+    }
+}
+
+/// Issue 31: MCP says a cancelled request gets no answer. An apply that
+/// waits behind a slow one and is cancelled is never answered and never
+/// runs; the server answers the next request.
+#[test]
+fn a_cancelled_apply_gets_no_answer_and_a_waiting_one_never_runs() {
+    let root = tempfile::tempdir().unwrap();
+    let mut live = Live::start(
+        root.path().to_str().unwrap(),
+        &["--allow-any-command", "--no-git"],
+    );
+    live.send(&call(1, "apply", "<<<<<<< RUN\nsleep 2\n>>>>>>> END\n"));
+    live.send(&call(
+        2,
+        "apply",
+        "<<<<<<< WRITE path=\"never.txt\"\nno\n>>>>>>> END\n",
+    ));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    live.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 2, "reason": "test"}})
+        .to_string(),
+    );
+    live.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string());
+    let answers = live.answers(2, std::time::Duration::from_secs(10));
+    let ids: Vec<Value> = answers.iter().map(|a| a["id"].clone()).collect();
+    assert!(
+        ids.contains(&json!(3)) && ids.contains(&json!(1)),
+        "{answers:#?}"
+    );
+    assert!(
+        live.answers(1, std::time::Duration::from_secs(1))
+            .is_empty()
+    );
+    assert!(!root.path().join("never.txt").exists());
+}
+
+/// Issue 31: `notifications/cancelled` during an apply was ignored (the
+/// command ran its 6 s, the tasks after it too, the report was sent). The
+/// run stops: its command is ended, the tasks after it never run, no
+/// answer is sent for its id, and the next request is answered at once;
+/// under `atomic: "document"` what it wrote is taken back.
+#[test]
+fn a_cancelled_apply_stops_and_is_not_answered() {
+    for atomic in [false, true] {
+        let root = tempfile::tempdir().unwrap();
+        let mut live = Live::start(
+            root.path().to_str().unwrap(),
+            &["--allow-any-command", "--no-git"],
+        );
+        let doc = "<<<<<<< WRITE path=\"first.txt\"\n1\n>>>>>>> END\n\
+                   <<<<<<< RUN\nsleep 6\n>>>>>>> END\n\
+                   <<<<<<< WRITE path=\"second.txt\"\n2\n>>>>>>> END\n";
+        let mut arguments = json!({"document": doc});
+        if atomic {
+            arguments["atomic"] = json!("document");
+        }
+        live.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "apply", "arguments": arguments}})
+            .to_string(),
+        );
+        let sent = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let cancelled = std::time::Instant::now();
+        live.send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 1, "reason": "the user stopped it"}})
+            .to_string(),
+        );
+        live.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string());
+        let answers = live.answers(1, std::time::Duration::from_secs(10));
+        assert_eq!(answers.len(), 1, "{answers:#?}");
+        assert_eq!(answers[0]["id"], 2, "{answers:#?}");
+        assert!(
+            cancelled.elapsed() < std::time::Duration::from_secs(2),
+            "answered after {:?}",
+            cancelled.elapsed()
+        );
+        // The next apply runs after the cancelled one has stopped.
+        live.send(&call(
+            3,
+            "apply",
+            "<<<<<<< WRITE path=\"after.txt\"\n3\n>>>>>>> END\n",
+        ));
+        let answers = live.answers(1, std::time::Duration::from_secs(10));
+        assert_eq!(answers[0]["id"], 3, "{answers:#?}");
+        // Past the end the command would have had: still no answer for 1,
+        // and the task after it never ran.
+        let past = (sent + std::time::Duration::from_millis(6500))
+            .saturating_duration_since(std::time::Instant::now());
+        assert!(live.answers(1, past).is_empty());
+        assert!(
+            !root.path().join("second.txt").exists(),
+            "the task after it never ran"
+        );
+        assert_eq!(
+            root.path().join("first.txt").exists(),
+            !atomic,
+            "atomic: {atomic}"
+        );
+        assert!(root.path().join("after.txt").exists());
+    }
+}
+
+/// Issue 31: a client that closes its input right after its last request
+/// gets its answer, however long the work takes (rmcp gave the work still
+/// running 5 s, then ended without its answer).
+#[test]
+fn a_request_sent_just_before_input_closes_is_answered() {
+    let root = tempfile::tempdir().unwrap();
+    let apply = call(
+        1,
+        "apply",
+        "<<<<<<< RUN\nsleep 6\n>>>>>>> END\n<<<<<<< WRITE path=\"done.txt\"\nx\n>>>>>>> END\n",
+    );
+    let (answers, code) = raw(
+        &[
+            "-C",
+            root.path().to_str().unwrap(),
+            "--allow-any-command",
+            "--no-git",
+        ],
+        &[INITIALIZE, INITIALIZED, &apply],
+    );
+    assert_eq!(code, Some(0));
+    let answer = answers.iter().find(|a| a["id"] == 1);
+    let answer = answer.unwrap_or_else(|| panic!("no answer: {answers:#?}"));
+    assert_eq!(
+        answer["result"]["structuredContent"]["ok"], true,
+        "{answer}"
+    );
+    assert!(root.path().join("done.txt").exists());
+}

@@ -126,6 +126,40 @@ async def bad_root_checks():
     print("a missing root: initialize fails, saying why")
 
 
+async def cancel_checks():
+    """Issue 31: an apply the client gives up on (the SDK sends
+    `notifications/cancelled`) stops: its command is ended, the task after
+    it never runs, and the server answers the next calls at once."""
+    import anyio
+    import time
+
+    root = tempfile.mkdtemp()
+    doc = (
+        '<<<<<<< WRITE path="first.txt"\n1\n>>>>>>> END\n'
+        "<<<<<<< RUN\nsleep 6\n>>>>>>> END\n"
+        '<<<<<<< WRITE path="second.txt"\n2\n>>>>>>> END\n'
+    )
+    params = server("--no-git", "--allow-any-command", "-C", root)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            start = time.monotonic()
+            with anyio.move_on_after(1.5):
+                await session.call_tool("apply", {"document": doc})
+                raise AssertionError("the apply was not cancelled")
+            abandoned = time.monotonic()
+            later = await session.call_tool(
+                "apply", {"document": '<<<<<<< WRITE path="after.txt"\n3\n>>>>>>> END\n'}
+            )
+            assert not later.is_error, later
+            assert time.monotonic() - abandoned < 2, "the cancelled run went on"
+            await anyio.sleep(max(0, 6.5 - (time.monotonic() - start)))
+            assert os.path.exists(os.path.join(root, "first.txt"))
+            assert not os.path.exists(os.path.join(root, "second.txt")), "the task after it ran"
+    print("a cancelled apply stops, and the next call is answered at once")
+
+
 asyncio.run(session_checks())
 asyncio.run(bad_root_checks())
+asyncio.run(cancel_checks())
 print("ok")

@@ -338,3 +338,70 @@ fn the_text_report_is_the_same_streamed_or_whole() {
         assert!(one.contains("Resend:"), "{one}");
     }
 }
+
+/// The units a reader that sees `doc` cut at byte `cut` hands out, read
+/// as `clada watch` reads a file: whole lines, then the last line without
+/// its line feed only when it is a closer written whole
+/// (`Splitter::push_unfinished`), then the rest once it has come; the
+/// text of each unit, its line feed left for the next read if the cut
+/// fell before it.
+fn read_cut(doc: &[u8], cut: usize) -> Vec<String> {
+    let mut s = clada_markers::stream::Splitter::new();
+    let mut out = Vec::new();
+    let (head, _) = doc.split_at(cut);
+    let whole = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+    for line in head[..whole].split_inclusive(|&b| b == b'\n') {
+        out.extend(s.push_bytes(line));
+    }
+    let mut from = whole;
+    if let Some(unit) = s.push_unfinished(&head[whole..]) {
+        out.push(unit);
+        from = cut;
+    }
+    for line in doc[from..].split_inclusive(|&b| b == b'\n') {
+        out.extend(s.push_bytes(line));
+    }
+    out.extend(s.finish());
+    out.into_iter()
+        .map(|c| c.text.trim_matches(['\r', '\n']).to_owned())
+        .collect()
+}
+
+/// Issue 31: a unit is judged only when its last line is complete. Every
+/// clada document of the corpus, cut at every byte (a write that stopped
+/// there, then the rest): the units handed out are those of the document
+/// read whole, never one closed by a line cut short.
+#[test]
+fn a_document_cut_at_any_byte_hands_out_the_units_of_the_whole() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/apply");
+    let mut docs = 0;
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for case in entries {
+        let expect = std::fs::read_to_string(case.join("expect")).unwrap_or_default();
+        if expect.lines().any(|l| l.starts_with("dialect")) {
+            continue;
+        }
+        let Ok(doc) = std::fs::read(case.join("patch.txt")) else {
+            continue;
+        };
+        if doc.len() > 2048 {
+            continue;
+        }
+        docs += 1;
+        let want = read_cut(&doc, doc.len());
+        for cut in 0..doc.len() {
+            assert_eq!(
+                read_cut(&doc, cut),
+                want,
+                "{} cut at byte {cut}: {:?}",
+                case.display(),
+                String::from_utf8_lossy(&doc[..cut])
+            );
+        }
+    }
+    assert!(docs > 100, "{docs} documents");
+}

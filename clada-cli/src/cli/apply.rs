@@ -173,12 +173,14 @@ pub(crate) fn report_of(
     args: &ApplyArgs,
     text: &str,
     name: &str,
+    cancel: clada_markers::engine::Cancel,
 ) -> Result<(ApplyReport, String), String> {
     let started = Instant::now();
     let text = clada_markers::input::text(text).map_err(|d| d.message)?;
     let (dialect, doc) = args.dialect.read(text, args.policy.allow_escape);
     let mut apply = applier(args)?;
     apply.settings_mut().dialect = dialect;
+    apply.settings_mut().cancel = cancel;
     let mut printer = TextPrinter::new(
         Vec::new(),
         text,

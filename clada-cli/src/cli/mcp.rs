@@ -22,7 +22,7 @@ use std::sync::Arc;
 use clada_markers::CheckReport;
 use clada_markers::MatchMode;
 use clada_markers::dialect::Dialect;
-use clada_markers::engine::Atomic;
+use clada_markers::engine::{Atomic, Cancel};
 use clada_markers::mcp::{self, Switches};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, Content, CustomRequest, CustomResult, ErrorCode,
@@ -61,6 +61,7 @@ pub(crate) fn run(mut args: ApplyArgs, prompt: &'static str) -> u8 {
     let server = Server {
         args: Arc::new(args),
         prompt,
+        order: Arc::new(Order(tokio::sync::watch::Sender::new(0))),
     };
     runtime.block_on(async move {
         match server.serve(transport::Stdio::new()).await {
@@ -105,6 +106,32 @@ async fn refuse(message: &str, root: &std::path::Path) {
 struct Server {
     args: Arc<ApplyArgs>,
     prompt: &'static str,
+    order: Arc<Order>,
+}
+
+/// The `apply` calls run one after another, in the order they were read
+/// (their [`transport::Ticket`]s): a client that sends a WRITE and then a
+/// SEARCH of the same file without waiting gets what it sent. The number
+/// is the ticket whose turn it is.
+struct Order(tokio::sync::watch::Sender<u64>);
+
+/// A call's turn, held while it runs: the next one's when let go, however
+/// the call ends.
+struct Turn(Arc<Order>);
+
+impl Order {
+    async fn turn(self: &Arc<Self>, ticket: transport::Ticket) -> Turn {
+        let mut now = self.0.subscribe();
+        // The sender lives in `self`: the wait ends only at the turn.
+        let _ = now.wait_for(|&n| n >= ticket.0).await;
+        Turn(self.clone())
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.0.0.send_modify(|n| *n += 1);
+    }
 }
 
 /// A JSON Schema as rmcp takes it.
@@ -125,7 +152,9 @@ fn instructions(prompt: &str) -> String {
          out. Each call returns the text report (read it) and the JSON report as structured \
          content. When something failed, the text ends with `Resend:`: send a new document \
          with only the tasks it says to send again, fixed where they failed; never resend an \
-         applied task. The same text is the prompt `clada`.\n\n{prompt}"
+         applied task. Calls may be sent without waiting: answers come back in any \
+         order (match them by id), and `apply` calls run in the order sent. The same \
+         text is the prompt `clada`.\n\n{prompt}"
     )
 }
 
@@ -208,7 +237,12 @@ struct Answer {
 const DOCUMENT: &str = "<document>";
 
 impl Server {
-    fn call(&self, name: &str, arguments: Map<String, Value>) -> Result<Answer, ErrorData> {
+    fn call(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        cancel: Cancel,
+    ) -> Result<Answer, ErrorData> {
         // The arguments are checked in the library (`clada_markers::mcp`,
         // where the fuzz target `mcp_args` reaches them); a call's
         // switches only narrow the server's.
@@ -253,8 +287,9 @@ impl Server {
                     MatchMode::Exact => MatchArg::Exact,
                     MatchMode::Whitespace => MatchArg::Whitespace,
                 };
-                let (report, text) = super::apply::report_of(&args, call.document, DOCUMENT)
-                    .map_err(|e| ErrorData::internal_error(e, None))?;
+                let (report, text) =
+                    super::apply::report_of(&args, call.document, DOCUMENT, cancel)
+                        .map_err(|e| ErrorData::internal_error(e, None))?;
                 Ok(Answer {
                     text,
                     report: serde_json::to_value(&report)
@@ -303,16 +338,33 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        let _turn = match context.extensions.get::<transport::Ticket>() {
+            Some(&ticket) => Some(self.order.turn(ticket).await),
+            None => None,
+        };
+        // Cancelled while it waited: never run (its answer is not sent).
+        if context.ct.is_cancelled() {
+            return Err(ErrorData::internal_error("cancelled by the client", None));
+        }
         let server = self.clone();
         let name = request.name.to_string();
         let arguments = request.arguments.unwrap_or_default();
+        // Cancelled by the client (MCP `notifications/cancelled`): the run
+        // stops between tasks, its running command ended as at a timeout;
+        // its answer is not sent (the transport drops it).
+        let (cancel, stop) = Cancel::new();
+        let ct = context.ct.clone();
+        let watch = tokio::spawn(async move {
+            ct.cancelled().await;
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
         // The run blocks (files, commands): off the protocol's thread.
+        let ran = tokio::task::spawn_blocking(move || server.call(&name, arguments, cancel)).await;
+        watch.abort();
         let Answer { text, report } =
-            tokio::task::spawn_blocking(move || server.call(&name, arguments))
-                .await
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
+            ran.map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
         let ok = report.get("ok").and_then(Value::as_bool).unwrap_or(false);
         let mut result = if ok {
             CallToolResult::success(vec![Content::text(text)])

@@ -537,6 +537,7 @@ impl Policy {
             approved: Vec::new(),
             dialect: clada_markers::Dialect::Clada,
             allow_empty: false,
+            cancel: Default::default(),
         }
     }
 }

@@ -456,13 +456,11 @@ impl Tail {
             }
             // A last line without its line feed completes a unit when it
             // is its closer (a file that ends without one).
-            if self.splitter.may_end(&line) {
-                let mut ahead = self.splitter.clone();
-                if let Some(unit) = ahead.push_read(&line, raw) {
-                    self.splitter = ahead;
-                    units.push(unit);
-                    taken += raw as u64;
-                }
+            // Only a closer written whole: one cut short (`>>>>>>> E`)
+            // waits for the rest of its line.
+            if let Some(unit) = self.splitter.push_unfinished(&line) {
+                units.push(unit);
+                taken += raw as u64;
             }
             break;
         }
@@ -532,6 +530,31 @@ mod tests {
         append(&file, "\nMore prose.\n");
         assert_eq!(read(&mut tail, &file), Vec::<String>::new());
         assert_eq!(tail.offset, std::fs::metadata(&file).unwrap().len());
+    }
+
+    /// Issue 31: a write that stopped inside the closing line (`>>>`,
+    /// `>>>>>>> E`, `>>>>>>> END` before its line feed…) left the unit
+    /// judged with a closer cut short, failed and remembered, and never
+    /// applied once the rest came. Each cut waits, or takes the unit
+    /// whole.
+    #[test]
+    fn a_unit_cut_inside_its_closing_line_waits_for_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("replies.md");
+        let one = unit(1);
+        let closer = one.len() - ">>>>>>> END\n".len();
+        for cut in closer..one.len() {
+            std::fs::write(&file, "").unwrap();
+            let mut tail = Tail::new(Dialect::Clada);
+            append(&file, &one[..cut]);
+            let first = read(&mut tail, &file);
+            append(&file, &one[cut..]);
+            let mut got = first;
+            got.extend(read(&mut tail, &file));
+            let whole = cut == one.len() - 1;
+            let want = if whole { one.trim_end() } else { one.as_str() };
+            assert_eq!(got, [want.to_owned()], "cut at {cut}: {:?}", &one[..cut]);
+        }
     }
 
     /// Limits apply per unit, not to the file: the units of a file that

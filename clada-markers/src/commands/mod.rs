@@ -423,6 +423,7 @@ impl CommandRunner<'_> {
             timeout,
             max_output: self.settings.max_output,
             sandbox,
+            cancel: self.settings.cancel.clone(),
         };
         let ran = process::run(&spec, task, observer);
         // Removed with all the command left in it.

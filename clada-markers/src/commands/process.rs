@@ -45,6 +45,8 @@ pub(crate) struct Spawn {
     pub(crate) max_output: usize,
     /// Run confined (`--sandbox`).
     pub(crate) sandbox: Option<super::sandbox::Confinement>,
+    /// The run's stop switch: pulled, the command ends as at its timeout.
+    pub(crate) cancel: crate::engine::Cancel,
 }
 
 /// The marker printed once when output goes past the limit.
@@ -246,7 +248,7 @@ pub(crate) fn run(
             break;
         }
         let now = Instant::now();
-        if status.is_none() && now >= deadline {
+        if status.is_none() && (now >= deadline || spec.cancel.is_set()) {
             timed_out = true;
             status = Some(stop_group(group, &mut child));
             tracked.end_all();
@@ -261,6 +263,9 @@ pub(crate) fn run(
             exited_at.map_or(now, |t| t + AFTER_EXIT)
         } else if pidfd.is_none() {
             deadline.min(now + Duration::from_millis(5))
+        } else if spec.cancel.armed() {
+            // Wakes up to look at the stop switch.
+            deadline.min(now + Duration::from_millis(20))
         } else {
             deadline
         };

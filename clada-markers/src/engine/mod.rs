@@ -71,9 +71,9 @@ pub use git::Author;
 pub use matching::{Edited, edit};
 pub(crate) use seek::MatchMode;
 pub use seek::Mismatch;
-pub use settings::Atomic;
 pub(crate) use settings::Settings;
 pub(crate) use settings::Tuning;
+pub use settings::{Atomic, Cancel};
 pub(crate) use task_error::TaskError;
 
 #[cfg(test)]
@@ -483,7 +483,11 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
             }
             let report = if let Some(at) = stopped_at {
                 TaskOutcome::skipped(task.number, Skip::BlockStopped { at })
-            } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            } else if self.deadline.is_some_and(|d| Instant::now() >= d)
+                || self.settings.cancel.is_set()
+            {
+                // Cancelled (MCP), the run stops as at its time limit: its
+                // report is never sent.
                 TaskOutcome::skipped(task.number, Skip::TotalTimeout)
             } else {
                 let r = self.task(unit.number(), task, later, rules, observer);

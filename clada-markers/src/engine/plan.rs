@@ -123,8 +123,14 @@ pub(crate) fn plan(
             let (contents, effect) = if *append && kind == Some(Kind::File) {
                 let existing = files.contents(&loc)?;
                 let existing = existing.as_bytes();
-                // Sent again, an append would add its text a second time.
-                if !content.trim().is_empty() && existing.ends_with(content.as_bytes()) {
+                // Sent again, an append would add its text a second time:
+                // applied before only when the file ends with its whole
+                // lines (`42` is not in a file ending `142`).
+                let tail = existing.len().wrapping_sub(content.len());
+                if !content.trim().is_empty()
+                    && existing.ends_with(content.as_bytes())
+                    && (tail == 0 || existing.get(tail.wrapping_sub(1)) == Some(&b'\n'))
+                {
                     return Err(TaskError::new(
                         ErrorType::AlreadyApplied,
                         format!(

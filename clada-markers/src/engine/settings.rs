@@ -5,6 +5,8 @@
 //! ([`Settings::parse_options`]).
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::dialect::Dialect;
@@ -92,6 +94,32 @@ pub struct Settings {
     /// `--allow-empty`: a document without any task is not an error
     /// (`no_tasks` stays a warning), for pipelines that pass every reply.
     pub allow_empty: bool,
+    /// Set from elsewhere to stop the run (an MCP client's
+    /// `notifications/cancelled`): the running command is ended as at its
+    /// timeout, and the tasks left are skipped, as at `--total-timeout`.
+    pub cancel: Cancel,
+}
+
+/// A run's stop switch, shared with whoever may pull it; none by default.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Option<Arc<AtomicBool>>);
+
+impl Cancel {
+    /// A switch, and the run's side of it.
+    pub fn new() -> (Cancel, Arc<AtomicBool>) {
+        let flag = Arc::new(AtomicBool::new(false));
+        (Cancel(Some(flag.clone())), flag)
+    }
+
+    /// Whether the run was told to stop.
+    pub fn is_set(&self) -> bool {
+        self.0.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// Whether anyone can pull it (a command's wait then wakes up to look).
+    pub(crate) fn armed(&self) -> bool {
+        self.0.is_some()
+    }
 }
 
 impl Default for Settings {
@@ -114,6 +142,7 @@ impl Default for Settings {
             approved: Vec::new(),
             dialect: Dialect::Clada,
             allow_empty: false,
+            cancel: Cancel::default(),
         }
     }
 }

@@ -113,13 +113,42 @@ impl Splitter {
     }
 
     /// Whether `line`, the last of a file and without its line break, may
-    /// complete a unit (a closer): what `clada watch` reads of a file
-    /// whose last line is not finished.
+    /// complete a unit: a closer written whole (its marker run and its
+    /// keyword, `END`, `REPLACE` or `TASKS`, nothing after it). What
+    /// `clada watch` reads of a file whose last line is not finished: a
+    /// closer cut short (`>>>>>>> E`, the rest of it still being written)
+    /// is no line yet.
     pub fn may_end(&self, line: &[u8]) -> bool {
+        let Ok(line) = std::str::from_utf8(line) else {
+            return false;
+        };
         match &self.other {
-            None => line.trim_ascii_start().starts_with(b">"),
-            Some(o) => std::str::from_utf8(line).is_ok_and(|l| o.may_end(l)),
+            None => classify(line, 0).is_some_and(|m| {
+                m.shape == Shape::Closer
+                    && matches!(
+                        m.keyword,
+                        Some(Keyword::End | Keyword::Replace | Keyword::Tasks)
+                    )
+                    && m.rest().is_empty()
+            }),
+            Some(o) => o.may_end(line),
         }
+    }
+
+    /// Takes `line`, the last of what was read so far and without its line
+    /// feed (more may follow on it): only a whole closer
+    /// ([`Splitter::may_end`]) that completes a unit is taken, and the unit
+    /// handed out; anything else is left for when its line is complete
+    /// (`None`, and the splitter is as it was). What `clada watch` does
+    /// with a file whose last line is not finished.
+    pub fn push_unfinished(&mut self, line: &[u8]) -> Option<Chunk> {
+        if !self.may_end(line) {
+            return None;
+        }
+        let mut ahead = self.clone();
+        let unit = ahead.push_bytes(line)?;
+        *self = ahead;
+        Some(unit)
     }
 
     /// Takes the next line as bytes (with its line break, if it has one);

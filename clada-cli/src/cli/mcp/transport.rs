@@ -13,19 +13,26 @@
 //! than [`MAX_LINE`] is read through, answered and dropped.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientRequest, ErrorCode, JsonRpcMessage};
+use rmcp::model::{
+    ClientNotification, ClientRequest, ErrorCode, GetExtensions as _, JsonRpcMessage, RequestId,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, mpsc};
 
 /// The longest line read: a document at the size limit (50 MiB) with every
 /// byte escaped as `\uXXXX`, and room for the rest of the message.
 pub(super) const MAX_LINE: usize = 6 * clada_markers::syntax::MAX_DOCUMENT_SIZE + (1 << 20);
+
+/// The capacity a line's buffer keeps between lines: after a large
+/// message it is let go, not held for the life of the server.
+const KEPT_LINE: usize = 1 << 20;
 
 /// The methods of MCP a client sends: parameters that do not fit one of
 /// these are invalid parameters, not an unknown method.
@@ -45,33 +52,78 @@ pub(super) const METHODS: &[&str] = &[
     "logging/setLevel",
 ];
 
-/// Standard input and output as an rmcp transport.
-pub(super) struct Stdio<R> {
-    input: BufReader<R>,
-    output: Arc<Mutex<Box<dyn AsyncWrite + Send + Unpin>>>,
-    line: Vec<u8>,
+/// The place of an `apply` call in the order the calls were read: the
+/// server runs them one after another in that order (PROTOCOL §10.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Ticket(pub(super) u64);
+
+/// The requests read and not answered yet, and those of them the client
+/// cancelled (`notifications/cancelled`): never answered (MCP).
+#[derive(Debug, Default)]
+struct Flight {
+    open: HashSet<RequestId>,
+    cancelled: HashSet<RequestId>,
 }
 
-impl Stdio<tokio::io::Stdin> {
+type Output = Arc<Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
+
+/// Standard input and output as an rmcp transport.
+///
+/// Input is read by a task of its own, which hands each message on over
+/// a channel: rmcp waits on [`Transport::receive`] beside other work and
+/// drops that wait when something else is ready first, so the reading
+/// (a line half read, an answer to a malformed line half written) must
+/// not live in it. Receiving from a channel loses nothing when dropped.
+pub(super) struct Stdio {
+    messages: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
+    output: Output,
+    flight: Arc<std::sync::Mutex<Flight>>,
+    /// Told when the last open request is answered.
+    idle: Arc<tokio::sync::Notify>,
+}
+
+impl Stdio {
     pub(super) fn new() -> Self {
         Stdio::over(tokio::io::stdin(), tokio::io::stdout())
     }
-}
 
-impl<R: tokio::io::AsyncRead + Send + Unpin> Stdio<R> {
-    pub(super) fn over(input: R, output: impl AsyncWrite + Send + Unpin + 'static) -> Self {
-        Stdio {
+    /// Reads `input` in a task of its own; must be called in a runtime.
+    pub(super) fn over(
+        input: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+        output: impl AsyncWrite + Send + Unpin + 'static,
+    ) -> Self {
+        let output: Output = Arc::new(Mutex::new(Box::new(output)));
+        let flight = Arc::new(std::sync::Mutex::new(Flight::default()));
+        let (tx, messages) = mpsc::channel(64);
+        let reader = Reader {
             input: BufReader::with_capacity(1 << 16, input),
-            output: Arc::new(Mutex::new(Box::new(output))),
             line: Vec::new(),
+        };
+        tokio::spawn(read(reader, output.clone(), tx, flight.clone()));
+        Stdio {
+            messages,
+            output,
+            flight,
+            idle: Arc::new(tokio::sync::Notify::new()),
         }
     }
+}
 
+/// Lines of input.
+struct Reader<R> {
+    input: BufReader<R>,
+    line: Vec<u8>,
+}
+
+impl<R: tokio::io::AsyncRead + Send + Unpin> Reader<R> {
     /// The next line, without its line end; `None` at the end of input.
     /// A line over [`MAX_LINE`] is read through and given back empty with
     /// `true`.
     async fn read_line(&mut self) -> std::io::Result<Option<bool>> {
         self.line.clear();
+        if self.line.capacity() > KEPT_LINE {
+            self.line = Vec::new();
+        }
         let mut too_long = false;
         loop {
             let buf = self.input.fill_buf().await?;
@@ -86,7 +138,7 @@ impl<R: tokio::io::AsyncRead + Send + Unpin> Stdio<R> {
                 self.line.extend_from_slice(chunk);
             } else {
                 too_long = true;
-                self.line.clear();
+                self.line = Vec::new();
             }
             let used = done.unwrap_or(buf.len());
             self.input.consume(used);
@@ -96,6 +148,82 @@ impl<R: tokio::io::AsyncRead + Send + Unpin> Stdio<R> {
                 }
                 return Ok(Some(too_long));
             }
+        }
+    }
+}
+
+/// Reads every line of input to its end: each message rmcp takes goes on
+/// to it, in order; each line it does not take is answered here (or, a
+/// notification, not at all), before the next line is read. An `apply`
+/// call gets its [`Ticket`]; a cancelled request is noted.
+async fn read<R: tokio::io::AsyncRead + Send + Unpin>(
+    mut reader: Reader<R>,
+    output: Output,
+    tx: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    flight: Arc<std::sync::Mutex<Flight>>,
+) {
+    let mut tickets = 0;
+    loop {
+        let too_long = match reader.read_line().await {
+            Ok(Some(too_long)) => too_long,
+            Ok(None) | Err(_) => return,
+        };
+        let line = &reader.line;
+        if !too_long && line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if !too_long {
+            let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+            let mut taken = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+                // rmcp reads a request whose parameters do not fit a
+                // known method as a custom one: refused here instead.
+                Ok(JsonRpcMessage::Request(r))
+                    if matches!(&r.request, ClientRequest::CustomRequest(c)
+                        if METHODS.contains(&c.method.as_str())) =>
+                {
+                    None
+                }
+                // And a request whose id is not one as a notification.
+                Ok(JsonRpcMessage::Notification(_)) if has_id(line) => None,
+                Ok(message) => Some(message),
+                Err(_) => None,
+            };
+            if let Some(message) = &mut taken {
+                let mut flight = flight.lock().unwrap_or_else(|e| e.into_inner());
+                match message {
+                    JsonRpcMessage::Request(r) => {
+                        flight.open.insert(r.id.clone());
+                        if let ClientRequest::CallToolRequest(call) = &mut r.request
+                            && call.params.name == "apply"
+                        {
+                            call.extensions_mut().insert(Ticket(tickets));
+                            tickets += 1;
+                        }
+                    }
+                    JsonRpcMessage::Notification(n) => {
+                        if let ClientNotification::CancelledNotification(c) = &n.notification
+                            && flight.open.contains(&c.params.request_id)
+                        {
+                            flight.cancelled.insert(c.params.request_id.clone());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(message) = taken {
+                if tx.send(message).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        }
+        // Answered here, rmcp never sees it.
+        if let Some(answer) = refusal(&reader.line, too_long)
+            && write_line(&output, answer.to_string().into_bytes())
+                .await
+                .is_err()
+        {
+            return;
         }
     }
 }
@@ -207,7 +335,7 @@ fn invalid_params(id: Value, method: &str, params: Option<&Value>) -> Value {
     )
 }
 
-impl<R: tokio::io::AsyncRead + Send + Unpin> Transport<RoleServer> for Stdio<R> {
+impl Transport<RoleServer> for Stdio {
     type Error = std::io::Error;
 
     fn name() -> Cow<'static, str> {
@@ -219,7 +347,25 @@ impl<R: tokio::io::AsyncRead + Send + Unpin> Transport<RoleServer> for Stdio<R> 
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let output = self.output.clone();
+        // An answer to a request the client cancelled is not sent (MCP:
+        // the client no longer waits for it).
+        let id = match &item {
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        let cancelled = id.is_some_and(|id| {
+            let mut flight = self.flight.lock().unwrap_or_else(|e| e.into_inner());
+            flight.open.remove(id);
+            if flight.open.is_empty() {
+                self.idle.notify_waiters();
+            }
+            flight.cancelled.remove(id)
+        });
         async move {
+            if cancelled {
+                return Ok(());
+            }
             let bytes = match &item {
                 // JSON-RPC 2.0 §5: an error whose request's id could not be
                 // read has `"id": null`; rmcp leaves it out.
@@ -234,42 +380,26 @@ impl<R: tokio::io::AsyncRead + Send + Unpin> Transport<RoleServer> for Stdio<R> 
         }
     }
 
+    /// The next message; at the end of input, the end only once every
+    /// request read is answered: a client that closes its input right
+    /// after its last request gets every answer (rmcp would give the work
+    /// still running a few seconds, then drop it).
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        if let Some(message) = self.messages.recv().await {
+            return Some(message);
+        }
         loop {
-            let too_long = match self.read_line().await {
-                Ok(Some(too_long)) => too_long,
-                Ok(None) | Err(_) => return None,
-            };
-            if !too_long && self.line.iter().all(u8::is_ascii_whitespace) {
-                continue;
+            let answered = self.idle.notified();
+            if self
+                .flight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .open
+                .is_empty()
+            {
+                return None;
             }
-            if !too_long {
-                let line = self
-                    .line
-                    .strip_prefix(b"\xEF\xBB\xBF")
-                    .unwrap_or(&self.line);
-                match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
-                    // rmcp reads a request whose parameters do not fit a
-                    // known method as a custom one: refused here instead.
-                    Ok(JsonRpcMessage::Request(r))
-                        if matches!(&r.request, ClientRequest::CustomRequest(c)
-                            if METHODS.contains(&c.method.as_str())) => {}
-                    // And a request whose id is not one as a notification.
-                    Ok(JsonRpcMessage::Notification(_)) if has_id(line) => {}
-                    Ok(message) => return Some(message),
-                    Err(_) => {}
-                }
-            }
-            // Answered here, rmcp never sees it.
-            if let Some(answer) = refusal(&self.line, too_long) {
-                let output = self.output.clone();
-                if write_line(&output, answer.to_string().into_bytes())
-                    .await
-                    .is_err()
-                {
-                    return None;
-                }
-            }
+            answered.await;
         }
     }
 
