@@ -279,6 +279,8 @@ mod tests {
             author: None,
             allow: Vec::new(),
             timeout: None,
+            timeout_text: None,
+            allow_empty: false,
         }
     }
 
