@@ -111,13 +111,23 @@ fn an_agent_session() {
                     .with_arguments(args(json!({"document": doc, "root": "/"}))),
             )
             .await;
-        assert!(bad.is_err(), "an unknown argument was accepted");
-        // Refused as invalid params (-32602), as every argument the
-        // library's check refuses.
-        match bad {
+        // Refused as a tool error the model reads (SEP-1303), not as a
+        // protocol error: it names the argument, and nothing ran.
+        let bad = bad.unwrap();
+        assert_eq!(bad.is_error, Some(true), "an unknown argument was accepted");
+        assert!(bad.structured_content.is_none());
+        let text = &bad.content[0].as_text().unwrap().text;
+        assert!(text.contains("takes no argument `root`"), "{text}");
+        // A tool nobody has stays the protocol's error (-32602).
+        let missing = client
+            .call_tool(
+                CallToolRequestParams::new("delete").with_arguments(args(json!({"document": doc}))),
+            )
+            .await;
+        match missing {
             Err(rmcp::ServiceError::McpError(e)) => {
                 assert_eq!(e.code.0, clada_markers::mcp::InvalidParams::CODE);
-                assert_eq!(e.code.0, -32602);
+                assert!(e.message.contains("no tool `delete`"), "{}", e.message);
             }
             other => panic!("not an MCP error: {other:?}"),
         }
@@ -136,12 +146,14 @@ fn an_agent_session() {
                 .await
                 .is_err()
         );
-        assert!(
-            client
-                .call_tool(CallToolRequestParams::new("check"))
-                .await
-                .is_err()
-        );
+        // A call without its document: a tool error that says so.
+        let r = client
+            .call_tool(CallToolRequestParams::new("check"))
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        let text = &r.content[0].as_text().unwrap().text;
+        assert!(text.contains("`check` needs `document`"), "{text}");
         assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
         client.cancel().await.unwrap();
     });
@@ -633,8 +645,12 @@ fn match_narrows_and_a_foreign_document_is_an_error() {
             .call_tool(CallToolRequestParams::new("apply").with_arguments(args(
                 json!({"document": "<<<<<<< WRITE path=\"b\"\nb\n>>>>>>> END\n", "match": "whitespace"}),
             )))
-            .await;
-        assert!(r.is_err(), "a call widened the matching");
+            .await
+            .unwrap();
+        // A tool error the model reads, and nothing ran.
+        assert_eq!(r.is_error, Some(true), "a call widened the matching");
+        let text = &r.content[0].as_text().unwrap().text;
+        assert!(text.contains("--match exact"), "{text}");
         assert!(!root.path().join("b").exists());
         client.cancel().await.unwrap();
     });

@@ -93,15 +93,18 @@ async def session_checks():
             assert "[task-1] ✓ Already applied in app.py" in r.content[0].text, r.content[0].text
             print("tools/call apply: already applied, a success")
 
-            # Arguments the tool does not take are a protocol error.
-            try:
-                await session.call_tool("apply", {"document": doc, "root": "/"})
-            except MCPError as e:
-                assert e.error.code == -32602, e.error
-                assert "root" in e.error.message, e.error.message
-            else:
-                raise AssertionError("an unknown argument was accepted")
-            print("tools/call with an unknown argument: -32602")
+            # Arguments the tool does not take are a tool error the model
+            # reads (SEP-1303); a missing document and a bad `atomic` too.
+            for arguments, says in [
+                ({"document": doc, "root": "/"}, "takes no argument `root`"),
+                ({}, "needs `document`"),
+                ({"document": 42}, "needs `document`"),
+                ({"document": doc, "atomic": "yes"}, "`atomic` is"),
+            ]:
+                r = await session.call_tool("apply", arguments)
+                assert r.is_error, r
+                assert says in r.content[0].text, r.content[0].text
+            print("tools/call with bad arguments: a tool error that says which")
 
             prompt = await session.get_prompt("clada")
             assert "<<<<<<< WRITE" in prompt.messages[0].content.text

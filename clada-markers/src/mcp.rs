@@ -5,8 +5,10 @@
 //! from none to `unit` to `document`, `match` only from `whitespace` to
 //! `exact`) and `allow_empty` (a document without any task is then not
 //! an error; it runs nothing either way); it never names a root, an
-//! approval or a wider policy. Anything else is refused with the message the client
-//! gets as JSON-RPC error -32602 (invalid params).
+//! approval or a wider policy. Anything else is refused with a message: a
+//! tool nobody has as JSON-RPC error -32602 (invalid params), arguments a
+//! tool refuses as a tool result with `isError` (MCP 2025-11-25, SEP-1303),
+//! so that the model reads and corrects them.
 
 use serde_json::{Map, Value};
 
@@ -33,6 +35,17 @@ pub enum Tool {
     Apply,
     /// Parses and checks the document.
     Check,
+}
+
+impl Tool {
+    /// The tool of that name, if the server has one.
+    pub fn named(name: &str) -> Option<Tool> {
+        match name {
+            "apply" => Some(Tool::Apply),
+            "check" => Some(Tool::Check),
+            _ => None,
+        }
+    }
 }
 
 /// A tool call, checked.
@@ -64,14 +77,10 @@ pub fn call<'a>(
     server: Switches,
 ) -> Result<Call<'a>, InvalidParams> {
     let bad = |message: String| InvalidParams(message);
-    let tool = match name {
-        "apply" => Tool::Apply,
-        "check" => Tool::Check,
-        _ => {
-            return Err(bad(format!(
-                "no tool `{name}`: the tools are `apply` and `check`"
-            )));
-        }
+    let Some(tool) = Tool::named(name) else {
+        return Err(bad(format!(
+            "no tool `{name}`: the tools are `apply` and `check`"
+        )));
     };
     for key in arguments.keys() {
         let known = match tool {

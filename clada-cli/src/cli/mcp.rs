@@ -255,7 +255,22 @@ impl Server {
             matching: self.args.policy.matching.mode(),
             allow_empty: false,
         };
-        let call = mcp::call(name, &arguments, server).map_err(|e| bad(e.0))?;
+        let call = match mcp::call(name, &arguments, server) {
+            Ok(call) => call,
+            // A tool nobody has is the protocol's error; arguments a tool
+            // refuses are a tool result the model reads and corrects
+            // (MCP 2025-11-25, SEP-1303: input validation is a tool error).
+            Err(e) if mcp::Tool::named(name).is_none() => return Err(bad(e.0)),
+            Err(e) => {
+                return Ok(Answer {
+                    text: format!(
+                        "Error: invalid arguments: {}; nothing ran. Send the call again with arguments the tool takes (see its input schema).\n",
+                        e.0
+                    ),
+                    report: Value::Null,
+                });
+            }
+        };
         match call.tool {
             mcp::Tool::Check => {
                 let (dialect, doc) = self
@@ -371,7 +386,8 @@ impl ServerHandler for Server {
         } else {
             CallToolResult::error(vec![Content::text(text)])
         };
-        result.structured_content = Some(report);
+        // Arguments refused: no report, only the text that says why.
+        result.structured_content = (!report.is_null()).then_some(report);
         Ok(result)
     }
 
