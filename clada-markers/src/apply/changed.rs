@@ -113,27 +113,13 @@ impl Summary {
     /// The message of the commit after the tasks; `commands`: the files
     /// the commands changed, if any.
     pub(crate) fn message(&self, commands: &[String]) -> String {
-        let mut said = self.said.iter().take(NAMED).cloned().collect::<Vec<_>>();
-        if self.said.len() > NAMED {
-            said.push(format!("{} more", self.said.len() - NAMED));
-        }
-        let mut what = if said.is_empty() {
+        let mut what = if self.said.is_empty() {
             "apply".to_owned()
         } else {
-            said.join(", ")
+            named(&self.said, ", ")
         };
         if !commands.is_empty() {
-            let named: Vec<&str> = commands.iter().take(NAMED).map(String::as_str).collect();
-            let more = commands.len().saturating_sub(NAMED);
-            what.push_str(&format!(
-                "; commands changed {}{}",
-                named.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            ));
+            what.push_str(&format!("; commands changed {}", named(commands, " and ")));
         }
         let count = match (self.applied, self.tasks) {
             (1, 1) => "1 task".to_owned(),
@@ -148,19 +134,26 @@ impl Summary {
 /// uncommitted changes of `paths` (below the work tree's top), the files
 /// they are about to change.
 pub(crate) fn before_message(paths: &[String]) -> String {
-    let named = paths
+    format!(
+        "clada: save uncommitted changes of {} before applying",
+        named(paths, " and ")
+    )
+}
+
+/// The first [`NAMED`] of `items`, then how many more, after `last`
+/// (`", "`: `a, b, 3 more`; `" and "`: `a, b and 3 more`).
+fn named(items: &[String], last: &str) -> String {
+    let mut out = items
         .iter()
         .take(NAMED)
         .map(String::as_str)
         .collect::<Vec<_>>()
         .join(", ");
-    let more = paths.len().saturating_sub(NAMED);
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
-    format!("clada: save uncommitted changes of {named}{more} before applying")
+    let more = items.len().saturating_sub(NAMED);
+    if more > 0 {
+        out.push_str(&format!("{last}{more} more"));
+    }
+    out
 }
 
 #[cfg(test)]

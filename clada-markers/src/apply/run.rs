@@ -385,10 +385,9 @@ pub(crate) fn run<'h, 'd: 'h>(
     let mut undo = None;
     if summary.took_effect()
         && let Some(dirs) = &config.dirs
+        && let Some(canonical) = held.as_ref().and_then(|h| h.canonical.as_deref())
     {
-        let canonical =
-            std::fs::canonicalize(&config.root_path).unwrap_or_else(|_| config.root_path.clone());
-        let kept = crate::engine::undo::keep(dirs, &canonical, root, git.after.as_deref(), capture);
+        let kept = crate::engine::undo::keep(dirs, canonical, root, git.after.as_deref(), capture);
         undo = Some(match kept {
             Ok(()) => format!(
                 "clada undo -C {}",
@@ -456,6 +455,8 @@ fn refuse_empty(d: &mut Diagnostic) {
 struct Held {
     _lock: Option<Lock>,
     journal: Option<Journal>,
+    /// The root's canonical path, resolved once (a run that writes).
+    canonical: Option<PathBuf>,
 }
 
 /// Before the first task (PROTOCOL §7): takes the lock when asked
@@ -472,6 +473,7 @@ fn begin(
     let mut held = Held {
         _lock: None,
         journal: None,
+        canonical: None,
     };
     // A repository clada does not use is not committed to: nothing runs
     // (with `--no-git`, only the built-in git refuses it).
@@ -520,6 +522,7 @@ fn begin(
             root.keep_journal(journal.writer().map_err(unusable)?);
             held.journal = Some(journal);
         }
+        held.canonical = Some(canonical);
     }
     let commits = match (&config.settings.git, tree) {
         (None, _) => false,

@@ -610,6 +610,21 @@ fn file_content(raw: &str) -> String {
     out
 }
 
+/// Says that call `c` has no closing tag, naming it, if so.
+fn unclosed(source: &str, c: &Call, out: &mut Vec<Diagnostic>) {
+    if c.close.is_none() {
+        let tag = &source[c.open.start + 1..c.open.end - 1];
+        out.push(
+            Diagnostic::new(
+                K::UnclosedOpener,
+                c.open,
+                format!("this `{tag}` call has no closing tag"),
+            )
+            .with_help(format!("end the call with `</{tag}>`")),
+        );
+    }
+}
+
 /// The unit of a `write_to_file` call: a WRITE of its `<content>` to its
 /// `<path>`, a whole file as Cline and Roo write it.
 fn write_call<'a>(
@@ -621,16 +636,7 @@ fn write_call<'a>(
     let source = cx.src;
     let (from, to) = c.inner;
     let span = Span::new(c.open.start, c.close.map_or(to, |s| s.end));
-    if c.close.is_none() {
-        out.push(
-            Diagnostic::new(
-                K::UnclosedOpener,
-                c.open,
-                "this `write_to_file` call has no closing tag",
-            )
-            .with_help("end the call with `</write_to_file>`"),
-        );
-    }
+    unclosed(source, c, out);
     let contents = elements(source, from, to, "content");
     let content = contents.first().copied();
     // The `<path>` before the content (a `<path>` in it is the file's text).
@@ -713,19 +719,7 @@ fn call<'a>(cx: &Context<'a>, c: &Call, units: &mut Vec<Unit<'a>>, out: &mut Vec
     let source = cx.src;
     let (from, to) = c.inner;
     let span = Span::new(c.open.start, c.close.map_or(to, |s| s.end));
-    if c.close.is_none() {
-        out.push(
-            Diagnostic::new(
-                K::UnclosedOpener,
-                c.open,
-                format!(
-                    "this `{}` call has no closing tag",
-                    &source[c.open.start + 1..c.open.end - 1]
-                ),
-            )
-            .with_help("end the call with its closing tag"),
-        );
-    }
+    unclosed(source, c, out);
     // Each `<path>` names the file of the `<diff>`s after it, up to the
     // next `<path>`.
     let diffs = elements(source, from, to, "diff");

@@ -594,36 +594,30 @@ impl WorkTree {
                 i += 1;
             }
         }
-        if path.is_empty() {
-            let _ = base.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
-                if e.kind() == Some(git2::ObjectType::Blob)
-                    && let Ok(name) = e.name()
-                {
-                    found(format!("{dir}{name}"));
-                }
-                git2::TreeWalkResult::Ok
-            });
-            return;
-        }
-        let Ok(entry) = base.get_path(Path::new(path)) else {
-            return;
-        };
-        match entry.kind() {
-            Some(git2::ObjectType::Tree) => {
-                let Ok(tree) = entry.to_object(&self.repo).and_then(|o| o.peel_to_tree()) else {
-                    return;
-                };
-                let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
-                    if e.kind() == Some(git2::ObjectType::Blob)
-                        && let Ok(name) = e.name()
-                    {
-                        found(format!("{below}{dir}{name}"));
-                    }
-                    git2::TreeWalkResult::Ok
-                });
+        // The files of HEAD's tree at or below `path` (all of it for the
+        // root at the top).
+        let tree = if path.is_empty() {
+            base.clone()
+        } else {
+            let Ok(entry) = base.get_path(Path::new(path)) else {
+                return;
+            };
+            if entry.kind() != Some(git2::ObjectType::Tree) {
+                return found(path.to_owned());
             }
-            _ => found(path.to_owned()),
-        }
+            let Ok(tree) = entry.to_object(&self.repo).and_then(|o| o.peel_to_tree()) else {
+                return;
+            };
+            tree
+        };
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
+            if e.kind() == Some(git2::ObjectType::Blob)
+                && let Ok(name) = e.name()
+            {
+                found(format!("{below}{dir}{name}"));
+            }
+            git2::TreeWalkResult::Ok
+        });
     }
 
     /// Whether a work-tree path lies in the root.
