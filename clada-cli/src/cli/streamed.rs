@@ -95,6 +95,11 @@ pub(crate) fn unit(
         detail(args),
         exec(args),
         color,
+    )
+    .numbered_from(
+        totals.summary.blocks,
+        totals.summary.tasks,
+        chunk.line.saturating_sub(1),
     );
     let mut quiet = clada_markers::engine::Quiet;
     let listener: &mut dyn clada_markers::Listener = match args.format {

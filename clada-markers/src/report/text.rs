@@ -81,6 +81,18 @@ pub struct TextPrinter<'d, W: Write> {
     /// Whether the blocks' reports came as the run went ([`Listener`]): the
     /// report given to [`TextPrinter::finish`] then adds none.
     heard_blocks: bool,
+    /// The blocks, tasks and lines before the document in a stream: its
+    /// blocks and tasks are numbered in the stream, as JSON Lines number
+    /// them ([`TextPrinter::numbered_from`]).
+    before: Before,
+}
+
+/// Blocks, tasks and lines of a stream before the unit printed.
+#[derive(Clone, Copy, Debug, Default)]
+struct Before {
+    blocks: usize,
+    tasks: usize,
+    lines: usize,
 }
 
 impl<W: Write> std::fmt::Debug for TextPrinter<'_, W> {
@@ -118,7 +130,32 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             approvals: Vec::new(),
             index: None,
             split: false,
+            before: Before::default(),
         }
+    }
+
+    /// Numbers the document's blocks and tasks after `blocks` blocks and
+    /// `tasks` tasks, and its lines after `lines` lines: a unit of a
+    /// stream or a watched file, said as the stream's, never `Block 1`
+    /// and `task-1` again for each (PROTOCOL §11.5).
+    pub fn numbered_from(mut self, blocks: usize, tasks: usize, lines: usize) -> Self {
+        self.before = Before {
+            blocks,
+            tasks,
+            lines,
+        };
+        self
+    }
+
+    /// A task's report, numbered in the stream.
+    fn renumbered(&self, mut r: TaskReport) -> TaskReport {
+        let tasks = self.before.tasks;
+        if tasks == 0 {
+            return r;
+        }
+        r.number += tasks;
+        r.message = crate::report::shift_stopped_at(&r.message, tasks);
+        r
     }
 
     /// The writer, once the report is printed.
@@ -155,13 +192,14 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         // A block whose changes a rollback took back gets no ✓.
         let rolled_back = b.tasks.iter().any(|t| t.rolled_back);
         let line = (ok, before, b.tasks.len(), b.status, rolled_back);
+        let (number, tasks) = (b.number + self.before.blocks, self.before.tasks);
         self.approvals.extend(b.tasks.iter().filter_map(|t| {
             let approve = t.error.as_ref()?.approve.as_ref()?;
-            Some((t.number, approve.clone()))
+            Some((t.number + tasks, approve.clone()))
         }));
         match self.lines.last_mut() {
-            Some((_, last, same, None)) if *same == line && b.note.is_none() => *last = b.number,
-            _ => self.lines.push((b.number, b.number, line, b.note.clone())),
+            Some((_, last, same, None)) if *same == line && b.note.is_none() => *last = number,
+            _ => self.lines.push((number, number, line, b.note.clone())),
         }
         // A TASKS block with applied and unapplied tasks must not be sent
         // whole again.
@@ -223,10 +261,12 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         for (first, last, (ok, before, tasks, status, rolled_back), note) in
             std::mem::take(&mut self.lines)
         {
-            let name = if first == last {
-                format!("Block {first}")
+            // Blocks with the same line share it: the counts are each
+            // block's, not their sum.
+            let (name, each) = if first == last {
+                (format!("Block {first}"), "")
             } else {
-                format!("Blocks {first}-{last}")
+                (format!("Blocks {first}-{last}"), " in each")
             };
             let mark = match status {
                 BlockStatus::Success if rolled_back => {
@@ -241,7 +281,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             let before = before_words(before);
             let _ = writeln!(
                 self.out,
-                "{name}: {ok}/{tasks} tasks {succeeded}{before} {mark}"
+                "{name}: {ok}/{tasks} tasks {succeeded}{each}{before} {mark}"
             );
             if let Some(note) = note {
                 let _ = writeln!(self.out, "  note: {}", line_of(&note));
@@ -275,7 +315,8 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         }
         // A dry run applied nothing: nothing to send again yet.
         if let Some(r) = report.resend.as_ref().filter(|_| !report.dry_run) {
-            self.resend(r, self.split);
+            let r = r.shifted(self.before.tasks, self.before.lines);
+            self.resend(&r, self.split);
         }
         let _ = self.out.flush();
     }
@@ -424,7 +465,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
         if self.blocks_seen > 1 {
             let _ = writeln!(self.out);
         }
-        let header = format!("=== Block {} ===", unit.number());
+        let header = format!("=== Block {} ===", unit.number() + self.before.blocks);
         let _ = writeln!(self.out, "{}", self.paint("1", &header));
         self.diagnostics(&ds);
         let _ = self.out.flush();
@@ -432,13 +473,13 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
 
     fn output_line(&mut self, task: usize, line: &str) {
         if self.exec == ExecOutput::Stream {
-            self.exec_line(task, line);
+            self.exec_line(task + self.before.tasks, line);
             let _ = self.out.flush();
         }
     }
 
     fn task_finished(&mut self, task: &Task<'_>, outcome: &TaskOutcome) {
-        let r = &TaskReport::of_outcome(task, outcome);
+        let r = &self.renumbered(TaskReport::of_outcome(task, outcome));
         // The block's diagnostics said why its tasks do not run.
         if self.malformed {
             return;
