@@ -343,12 +343,13 @@ fn each_unit_of_a_stream_is_numbered_in_the_stream() {
         "=== Block 2 ===\n[task-2] ✓ Created w2\n",
         "=== Block 3 ===\n[task-3] ✗ Error: match_count_mismatch in w1",
         "[task-4] ⊘ Skipped (block stopped at task 3)\n",
-        "Block 3: 0/2 tasks succeeded ✗\n",
+        "This unit: 0/2 tasks succeeded\nBlock 3: 0/2 tasks succeeded ✗\n",
         "Resend:\n  task 3: failed, fix and send again\n  task 4: not applied, send again as written\n",
     ] {
         assert!(out.contains(line), "{line}\n{out}");
     }
     assert!(!out.contains("[task-1] ✓ Created w2"), "{out}");
+    assert!(!out.contains("Overall:"), "{out}");
     // JSON Lines say the same task.
     let root = tempfile::tempdir().unwrap();
     let (_, out, _) = run(
@@ -365,4 +366,16 @@ fn each_unit_of_a_stream_is_numbered_in_the_stream() {
         .unwrap();
     assert_eq!(skipped["number"], 4);
     assert_eq!(skipped["message"], "Skipped (block stopped at task 3)");
+}
+
+/// Problems of the document outside any block, found at its start and at
+/// its end, are one `=== Document ===` section, not two.
+#[test]
+fn the_problems_of_the_document_are_one_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = doc(dir.path(), NEAR);
+    let (code, out) = apply(dir.path(), &path, "text");
+    assert_eq!(code, Some(1));
+    assert_eq!(out.matches("=== Document ===").count(), 1, "{out}");
+    assert!(out.contains("[no_tasks] Warning"), "{out}");
 }

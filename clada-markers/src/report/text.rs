@@ -85,10 +85,16 @@ pub struct TextPrinter<'d, W: Write> {
     /// blocks and tasks are numbered in the stream, as JSON Lines number
     /// them ([`TextPrinter::numbered_from`]).
     before: Before,
+    /// How many blocks had been seen when the last `=== Document ===`
+    /// section began: problems that come before another block belong to
+    /// it, under the one header.
+    document_at: Option<usize>,
+    /// Whether the document is a unit of a stream ([`TextPrinter::numbered_from`]).
+    stream: bool,
 }
 
 /// Blocks, tasks and lines of a stream before the unit printed.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Before {
     blocks: usize,
     tasks: usize,
@@ -131,6 +137,8 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             index: None,
             split: false,
             before: Before::default(),
+            document_at: None,
+            stream: false,
         }
     }
 
@@ -139,6 +147,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
     /// stream or a watched file, said as the stream's, never `Block 1`
     /// and `task-1` again for each (PROTOCOL §11.5).
     pub fn numbered_from(mut self, blocks: usize, tasks: usize, lines: usize) -> Self {
+        self.stream = true;
         self.before = Before {
             blocks,
             tasks,
@@ -250,12 +259,14 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         } else {
             "succeeded"
         };
+        // A unit of a stream is not the whole: its line says so.
+        let whole = if !self.stream { "Overall" } else { "This unit" };
         let _ = writeln!(
             self.out,
-            "Overall: {}/{} tasks {succeeded}{}{rolled}{}",
+            "{whole}: {}/{} tasks {succeeded}{}{rolled}{}",
             s.succeeded + s.already_applied,
             s.tasks,
-            before_words(s.already_applied),
+            before_words(s.already_applied, s.tasks),
             refused_words(report)
         );
         for (first, last, (ok, before, tasks, status, rolled_back), note) in
@@ -278,7 +289,7 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                     format!("{} (malformed, not run)", self.paint("31", "✗"))
                 }
             };
-            let before = before_words(before);
+            let before = before_words(before, tasks);
             let _ = writeln!(
                 self.out,
                 "{name}: {ok}/{tasks} tasks {succeeded}{each}{before} {mark}"
@@ -442,10 +453,14 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
         if diagnostics.is_empty() {
             return;
         }
-        if self.blocks_seen > 0 {
-            let _ = writeln!(self.out);
+        // Still the section begun before: no second header.
+        if self.document_at != Some(self.blocks_seen) {
+            if self.blocks_seen > 0 {
+                let _ = writeln!(self.out);
+            }
+            let _ = writeln!(self.out, "{}", self.paint("1", "=== Document ==="));
+            self.document_at = Some(self.blocks_seen);
         }
-        let _ = writeln!(self.out, "{}", self.paint("1", "=== Document ==="));
         self.diagnostics(&diagnostics);
         if self.blocks_seen == 0 {
             let _ = writeln!(self.out);
@@ -645,11 +660,15 @@ fn refused_words(report: &ApplyReport) -> String {
 
 /// ` (1 of them already applied before)` after a count of tasks that
 /// succeeded, when some of them had nothing to do; else nothing.
-fn before_words(already: usize) -> String {
-    match already {
-        0 => String::new(),
-        1 => " (1 of them already applied before)".to_owned(),
-        n => format!(" ({n} of them already applied before)"),
+/// How many of `tasks` tasks were applied before: `(1 of them …)` says
+/// there were others, so a single task, or every one, is said otherwise.
+fn before_words(already: usize, tasks: usize) -> String {
+    match (already, tasks) {
+        (0, _) => String::new(),
+        (1, 1) => " (already applied before)".to_owned(),
+        (a, t) if a == t => " (all already applied before)".to_owned(),
+        (1, _) => " (1 of them already applied before)".to_owned(),
+        (n, _) => format!(" ({n} of them already applied before)"),
     }
 }
 
