@@ -379,3 +379,47 @@ fn the_problems_of_the_document_are_one_section() {
     assert_eq!(out.matches("=== Document ===").count(), 1, "{out}");
     assert!(out.contains("[no_tasks] Warning"), "{out}");
 }
+
+/// A watched file's units are said in the file's name and numbered from
+/// the watch's start, as a stream's (the text report of `clada watch`).
+#[test]
+fn a_watch_names_its_file_and_numbers_its_units_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, home) = (dir.path().join("root"), dir.path().join("home"));
+    std::fs::create_dir_all(&root).unwrap();
+    let file = doc(
+        dir.path(),
+        "<<<<<<< WRITE path=\"w1\"\na\n>>>>>>> END\n<<<<<<< WRITE path=\"w2\"\nb\n>>>>>>> END\n",
+    );
+    let child = clada()
+        .args(["watch", "--no-git"])
+        .arg(&file)
+        .arg("-C")
+        .arg(&root)
+        .env("HOME", &home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_RUNTIME_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::eventually("both files written", || root.join("w2").exists());
+    // Ctrl-C: the watch ends after the unit it runs, its report printed.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    for line in [
+        "--- unit 1 (line 1 of ",
+        "--- unit 2 (line 4 of ",
+        "=== Block 2 ===\n[task-2] ✓ Created w2\n",
+        "This unit: 1/1 tasks succeeded\nBlock 2: 1/1 tasks succeeded ✓\n",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert!(out.contains("reply.md) ---"), "{out}");
+    assert!(!out.contains("of the stream"), "{out}");
+}
