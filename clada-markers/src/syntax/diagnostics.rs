@@ -205,7 +205,9 @@ impl Fix {
             format!("lines {first}-{last}")
         };
         if self.span.is_empty() && self.span.start >= source.len() {
-            return format!("the fix adds at the end:\n{}", shortened(&text));
+            // Only what is added: a line feed before it ends the last line.
+            let added = self.replacement.trim_matches(['\r', '\n']);
+            return format!("the fix adds at the end:\n{}", shortened(added));
         }
         if text.is_empty() {
             return format!("the fix leaves {which} empty");
@@ -495,6 +497,40 @@ mod tests {
             check(header, &mut shown);
         }
         assert!(labelled >= 2, "the documents have labels");
+    }
+
+    #[test]
+    fn a_fix_is_described_by_the_lines_it_makes() {
+        let describe = |text: &str| {
+            let doc = crate::parse(text);
+            let fix = doc.diagnostics.iter().find_map(|d| d.fix.as_ref()).unwrap();
+            fix.describe(text, &LineIndex::new(text))
+        };
+        // Only what is added at the end, whether the last line ends or not.
+        for text in [
+            "<<<<<<< WRITE path=\"a\"\nx",
+            "<<<<<<< WRITE path=\"a\"\nx\n",
+        ] {
+            assert_eq!(describe(text), "the fix adds at the end:\n>>>>>>> END");
+        }
+        assert_eq!(
+            describe("<<<<<<< WRITE path=\"a\"\nx\n>>>>>>> REPLACE\n"),
+            "the fix makes line 3 read:\n>>>>>>> END"
+        );
+        assert_eq!(
+            describe("<<<<<<< WRITE\nx\n>>>>>>> END\n"),
+            "the fix makes line 1 read, its empty value yours to fill in:\n<<<<<<< WRITE path=\"\""
+        );
+        // A long block: its first and last lines, the middle counted.
+        let body = "b\n".repeat(40);
+        let out = describe(&format!("<<<<< WRITE path=\"a\"\n{body}>>>>> END\n"));
+        assert!(
+            out.starts_with("the fix makes lines 1-42 read:\n<<<<<<< WRITE path=\"a\"\n"),
+            "{out}"
+        );
+        assert!(out.contains("\n… 20 lines more …\n"), "{out}");
+        assert!(out.ends_with("\nb\n>>>>>>> END"), "{out}");
+        assert_eq!(out.lines().count(), 1 + 12 + 1 + 10);
     }
 
     #[test]
