@@ -271,8 +271,22 @@ export interface FileChange {
 
 export interface FixReport {
   end: Position;
+  /**
+   * The whole lines the fix rewrites as they read once it is made:
+   * what the text report shows (PROTOCOL §2.1).
+   */
+  lines: FixedLines;
   replacement: string;
   start: Position;
+}
+
+/** Whole lines of a document as a fix leaves them. */
+export interface FixedLines {
+  end_line: number;
+  /** The first and last line the fix rewrites, 1-based, inclusive. */
+  start_line: number;
+  /** Their new text, without the last line feed. */
+  text: string;
 }
 
 export interface GitReport {

@@ -227,14 +227,16 @@ ls
         "EXIT STATUS",
         "\
 0: every task succeeded, the document has no error and git succeeded (clada \
-check: the document has no error).
+check: the document has no error; with --fix or --diff, the document as \
+fixed).
 
 1: anything else: a task failed or was skipped, a malformed block, the \
 document too large or not UTF-8, a lock or git failure; clada allow \
 --remove of a command that was not approved.
 
 2: the command line itself: an unknown flag, a bad duration or size, an \
-unreadable document, a missing root.",
+unreadable document, a missing root; clada check --fix of a link or a \
+file it cannot write.",
     ),
     (
         "EXAMPLES",
@@ -243,6 +245,7 @@ clada apply reply.md
 clada apply -C ~/project --format json < reply.md
 clada apply --dry-run reply.md
 clada check reply.md
+clada check --fix reply.md
 clada allow 'npm test'
 clada allow --dir web 'npm test'
 clada allow --list

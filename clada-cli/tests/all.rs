@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod crash;
+mod fixes;
 mod git;
 mod helix;
 mod lock;

@@ -818,3 +818,60 @@ fn the_readme_gets_no_error() {
     let errors: Vec<&Value> = published.iter().filter(|d| d["severity"] == 1).collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// Issue 30: the code action of a near-miss block is the fix the text and
+/// JSON reports show and `clada check --fix` makes: the same lines. An
+/// aider block without a file name gets aider's words and no clada fix.
+#[test]
+fn the_code_action_is_the_fix_check_makes() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::ready(root.path());
+    let near = "<<<<< SEARCH path=\"a.txt\"\nold\n=====\nnew\n>>>>> REPLACE\n";
+    c.open(URI, "clada", 1, near);
+    let ds = c.diagnostics(1);
+    let opener = ds
+        .iter()
+        .find(|d| d["range"]["start"]["line"] == 0)
+        .unwrap();
+    let actions = c.ask(
+        "textDocument/codeAction",
+        URI,
+        json!({"range": opener["range"], "context": {"diagnostics": [opener]}}),
+    );
+    let edit = &actions[0]["edit"]["changes"][URI][0];
+    assert_eq!(edit["range"]["start"], json!({"line": 0, "character": 0}));
+    assert_eq!(edit["range"]["end"], json!({"line": 4, "character": 13}));
+    let mut check = Command::new(get_cargo_bin("clada"))
+        .args(["check", "--fix"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    check
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(near.as_bytes())
+        .unwrap();
+    let fixed = String::from_utf8(check.wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(format!("{}\n", edit["newText"].as_str().unwrap()), fixed);
+
+    let aider = "```python\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n";
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": aider}]}),
+    );
+    let ds = c.diagnostics(2);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert_eq!(
+        ds[0]["message"],
+        "this SEARCH block names no file\nhelp: put the file's path on its own line just before the block (or its fence), as in aider's format"
+    );
+    let actions = c.ask(
+        "textDocument/codeAction",
+        URI,
+        json!({"range": ds[0]["range"], "context": {"diagnostics": ds}}),
+    );
+    assert_eq!(actions, json!([]), "{actions}");
+}

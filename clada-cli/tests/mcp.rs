@@ -67,7 +67,9 @@ fn an_agent_session() {
         assert_eq!(report["diagnostics"][0]["kind"], "missing_attribute");
         // The text is the text report, not the JSON again.
         let text = &r.content[0].as_text().unwrap().text;
-        assert!(text.contains("[missing_attribute] Error: SEARCH needs a `path` attribute"), "{text}");
+        // A bare SEARCH, as aider writes it: the help speaks aider's format.
+        assert!(text.contains("[missing_attribute] Error: this SEARCH block names no file"), "{text}");
+        assert!(text.contains("Help: put the file's path on its own line just before the block"), "{text}");
         assert!(text.contains("<document>:1:1"), "{text}");
         assert!(text.ends_with("FAILED: 1 block, 1 task, 1 error, 0 warnings\n"), "{text}");
 

@@ -55,6 +55,29 @@ async def session_checks():
             assert "OK: 1 block, 1 task, 0 errors, 0 warnings" in text, text
             print("tools/call check: the text report, the JSON report validated")
 
+            # Issue 30: a near-miss block's fix, as the lines it makes, in
+            # the text and the structured report; an aider block without a
+            # file name told in aider's words.
+            near = '<<<<< SEARCH path="app.py"\nx = 1\n=====\nx = 2\n>>>>> REPLACE\n'
+            r = await session.call_tool("check", {"document": near})
+            text = r.content[0].text
+            assert "Note: the fix makes lines 1-5 read:" in text, text
+            assert '<<<<<<< SEARCH path="app.py"' in text, text
+            [fix] = [d["fix"] for d in r.structured_content["diagnostics"] if "fix" in d]
+            assert fix["lines"] == {
+                "start_line": 1,
+                "end_line": 5,
+                "text": '<<<<<<< SEARCH path="app.py"\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE',
+            }, fix
+            bare = "```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n"
+            r = await session.call_tool("apply", {"document": bare})
+            assert r.is_error, r
+            text = r.content[0].text
+            assert "this SEARCH block names no file" in text, text
+            assert "put the file's path on its own line just before the block" in text, text
+            assert 'path="' not in text, text
+            print("tools/call: fixes shown as lines, help in the block's dialect")
+
             r = await session.call_tool("apply", {"document": doc, "dry_run": True})
             assert not r.is_error, r
             assert r.structured_content["dry_run"] is True

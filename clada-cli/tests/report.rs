@@ -170,7 +170,7 @@ fn an_edit_applied_before_is_already_applied_and_a_success() {
         "{text}"
     );
     assert!(
-        text.contains("Overall: 1/1 tasks succeeded (1 of them already applied before)"),
+        text.contains("Overall: 1/1 tasks succeeded (already applied before)"),
         "{text}"
     );
     assert!(!text.contains("Resend:"), "{text}");

@@ -2,12 +2,15 @@
 
 use std::io::Write as _;
 
-use clada_markers::dialect::{Dialect, parse_units};
+use clada_markers::dialect::{Dialect, fix, parse_units};
 use clada_markers::report::{CheckBuilder, CheckText, JsonReport};
 use clada_markers::syntax;
 use clada_markers::{CheckReport, Diagnostic, ParseOptions};
 
 use super::{CheckArgs, CheckFormat};
+
+#[path = "check_fix.rs"]
+mod fixes;
 use crate::output;
 
 pub(crate) fn run(args: CheckArgs) -> u8 {
@@ -35,6 +38,20 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
     let dialect = args.dialect.of(text);
     let options = ParseOptions {
         allow_escape: args.allow_escape,
+    };
+    let fixed;
+    let text = if args.fix || args.diff {
+        fixed = fix(text, dialect, options);
+        match fixes::made(&args, &input, text, &fixed, dialect, options) {
+            Ok(fixes::Next::Check) => fixed.text.as_ref(),
+            Ok(fixes::Next::Exit(code)) => return code,
+            Err(message) => {
+                eprintln!("clada: {message}");
+                return 2;
+            }
+        }
+    } else {
+        text
     };
     // Each unit is dropped once reported: memory is the document and the
     // report, not the tree.

@@ -117,12 +117,14 @@ pub(crate) enum Command {
         after_help = "Examples:\n  clada apply reply.md\n  clada apply -C ~/project --format json < reply.md\n  cat reply.md | clada apply --error-detail full"
     )]
     Apply(ApplyArgs),
-    /// Parse and validate a document; touch nothing.
+    /// Parse and validate a document; touch nothing but, with --fix, the
+    /// document.
     ///
-    /// Exit status: 0 when the document has no error, 1 when it has one,
-    /// 2 when it cannot be read or a flag is wrong.
+    /// Exit status: 0 when the document (with --fix or --diff: the document
+    /// as fixed) has no error, 1 when it has one, 2 when it cannot be read
+    /// or written or a flag is wrong.
     #[command(
-        after_help = "Example:\n  clada check examples/tour.md\n  cat reply.txt | clada check --format json"
+        after_help = "Examples:\n  clada check examples/tour.md\n  cat reply.txt | clada check --format json\n  clada check --diff reply.md\n  clada check --fix reply.md"
     )]
     Check(CheckArgs),
     /// Take back the last run on a root.
@@ -312,6 +314,18 @@ pub(crate) struct CheckArgs {
     /// attributes and the document holds another's blocks).
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub(crate) dialect: DialectArg,
+
+    /// Make the fixes the diagnostics offer (the lines the report shows
+    /// under `Note: the fix makes …`), then check the result: FILE is
+    /// rewritten atomically (never through a link); a document from
+    /// standard input is printed fixed to standard output. A value only
+    /// the model can give (`path=""`) is not filled in.
+    #[arg(long, conflicts_with = "diff")]
+    pub(crate) fix: bool,
+
+    /// Print the fixes as a unified diff of the document, writing nothing.
+    #[arg(long)]
+    pub(crate) diff: bool,
 }
 
 /// `--dialect`.

@@ -38,11 +38,11 @@ pub(crate) fn run(args: &ApplyArgs, apply: &mut Apply, color: bool) -> u8 {
             }
         };
         if let Some(chunk) = splitter.push_read(&line, raw) {
-            unit(args, apply, color, &chunk, None, &mut totals);
+            unit(args, apply, color, &chunk, None, &mut totals, "the stream");
         }
     }
     if let Some(chunk) = splitter.finish() {
-        unit(args, apply, color, &chunk, None, &mut totals);
+        unit(args, apply, color, &chunk, None, &mut totals, "the stream");
     }
     finish(&totals, args.format);
     u8::from(!totals.ok)

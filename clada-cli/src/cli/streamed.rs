@@ -60,6 +60,7 @@ pub(crate) fn unit(
     chunk: &Chunk,
     refused: Option<Refusal>,
     totals: &mut StreamReport,
+    source: &str,
 ) -> bool {
     let options = ParseOptions {
         allow_escape: args.policy.allow_escape,
@@ -84,8 +85,9 @@ pub(crate) fn unit(
             format!("unit {}", totals.summary.blocks + 1)
         };
         output::print(&format!(
-            "--- {what} (line {} of the stream) ---\n",
-            chunk.line
+            "--- {what} (line {} of {}) ---\n",
+            chunk.line,
+            clada_markers::escape::escape_line(source)
         ));
     }
     let mut printer = TextPrinter::new(
@@ -95,6 +97,11 @@ pub(crate) fn unit(
         detail(args),
         exec(args),
         color,
+    )
+    .numbered_from(
+        totals.summary.blocks,
+        totals.summary.tasks,
+        chunk.line.saturating_sub(1),
     );
     let mut quiet = clada_markers::engine::Quiet;
     let listener: &mut dyn clada_markers::Listener = match args.format {

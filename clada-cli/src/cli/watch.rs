@@ -227,6 +227,7 @@ impl Watch<'_> {
                     &chunk,
                     Some(refusal),
                     totals,
+                    &self.file.display().to_string(),
                 );
                 self.remember(&held, unit_key)?;
                 continue;
@@ -237,7 +238,10 @@ impl Watch<'_> {
                 self.read_into_pending();
             }
             let number = totals.summary.blocks + 1;
-            let took = unit(self.args, self.apply, self.color, &chunk, None, totals);
+            let source = self.file.display().to_string();
+            let took = unit(
+                self.args, self.apply, self.color, &chunk, None, totals, &source,
+            );
             // A repeat that ran stands for its text from now on.
             let took = took || self.took_effect.get(&text_key) == Some(&true);
             self.took_effect.insert(text_key, took);
@@ -269,6 +273,7 @@ impl Watch<'_> {
                         &written,
                         Some(refusal),
                         totals,
+                        &self.file.display().to_string(),
                     );
                     self.remember(&held, written_key)?;
                 }

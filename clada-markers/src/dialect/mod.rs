@@ -20,12 +20,14 @@ pub(crate) mod cml;
 pub(crate) mod codex;
 mod convert;
 pub(crate) mod edges;
+mod fix;
 pub(crate) mod foreign;
 mod kind;
 mod lines;
 pub(crate) mod udiff;
 
 pub use convert::{ConvertError, convert};
+pub use fix::{Fixed, apply_fixes, diff as fix_diff, fix};
 pub use kind::Dialect;
 
 /// The dialect `auto` reads `source` in (PROTOCOL §11): clada, unless no

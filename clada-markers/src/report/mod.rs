@@ -35,6 +35,8 @@ mod words;
 pub(crate) use build::ApplyBuilder;
 #[cfg(feature = "engine")]
 pub(crate) use listener::Listener;
+#[cfg(feature = "engine")]
+pub(crate) use words::shift_stopped_at;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -519,6 +521,19 @@ pub struct FixReport {
     pub start: Position,
     pub end: Position,
     pub replacement: String,
+    /// The whole lines the fix rewrites as they read once it is made:
+    /// what the text report shows (PROTOCOL §2.1).
+    pub lines: FixedLines,
+}
+
+/// Whole lines of a document as a fix leaves them.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FixedLines {
+    /// The first and last line the fix rewrites, 1-based, inclusive.
+    pub start_line: usize,
+    pub end_line: usize,
+    /// Their new text, without the last line feed.
+    pub text: String,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -567,10 +582,18 @@ impl DiagnosticReport {
                     end: lines.position(l.span.end),
                 })
                 .collect(),
-            fix: d.fix.as_ref().map(|f| FixReport {
-                start: lines.position(f.span.start),
-                end: lines.position(f.span.end),
-                replacement: f.replacement.clone(),
+            fix: d.fix.as_ref().map(|f| {
+                let (start_line, end_line, text) = f.fixed_lines(lines.source(), lines);
+                FixReport {
+                    start: lines.position(f.span.start),
+                    end: lines.position(f.span.end),
+                    replacement: f.replacement.clone(),
+                    lines: FixedLines {
+                        start_line,
+                        end_line,
+                        text,
+                    },
+                }
             }),
         }
     }

@@ -79,6 +79,8 @@ impl StreamReport {
             if let Some(f) = &mut d.fix {
                 f.start = at.place(f.start);
                 f.end = at.place(f.end);
+                f.lines.start_line += at.line - 1;
+                f.lines.end_line += at.line - 1;
             }
             events.push(event("diagnostic", &d));
         }
@@ -86,6 +88,10 @@ impl StreamReport {
             for t in &b.tasks {
                 let mut t = t.clone();
                 t.number += tasks;
+                #[cfg(feature = "engine")]
+                {
+                    t.message = crate::report::shift_stopped_at(&t.message, tasks);
+                }
                 t.start = t.start.map(|p| at.place(p));
                 t.end = t.end.map(|p| at.place(p));
                 let mut v = event("task", &t);

@@ -81,6 +81,24 @@ pub struct TextPrinter<'d, W: Write> {
     /// Whether the blocks' reports came as the run went ([`Listener`]): the
     /// report given to [`TextPrinter::finish`] then adds none.
     heard_blocks: bool,
+    /// The blocks, tasks and lines before the document in a stream: its
+    /// blocks and tasks are numbered in the stream, as JSON Lines number
+    /// them ([`TextPrinter::numbered_from`]).
+    before: Before,
+    /// How many blocks had been seen when the last `=== Document ===`
+    /// section began: problems that come before another block belong to
+    /// it, under the one header.
+    document_at: Option<usize>,
+    /// Whether the document is a unit of a stream ([`TextPrinter::numbered_from`]).
+    stream: bool,
+}
+
+/// Blocks, tasks and lines of a stream before the unit printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Before {
+    blocks: usize,
+    tasks: usize,
+    lines: usize,
 }
 
 impl<W: Write> std::fmt::Debug for TextPrinter<'_, W> {
@@ -118,7 +136,35 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             approvals: Vec::new(),
             index: None,
             split: false,
+            before: Before::default(),
+            document_at: None,
+            stream: false,
         }
+    }
+
+    /// Numbers the document's blocks and tasks after `blocks` blocks and
+    /// `tasks` tasks, and its lines after `lines` lines: a unit of a
+    /// stream or a watched file, said as the stream's, never `Block 1`
+    /// and `task-1` again for each (PROTOCOL §11.5).
+    pub fn numbered_from(mut self, blocks: usize, tasks: usize, lines: usize) -> Self {
+        self.stream = true;
+        self.before = Before {
+            blocks,
+            tasks,
+            lines,
+        };
+        self
+    }
+
+    /// A task's report, numbered in the stream.
+    fn renumbered(&self, mut r: TaskReport) -> TaskReport {
+        let tasks = self.before.tasks;
+        if tasks == 0 {
+            return r;
+        }
+        r.number += tasks;
+        r.message = crate::report::shift_stopped_at(&r.message, tasks);
+        r
     }
 
     /// The writer, once the report is printed.
@@ -155,13 +201,14 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         // A block whose changes a rollback took back gets no ✓.
         let rolled_back = b.tasks.iter().any(|t| t.rolled_back);
         let line = (ok, before, b.tasks.len(), b.status, rolled_back);
+        let (number, tasks) = (b.number + self.before.blocks, self.before.tasks);
         self.approvals.extend(b.tasks.iter().filter_map(|t| {
             let approve = t.error.as_ref()?.approve.as_ref()?;
-            Some((t.number, approve.clone()))
+            Some((t.number + tasks, approve.clone()))
         }));
         match self.lines.last_mut() {
-            Some((_, last, same, None)) if *same == line && b.note.is_none() => *last = b.number,
-            _ => self.lines.push((b.number, b.number, line, b.note.clone())),
+            Some((_, last, same, None)) if *same == line && b.note.is_none() => *last = number,
+            _ => self.lines.push((number, number, line, b.note.clone())),
         }
         // A TASKS block with applied and unapplied tasks must not be sent
         // whole again.
@@ -212,21 +259,25 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         } else {
             "succeeded"
         };
+        // A unit of a stream is not the whole: its line says so.
+        let whole = if !self.stream { "Overall" } else { "This unit" };
         let _ = writeln!(
             self.out,
-            "Overall: {}/{} tasks {succeeded}{}{rolled}{}",
+            "{whole}: {}/{} tasks {succeeded}{}{rolled}{}",
             s.succeeded + s.already_applied,
             s.tasks,
-            before_words(s.already_applied),
+            before_words(s.already_applied, s.tasks),
             refused_words(report)
         );
         for (first, last, (ok, before, tasks, status, rolled_back), note) in
             std::mem::take(&mut self.lines)
         {
-            let name = if first == last {
-                format!("Block {first}")
+            // Blocks with the same line share it: the counts are each
+            // block's, not their sum.
+            let (name, each) = if first == last {
+                (format!("Block {first}"), "")
             } else {
-                format!("Blocks {first}-{last}")
+                (format!("Blocks {first}-{last}"), " in each")
             };
             let mark = match status {
                 BlockStatus::Success if rolled_back => {
@@ -238,10 +289,10 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                     format!("{} (malformed, not run)", self.paint("31", "✗"))
                 }
             };
-            let before = before_words(before);
+            let before = before_words(before, tasks);
             let _ = writeln!(
                 self.out,
-                "{name}: {ok}/{tasks} tasks {succeeded}{before} {mark}"
+                "{name}: {ok}/{tasks} tasks {succeeded}{each}{before} {mark}"
             );
             if let Some(note) = note {
                 let _ = writeln!(self.out, "  note: {}", line_of(&note));
@@ -275,7 +326,8 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         }
         // A dry run applied nothing: nothing to send again yet.
         if let Some(r) = report.resend.as_ref().filter(|_| !report.dry_run) {
-            self.resend(r, self.split);
+            let r = r.shifted(self.before.tasks, self.before.lines);
+            self.resend(&r, self.split);
         }
         let _ = self.out.flush();
     }
@@ -401,10 +453,14 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
         if diagnostics.is_empty() {
             return;
         }
-        if self.blocks_seen > 0 {
-            let _ = writeln!(self.out);
+        // Still the section begun before: no second header.
+        if self.document_at != Some(self.blocks_seen) {
+            if self.blocks_seen > 0 {
+                let _ = writeln!(self.out);
+            }
+            let _ = writeln!(self.out, "{}", self.paint("1", "=== Document ==="));
+            self.document_at = Some(self.blocks_seen);
         }
-        let _ = writeln!(self.out, "{}", self.paint("1", "=== Document ==="));
         self.diagnostics(&diagnostics);
         if self.blocks_seen == 0 {
             let _ = writeln!(self.out);
@@ -424,7 +480,7 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
         if self.blocks_seen > 1 {
             let _ = writeln!(self.out);
         }
-        let header = format!("=== Block {} ===", unit.number());
+        let header = format!("=== Block {} ===", unit.number() + self.before.blocks);
         let _ = writeln!(self.out, "{}", self.paint("1", &header));
         self.diagnostics(&ds);
         let _ = self.out.flush();
@@ -432,13 +488,13 @@ impl<W: Write> Observer for TextPrinter<'_, W> {
 
     fn output_line(&mut self, task: usize, line: &str) {
         if self.exec == ExecOutput::Stream {
-            self.exec_line(task, line);
+            self.exec_line(task + self.before.tasks, line);
             let _ = self.out.flush();
         }
     }
 
     fn task_finished(&mut self, task: &Task<'_>, outcome: &TaskOutcome) {
-        let r = &TaskReport::of_outcome(task, outcome);
+        let r = &self.renumbered(TaskReport::of_outcome(task, outcome));
         // The block's diagnostics said why its tasks do not run.
         if self.malformed {
             return;
@@ -604,11 +660,15 @@ fn refused_words(report: &ApplyReport) -> String {
 
 /// ` (1 of them already applied before)` after a count of tasks that
 /// succeeded, when some of them had nothing to do; else nothing.
-fn before_words(already: usize) -> String {
-    match already {
-        0 => String::new(),
-        1 => " (1 of them already applied before)".to_owned(),
-        n => format!(" ({n} of them already applied before)"),
+/// How many of `tasks` tasks were applied before: `(1 of them …)` says
+/// there were others, so a single task, or every one, is said otherwise.
+fn before_words(already: usize, tasks: usize) -> String {
+    match (already, tasks) {
+        (0, _) => String::new(),
+        (1, 1) => " (already applied before)".to_owned(),
+        (a, t) if a == t => " (all already applied before)".to_owned(),
+        (1, _) => " (1 of them already applied before)".to_owned(),
+        (n, _) => format!(" ({n} of them already applied before)"),
     }
 }
 

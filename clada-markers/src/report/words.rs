@@ -70,9 +70,30 @@ pub(super) fn block(unit: &Unit<'_>, u: UnitOutcome) -> BlockReport {
     }
 }
 
+/// The words of a task skipped because its block stopped, before the
+/// number of the task it stopped at.
+pub(super) const STOPPED_AT: &str = "block stopped at task ";
+
+/// `message` with the number of the task its block stopped at moved on by
+/// `tasks`: a task of a unit of a stream, said in the stream's numbers.
+pub(crate) fn shift_stopped_at(message: &str, tasks: usize) -> String {
+    let shifted = message.split_once(STOPPED_AT).and_then(|(head, rest)| {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let at: usize = rest[..digits].parse().ok()?;
+        Some(format!(
+            "{head}{STOPPED_AT}{}{}",
+            at + tasks,
+            &rest[digits..]
+        ))
+    });
+    shifted.unwrap_or_else(|| message.to_owned())
+}
+
 fn skip(why: &Skip) -> String {
     match why {
-        Skip::BlockStopped { at } => format!("block stopped at task {at}"),
+        Skip::BlockStopped { at } => format!("{STOPPED_AT}{at}"),
         Skip::TotalTimeout => "the total timeout passed before it started".to_owned(),
         Skip::DocumentHasErrors => {
             format!("not run: the document has errors, and {ALL_OR_NOTHING}")

@@ -1,9 +1,14 @@
 //! The result element of the XML protocol (PROTOCOL §9.3): blocks and failed
-//! tasks with 0-based indices.
+//! tasks with 0-based indices, each error with what the text and JSON
+//! reports say about it (the hint, the closest text, the occurrences, the
+//! help and the fix), and what to send again.
 
 use std::fmt::Write as _;
 
-use crate::report::{ApplyReport, BlockStatus, TaskStatus};
+use crate::report::{
+    ApplyReport, BlockStatus, DiagnosticReport, ErrorReport, ResendEntry, TaskStatus,
+};
+use crate::syntax::Severity;
 
 /// Renders the report as `<result …>`.
 pub fn render_xml(report: &ApplyReport) -> String {
@@ -23,6 +28,19 @@ pub fn render_xml(report: &ApplyReport) -> String {
         s.succeeded,
         s.tasks.saturating_sub(s.succeeded + s.already_applied)
     );
+    let errors = |block: Option<usize>| {
+        report
+            .diagnostics
+            .iter()
+            .filter(move |d| d.block == block && d.severity == Severity::Error)
+    };
+    // What no block holds: an edit refused before it became a task.
+    for d in errors(None) {
+        diagnostic(&mut out, d, "  ");
+    }
+    if let Some(e) = &report.error {
+        error(&mut out, e, "  ");
+    }
     for b in &report.blocks {
         let status = match b.status {
             BlockStatus::Success => "success",
@@ -44,34 +62,176 @@ pub fn render_xml(report: &ApplyReport) -> String {
             continue;
         }
         let _ = writeln!(out, "{head}>");
-        if b.status == BlockStatus::Malformed && b.kind == "tasks" {
-            for d in report.diagnostics.iter().filter(|d| {
-                d.block == Some(b.number) && d.severity == crate::syntax::Severity::Error
-            }) {
-                let _ = writeln!(
-                    out,
-                    r#"    <error type="{}">{}</error>"#,
-                    d.code,
-                    escape(&d.message)
-                );
+        let malformed = b.status == BlockStatus::Malformed;
+        if malformed && b.kind == "tasks" {
+            for d in errors(Some(b.number)) {
+                diagnostic(&mut out, d, "    ");
             }
         }
         for t in failed {
             let _ = writeln!(out, r#"    <task index="{}" status="error">"#, t.number - 1);
-            if let Some(e) = &t.error {
-                let _ = writeln!(
-                    out,
-                    r#"      <error type="{}">{}</error>"#,
-                    e.kind,
-                    escape(&e.message)
-                );
+            // A malformed task of its own: its diagnostics, with their help
+            // and fixes, say more than the error made of the first.
+            let mut shown = false;
+            if malformed && b.kind != "tasks" {
+                for d in errors(Some(b.number)) {
+                    diagnostic(&mut out, d, "      ");
+                    shown = true;
+                }
+            }
+            if let Some(e) = t.error.as_deref().filter(|_| !shown) {
+                error(&mut out, e, "      ");
             }
             let _ = writeln!(out, "    </task>");
         }
         let _ = writeln!(out, "  </block>");
     }
+    resend(&mut out, report);
     out.push_str("</result>\n");
     out
+}
+
+/// An error of a task, and the facts that come with it.
+fn error(out: &mut String, e: &ErrorReport, indent: &str) {
+    let _ = writeln!(
+        out,
+        r#"{indent}<error type="{}">{}</error>"#,
+        e.kind,
+        escape(&e.message)
+    );
+    if let Some(hint) = &e.hint {
+        let _ = writeln!(out, "{indent}<hint>{}</hint>", escape(hint));
+    }
+    if let Some(c) = &e.closest {
+        let _ = writeln!(
+            out,
+            r#"{indent}<closest start_line="{}" end_line="{}" similarity="{}">{}</closest>"#,
+            c.start_line,
+            c.end_line,
+            c.similarity,
+            cdata(&c.diff)
+        );
+    }
+    if let Some(lines) = e.lines.as_ref().filter(|l| !l.is_empty()) {
+        let _ = writeln!(out, r#"{indent}<occurrences lines="{}"/>"#, joined(lines));
+    }
+    for (name, lines) in [
+        ("applied_lines", &e.applied_lines),
+        ("inside_lines", &e.inside_lines),
+        ("not_at_end", &e.not_at_end),
+    ] {
+        if !lines.is_empty() {
+            let _ = writeln!(out, r#"{indent}<{name} lines="{}"/>"#, joined(lines));
+        }
+    }
+    if let Some(path) = &e.closest_path {
+        let _ = writeln!(out, "{indent}<closest_path>{}</closest_path>", escape(path));
+    }
+    if let Some(approve) = &e.approve {
+        let _ = writeln!(out, "{indent}<approve>{}</approve>", escape(approve));
+    }
+}
+
+/// A diagnostic of the document: its error, help and fix (the lines it
+/// rewrites as they read once it is made).
+fn diagnostic(out: &mut String, d: &DiagnosticReport, indent: &str) {
+    let _ = writeln!(
+        out,
+        r#"{indent}<error type="{}" kind="{}" line="{}">{}</error>"#,
+        d.code,
+        d.kind,
+        d.start.line,
+        escape(&d.message)
+    );
+    if let Some(help) = &d.help {
+        let _ = writeln!(out, "{indent}<help>{}</help>", escape(help));
+    }
+    if let Some(f) = &d.fix {
+        let _ = writeln!(
+            out,
+            r#"{indent}<fix start_line="{}" end_line="{}">{}</fix>"#,
+            f.lines.start_line,
+            f.lines.end_line,
+            cdata(&f.lines.text)
+        );
+    }
+}
+
+/// What to send again (PROTOCOL §9.1), tasks by their 0-based indices,
+/// as `<task index>` gives them; the edits no task came of by their line.
+fn resend(out: &mut String, report: &ApplyReport) {
+    let Some(r) = &report.resend else {
+        return;
+    };
+    let indices = |ns: &[usize]| {
+        ns.iter()
+            .map(|n| (n - 1).to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let failed: Vec<usize> = r.failed_tasks();
+    let mut head = String::from("  <resend");
+    for (name, list) in [
+        ("applied", &r.applied),
+        ("already_applied", &r.already_applied),
+        ("failed", &failed),
+        ("needs_approval", &r.needs_approval),
+        ("skipped", &r.skipped),
+    ] {
+        if !list.is_empty() {
+            let _ = write!(head, r#" {name}="{}""#, indices(list));
+        }
+    }
+    let unread: Vec<_> = r
+        .failed
+        .iter()
+        .filter_map(|e| match e {
+            ResendEntry::Edit(u) => Some(u),
+            ResendEntry::Task(_) => None,
+        })
+        .collect();
+    if unread.is_empty() {
+        let _ = writeln!(out, "{head}/>");
+        return;
+    }
+    let _ = writeln!(out, "{head}>");
+    for u in unread {
+        let _ = writeln!(
+            out,
+            r#"    <edit line="{}" kind="{}">{}</edit>"#,
+            u.line,
+            u.kind,
+            escape(&u.first_line)
+        );
+    }
+    let _ = writeln!(out, "  </resend>");
+}
+
+fn joined(lines: &[usize]) -> String {
+    lines
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Lines of a document or a diff as a CDATA section, which a reader takes
+/// as written: marker lines stay `<<<<<<<`, not `&lt;&lt;…`. A `]]>` in
+/// them is split across two sections; control characters are shown as
+/// [`escape`] shows them.
+fn cdata(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 12);
+    out.push_str("<![CDATA[");
+    for c in text.chars() {
+        match c {
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    let out = out.replace("]]>", "]]]]><![CDATA[>");
+    out + "]]>"
 }
 
 fn escape(text: &str) -> String {

@@ -31,6 +31,9 @@ pub(crate) struct Context<'a> {
     last_window: std::cell::Cell<bool>,
     /// The near-miss blocks found so far (PROTOCOL §2.1).
     pub(crate) near_blocks: crate::syntax::near_miss::Blocks,
+    /// Whether an opener of the document has attributes: found once, when
+    /// a bare `<<<<<<< SEARCH` asks.
+    attributed: OnceCell<bool>,
 }
 
 impl<'a> Context<'a> {
@@ -43,6 +46,7 @@ impl<'a> Context<'a> {
             reached_end: std::cell::Cell::new(false),
             last_window: std::cell::Cell::new(true),
             near_blocks: crate::syntax::near_miss::Blocks::default(),
+            attributed: OnceCell::new(),
         }
     }
 
@@ -66,6 +70,21 @@ impl<'a> Context<'a> {
     /// Whether a parser read to the end since the last call.
     pub(crate) fn take_reached_end(&self) -> bool {
         self.reached_end.replace(false)
+    }
+
+    /// Whether an opener of the document (a marker line with its keyword)
+    /// has attributes after the keyword: the mark of clada's own format,
+    /// by which `auto` reads a document as clada's (PROTOCOL §11).
+    pub(crate) fn has_attributed_opener(&self) -> bool {
+        *self.attributed.get_or_init(|| {
+            self.src.lines().any(|line| {
+                crate::syntax::classify(line, 1).is_some_and(|m| {
+                    m.shape == crate::syntax::Shape::Opener
+                        && m.keyword.is_some()
+                        && !m.rest().is_empty()
+                })
+            })
+        })
     }
 
     pub(crate) fn line(&self, offset: usize) -> usize {

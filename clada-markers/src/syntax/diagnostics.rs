@@ -14,8 +14,8 @@ use serde::Serialize;
 use std::borrow::Cow;
 
 use crate::error_type::ErrorType;
-use crate::escape::{escape_line, escape_mapped, shifted};
-use crate::syntax::span::Span;
+use crate::escape::{escape_controls, escape_line, escape_mapped, shifted};
+use crate::syntax::span::{LineIndex, Span};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -158,6 +158,93 @@ pub struct Label {
 pub struct Fix {
     pub span: Span,
     pub replacement: String,
+    /// The replacement leaves a value for the model to give (`path=""`):
+    /// an editor may offer it, `clada check --fix` does not make it.
+    pub placeholder: bool,
+}
+
+impl Fix {
+    /// The lines the fix touches as they read once it is made: the first
+    /// and last 1-based line of `source` it rewrites (whole lines, from
+    /// the start of the fix's first line to the end of its last), and
+    /// their new text, without a final line feed. The one reading of a
+    /// fix for people: the text report shows it (PROTOCOL §2.1).
+    pub fn fixed_lines(&self, source: &str, lines: &LineIndex<'_>) -> (usize, usize, String) {
+        let floor = |mut i: usize| {
+            i = i.min(source.len());
+            while !source.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        let start = floor(self.span.start);
+        let end = floor(self.span.end).max(start);
+        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = source[end..].find('\n').map_or(source.len(), |i| end + i);
+        let mut text = String::with_capacity(line_end - line_start + self.replacement.len());
+        text.push_str(&source[line_start..start]);
+        text.push_str(&self.replacement);
+        text.push_str(&source[end..line_end]);
+        if text.ends_with('\n') {
+            text.pop();
+            if text.ends_with('\r') {
+                text.pop();
+            }
+        }
+        (lines.line(start), lines.line(line_end), text)
+    }
+
+    /// The fix in words and lines for a text report: `the fix makes
+    /// lines 1-5 read:` and the lines (the first and last few of a long
+    /// run), control characters escaped (PROTOCOL §9.1).
+    pub fn describe(&self, source: &str, lines: &LineIndex<'_>) -> String {
+        let (first, last, text) = self.fixed_lines(source, lines);
+        let which = if first == last {
+            format!("line {first}")
+        } else {
+            format!("lines {first}-{last}")
+        };
+        if self.span.is_empty() && self.span.start >= source.len() {
+            // Only what is added: a line feed before it ends the last line.
+            let added = self.replacement.trim_matches(['\r', '\n']);
+            return format!("the fix adds at the end:\n{}", shortened(added));
+        }
+        if text.is_empty() {
+            return format!("the fix leaves {which} empty");
+        }
+        // A value the model must give is said to be one, not left to
+        // look like the answer.
+        let fill = if self.placeholder {
+            ", its empty value yours to fill in"
+        } else {
+            ""
+        };
+        format!("the fix makes {which} read{fill}:\n{}", shortened(&text))
+    }
+}
+
+/// The most lines of a fix the text report shows: the first and last of a
+/// longer one, with how many are left out between.
+const FIX_LINES: usize = 24;
+
+/// `text` escaped, its middle left out past [`FIX_LINES`] lines.
+fn shortened(text: &str) -> String {
+    let count = text.lines().count();
+    if count <= FIX_LINES {
+        return escape_controls(text).into_owned();
+    }
+    let (head, tail) = (FIX_LINES / 2, FIX_LINES / 2 - 2);
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if i < head || i >= count - tail {
+            out.push_str(&escape_controls(line));
+            out.push('\n');
+        } else if i == head {
+            out.push_str(&format!("… {} lines more …\n", count - head - tail));
+        }
+    }
+    out.pop();
+    out
 }
 
 /// One problem (or warning) in a document.
@@ -219,7 +306,18 @@ impl Diagnostic {
         self.fix = Some(Fix {
             span,
             replacement: replacement.into(),
+            placeholder: false,
         });
+        self
+    }
+
+    /// Offers `replacement` for the text of `span`, a value in it left for
+    /// the model to give.
+    pub fn with_placeholder_fix(mut self, span: Span, replacement: impl Into<String>) -> Self {
+        self = self.with_fix(span, replacement);
+        if let Some(f) = &mut self.fix {
+            f.placeholder = true;
+        }
         self
     }
 
@@ -253,6 +351,8 @@ pub struct Renderer<'s> {
     /// and where the escapes moved its offsets.
     cache: std::cell::OnceCell<std::cell::RefCell<(String, Source<Cow<'s, str>>)>>,
     shifts: std::cell::OnceCell<Vec<(usize, usize)>>,
+    /// The lines of the source, for the fixes shown: built at the first.
+    lines: std::cell::OnceCell<LineIndex<'s>>,
 }
 
 impl std::fmt::Debug for Renderer<'_> {
@@ -271,6 +371,7 @@ impl<'s> Renderer<'s> {
             color,
             cache: std::cell::OnceCell::new(),
             shifts: std::cell::OnceCell::new(),
+            lines: std::cell::OnceCell::new(),
         }
     }
 
@@ -331,6 +432,12 @@ impl<'s> Renderer<'s> {
             if let Some(help) = &d.help {
                 report = report.with_help(escape_line(help));
             }
+            // The corrected lines themselves, not only what the fix does:
+            // a model reading the report copies them (PROTOCOL §2.1).
+            if let Some(fix) = &d.fix {
+                let lines = self.lines.get_or_init(|| LineIndex::new(source));
+                report = report.with_note(fix.describe(source, lines));
+            }
             // Writing to a Vec cannot fail.
             let _ = report.finish().write(&mut *cache, &mut out);
         }
@@ -390,6 +497,40 @@ mod tests {
             check(header, &mut shown);
         }
         assert!(labelled >= 2, "the documents have labels");
+    }
+
+    #[test]
+    fn a_fix_is_described_by_the_lines_it_makes() {
+        let describe = |text: &str| {
+            let doc = crate::parse(text);
+            let fix = doc.diagnostics.iter().find_map(|d| d.fix.as_ref()).unwrap();
+            fix.describe(text, &LineIndex::new(text))
+        };
+        // Only what is added at the end, whether the last line ends or not.
+        for text in [
+            "<<<<<<< WRITE path=\"a\"\nx",
+            "<<<<<<< WRITE path=\"a\"\nx\n",
+        ] {
+            assert_eq!(describe(text), "the fix adds at the end:\n>>>>>>> END");
+        }
+        assert_eq!(
+            describe("<<<<<<< WRITE path=\"a\"\nx\n>>>>>>> REPLACE\n"),
+            "the fix makes line 3 read:\n>>>>>>> END"
+        );
+        assert_eq!(
+            describe("<<<<<<< WRITE\nx\n>>>>>>> END\n"),
+            "the fix makes line 1 read, its empty value yours to fill in:\n<<<<<<< WRITE path=\"\""
+        );
+        // A long block: its first and last lines, the middle counted.
+        let body = "b\n".repeat(40);
+        let out = describe(&format!("<<<<< WRITE path=\"a\"\n{body}>>>>> END\n"));
+        assert!(
+            out.starts_with("the fix makes lines 1-42 read:\n<<<<<<< WRITE path=\"a\"\n"),
+            "{out}"
+        );
+        assert!(out.contains("\n… 20 lines more …\n"), "{out}");
+        assert!(out.ends_with("\nb\n>>>>>>> END"), "{out}");
+        assert_eq!(out.lines().count(), 1 + 12 + 1 + 10);
     }
 
     #[test]

@@ -140,6 +140,11 @@ impl<'a> LineIndex<'a> {
         }
     }
 
+    /// The text the index is of.
+    pub fn source(&self) -> &'a str {
+        self.source
+    }
+
     /// The 1-based line number holding `offset`.
     pub fn line(&self, offset: usize) -> usize {
         self.position(offset).line

@@ -16,6 +16,22 @@ use crate::syntax::span::Span;
 use crate::syntax::suggest::{nearest, quoted_list};
 use crate::syntax::{AttrSpec, Keyword, TaskKind};
 
+/// A bare `<<<<<<< SEARCH` in a document where no opener has attributes:
+/// the block is written as aider's are, so the help says what aider's
+/// format wants (the file's path on the line before), not clada's
+/// `path="…"`, which would have the model switch formats (PROTOCOL §11.1).
+/// No fix: the path is the model's to give.
+fn aider_block_without_file(opener: &Marker) -> Diagnostic {
+    Diagnostic::new(
+        K::MissingAttribute,
+        opener.line(),
+        "this SEARCH block names no file",
+    )
+    .with_help(
+        "put the file's path on its own line just before the block (or its fence), as in aider's format",
+    )
+}
+
 /// Parses the attributes of an opener and checks their names against
 /// `specs`: unknown, repeated and missing names.
 pub(crate) fn attributes_of<'a>(
@@ -80,6 +96,14 @@ pub(crate) fn attributes_of<'a>(
     }
     for spec in specs.iter().filter(|s| s.required) {
         if !attrs.iter().any(|a| a.name == spec.name) {
+            if keyword == Keyword::Search
+                && spec.name == "path"
+                && text.trim().is_empty()
+                && !cx.has_attributed_opener()
+            {
+                out.push(aider_block_without_file(opener));
+                continue;
+            }
             let d = Diagnostic::new(
                 K::MissingAttribute,
                 opener.line(),
@@ -91,7 +115,7 @@ pub(crate) fn attributes_of<'a>(
             out.push(if renamed.contains(&spec.name) {
                 d
             } else {
-                d.with_fix(
+                d.with_placeholder_fix(
                     Span::empty(opener.word().end),
                     format!(" {}=\"\"", spec.name),
                 )

@@ -29,6 +29,7 @@ __all__ = [
     "Excerpt",
     "FileChange",
     "FixReport",
+    "FixedLines",
     "GitReport",
     "IndentProblem",
     "Indentation",
@@ -281,8 +282,21 @@ class BlockReport(TypedDict):
     tasks: list[TaskReport]
 
 
+class FixedLines(TypedDict):
+    """Whole lines of a document as a fix leaves them."""
+    end_line: int
+    start_line: int
+    """The first and last line the fix rewrites, 1-based, inclusive."""
+    text: str
+    """Their new text, without the last line feed."""
+
+
 class FixReport(TypedDict):
     end: Position
+    lines: FixedLines
+    """The whole lines the fix rewrites as they read once it is made:
+    what the text report shows (PROTOCOL §2.1).
+    """
     replacement: str
     start: Position
 
