@@ -112,6 +112,28 @@ mod tests {
     }
 
     #[test]
+    fn a_closer_almost_written_is_made_right_not_kept_as_content() {
+        // Appending a closer would keep `>>>>>>>REPLACE` as a line of the
+        // replacement, written into the file.
+        for closer in [">>>>>>>REPLACE", ">>>>> REPLACE", "  >>>>>>> REPLACE"] {
+            let doc = format!("<<<<<<< SEARCH path=\"a.txt\"\nold\n=======\nnew\n{closer}\n");
+            let fixed = fix(&doc, Dialect::Clada, ParseOptions::default());
+            assert_eq!(
+                fixed.text, "<<<<<<< SEARCH path=\"a.txt\"\nold\n=======\nnew\n>>>>>>> REPLACE\n",
+                "{closer}"
+            );
+        }
+        // A line that only starts like one stays content.
+        let doc = "<<<<<<< SEARCH path=\"a.txt\"\nold\n=======\n>>>>>>>REPLACE it\n";
+        let fixed = fix(doc, Dialect::Clada, ParseOptions::default());
+        assert!(
+            fixed.text.ends_with(">>>>>>>REPLACE it\n>>>>>>> REPLACE\n"),
+            "{}",
+            fixed.text
+        );
+    }
+
+    #[test]
     fn leaves_a_value_for_the_model_to_give() {
         let doc = "<<<<<<< WRITE\nx\n>>>>>>> END\n";
         let d = &crate::parse(doc).diagnostics;

@@ -40,6 +40,20 @@ pub(crate) fn with_structural_fix(
         Problem::WrongCloser(m) => d.with_fix(m.line(), expected),
         // A closer of another length was probably meant.
         Problem::Unclosed(Some(UnclosedHint::FenceMismatch(m))) => d.with_fix(m.line(), expected),
+        // A body line that is almost the closer (no space after the run,
+        // a short run, indented) was probably meant as it: made right.
+        Problem::Unclosed(None) if let Some(line) = near_closer(cx, kind, raw) => {
+            let found = cx.text(line).trim();
+            d.with_label(
+                line,
+                format!("`{found}` is almost the closer: a marker line starts at column 0 with at least 7 `>`, a space, then the keyword"),
+            )
+            .with_help(format!(
+                "write `{expected}` in place of line {}",
+                cx.line(line.start)
+            ))
+            .with_fix(line, expected)
+        }
         // Where the task ends: at the end of the document, or before the
         // unit opener it would otherwise swallow.
         Problem::Unclosed(None | Some(UnclosedHint::NestedOpener(_))) => {
@@ -54,6 +68,30 @@ pub(crate) fn with_structural_fix(
         }
         _ => d,
     }
+}
+
+/// The last line of an unclosed task's body that is almost its closer
+/// (`>>>>>>>REPLACE`, `>>>>> REPLACE`, an indented `>>>>>>> REPLACE`), as
+/// its line without the line break.
+fn near_closer(cx: &Context<'_>, kind: TaskKind, raw: &RawTask) -> Option<Span> {
+    let from = raw.opener.line().end;
+    let body = cx.src.get(from..raw.end.min(cx.src.len()))?;
+    let mut at = from;
+    let mut found = None;
+    for line in body.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let text = line.trim_end_matches(['\n', '\r']);
+        if let Some(m) = crate::syntax::near_block::read(text)
+            && m.shape == Shape::Closer
+            && m.keyword == Some(kind.closer())
+            && m.tail.is_empty()
+            && (!m.indent.is_empty() || m.run < crate::syntax::MIN_FENCE || !m.spaced)
+        {
+            found = Some(Span::new(start, start + text.len()));
+        }
+    }
+    found
 }
 
 pub(crate) fn structural(
