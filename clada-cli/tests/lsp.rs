@@ -818,3 +818,64 @@ fn the_readme_gets_no_error() {
     let errors: Vec<&Value> = published.iter().filter(|d| d["severity"] == 1).collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// Issue 31, the change storm of CI (the bench's `--soak lsp` at a small
+/// size, by hand at 10 MB): changes sent as fast as an editor sends them,
+/// without waiting, large ones (500 KB of tasks) among small ones. Each
+/// version is published once, in order, none lost; once the storm has
+/// settled, the diagnostics are those of the last text, with the warning
+/// its dry run adds.
+#[test]
+fn a_change_storm_publishes_every_version_in_order_and_settles_on_the_last() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("app.py"), "def greet():\n    pass\n").unwrap();
+    let mut c = Client::ready(root.path());
+    let task = |i: usize| {
+        format!(
+            "<<<<<<< SEARCH path=\"src/mod{}.rs\"\nfn old_{i}() {{\n=======\nfn new_{i}() {{\n>>>>>>> REPLACE\n",
+            i % 50
+        )
+    };
+    let large: String = (0..6_000).map(task).collect();
+    c.open(URI, "clada", 0, &task(0));
+    assert!(c.diagnostics(0).is_empty());
+    let versions: i64 = 60;
+    let last = "<<<<<<< SEARCH path=\"app.py\"\ndef greet():\n  pass\n=======\ndef greet():\n    return 1\n>>>>>>> REPLACE\n\
+                <<<<<<< WRITE path=\"unclosed.txt\"\nx\n";
+    for v in 1..=versions {
+        let text = match v {
+            v if v == versions => last.to_owned(),
+            v if v % 10 == 0 => large.clone(),
+            v => (0..v as usize).map(task).collect(),
+        };
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": URI, "version": v}, "contentChanges": [{"text": text}]}),
+        );
+    }
+    let mut published = Vec::new();
+    let mut diagnostics = Vec::new();
+    while published.last() != Some(&versions) {
+        let m = c.wait(|m| m["method"] == "textDocument/publishDiagnostics");
+        published.push(m["params"]["version"].as_i64().unwrap());
+        diagnostics = m["params"]["diagnostics"].as_array().unwrap().clone();
+    }
+    assert_eq!(published, (1..=versions).collect::<Vec<_>>());
+    assert_eq!(
+        codes(&diagnostics),
+        [("unclosed_opener".to_owned(), 1)],
+        "{diagnostics:#?}"
+    );
+    // Settled: the last text again, with the warning of its dry run.
+    let settled = c.diagnostics(versions);
+    let mut found = codes(&settled);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("indentation_mismatch".to_owned(), 2),
+            ("unclosed_opener".to_owned(), 1)
+        ],
+        "{settled:#?}"
+    );
+}
