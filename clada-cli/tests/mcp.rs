@@ -1068,3 +1068,49 @@ fn a_request_sent_just_before_input_closes_is_answered() {
     );
     assert!(root.path().join("done.txt").exists());
 }
+
+/// Issue 31, the soak of CI (the bench's `--soak` at a small size, by
+/// hand at 10 MB): a long-running server given calls one after another,
+/// `check` and `apply` in turn, a 1 MB document every fifth, small ones
+/// between. Every call is answered once, under its id, with its report;
+/// each file holds what the last apply to it wrote.
+#[test]
+fn a_soak_of_large_and_small_calls_answers_each_under_its_id() {
+    let root = tempfile::tempdir().unwrap();
+    let mut live = Live::start(root.path().to_str().unwrap(), &["--no-git"]);
+    let line = "a line of the document, with a few words on it\n";
+    let mut last = std::collections::BTreeMap::new();
+    for i in 1..=30_usize {
+        let lines = if i % 5 == 1 { 20_000 } else { 40 };
+        let text = format!("{i}\n{}", line.repeat(lines));
+        let (tool, path) = if i % 2 == 1 {
+            ("check", "c.txt".to_owned())
+        } else {
+            ("apply", format!("f{}.txt", i % 7))
+        };
+        let doc = format!("<<<<<<< WRITE path=\"{path}\"\n{text}>>>>>>> END\n");
+        live.send(&call(i, tool, &doc));
+        let answers = live.answers(1, std::time::Duration::from_secs(60));
+        let [answer] = answers.as_slice() else {
+            panic!("call {i}: {answers:#?}");
+        };
+        assert_eq!(answer["id"], i, "call {i} answered under another id");
+        let report = &answer["result"]["structuredContent"];
+        assert_eq!(report["ok"], true, "call {i}: {answer}");
+        assert_eq!(report["summary"]["tasks"], 1, "call {i}: {report}");
+        if tool == "apply" {
+            last.insert(path, text);
+        }
+    }
+    for (path, text) in &last {
+        let written = std::fs::read_to_string(root.path().join(path)).unwrap();
+        assert!(
+            written == *text,
+            "{path} is not the last text written to it"
+        );
+    }
+    assert!(!root.path().join("c.txt").exists(), "a check wrote a file");
+    live.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "ping"}).to_string());
+    let answers = live.answers(1, std::time::Duration::from_secs(20));
+    assert_eq!(answers.first().map(|a| &a["id"]), Some(&json!(99)));
+}
