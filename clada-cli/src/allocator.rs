@@ -15,7 +15,9 @@
 //! reads anything, with the tunable added (the same process id, arguments
 //! and standard streams: `exec`). A threshold the environment already sets
 //! is left as it is; when the program cannot be started again, the server
-//! runs as it is.
+//! runs as it is. A program started with raised privileges (setuid, file
+//! capabilities: `AT_SECURE`) is not started again: glibc may drop its
+//! tunables, and the server would start itself again and again.
 
 /// The glibc tunable.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -33,6 +35,9 @@ const THRESHOLD: usize = 1 << 20;
 pub(crate) fn return_large_blocks() {
     use std::os::unix::process::CommandExt as _;
 
+    if !plain() {
+        return;
+    }
     let Some(tunables) = tunables(std::env::var_os("GLIBC_TUNABLES")) else {
         return;
     };
@@ -50,6 +55,25 @@ pub(crate) fn return_large_blocks() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub(crate) fn return_large_blocks() {}
+
+/// Whether the kernel started this program without raised privileges:
+/// `AT_SECURE` (23) is 0 in its auxiliary vector. Not when it cannot be
+/// read.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn plain() -> bool {
+    const AT_SECURE: usize = 23;
+    const WORD: usize = std::mem::size_of::<usize>();
+    let Ok(auxv) = std::fs::read("/proc/self/auxv") else {
+        return false;
+    };
+    let word = |b: &[u8]| b.try_into().map(usize::from_ne_bytes).ok();
+    auxv.chunks_exact(2 * WORD)
+        .find_map(|pair| {
+            let (key, value) = pair.split_at(WORD);
+            (word(key)? == AT_SECURE).then(|| word(value))?
+        })
+        .is_some_and(|secure| secure == 0)
+}
 
 /// `GLIBC_TUNABLES` with the threshold added, or `None` when it sets one.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -73,6 +97,11 @@ fn tunables(current: Option<std::ffi::OsString>) -> Option<std::ffi::OsString> {
 #[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_test_runs_without_raised_privileges() {
+        assert!(plain());
+    }
 
     #[test]
     fn the_threshold_is_added_to_the_tunables_unless_they_set_one() {
