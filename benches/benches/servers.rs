@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
-use clada_benches::{clada_binary, median, task_heavy};
+use clada_benches::{clada_binary, content_heavy, median, task_heavy};
 use serde_json::{Value, json};
 
 const CALLS: usize = 100;
@@ -90,41 +90,97 @@ fn rss_mib(pid: u32) -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-/// `--soak`: a long-running `clada mcp` under sequential calls, `check`
-/// and `apply` in turn, of documents up to `SOAK_SIZE` bytes (a large one
-/// every fifth call, so a check and an apply in turn, small ones between),
-/// its resident memory printed every `SOAK_EVERY` calls; `SOAK_CALLS`
-/// calls, or fewer if `SOAK_SECS` runs out first. Latency p50/p99 per
-/// tool, the peak and last RSS, and the last RSS as a multiple of the
-/// largest document.
+/// The `p` quantile of `v` (0.5: the median), by rank.
+fn quantile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let i = ((v.len() as f64 * p).ceil() as usize).saturating_sub(1);
+    v.get(i).copied().unwrap_or(f64::NAN)
+}
+
+fn latency(name: &str, v: &[f64]) {
+    println!(
+        "  {name}: p50 {:8.2} ms  p99 {:8.2} ms  ({} calls)",
+        quantile(v.to_vec(), 0.5),
+        quantile(v.to_vec(), 0.99),
+        v.len()
+    );
+}
+
+/// `--soak [mcp|lsp]`: a long-running server under sequential calls of
+/// documents up to `SOAK_SIZE` bytes (a large one every fifth call, small
+/// ones of 2 KB between), its resident memory printed every `SOAK_EVERY`
+/// calls; `SOAK_CALLS` calls, or fewer if `SOAK_SECS` runs out first;
+/// then, after `SOAK_IDLE` seconds without a call, its memory at rest.
+/// Both servers unless one is named.
 ///
 /// ```sh
 /// SOAK_SIZE=10000000 SOAK_CALLS=1000 SOAK_EVERY=100 \
 ///   cargo bench -p clada-benches --bench servers -- --soak
 /// ```
 fn soak() {
-    let size = env_or("SOAK_SIZE", 1_000_000);
-    let calls = env_or("SOAK_CALLS", 200);
-    let every = env_or("SOAK_EVERY", 20).max(1);
-    let secs = env_or("SOAK_SECS", 120);
+    let which = std::env::args().skip_while(|a| a != "--soak").nth(1);
+    let settings = Soak {
+        size: env_or("SOAK_SIZE", 1_000_000),
+        calls: env_or("SOAK_CALLS", 200),
+        every: env_or("SOAK_EVERY", 20).max(1),
+        secs: env_or("SOAK_SECS", 120),
+        idle: env_or("SOAK_IDLE", 2),
+    };
     let clada = clada_binary();
+    if which.as_deref() != Some("lsp") {
+        soak_mcp(&clada, &settings);
+    }
+    if which.as_deref() != Some("mcp") {
+        soak_lsp(&clada, &settings);
+    }
+}
+
+struct Soak {
+    size: usize,
+    calls: usize,
+    every: usize,
+    secs: usize,
+    idle: usize,
+}
+
+impl Soak {
+    fn end(&self) -> Instant {
+        Instant::now() + std::time::Duration::from_secs(self.secs as u64)
+    }
+
+    /// Waits `SOAK_IDLE` seconds: memory at rest, not mid-call.
+    fn rest(&self) {
+        std::thread::sleep(std::time::Duration::from_secs(self.idle as u64));
+    }
+
+    fn mib(&self) -> f64 {
+        self.size as f64 / (1024.0 * 1024.0)
+    }
+}
+
+/// `clada mcp`: `check` and `apply` in turn, so large checks and large
+/// applies; the last RSS as a multiple of the largest document (none is
+/// held once its call is answered).
+fn soak_mcp(clada: &std::path::Path, s: &Soak) {
     let root = tempfile::tempdir().expect("scratch");
     let line = "a line of the document, with a few words on it\n";
     let body = |bytes: usize| line.repeat(bytes / line.len() + 1);
-    let big = body(size);
+    let big = body(s.size);
     let small = body(2000);
-    let mut mcp = Mcp::start(&clada, root.path());
+    let mut mcp = Mcp::start(clada, root.path());
     let pid = mcp.child.id();
+    let fresh = rss_mib(pid);
     println!(
-        "clada mcp soak: {calls} calls (check, apply in turn), a {size} B document every fifth"
+        "clada mcp soak: {} calls (check, apply in turn), a {} B document every fifth",
+        s.calls, s.size
     );
     println!("  calls  RSS MiB");
-    println!("  {:>5}  {:7.1}", 0, rss_mib(pid));
-    let end = Instant::now() + std::time::Duration::from_secs(secs as u64);
+    println!("  {:>5}  {fresh:7.1}", 0);
+    let end = s.end();
     let (mut check_ms, mut apply_ms) = (Vec::new(), Vec::new());
     let mut peak: f64 = 0.0;
     let mut done = 0;
-    for i in 0..calls {
+    for i in 0..s.calls {
         if Instant::now() >= end {
             break;
         }
@@ -161,31 +217,76 @@ fn soak() {
         done = i + 1;
         let rss = rss_mib(pid);
         peak = peak.max(rss);
-        if done % every == 0 {
+        if done % s.every == 0 {
             println!("  {done:>5}  {rss:7.1}");
         }
     }
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    s.rest();
     let last = rss_mib(pid);
-    let pct = |mut v: Vec<f64>, p: f64| {
-        v.sort_by(f64::total_cmp);
-        let i = ((v.len() as f64 * p).ceil() as usize).saturating_sub(1);
-        v.get(i).copied().unwrap_or(f64::NAN)
-    };
-    for (name, v) in [("check", check_ms), ("apply", apply_ms)] {
-        println!(
-            "  {name}: p50 {:8.2} ms  p99 {:8.2} ms  ({} calls)",
-            pct(v.clone(), 0.5),
-            pct(v.clone(), 0.99),
-            v.len()
-        );
-    }
-    let mib = size as f64 / (1024.0 * 1024.0);
+    latency("check", &check_ms);
+    latency("apply", &apply_ms);
     println!(
-        "  {done} calls: RSS peak {peak:.1} MiB, idle after {last:.1} MiB ({:.1}x the largest document, {mib:.1} MiB)",
-        last / mib
+        "  {done} calls: RSS fresh {fresh:.1} MiB, peak {peak:.1} MiB, idle after {last:.1} MiB \
+         ({:.1}x the largest document, {:.1} MiB; {:+.1} MiB over fresh)",
+        last / s.mib(),
+        s.mib(),
+        last - fresh
     );
     mcp.stop();
+}
+
+/// `clada lsp`: a storm of `didChange`, each waited for until its
+/// diagnostics: a large document of content (`content_heavy`) every
+/// fifth change and last, small ones of tasks (`task_heavy`) between; then, once settled (its dry run done), its memory
+/// against a fresh server given the same last text.
+fn soak_lsp(clada: &std::path::Path, s: &Soak) {
+    let root = tempfile::tempdir().expect("scratch");
+    let big = content_heavy(s.size);
+    let small = task_heavy(2000);
+    let mut lsp = Lsp::start(clada, root.path(), &small);
+    let pid = lsp.child.id();
+    println!(
+        "clada lsp soak: {} changes, a {} B document every fifth and last",
+        s.calls,
+        big.len()
+    );
+    println!("  changes  RSS MiB");
+    println!("  {:>7}  {:7.1}", 0, rss_mib(pid));
+    let end = s.end();
+    let mut change_ms = Vec::new();
+    let mut peak: f64 = 0.0;
+    let mut done = 0;
+    for i in 0..s.calls {
+        let last = i + 1 == s.calls || Instant::now() >= end;
+        let text = if i % 5 == 0 || last { &big } else { &small };
+        let t = Instant::now();
+        lsp.change(text, i);
+        change_ms.push(ms(t));
+        done = i + 1;
+        let rss = rss_mib(pid);
+        peak = peak.max(rss);
+        if done % s.every == 0 {
+            println!("  {done:>7}  {rss:7.1}");
+        }
+        if last {
+            break;
+        }
+    }
+    // Past the settling time (300 ms) and its dry run.
+    s.rest();
+    let after = rss_mib(pid);
+    lsp.stop();
+    let fresh = Lsp::start(clada, root.path(), &big);
+    s.rest();
+    let alone = rss_mib(fresh.child.id());
+    fresh.stop();
+    latency("didChange -> diagnostics", &change_ms);
+    println!(
+        "  {done} changes: RSS peak {peak:.1} MiB, idle after {after:.1} MiB; a fresh server \
+         given the last text {alone:.1} MiB ({:+.1} MiB; the document {:.1} MiB)",
+        after - alone,
+        s.mib()
+    );
 }
 
 fn ms(t: Instant) -> f64 {

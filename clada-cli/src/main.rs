@@ -1,6 +1,7 @@
 //! The `clada` command: argument handling and printing. The work is done by
 //! `clada-markers`.
 
+mod allocator;
 mod cli;
 mod lsp;
 mod man;
@@ -15,6 +16,14 @@ const PROMPT: &str = include_str!("../prompt.md");
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
+    // A server runs long: the memory of a large call goes back to the
+    // system once it is answered.
+    if matches!(
+        args.command,
+        cli::Command::Lsp { .. } | cli::Command::Mcp(_)
+    ) {
+        allocator::return_large_blocks();
+    }
     let code = match args.command {
         cli::Command::Check(check) => cli::check::run(check),
         cli::Command::Apply(apply) => cli::apply::run(apply),

@@ -1,5 +1,5 @@
-//! What several of these test files need: waiting for a condition, and a
-//! JSON Lines report read back.
+//! What several of these test files need: waiting for a condition, a
+//! JSON Lines report read back, and the memory a server holds.
 
 use std::time::{Duration, Instant};
 
@@ -21,4 +21,17 @@ pub(crate) fn jsonl(stdout: &[u8]) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// The anonymous memory a process holds (its heap, not its program's
+/// pages), in bytes.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(crate) fn anonymous_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("RssAnon:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap();
+    kb * 1024
 }
