@@ -95,7 +95,8 @@ pub(crate) fn unit(
         detail(args),
         exec(args),
         color,
-    );
+    )
+    .diffs(args.diff);
     let mut quiet = clada_markers::engine::Quiet;
     let listener: &mut dyn clada_markers::Listener = match args.format {
         Format::Text => &mut printer,

@@ -33,6 +33,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::rc::Rc;
 
+use crate::engine::diff::{self, Diff};
 use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::fs::{PutBack, Root, Stamp, Written};
@@ -249,6 +250,9 @@ struct Tx {
     /// their place (removed or moved), with the tasks their contents
     /// carried.
     taken: Vec<(Location, Vec<By>)>,
+    /// How many changes the flushes had written when it began
+    /// ([`View::written`]): a rollback forgets the later ones.
+    written: usize,
 }
 
 /// How to undo one change of the view.
@@ -581,17 +585,26 @@ pub(crate) struct Failed {
     pub(crate) error: FsError,
 }
 
-/// What a run would change, for a dry run's report.
+/// What a run changes, for its report: what a dry run would change, what
+/// a real run wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Change {
-    /// A file written: its old contents (`None` if it is new) and new.
+    /// A file written: whether it is new, and the change of its contents.
     File {
         path: String,
-        old: Option<Vec<u8>>,
+        created: bool,
+        diff: Diff,
+        /// The contents written (the model tests compare them).
+        #[cfg(test)]
         new: Vec<u8>,
     },
-    /// Something on disk that will not be there any more.
-    Removed { path: String, kind: Kind },
+    /// Something on disk that will not be there any more; a file's removed
+    /// lines with it.
+    Removed {
+        path: String,
+        kind: Kind,
+        diff: Option<Diff>,
+    },
     /// Something on disk that will be elsewhere.
     Moved { from: String, to: String },
     /// A new directory that holds nothing new (one that does is said by
@@ -609,6 +622,74 @@ pub(crate) struct View<'r> {
     hints: HintBudget,
     /// From how many coming edits a file is edited with an index.
     index_from: usize,
+    /// What the diffs of the run's report may still show.
+    diffs: diff::Budget,
+    /// What the flushes wrote, when asked to keep it ([`View::recording`]).
+    written: Option<RefCell<Record>>,
+}
+
+/// What the flushes of a run wrote, a path once: a file written again
+/// adds its diff to its entry.
+#[derive(Debug, Default)]
+struct Record {
+    changes: Vec<Change>,
+    /// Where each file's entry is in `changes`.
+    files: HashMap<String, usize>,
+}
+
+impl Record {
+    fn add(&mut self, change: Change) {
+        let at = match &change {
+            Change::File { path, .. } => self.files.get(path).copied(),
+            _ => None,
+        };
+        match (at.and_then(|i| self.changes.get_mut(i)), change) {
+            (
+                Some(Change::File {
+                    diff: was,
+                    #[cfg(test)]
+                        new: was_new,
+                    ..
+                }),
+                Change::File {
+                    diff,
+                    #[cfg(test)]
+                    new,
+                    ..
+                },
+            ) => {
+                *was = std::mem::take(was).then(diff);
+                #[cfg(test)]
+                {
+                    *was_new = new;
+                }
+            }
+            (_, change) => {
+                if let Change::File { path, .. } = &change {
+                    self.files.insert(path.clone(), self.changes.len());
+                }
+                self.changes.push(change);
+            }
+        }
+    }
+
+    /// Forgets what was written after the first `len` changes, but for
+    /// the paths in `kept` (a rollback left them as a command made them).
+    fn truncate(&mut self, len: usize, kept: &HashSet<&str>) {
+        let later: Vec<Change> = self.changes.drain(len.min(self.changes.len())..).collect();
+        self.files.retain(|_, i| *i < len);
+        for c in later {
+            let path = match &c {
+                Change::File { path, .. } | Change::Removed { path, .. } | Change::Dir { path } => {
+                    path
+                }
+                Change::Moved { to, .. } => to,
+            };
+            if kept.contains(path.as_str()) {
+                self.add(c);
+            }
+        }
+    }
 }
 
 impl<'r> View<'r> {
@@ -619,7 +700,24 @@ impl<'r> View<'r> {
             expected: RefCell::new(Expected::default()),
             hints: HintBudget::new(HINT_BUDGET),
             index_from,
+            diffs: diff::Budget::default(),
+            written: None,
         }
+    }
+
+    /// Has each flush keep what it writes, for [`View::written`].
+    pub(crate) fn recording(mut self, on: bool) -> Self {
+        self.written = on.then(RefCell::default);
+        self
+    }
+
+    /// What the flushes wrote, a path once (nothing unless
+    /// [`View::recording`]).
+    pub(crate) fn written(&self) -> Vec<Change> {
+        self.written
+            .as_ref()
+            .map(|w| std::mem::take(&mut w.borrow_mut().changes))
+            .unwrap_or_default()
     }
 
     pub(crate) fn root(&self) -> &'r Root {
@@ -1405,8 +1503,13 @@ impl<'r> View<'r> {
         let mut st = self.state.borrow_mut();
         let steps = st.steps.len();
         st.serial += 1;
+        let written = self
+            .written
+            .as_ref()
+            .map_or(0, |w| w.borrow().changes.len());
         st.tx = Some(Tx {
             steps,
+            written,
             ..Tx::default()
         });
     }
@@ -1645,6 +1748,12 @@ impl<'r> View<'r> {
         // In the order of the tasks that made the changes.
         out.kept.reverse();
         out.kept.sort_by_key(|k| k.by.first().copied());
+        // What was written and undone is no change of the run's; what a
+        // command kept in place is.
+        if let Some(w) = &self.written {
+            let kept: HashSet<&str> = out.kept.iter().map(|k| k.path.as_str()).collect();
+            w.borrow_mut().truncate(tx.written, &kept);
+        }
         out
     }
 
@@ -1652,6 +1761,9 @@ impl<'r> View<'r> {
     /// Afterwards the view is empty. Returns what failed, with the tasks
     /// whose changes they were.
     pub(crate) fn flush(&self) -> Vec<Failed> {
+        // What it is about to write, against the disk before it does.
+        let changes = self.written.as_ref().map(|_| self.changes());
+        let mut unwritten: HashSet<String> = HashSet::new();
         let mut st = self.state.borrow_mut();
         let steps = std::mem::take(&mut st.steps);
         let nodes = std::mem::take(&mut st.nodes);
@@ -1667,6 +1779,12 @@ impl<'r> View<'r> {
         let keep = st.tx.is_some();
         let mut failed = Vec::new();
         for step in steps {
+            // The paths of the change it makes, for the report.
+            let paths = match (&changes, &step) {
+                (None, _) => Vec::new(),
+                (_, Step::Mkdir { at, .. } | Step::Remove { at, .. }) => vec![at.display()],
+                (_, Step::Rename { from, to, .. }) => vec![from.display(), to.display()],
+            };
             let (by, done) = match step {
                 Step::Mkdir { at, by } => (by, self.make_dirs_on_disk(&at, keep, by, &mut disk)),
                 Step::Rename { from, to, by } => {
@@ -1684,6 +1802,7 @@ impl<'r> View<'r> {
                 ),
             };
             if let Err(error) = done {
+                unwritten.extend(paths);
                 failed.push(Failed {
                     by: vec![by],
                     error,
@@ -1699,10 +1818,32 @@ impl<'r> View<'r> {
             match written {
                 Ok(Some(undo)) => disk.push(undo),
                 Ok(None) => {}
-                Err(error) => failed.push(Failed {
-                    by: f.by.clone(),
-                    error,
-                }),
+                Err(error) => {
+                    if changes.is_some() {
+                        unwritten.insert(at.display());
+                    }
+                    failed.push(Failed {
+                        by: f.by.clone(),
+                        error,
+                    });
+                }
+            }
+        }
+        // What was written, for the report: not what failed.
+        if let (Some(w), Some(changes)) = (&self.written, changes) {
+            let mut w = w.borrow_mut();
+            for c in changes {
+                let failed = match &c {
+                    Change::File { path, .. }
+                    | Change::Removed { path, .. }
+                    | Change::Dir { path } => unwritten.contains(path),
+                    Change::Moved { from, to } => {
+                        unwritten.contains(from) || unwritten.contains(to)
+                    }
+                };
+                if !failed {
+                    w.add(c);
+                }
             }
         }
         if let Some(tx) = &mut st.tx {
@@ -1900,10 +2041,21 @@ impl<'r> View<'r> {
             match (gone, node) {
                 // A file replaced by a file is a change of contents.
                 (Some(Kind::File), Node::File(_)) => {}
-                (Some(kind), _) => out.push(Change::Removed {
-                    path: path_of(&stack),
-                    kind,
-                }),
+                (Some(kind), _) => {
+                    let path = path_of(&stack);
+                    // A file's lines go with it (read through the root,
+                    // as any file: never through a link).
+                    let diff = (kind == Kind::File).then(|| {
+                        let old = self.root.read(&location(anchor, &stack)).ok();
+                        Diff::of(
+                            &path,
+                            Some(old.as_deref().unwrap_or_default()),
+                            None,
+                            &self.diffs,
+                        )
+                    });
+                    out.push(Change::Removed { path, kind, diff });
+                }
                 (None, _) => {}
             }
             if let Node::Dir { origin: None } = node
@@ -1924,9 +2076,18 @@ impl<'r> View<'r> {
                     }
                     _ => None,
                 };
+                // Written as it was: nothing changed.
+                if old.as_deref() == Some(data.as_bytes()) {
+                    return true;
+                }
+                let path = path_of(&stack);
+                // The new contents are the view's own, never read back.
+                let diff = Diff::of(&path, old.as_deref(), Some(data.as_bytes()), &self.diffs);
                 out.push(Change::File {
-                    path: path_of(&stack),
-                    old,
+                    path,
+                    created: old.is_none(),
+                    diff,
+                    #[cfg(test)]
                     new: data.as_bytes().to_vec(),
                 });
             }
