@@ -45,9 +45,15 @@ pub(crate) struct Diff {
 }
 
 impl Diff {
-    /// The change from `old` (`None`: no file) to `new` (`None`: removed)
-    /// at `path`, shown within `budget`.
-    pub(crate) fn of(path: &str, old: Option<&[u8]>, new: Option<&[u8]>, budget: &Budget) -> Diff {
+    /// The change from `old` (`None`: no file) at `from` to `new`
+    /// (`None`: removed) at `to`, shown within `budget`.
+    pub(crate) fn of(
+        from: &str,
+        to: &str,
+        old: Option<&[u8]>,
+        new: Option<&[u8]>,
+        budget: &Budget,
+    ) -> Diff {
         let deadline = budget.deadline();
         let (before, after) = (old.unwrap_or_default(), new.unwrap_or_default());
         let (Ok(a), Ok(b)) = (std::str::from_utf8(before), std::str::from_utf8(after)) else {
@@ -72,13 +78,13 @@ impl Diff {
         let (added, removed) = counts(diff.ops());
         // A header is one line: a name read from the disk (a file `cp -r`
         // copied) may hold a line feed, shown escaped as git quotes it.
-        let shown = crate::escape::escape_line(path);
+        let shown = crate::escape::escape_line;
         let from = match old {
-            Some(_) => format!("a/{shown}"),
+            Some(_) => format!("a/{}", shown(from)),
             None => "/dev/null".to_owned(),
         };
         let to = match new {
-            Some(_) => format!("b/{shown}"),
+            Some(_) => format!("b/{}", shown(to)),
             None => "/dev/null".to_owned(),
         };
         let mut out = Cut::new(budget);
@@ -231,6 +237,7 @@ mod tests {
     fn counts_and_shows_a_change_of_lines() {
         let d = Diff::of(
             "a.txt",
+            "a.txt",
             Some(b"one\ntwo\nthree\n"),
             Some(b"one\n2\nthree\nfour\n"),
             &Budget::default(),
@@ -245,12 +252,12 @@ mod tests {
     #[test]
     fn a_new_file_and_a_removed_one_diff_against_dev_null() {
         let budget = Budget::default();
-        let new = Diff::of("n", None, Some(b"x"), &budget);
+        let new = Diff::of("n", "n", None, Some(b"x"), &budget);
         assert_eq!(
             new.text.as_deref(),
             Some("--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n")
         );
-        let gone = Diff::of("g", Some(b"a\nb\n"), None, &budget);
+        let gone = Diff::of("g", "g", Some(b"a\nb\n"), None, &budget);
         assert_eq!((gone.added, gone.removed), (0, 2));
         assert!(
             gone.text
@@ -261,6 +268,7 @@ mod tests {
     #[test]
     fn bytes_that_are_not_utf8_get_counts_without_a_diff() {
         let d = Diff::of(
+            "b.bin",
             "b.bin",
             Some(b"\xff\n1\n"),
             Some(b"\xff\n2\n"),
@@ -273,7 +281,7 @@ mod tests {
     fn a_long_diff_is_cut_and_says_how_many_lines_were_left_out() {
         let new: String = (0..1000).map(|i| format!("{i}\n")).collect();
         let budget = Budget::default();
-        let d = Diff::of("big", None, Some(new.as_bytes()), &budget);
+        let d = Diff::of("big", "big", None, Some(new.as_bytes()), &budget);
         assert_eq!(d.added, 1000);
         let shown = d.text.as_deref().map_or(0, |t| t.lines().count());
         assert_eq!(shown, FILE_LINES);
@@ -282,7 +290,7 @@ mod tests {
         // The report's budget is shared: the files after it get less.
         let mut left = 0;
         for _ in 0..10 {
-            let d = Diff::of("big", None, Some(new.as_bytes()), &budget);
+            let d = Diff::of("big", "big", None, Some(new.as_bytes()), &budget);
             left += d.text.map_or(0, |t| t.lines().count());
         }
         assert_eq!(left + FILE_LINES, REPORT_LINES);
@@ -292,6 +300,7 @@ mod tests {
     fn one_huge_line_is_left_out_rather_than_shown_in_part() {
         let line = "x".repeat(FILE_BYTES * 2);
         let d = Diff::of(
+            "min.js",
             "min.js",
             Some(b"a\n"),
             Some(line.as_bytes()),
@@ -311,6 +320,7 @@ mod tests {
         let b: String = (0..200_000).map(|i| format!("{}\n", i % 11)).collect();
         let started = Instant::now();
         let d = Diff::of(
+            "p",
             "p",
             Some(a.as_bytes()),
             Some(b.as_bytes()),

@@ -440,14 +440,18 @@ proptest! {
                     );
                     // The counts take the file from what was there (nothing,
                     // when it is new: a file below a directory removed first
-                    // is new) to what is.
-                    let was = before.files.get(path).filter(|_| !*created);
-                    prop_assert!(*created || was.is_some(), "{} for\n{}", path, text);
+                    // is new; a file moved here is counted from where it
+                    // was) to what is.
                     let lines = |s: Option<&String>| s.map_or(0, |s| s.lines().count());
-                    prop_assert_eq!(
-                        lines(was) + diff.added, lines(after.files.get(path)) + diff.removed,
-                        "{} for\n{}", path, text
-                    );
+                    let now = lines(after.files.get(path));
+                    if *created {
+                        prop_assert_eq!((diff.added, diff.removed), (now, 0), "{} for\n{}", path, text);
+                    } else if let Some(was) = before.files.get(path) {
+                        prop_assert_eq!(
+                            lines(Some(was)) + diff.added, now + diff.removed,
+                            "{} for\n{}", path, text
+                        );
+                    }
                 }
                 Change::Removed { path, .. } => prop_assert!(
                     !before.files.contains_key(path) || after.files.get(path) != before.files.get(path)

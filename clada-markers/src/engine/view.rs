@@ -2023,9 +2023,9 @@ impl<'r> View<'r> {
                 path.get_or_insert_with(|| location(anchor, stack).display())
                     .clone()
             };
-            if let Some(from) = origin
-                && !here(from)
-            {
+            // Where what is here was on disk, when it was moved here.
+            let moved = origin.filter(|o| !here(o));
+            if let Some(from) = moved {
                 out.push(Change::Moved {
                     from: from.display(),
                     to: path_of(&stack),
@@ -2049,6 +2049,7 @@ impl<'r> View<'r> {
                         let old = self.root.read(&location(anchor, &stack)).ok();
                         Diff::of(
                             &path,
+                            &path,
                             Some(old.as_deref().unwrap_or_default()),
                             None,
                             &self.diffs,
@@ -2069,20 +2070,30 @@ impl<'r> View<'r> {
                 && file.dirty
                 && let Some(data) = file.contents()
             {
-                // Against what is at this path on disk now.
-                let old = match above_removed {
+                let path = path_of(&stack);
+                // Against what is at this path on disk now, else (a file
+                // moved here) what it was where it came from.
+                let (old, from) = match above_removed {
                     false if on_disk(&mut stack) == Some(Kind::File) => {
-                        self.root.read(&location(anchor, &stack)).ok()
+                        (self.root.read(&location(anchor, &stack)).ok(), path.clone())
                     }
-                    _ => None,
+                    _ => match moved {
+                        Some(o) => (self.root.read(o).ok(), o.display()),
+                        None => (None, path.clone()),
+                    },
                 };
                 // Written as it was: nothing changed.
                 if old.as_deref() == Some(data.as_bytes()) {
                     return true;
                 }
-                let path = path_of(&stack);
                 // The new contents are the view's own, never read back.
-                let diff = Diff::of(&path, old.as_deref(), Some(data.as_bytes()), &self.diffs);
+                let diff = Diff::of(
+                    &from,
+                    &path,
+                    old.as_deref(),
+                    Some(data.as_bytes()),
+                    &self.diffs,
+                );
                 out.push(Change::File {
                     path,
                     created: old.is_none(),
