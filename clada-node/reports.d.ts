@@ -283,7 +283,11 @@ export interface FileChange {
   diff?: string | null;
   /** Where a moved file or directory is now. */
   from?: string | null;
-  /** Lines of the diff left out (it was cut); absent when 0. */
+  /**
+   * Lines of the diff left out (it was cut, or the file held more than
+   * 16 MiB: then its old lines all count as removed and its new ones as
+   * added, and no diff is shown); absent when 0.
+   */
   omitted?: number;
   path: string;
   /** Lines removed from the file (a removed file's lines). */

@@ -125,6 +125,21 @@ impl Diff {
         }
     }
 
+    /// The change from a file too large to read whole, of `old_lines`
+    /// lines, to `new`: every old line counts as removed and every new one
+    /// as added, and the diff is left out.
+    pub(crate) fn unread(old_lines: usize, new: Option<&[u8]>) -> Diff {
+        let new = new.unwrap_or_default();
+        let added = new.split_inclusive(|&c| c == b'\n').count();
+        Diff {
+            added,
+            removed: old_lines,
+            text: None,
+            omitted: added + old_lines,
+            binary: false,
+        }
+    }
+
     /// This change, then `next` (the same file written again later in the
     /// run): the counts add up, and the diffs follow each other.
     pub(crate) fn then(mut self, next: Diff) -> Diff {

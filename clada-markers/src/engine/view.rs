@@ -716,7 +716,7 @@ impl<'r> View<'r> {
     pub(crate) fn written(&self) -> Vec<Change> {
         self.written
             .as_ref()
-            .map(|w| std::mem::take(&mut w.borrow_mut().changes))
+            .map(|w| std::mem::take(&mut *w.borrow_mut()).changes)
             .unwrap_or_default()
     }
 
@@ -2046,14 +2046,8 @@ impl<'r> View<'r> {
                     // A file's lines go with it (read through the root,
                     // as any file: never through a link).
                     let diff = (kind == Kind::File).then(|| {
-                        let old = self.root.read(&location(anchor, &stack)).ok();
-                        Diff::of(
-                            &path,
-                            &path,
-                            Some(old.as_deref().unwrap_or_default()),
-                            None,
-                            &self.diffs,
-                        )
+                        let old = self.old_contents(&location(anchor, &stack));
+                        self.diff(&path, &path, Some(old), None)
                     });
                     out.push(Change::Removed { path, kind, diff });
                 }
@@ -2074,29 +2068,27 @@ impl<'r> View<'r> {
                 // Against what is at this path on disk now, else (a file
                 // moved here) what it was where it came from.
                 let (old, from) = match above_removed {
-                    false if on_disk(&mut stack) == Some(Kind::File) => {
-                        (self.root.read(&location(anchor, &stack)).ok(), path.clone())
-                    }
+                    false if on_disk(&mut stack) == Some(Kind::File) => (
+                        Some(self.old_contents(&location(anchor, &stack))),
+                        path.clone(),
+                    ),
                     _ => match moved {
-                        Some(o) => (self.root.read(o).ok(), o.display()),
+                        Some(o) => (Some(self.old_contents(o)), o.display()),
                         None => (None, path.clone()),
                     },
                 };
                 // Written as it was: nothing changed.
-                if old.as_deref() == Some(data.as_bytes()) {
+                if let Some(Old::Read(old)) = &old
+                    && old.as_slice() == data.as_bytes()
+                {
                     return true;
                 }
+                let created = old.is_none();
                 // The new contents are the view's own, never read back.
-                let diff = Diff::of(
-                    &from,
-                    &path,
-                    old.as_deref(),
-                    Some(data.as_bytes()),
-                    &self.diffs,
-                );
+                let diff = self.diff(&from, &path, old, Some(data.as_bytes()));
                 out.push(Change::File {
                     path,
-                    created: old.is_none(),
+                    created,
                     diff,
                     #[cfg(test)]
                     new: data.as_bytes().to_vec(),
@@ -2105,6 +2097,55 @@ impl<'r> View<'r> {
             true
         });
         out
+    }
+}
+
+/// What a file held before the run changed it, for its diff.
+enum Old {
+    Read(Vec<u8>),
+    /// Larger than [`OLD_READ`]: only its lines, counted as it was read.
+    Large {
+        lines: usize,
+    },
+}
+
+/// How much of a file's old contents is read for its diff: past this, its
+/// lines are counted (memory stays flat) and its diff is left out.
+const OLD_READ: usize = 16 << 20;
+
+impl View<'_> {
+    /// The contents of the file at `at` on disk, read through the root as
+    /// every read is (never through a link); nothing when it cannot be read.
+    fn old_contents(&self, at: &Location) -> Old {
+        let Ok(mut file) = self.root.open(at) else {
+            return Old::Read(Vec::new());
+        };
+        let mut head = Vec::new();
+        let limit = u64::try_from(OLD_READ)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        if (&mut file).take(limit).read_to_end(&mut head).is_err() || head.len() <= OLD_READ {
+            return Old::Read(head);
+        }
+        let mut lines = head.iter().filter(|&&b| b == b'\n').count();
+        let mut last = head.last().copied();
+        let mut buf = vec![0; 1 << 16];
+        while let Ok(n @ 1..) = file.read(&mut buf) {
+            let chunk = buf.get(..n).unwrap_or_default();
+            lines += chunk.iter().filter(|&&b| b == b'\n').count();
+            last = chunk.last().copied().or(last);
+        }
+        lines += usize::from(last.is_some_and(|b| b != b'\n'));
+        Old::Large { lines }
+    }
+
+    /// The change from `old` at `from` to `new` at `to` (`None`: no file).
+    fn diff(&self, from: &str, to: &str, old: Option<Old>, new: Option<&[u8]>) -> Diff {
+        match old {
+            None => Diff::of(from, to, None, new, &self.diffs),
+            Some(Old::Read(old)) => Diff::of(from, to, Some(&old), new, &self.diffs),
+            Some(Old::Large { lines }) => Diff::unread(lines, new),
+        }
     }
 }
 
@@ -2491,6 +2532,47 @@ mod tests {
             BTreeMap::from([("a.txt".into(), "three\n".into())])
         );
         assert!(!view.pending());
+    }
+
+    #[test]
+    fn a_flush_records_what_it_wrote_and_a_large_file_is_counted_not_read_whole() {
+        let big = "x\n".repeat(OLD_READ / 2 + 1);
+        let dir = tree(&[("a.txt", "one\n"), ("big.txt", &big), ("keep.txt", "k\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1).recording(true);
+        view.write(&at("a.txt"), Content::text("two\n".into()), BY)
+            .unwrap();
+        view.remove(&at("big.txt"), BY).unwrap();
+        // Written as it was: no change.
+        view.write(&at("keep.txt"), Content::text("k\n".into()), BY)
+            .unwrap();
+        assert!(view.flush().is_empty());
+        let written = view.written();
+        let [
+            Change::File {
+                path: a,
+                created: false,
+                diff: d,
+                ..
+            },
+            Change::Removed {
+                path: b,
+                diff: Some(gone),
+                ..
+            },
+        ] = written.as_slice()
+        else {
+            panic!("{written:?}");
+        };
+        assert_eq!((a.as_str(), d.added, d.removed), ("a.txt", 1, 1));
+        assert_eq!(b, "big.txt");
+        assert_eq!(
+            (gone.removed, gone.added, gone.text.as_deref()),
+            (OLD_READ / 2 + 1, 0, None)
+        );
+        assert!(gone.omitted > 0);
+        // Taken once.
+        assert!(view.written().is_empty());
     }
 
     #[test]

@@ -279,7 +279,9 @@ pub struct FileChange {
     /// it fits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
-    /// Lines of the diff left out (it was cut); absent when 0.
+    /// Lines of the diff left out (it was cut, or the file held more than
+    /// 16 MiB: then its old lines all count as removed and its new ones as
+    /// added, and no diff is shown); absent when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: usize,
     /// The contents are not UTF-8: counts (of lines split at line feeds)

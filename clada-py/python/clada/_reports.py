@@ -336,7 +336,9 @@ FileChange = TypedDict(
         "diff": NotRequired[str | None],
         # Where a moved file or directory is now.
         "from": NotRequired[str | None],
-        # Lines of the diff left out (it was cut); absent when 0.
+        # Lines of the diff left out (it was cut, or the file held more than
+        # 16 MiB: then its old lines all count as removed and its new ones as
+        # added, and no diff is shown); absent when 0.
         "omitted": NotRequired[int],
         "path": str,
         # Lines removed from the file (a removed file's lines).
