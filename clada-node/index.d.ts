@@ -55,7 +55,9 @@ export function check(document: Document, options?: CheckOptions): CheckReport;
  * Applies a document to the directory `root`, as `clada apply --no-prompt
  * --format json` would, on a thread of libuv's pool: the event loop goes
  * on meanwhile. A document that fails (in part or whole) is a report whose
- * `ok` is false, with `resend` saying what to send again. Rejects with a
+ * `ok` is false, with `resend` saying what to send again, and `changes`
+ * what the run changed, path by path (lines `added` and `removed`, a
+ * unified `diff` cut at 400 lines a file and 2000 a report). Rejects with a
  * {@link CladaError} when the call cannot run: a root that cannot be
  * opened, a document over 50 MiB, the lock not taken in time
  * (`lock_timeout`, retryable), a failed commit before the tasks; with a

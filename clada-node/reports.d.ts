@@ -12,7 +12,11 @@
  */
 export interface ApplyReport {
   blocks: BlockReport[];
-  /** In a dry run: what the run would change, file by file. */
+  /**
+   * What the run changed (in a dry run: would change), path by path:
+   * what its tasks wrote, moved and removed, not what commands did.
+   * Absent when not asked for (`clada apply` in text without `--diff`).
+   */
   changes?: FileChange[];
   diagnostics: DiagnosticReport[];
   /** The edit format the document was read in (PROTOCOL §11). */
@@ -258,15 +262,36 @@ export interface Excerpt {
   text: string[];
 }
 
-/** One path a dry run would change. */
+/** One path a run changed, or a dry run would change (PROTOCOL §9.2). */
 export interface FileChange {
+  /** Lines added to the file (0 for what is not a file's contents). */
+  added: number;
+  /**
+   * The contents are not UTF-8: counts (of lines split at line feeds)
+   * without a diff.
+   */
+  binary?: boolean;
   /** `created`, `modified`, `removed` or `moved`. */
   change: string;
-  /** For a file written: a unified diff from what is on disk. */
+  /**
+   * A unified diff of the file (`a/` and `b/` headers, 3 lines of
+   * context), as much of it as fits the report: a file shows at most
+   * 400 lines and 32 KiB of diff, a report 2000 lines and 128 KiB.
+   * Absent for what is not a file's text (`binary`), and when nothing of
+   * it fits.
+   */
   diff?: string | null;
   /** Where a moved file or directory is now. */
   from?: string | null;
+  /**
+   * Lines of the diff left out (it was cut, or the file held more than
+   * 16 MiB: then its old lines all count as removed and its new ones as
+   * added, and no diff is shown); absent when 0.
+   */
+  omitted?: number;
   path: string;
+  /** Lines removed from the file (a removed file's lines). */
+  removed: number;
 }
 
 export interface FixReport {

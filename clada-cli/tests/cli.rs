@@ -676,7 +676,10 @@ fn control_characters_are_escaped_in_text_output() {
         assert!(out.contains(&format!("[task-4:exec] {shown}\n")), "{out}");
         assert!(out.contains(&format!("[task-5:exec] d/{shown}\n")), "{out}");
         if dry {
-            assert!(out.contains(&format!("created e/{shown}\n")), "{out}");
+            assert!(
+                out.contains(&format!("created e/{shown} (+1 -0)\n")),
+                "{out}"
+            );
             assert!(out.contains(&format!("+++ b/e/{shown}\n")), "{out}");
             assert!(out.contains("one\\x1b[31mred"), "{out}");
         }
@@ -905,4 +908,174 @@ fn apply_and_check_say_another_formats_edits_in_a_clada_documents_prose() {
         assert_eq!(code, Some(1), "{dialect}: {out}");
         assert!(out.contains("foreign_format"), "{out}");
     }
+}
+
+/// A document that edits `a.txt` twice around a command, creates
+/// `new.txt`, removes `gone.txt` and fails at its last edit.
+const CHANGING: &str = "<<<<<<< SEARCH path=\"a.txt\"\ntwo\n=======\n2\n>>>>>>> REPLACE\n\
+    <<<<<<< RUN\ncat a.txt\n>>>>>>> END\n\
+    <<<<<<< SEARCH path=\"a.txt\"\nthree\n=======\n3\n>>>>>>> REPLACE\n\
+    <<<<<<< WRITE path=\"new.txt\"\nhello\n>>>>>>> END\n\
+    <<<<<<< REMOVE path=\"gone.txt\"\n>>>>>>> END\n\
+    <<<<<<< SEARCH path=\"a.txt\"\nabsent\n=======\nx\n>>>>>>> REPLACE\n";
+
+fn changing_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(dir.path().join("gone.txt"), "bye\nnow\n").unwrap();
+    dir
+}
+
+#[test]
+fn json_says_what_a_real_run_changed() {
+    let dir = changing_root();
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "--no-prompt", "--format", "json"])
+            .current_dir(dir.path())
+            .pass_stdin(CHANGING),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(report.get("dry_run").is_none());
+    let changes = report["changes"].as_array().unwrap();
+    let at = |path: &str, change: &str| {
+        changes
+            .iter()
+            .find(|c| c["path"] == path && c["change"] == change)
+            .unwrap_or_else(|| panic!("no {change} {path} in {out}"))
+    };
+    // Written before the command and after it: one entry, both diffs.
+    let a = at("a.txt", "modified");
+    assert_eq!(
+        (a["added"].as_u64(), a["removed"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let diff = a["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("-two\n+2\n") && diff.contains("-three\n+3\n"),
+        "{diff}"
+    );
+    assert_eq!(
+        diff.matches("--- a/a.txt\n+++ b/a.txt\n").count(),
+        2,
+        "{diff}"
+    );
+    let new = at("new.txt", "created");
+    assert_eq!(new["added"], 1);
+    assert_eq!(
+        new["diff"],
+        "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n"
+    );
+    let gone = at("gone.txt", "removed");
+    assert_eq!(
+        (gone["added"].as_u64(), gone["removed"].as_u64()),
+        (Some(0), Some(2))
+    );
+    assert!(gone["diff"].as_str().unwrap().contains("+++ /dev/null\n"));
+    assert_eq!(changes.len(), 3, "{out}");
+    assert!(changes.iter().all(|c| c.get("omitted").is_none()));
+    // A dry run says the same of what it would change.
+    let dir = changing_root();
+    let (_, dry, _) = status(
+        clada()
+            .args([
+                "apply",
+                "--no-git",
+                "--no-prompt",
+                "--format",
+                "json",
+                "--dry-run",
+            ])
+            .current_dir(dir.path())
+            .pass_stdin(CHANGING),
+    );
+    let dry: serde_json::Value = serde_json::from_str(&dry).unwrap();
+    let paths = |r: &serde_json::Value| -> Vec<(String, String)> {
+        r["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["path"].to_string(), c["change"].to_string()))
+            .collect()
+    };
+    assert_eq!(paths(&dry), paths(&report));
+}
+
+#[test]
+fn diff_shows_what_a_real_run_changed_in_text() {
+    let dir = changing_root();
+    let doc = format!(
+        "{CHANGING}<<<<<<< WRITE path=\"big.txt\"\n{}>>>>>>> END\n",
+        (0..1000).map(|i| format!("{i}\n")).collect::<String>()
+    );
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "--no-prompt", "--diff"])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .pass_stdin(&doc),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    let changed = out
+        .split("=== Changed ===\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
+    let changed = changed.split("\n=== Summary ===").next().unwrap();
+    assert!(
+        changed.starts_with("modified a.txt (+2 -2)\n--- a/a.txt\n"),
+        "{changed}"
+    );
+    assert!(
+        changed.contains("\ncreated new.txt (+1 -0)\n--- /dev/null\n+++ b/new.txt\n"),
+        "{changed}"
+    );
+    assert!(
+        changed.contains("\nremoved gone.txt (+0 -2)\n--- a/gone.txt\n+++ /dev/null\n"),
+        "{changed}"
+    );
+    // A long diff is cut, and says how much it left out: 2 headers, a
+    // hunk header and 1000 lines, 400 shown.
+    assert!(
+        changed.contains("\ncreated big.txt (+1000 -0)\n"),
+        "{changed}"
+    );
+    assert!(
+        changed.contains("… 603 more lines of diff left out"),
+        "{changed}"
+    );
+    // Without --diff, nothing of it (and nothing in JSON's place).
+    let dir = changing_root();
+    let (code, plain, _) = status(
+        clada()
+            .args(["apply", "--no-git", "--no-prompt"])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .pass_stdin(CHANGING),
+    );
+    assert_eq!(code, Some(1));
+    assert!(!plain.contains("=== Changed ==="), "{plain}");
+}
+
+#[test]
+fn a_file_that_is_not_utf8_gets_counts_and_no_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bin.dat"), b"\xff\x00\nsame\n").unwrap();
+    let doc = "<<<<<<< WRITE path=\"bin.dat\"\ntext\n>>>>>>> END\n";
+    let (code, out, _) = status(
+        clada()
+            .args(["apply", "--no-git", "--no-prompt", "--format", "json"])
+            .current_dir(dir.path())
+            .pass_stdin(doc),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let c = &report["changes"][0];
+    assert_eq!(c["path"], "bin.dat");
+    assert_eq!(c["binary"], true);
+    assert_eq!(
+        (c["added"].as_u64(), c["removed"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert!(c.get("diff").is_none(), "{c}");
 }

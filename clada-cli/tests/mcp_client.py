@@ -134,6 +134,47 @@ async def session_checks():
             print("prompts/get clada")
 
 
+async def changes_checks():
+    """Issue 30: what a real run changed is in the structured content
+    (`changes`, validated against the output schema by the SDK) of every
+    apply, and in the text when the call asks (`diff`)."""
+    root = tempfile.mkdtemp()
+    with open(os.path.join(root, "a.py"), "w") as f:
+        f.write("x = 1\ny = 2\n")
+    edit = lambda old, new: (
+        f'<<<<<<< SEARCH path="a.py"\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n'
+        '<<<<<<< WRITE path="n.txt"\nhello\n>>>>>>> END\n'
+    )
+    async with stdio_client(server("--no-git", "-C", root)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            r = await session.call_tool("apply", {"document": edit("x = 1", "x = 3")})
+            assert not r.is_error, r
+            changes = r.structured_content["changes"]
+            assert [(c["path"], c["change"], c["added"], c["removed"]) for c in changes] == [
+                ("a.py", "modified", 1, 1),
+                ("n.txt", "created", 1, 0),
+            ], changes
+            assert "-x = 1\n+x = 3\n" in changes[0]["diff"], changes
+            # The text is `clada apply`'s: no diff unless asked.
+            assert "=== Changed ===" not in r.content[0].text, r.content[0].text
+            r = await session.call_tool(
+                "apply", {"document": edit("y = 2", "y = 4"), "diff": True}
+            )
+            assert not r.is_error, r
+            text = r.content[0].text
+            assert "=== Changed ===\nmodified a.py (+1 -1)\n--- a/a.py\n+++ b/a.py\n" in text, text
+            assert "-y = 2\n+y = 4\n" in text, text
+            # n.txt was written again with what it held: no change.
+            assert "n.txt" not in text.split("=== Changed ===")[1], text
+            with open(os.path.join(root, "a.py")) as f:
+                assert f.read() == "x = 3\ny = 4\n"
+            r = await session.call_tool("apply", {"document": edit("x = 3", "x = 5"), "diff": "yes"})
+            assert r.is_error, r
+            assert "`diff` is a boolean" in r.content[0].text, r.content[0].text
+    print("tools/call apply: what it changed, in the JSON always, in the text with diff")
+
+
 async def bad_root_checks():
     missing = os.path.join(tempfile.mkdtemp(), "no-such-dir")
     try:
@@ -186,6 +227,7 @@ async def cancel_checks():
 
 
 asyncio.run(session_checks())
+asyncio.run(changes_checks())
 asyncio.run(bad_root_checks())
 asyncio.run(cancel_checks())
 print("ok")

@@ -280,6 +280,10 @@ fn case(name: &str) -> String {
             "<<<<<<< SEARCH path=\"src/greet.py\"\ndef greet(name):\n=======\ndef greet(name):  # changed\n>>>>>>> REPLACE\n".to_owned(),
             &["--dry-run"],
         ),
+        "diff" => (
+            "<<<<<<< SEARCH path=\"src/greet.py\"\ndef greet(name):\n=======\ndef greet(name):  # changed\n>>>>>>> REPLACE\n".to_owned(),
+            &["--diff"],
+        ),
         _ => panic!("no README case `{name}`"),
     };
     std::fs::write(project.path().join("reply.md"), doc).unwrap();

@@ -3,8 +3,9 @@
 //! the document and, for `apply`, three switches that only narrow the
 //! server's own (`dry_run` only turns a dry run on, `atomic` only moves
 //! from none to `unit` to `document`, `match` only from `whitespace` to
-//! `exact`) and `allow_empty` (a document without any task is then not
-//! an error; it runs nothing either way); it never names a root, an
+//! `exact`), `allow_empty` (a document without any task is then not
+//! an error; it runs nothing either way) and `diff` (the text report shows
+//! what the run changed, with diffs); it never names a root, an
 //! approval or a wider policy. Anything else is refused with a message: a
 //! tool nobody has as JSON-RPC error -32602 (invalid params), arguments a
 //! tool refuses as a tool result with `isError` (MCP 2025-11-25, SEP-1303),
@@ -26,6 +27,9 @@ pub struct Switches {
     pub matching: MatchMode,
     /// `--allow-empty`: a document without any task is not an error.
     pub allow_empty: bool,
+    /// `--diff`: the text report shows what the run changed, with each
+    /// file's diff (the JSON report has it either way).
+    pub diff: bool,
 }
 
 /// The server's tools.
@@ -84,9 +88,15 @@ pub fn call<'a>(
     };
     for key in arguments.keys() {
         let known = match tool {
-            Tool::Apply => {
-                ["document", "dry_run", "atomic", "match", "allow_empty"].contains(&key.as_str())
-            }
+            Tool::Apply => [
+                "document",
+                "dry_run",
+                "atomic",
+                "match",
+                "allow_empty",
+                "diff",
+            ]
+            .contains(&key.as_str()),
             Tool::Check => key == "document",
         };
         if !known {
@@ -104,6 +114,11 @@ pub fn call<'a>(
             None | Some(Value::Null) => {}
             Some(Value::Bool(b)) => switches.dry_run |= *b,
             Some(_) => return Err(bad("`dry_run` is a boolean".to_owned())),
+        }
+        match arguments.get("diff") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(b)) => switches.diff |= *b,
+            Some(_) => return Err(bad("`diff` is a boolean".to_owned())),
         }
         match arguments.get("allow_empty") {
             None | Some(Value::Null) => {}
@@ -170,6 +185,7 @@ mod tests {
             atomic,
             matching: MatchMode::Whitespace,
             allow_empty: false,
+            diff: false,
         };
         let doc = "x";
         // dry_run: false never undoes the server's --dry-run.
@@ -244,6 +260,8 @@ mod tests {
             ("apply", json!({"document": "x", "atomic": null})),
             ("apply", json!({"document": "x", "dry_run": "false"})),
             ("apply", json!({"document": "x", "allow_empty": "yes"})),
+            ("apply", json!({"document": "x", "diff": "yes"})),
+            ("check", json!({"document": "x", "diff": true})),
             ("check", json!({"document": "x", "allow_empty": true})),
             ("apply", json!({"document": 1})),
             ("check", json!({"document": "x", "dry_run": true})),
@@ -251,6 +269,11 @@ mod tests {
         ] {
             assert!(call(name, &args(v.clone()), s).is_err(), "{name} {v}");
         }
+        let diffing = args(json!({"document": "x", "diff": true}));
+        assert_eq!(
+            call("apply", &diffing, s).map(|c| c.switches.diff),
+            Ok(true)
+        );
         let checking = args(json!({"document": "x"}));
         assert_eq!(call("check", &checking, s).map(|c| c.tool), Ok(Tool::Check));
     }

@@ -53,6 +53,23 @@ test("apply writes, keeps the report's key order, and commits nothing unless ask
   assert.throws(() => execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, stdio: "pipe" }));
 });
 
+test("a real run's report says what it changed, with counts and a diff", async () => {
+  const root = tempDir();
+  writeFileSync(join(root, "a.txt"), "one\n");
+  const report = await clada.apply(EDIT + '<<<<<<< WRITE path="b.txt"\nb\n>>>>>>> END\n', root);
+  assert.equal(report.ok, true);
+  assert.equal(report.dry_run, undefined);
+  assert.deepEqual(
+    report.changes?.map((c) => [c.path, c.change, c.added, c.removed]),
+    [["a.txt", "modified", 1, 1], ["b.txt", "created", 1, 0]],
+  );
+  assert.equal(report.changes?.[0].diff, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\n");
+  assert.equal(report.changes?.[0].omitted, undefined);
+  // In memory, the same.
+  const { report: inMemory } = clada.applyFiles(EDIT, { "a.txt": "one\n" });
+  assert.deepEqual(inMemory.changes, [report.changes?.[0]]);
+});
+
 test("git: \"Name <email>\" commits as that author", async () => {
   const root = tempDir();
   execFileSync("git", ["init", "-q"], { cwd: root });

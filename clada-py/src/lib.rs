@@ -149,9 +149,12 @@ fn check<'py>(
 ///
 /// Returns the report as a dict; a document that fails (in part or whole)
 /// is a report whose `ok` is False, with `resend` saying what to send
-/// again. Raises `clada.CladaError` when the call cannot run: a root that
-/// cannot be opened, a document over 50 MiB, the lock not taken in time
-/// (`lock_timeout`, retryable), a failed commit before the tasks.
+/// again, and `changes` what the run changed, path by path (lines `added`
+/// and `removed`, a unified `diff` cut at 400 lines a file and 2000 a
+/// report, `omitted` the lines left out). Raises `clada.CladaError` when
+/// the call cannot run: a root that cannot be opened, a document over 50
+/// MiB, the lock not taken in time (`lock_timeout`, retryable), a failed
+/// commit before the tasks.
 ///
 /// - `dialect`: as for `check`.
 /// - `dry_run`: plan everything, change nothing, report a diff per file.

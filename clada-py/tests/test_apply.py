@@ -37,6 +37,26 @@ def test_a_dry_run_writes_nothing_and_says_what_would_change(project: Path) -> N
     assert report["resend"]["applied"] == [1, 2]
 
 
+def test_a_real_run_says_what_it_changed(project: Path) -> None:
+    report = clada.apply(EDIT + '<<<<<<< WRITE path="b.txt"\nb\n>>>>>>> END\n', project)
+    assert report["ok"] and "dry_run" not in report
+    changes = {c["path"]: c for c in report["changes"]}
+    a, b = changes["a.txt"], changes["b.txt"]
+    assert (a["change"], a["added"], a["removed"]) == ("modified", 1, 1)
+    assert a["diff"] == "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n"
+    assert (b["change"], b["added"], b["removed"]) == ("created", 1, 0)
+    assert "omitted" not in a and "binary" not in a
+    # The text report (clada apply's, without --diff) lists no diffs.
+    assert "=== Changed ===" not in clada.render(report)
+
+
+def test_what_a_rollback_undid_is_not_a_change(project: Path) -> None:
+    report = clada.apply(FAILING_UNIT + EDIT, project, atomic="unit")
+    assert [c["path"] for c in report["changes"]] == ["a.txt"]
+    report = clada.apply(FAILING_UNIT, project, atomic="document")
+    assert report["changes"] == []
+
+
 def test_without_atomic_a_failed_unit_keeps_what_it_did(project: Path) -> None:
     report = clada.apply(FAILING_UNIT, project)
     assert not report["ok"]

@@ -55,6 +55,12 @@ def test_the_report_is_the_report_of_apply_on_a_directory(root: Path) -> None:
     on_disk.pop("undo", None)
     assert untimed(in_memory) == untimed(on_disk)
     assert not in_memory["ok"]
+    # What it changed, as on disk.
+    assert [(c["path"], c["change"]) for c in in_memory["changes"]] == [
+        ("moved/a.txt", "moved"),
+        ("moved/a.txt", "modified"),
+        ("new/n.txt", "created"),
+    ], in_memory["changes"]
     assert after == {
         "new/n.txt": b"hi\n",
         "moved/a.txt": (root / "moved/a.txt").read_bytes(),

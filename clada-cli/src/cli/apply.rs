@@ -116,7 +116,8 @@ fn apply(mut args: ApplyArgs, watch: bool) -> u8 {
                 detail(&args),
                 exec(&args),
                 color,
-            );
+            )
+            .diffs(args.diff);
             if dialect != Dialect::Clada {
                 output::print(&format!("Dialect: {dialect}\n\n"));
             }
@@ -188,7 +189,8 @@ pub(crate) fn report_of(
         detail(args),
         ExecOutput::Buffer,
         false,
-    );
+    )
+    .diffs(args.diff);
     let mut report = apply.run_with(&doc, &mut printer);
     report.duration_ms = elapsed(started);
     printer.finish(&report);

@@ -178,7 +178,8 @@ fn tools(dry_run: bool) -> Vec<Tool> {
                 "dry_run": {"type": "boolean", "description": "Plan everything, change nothing, report a diff per file (false never undoes the server's --dry-run)"},
                 "atomic": {"type": "string", "enum": ["unit", "document"], "description": "Roll back a unit that fails, or the whole document (never less than the server's --atomic)"},
                 "match": {"type": "string", "enum": ["exact", "whitespace"], "description": "How an edit finds its text: as written only, or also at another indentation (one uniform shift) and with other white space at line ends, re-indenting the replacement (the default, unless the server was started with --match exact)"},
-                "allow_empty": {"type": "boolean", "description": "Accept a document without any edit (prose only) as a success; by default it is an error (no_tasks), since a reply meant to change files changed nothing"}
+                "allow_empty": {"type": "boolean", "description": "Accept a document without any edit (prose only) as a success; by default it is an error (no_tasks), since a reply meant to change files changed nothing"},
+                "diff": {"type": "boolean", "description": "Show what the run changed at the end of the text report, as `clada apply --diff`: a line per changed path with the lines added and removed, and its unified diff (cut at 400 lines a file, 2000 in all). The structured content has it either way (`changes`)"}
             },
             "required": ["document"],
             "additionalProperties": false
@@ -254,6 +255,7 @@ impl Server {
             }),
             matching: self.args.policy.matching.mode(),
             allow_empty: false,
+            diff: false,
         };
         let call = match mcp::call(name, &arguments, server) {
             Ok(call) => call,
@@ -294,6 +296,7 @@ impl Server {
                 let mut args = (*self.args).clone();
                 args.dry_run = call.switches.dry_run;
                 args.allow_empty = call.switches.allow_empty;
+                args.diff = call.switches.diff;
                 args.policy.atomic = call.switches.atomic.map(|a| match a {
                     Atomic::Unit => AtomicArg::Unit,
                     Atomic::Document => AtomicArg::Document,

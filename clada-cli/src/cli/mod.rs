@@ -419,6 +419,13 @@ pub(crate) struct ApplyArgs {
     #[arg(long)]
     pub(crate) dry_run: bool,
 
+    /// After the run, show what it changed: a line per path with the lines
+    /// added and removed, and each file's unified diff (cut at 400 lines a
+    /// file, 2000 in all; the report says how many lines it left out). What
+    /// commands changed is not shown. JSON always has it (`changes`).
+    #[arg(long)]
+    pub(crate) diff: bool,
+
     /// Apply each unit as soon as its closer is read from the input, the
     /// stream going on after a malformed unit or one that is not UTF-8
     /// (in the --dialect named; auto reads clada's own format; no
@@ -529,6 +536,7 @@ impl Policy {
         clada_markers::Settings {
             allow_escape: self.allow_escape,
             dry_run: false,
+            changes: true,
             atomic: self.atomic.map(|a| match a {
                 AtomicArg::Unit => clada_markers::engine::Atomic::Unit,
                 AtomicArg::Document => clada_markers::engine::Atomic::Document,
@@ -563,6 +571,9 @@ impl ApplyArgs {
         clada_markers::Settings {
             dry_run: self.dry_run,
             allow_empty: self.allow_empty,
+            // What the run changed costs a second read of each file it
+            // writes: only for a report that shows it.
+            changes: self.diff || self.format == Format::Json,
             ..self.policy.settings()
         }
     }
@@ -605,6 +616,8 @@ impl McpArgs {
             output_mode: OutputMode::Buffer,
             no_prompt: true,
             dry_run: self.dry_run,
+            // A call asks for the diffs (`diff`); the JSON has them anyway.
+            diff: false,
             stream: false,
             allow_empty: false,
         }
@@ -665,6 +678,7 @@ impl WatchArgs {
             output_mode: self.output_mode,
             no_prompt: true,
             dry_run: false,
+            diff: false,
             // A followed file is mostly prose: each unit is its own run.
             allow_empty: true,
             stream: true,
@@ -820,8 +834,15 @@ mod tests {
             }
             let taken = ids(&command);
             let unused: &[&str] = match name {
-                "mcp" => &["file", "format", "output_mode", "stream", "no_prompt"],
-                _ => &["dry_run", "stream", "no_prompt"],
+                "mcp" => &[
+                    "file",
+                    "format",
+                    "output_mode",
+                    "stream",
+                    "no_prompt",
+                    "diff",
+                ],
+                _ => &["dry_run", "stream", "no_prompt", "diff"],
             };
             for id in unused {
                 assert!(!taken.iter().any(|t| t == id), "`{name}` takes `{id}`");

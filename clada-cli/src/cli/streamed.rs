@@ -102,7 +102,8 @@ pub(crate) fn unit(
         totals.summary.blocks,
         totals.summary.tasks,
         chunk.line.saturating_sub(1),
-    );
+    )
+    .diffs(args.diff);
     let mut quiet = clada_markers::engine::Quiet;
     let listener: &mut dyn clada_markers::Listener = match args.format {
         Format::Text => &mut printer,

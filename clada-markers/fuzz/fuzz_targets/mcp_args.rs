@@ -2,7 +2,7 @@
 //! mcp` runs before anything else) on any name, arguments and server
 //! switches: no panic; a call is accepted exactly when the protocol says
 //! (PROTOCOL §10.2: a known tool, only its arguments, `document` a string
-//! of at most 50 MiB, `dry_run` a boolean or null, `atomic` "unit" or
+//! of at most 50 MiB, `dry_run`, `allow_empty` and `diff` booleans or null, `atomic` "unit" or
 //! "document", `match` "exact" or, on a server not started with `--match
 //! exact`, "whitespace"), and then its switches are the server's narrowed, never
 //! widened; anything else is refused with a message, sent as -32602.
@@ -38,6 +38,7 @@ const WORDS: &[&str] = &[
     "dry-run",
     "allow_escape",
     "allow_empty",
+    "diff",
 ];
 
 fn word(u: &mut Unstructured<'_>) -> Result<String> {
@@ -88,7 +89,7 @@ fn rank(a: Option<Atomic>) -> u8 {
 /// What PROTOCOL §10.2 accepts, said once more, independently.
 fn accepted(name: &str, args: &Map<String, Value>, server: Switches) -> bool {
     let known: &[&str] = match name {
-        "apply" => &["document", "dry_run", "atomic", "match", "allow_empty"],
+        "apply" => &["document", "dry_run", "atomic", "match", "allow_empty", "diff"],
         "check" => &["document"],
         _ => return false,
     };
@@ -105,6 +106,7 @@ fn accepted(name: &str, args: &Map<String, Value>, server: Switches) -> bool {
             args.get("allow_empty"),
             None | Some(Value::Null | Value::Bool(_))
         )
+        && matches!(args.get("diff"), None | Some(Value::Null | Value::Bool(_)))
         && args
             .get("atomic")
             .is_none_or(|a| a == "unit" || a == "document")
@@ -141,6 +143,8 @@ fn check(name: &str, args: &Map<String, Value>, server: Switches) {
             assert_eq!(c.switches.dry_run, server.dry_run || asked_dry);
             let asked_empty = args.get("allow_empty") == Some(&Value::Bool(true));
             assert_eq!(c.switches.allow_empty, server.allow_empty || asked_empty);
+            let asked_diff = args.get("diff") == Some(&Value::Bool(true));
+            assert_eq!(c.switches.diff, server.diff || asked_diff);
             let asked = match args.get("atomic").and_then(Value::as_str) {
                 Some("unit") => Some(Atomic::Unit),
                 Some("document") => Some(Atomic::Document),
@@ -185,6 +189,7 @@ fuzz_target!(|data: &[u8]| {
         atomic,
         matching,
         allow_empty: false,
+        diff: false,
     };
     // Half the inputs: the arguments as a client would send them, any
     // JSON text; the rest built from the likely names and values.

@@ -415,6 +415,8 @@ pub(crate) fn run<'h, 'd: 'h>(
     }
     if config.settings.dry_run {
         report.dry_run = true;
+    }
+    if config.settings.dry_run || config.settings.changes {
         report.changes = Some(changes.into_iter().map(FileChange::of).collect());
     }
     report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

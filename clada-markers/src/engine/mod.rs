@@ -19,6 +19,7 @@
 //   memory       a tree held in memory, which a root may stand on instead of the disk
 //   fs           the root's handle: every access, one component at a time
 //   listing      looking at the tree without changing it, for the built-ins
+//   diff         a change of a file's contents as lines added, removed and a cut diff
 //   fingerprint  one place of the tree summed up in a number
 //   nearby       the existing path most like one not found
 //   paths        a map from locations to entries, kept as a tree of names
@@ -41,6 +42,7 @@
 //   mod.rs       the engine: a document's units run in order (Observer, Runner)
 //   model        (tests only) the engine against a plain model of the tree
 
+pub(crate) mod diff;
 pub(crate) mod dirs;
 pub(crate) mod editing;
 pub(crate) mod fingerprint;
@@ -196,7 +198,7 @@ impl Observer for Quiet {}
 #[derive(Debug)]
 pub(crate) struct Outcome {
     pub(crate) units: Vec<UnitOutcome>,
-    /// In a dry run: what the run would change.
+    /// What the run changed (in a dry run, would change).
     pub(crate) changes: Vec<Change>,
 }
 
@@ -285,7 +287,8 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         // tasks after it (the walk below what a task takes away).
         root.set_deadline(deadline);
         let mut engine = Engine {
-            view: View::new(root, tuning.index_from.unwrap_or(editing::INDEX_FROM)),
+            view: View::new(root, tuning.index_from.unwrap_or(editing::INDEX_FROM))
+                .recording(settings.changes && !settings.dry_run),
             settings,
             tuning,
             deadline,
@@ -401,7 +404,7 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
 
     /// Ends the run: writes the view (or with `--atomic=document`, rolls
     /// everything back if anything failed). Returns the units not handed
-    /// out yet, and in a dry run what the run would change.
+    /// out yet, and what the run changed (in a dry run, would change).
     pub(crate) fn finish(mut self, observer: &mut dyn Observer) -> (Vec<Ran<'h, 'd>>, Vec<Change>) {
         if !self.whole() {
             let rest = self.settled(true, observer);
@@ -439,11 +442,12 @@ impl<'e, 'r, 'h, 'd> Engine<'e, 'r, 'h, 'd> {
         (held, self.changes())
     }
 
+    /// What the run changed: in a dry run, what it would.
     fn changes(&self) -> Vec<Change> {
         if self.settings.dry_run {
             self.view.changes()
         } else {
-            Vec::new()
+            self.view.written()
         }
     }
 

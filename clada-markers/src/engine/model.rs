@@ -348,6 +348,16 @@ fn at_or_below(path: &str, base: &str) -> bool {
     path == base || below(path, base)
 }
 
+/// Whether one of `changes` says what became of the file `p`.
+fn covered(changes: &[Change], p: &str) -> bool {
+    changes.iter().any(|c| match c {
+        Change::File { path, .. } => path == p,
+        Change::Removed { path, .. } => at_or_below(p, path),
+        Change::Moved { from, to } => at_or_below(p, from) || at_or_below(p, to),
+        Change::Dir { path } => at_or_below(p, path),
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
@@ -387,8 +397,19 @@ proptest! {
             let mut model = start();
             let want = model.run_atomic(&units, Some(atomic));
             let settings = Settings { atomic: Some(atomic), ..Settings::default() };
-            let (got, tree, _) = engine_run(&units, &settings, Tuning { settle_after, index_from });
+            let (got, tree, written) = engine_run(&units, &settings, Tuning { settle_after, index_from });
             prop_assert_eq!(&got, &want, "statuses differ with {:?}, {:?} for\n{}", atomic, settle_after, text);
+            // What a rollback undid is no change of the run's; every file
+            // that differs at the end is one.
+            let before = start();
+            let differs = before.files.keys().chain(tree.files.keys())
+                .filter(|p| before.files.get(*p) != tree.files.get(*p));
+            for p in differs {
+                prop_assert!(covered(&written, p), "{} changed but the run did not say so, with {:?}, {:?} for\n{}", p, atomic, settle_after, text);
+            }
+            if atomic == Atomic::Document && got.contains(&TaskStatus::Failed) {
+                prop_assert_eq!(&written, &Vec::new(), "a run rolled back says it changed files, for\n{}", text);
+            }
             prop_assert_eq!(tree, model, "trees differ with {:?}, {:?} for\n{}", atomic, settle_after, text);
         }
     }
@@ -402,17 +423,36 @@ proptest! {
         let tuning = Tuning { index_from, ..Tuning::default() };
         let (predicted, untouched, changes) = engine_run(&units, &dry, tuning);
         prop_assert_eq!(untouched, start(), "a dry run changed the tree for\n{}", text);
-        let (got, after, _) = engine_run(&units, &Settings::default(), tuning);
+        let (got, after, written) = engine_run(&units, &Settings::default(), tuning);
         prop_assert_eq!(&predicted, &got, "statuses differ for\n{}", text);
+        // A real run without commands writes once, at the end: what it
+        // reports it changed is what the dry run said it would.
+        prop_assert_eq!(&written, &changes, "the real run's changes differ for\n{}", text);
         let before = start();
         // Every file written is as the dry run said; what it said is gone
         // is gone (unless written again), and moves land.
         for c in &changes {
             match c {
-                Change::File { path, new, .. } => prop_assert_eq!(
-                    after.files.get(path).map(String::as_bytes), Some(new.as_slice()),
-                    "{} for\n{}", path, text
-                ),
+                Change::File { path, new, diff, created } => {
+                    prop_assert_eq!(
+                        after.files.get(path).map(String::as_bytes), Some(new.as_slice()),
+                        "{} for\n{}", path, text
+                    );
+                    // The counts take the file from what was there (nothing,
+                    // when it is new: a file below a directory removed first
+                    // is new; a file moved here is counted from where it
+                    // was) to what is.
+                    let lines = |s: Option<&String>| s.map_or(0, |s| s.lines().count());
+                    let now = lines(after.files.get(path));
+                    if *created {
+                        prop_assert_eq!((diff.added, diff.removed), (now, 0), "{} for\n{}", path, text);
+                    } else if let Some(was) = before.files.get(path) {
+                        prop_assert_eq!(
+                            lines(Some(was)) + diff.added, now + diff.removed,
+                            "{} for\n{}", path, text
+                        );
+                    }
+                }
                 Change::Removed { path, .. } => prop_assert!(
                     !before.files.contains_key(path) || after.files.get(path) != before.files.get(path)
                         || changes.iter().any(|c| matches!(c, Change::File { path: p, .. } if p == path)),
@@ -427,13 +467,7 @@ proptest! {
         let differs = before.files.keys().chain(after.files.keys())
             .filter(|p| before.files.get(*p) != after.files.get(*p));
         for p in differs {
-            let covered = changes.iter().any(|c| match c {
-                Change::File { path, .. } => path == p,
-                Change::Removed { path, .. } => at_or_below(p, path),
-                Change::Moved { from, to } => at_or_below(p, from) || at_or_below(p, to),
-                Change::Dir { path } => at_or_below(p, path),
-            });
-            prop_assert!(covered, "{} changed but the dry run did not say so, for\n{}", p, text);
+            prop_assert!(covered(&changes, p), "{} changed but the dry run did not say so, for\n{}", p, text);
         }
     }
 }

@@ -50,6 +50,10 @@ pub struct Settings {
     /// `--dry-run`: plan everything, write nothing, run no command, commit
     /// nothing, take no lock; the report says what would change.
     pub dry_run: bool,
+    /// What a real run changed goes in its report (`changes`: per path,
+    /// lines added and removed and a diff cut to a budget, PROTOCOL §9.2);
+    /// on by default. A dry run always says what it would change.
+    pub changes: bool,
     /// `--atomic[=unit|document]`: a unit (or the document) that fails
     /// leaves no trace.
     pub atomic: Option<Atomic>,
@@ -127,6 +131,7 @@ impl Default for Settings {
         Settings {
             allow_escape: false,
             dry_run: false,
+            changes: true,
             atomic: None,
             matching: MatchMode::default(),
             total_timeout: None,

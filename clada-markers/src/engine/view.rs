@@ -33,6 +33,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::rc::Rc;
 
+use crate::engine::diff::{self, Diff};
 use crate::engine::editing::{self, Answer, Editing, Splice};
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::fs::{PutBack, Root, Stamp, Written};
@@ -249,6 +250,9 @@ struct Tx {
     /// their place (removed or moved), with the tasks their contents
     /// carried.
     taken: Vec<(Location, Vec<By>)>,
+    /// How many changes the flushes had written when it began
+    /// ([`View::written`]): a rollback forgets the later ones.
+    written: usize,
 }
 
 /// How to undo one change of the view.
@@ -581,17 +585,26 @@ pub(crate) struct Failed {
     pub(crate) error: FsError,
 }
 
-/// What a run would change, for a dry run's report.
+/// What a run changes, for its report: what a dry run would change, what
+/// a real run wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Change {
-    /// A file written: its old contents (`None` if it is new) and new.
+    /// A file written: whether it is new, and the change of its contents.
     File {
         path: String,
-        old: Option<Vec<u8>>,
+        created: bool,
+        diff: Diff,
+        /// The contents written (the model tests compare them).
+        #[cfg(test)]
         new: Vec<u8>,
     },
-    /// Something on disk that will not be there any more.
-    Removed { path: String, kind: Kind },
+    /// Something on disk that will not be there any more; a file's removed
+    /// lines with it.
+    Removed {
+        path: String,
+        kind: Kind,
+        diff: Option<Diff>,
+    },
     /// Something on disk that will be elsewhere.
     Moved { from: String, to: String },
     /// A new directory that holds nothing new (one that does is said by
@@ -609,6 +622,74 @@ pub(crate) struct View<'r> {
     hints: HintBudget,
     /// From how many coming edits a file is edited with an index.
     index_from: usize,
+    /// What the diffs of the run's report may still show.
+    diffs: diff::Budget,
+    /// What the flushes wrote, when asked to keep it ([`View::recording`]).
+    written: Option<RefCell<Record>>,
+}
+
+/// What the flushes of a run wrote, a path once: a file written again
+/// adds its diff to its entry.
+#[derive(Debug, Default)]
+struct Record {
+    changes: Vec<Change>,
+    /// Where each file's entry is in `changes`.
+    files: HashMap<String, usize>,
+}
+
+impl Record {
+    fn add(&mut self, change: Change) {
+        let at = match &change {
+            Change::File { path, .. } => self.files.get(path).copied(),
+            _ => None,
+        };
+        match (at.and_then(|i| self.changes.get_mut(i)), change) {
+            (
+                Some(Change::File {
+                    diff: was,
+                    #[cfg(test)]
+                        new: was_new,
+                    ..
+                }),
+                Change::File {
+                    diff,
+                    #[cfg(test)]
+                    new,
+                    ..
+                },
+            ) => {
+                *was = std::mem::take(was).then(diff);
+                #[cfg(test)]
+                {
+                    *was_new = new;
+                }
+            }
+            (_, change) => {
+                if let Change::File { path, .. } = &change {
+                    self.files.insert(path.clone(), self.changes.len());
+                }
+                self.changes.push(change);
+            }
+        }
+    }
+
+    /// Forgets what was written after the first `len` changes, but for
+    /// the paths in `kept` (a rollback left them as a command made them).
+    fn truncate(&mut self, len: usize, kept: &HashSet<&str>) {
+        let later: Vec<Change> = self.changes.drain(len.min(self.changes.len())..).collect();
+        self.files.retain(|_, i| *i < len);
+        for c in later {
+            let path = match &c {
+                Change::File { path, .. } | Change::Removed { path, .. } | Change::Dir { path } => {
+                    path
+                }
+                Change::Moved { to, .. } => to,
+            };
+            if kept.contains(path.as_str()) {
+                self.add(c);
+            }
+        }
+    }
 }
 
 impl<'r> View<'r> {
@@ -619,7 +700,24 @@ impl<'r> View<'r> {
             expected: RefCell::new(Expected::default()),
             hints: HintBudget::new(HINT_BUDGET),
             index_from,
+            diffs: diff::Budget::default(),
+            written: None,
         }
+    }
+
+    /// Has each flush keep what it writes, for [`View::written`].
+    pub(crate) fn recording(mut self, on: bool) -> Self {
+        self.written = on.then(RefCell::default);
+        self
+    }
+
+    /// What the flushes wrote, a path once (nothing unless
+    /// [`View::recording`]).
+    pub(crate) fn written(&self) -> Vec<Change> {
+        self.written
+            .as_ref()
+            .map(|w| std::mem::take(&mut *w.borrow_mut()).changes)
+            .unwrap_or_default()
     }
 
     pub(crate) fn root(&self) -> &'r Root {
@@ -1405,8 +1503,13 @@ impl<'r> View<'r> {
         let mut st = self.state.borrow_mut();
         let steps = st.steps.len();
         st.serial += 1;
+        let written = self
+            .written
+            .as_ref()
+            .map_or(0, |w| w.borrow().changes.len());
         st.tx = Some(Tx {
             steps,
+            written,
             ..Tx::default()
         });
     }
@@ -1645,6 +1748,12 @@ impl<'r> View<'r> {
         // In the order of the tasks that made the changes.
         out.kept.reverse();
         out.kept.sort_by_key(|k| k.by.first().copied());
+        // What was written and undone is no change of the run's; what a
+        // command kept in place is.
+        if let Some(w) = &self.written {
+            let kept: HashSet<&str> = out.kept.iter().map(|k| k.path.as_str()).collect();
+            w.borrow_mut().truncate(tx.written, &kept);
+        }
         out
     }
 
@@ -1652,6 +1761,9 @@ impl<'r> View<'r> {
     /// Afterwards the view is empty. Returns what failed, with the tasks
     /// whose changes they were.
     pub(crate) fn flush(&self) -> Vec<Failed> {
+        // What it is about to write, against the disk before it does.
+        let changes = self.written.as_ref().map(|_| self.changes());
+        let mut unwritten: HashSet<String> = HashSet::new();
         let mut st = self.state.borrow_mut();
         let steps = std::mem::take(&mut st.steps);
         let nodes = std::mem::take(&mut st.nodes);
@@ -1667,6 +1779,12 @@ impl<'r> View<'r> {
         let keep = st.tx.is_some();
         let mut failed = Vec::new();
         for step in steps {
+            // The paths of the change it makes, for the report.
+            let paths = match (&changes, &step) {
+                (None, _) => Vec::new(),
+                (_, Step::Mkdir { at, .. } | Step::Remove { at, .. }) => vec![at.display()],
+                (_, Step::Rename { from, to, .. }) => vec![from.display(), to.display()],
+            };
             let (by, done) = match step {
                 Step::Mkdir { at, by } => (by, self.make_dirs_on_disk(&at, keep, by, &mut disk)),
                 Step::Rename { from, to, by } => {
@@ -1684,6 +1802,7 @@ impl<'r> View<'r> {
                 ),
             };
             if let Err(error) = done {
+                unwritten.extend(paths);
                 failed.push(Failed {
                     by: vec![by],
                     error,
@@ -1699,10 +1818,32 @@ impl<'r> View<'r> {
             match written {
                 Ok(Some(undo)) => disk.push(undo),
                 Ok(None) => {}
-                Err(error) => failed.push(Failed {
-                    by: f.by.clone(),
-                    error,
-                }),
+                Err(error) => {
+                    if changes.is_some() {
+                        unwritten.insert(at.display());
+                    }
+                    failed.push(Failed {
+                        by: f.by.clone(),
+                        error,
+                    });
+                }
+            }
+        }
+        // What was written, for the report: not what failed.
+        if let (Some(w), Some(changes)) = (&self.written, changes) {
+            let mut w = w.borrow_mut();
+            for c in changes {
+                let failed = match &c {
+                    Change::File { path, .. }
+                    | Change::Removed { path, .. }
+                    | Change::Dir { path } => unwritten.contains(path),
+                    Change::Moved { from, to } => {
+                        unwritten.contains(from) || unwritten.contains(to)
+                    }
+                };
+                if !failed {
+                    w.add(c);
+                }
             }
         }
         if let Some(tx) = &mut st.tx {
@@ -1882,9 +2023,9 @@ impl<'r> View<'r> {
                 path.get_or_insert_with(|| location(anchor, stack).display())
                     .clone()
             };
-            if let Some(from) = origin
-                && !here(from)
-            {
+            // Where what is here was on disk, when it was moved here.
+            let moved = origin.filter(|o| !here(o));
+            if let Some(from) = moved {
                 out.push(Change::Moved {
                     from: from.display(),
                     to: path_of(&stack),
@@ -1900,10 +2041,16 @@ impl<'r> View<'r> {
             match (gone, node) {
                 // A file replaced by a file is a change of contents.
                 (Some(Kind::File), Node::File(_)) => {}
-                (Some(kind), _) => out.push(Change::Removed {
-                    path: path_of(&stack),
-                    kind,
-                }),
+                (Some(kind), _) => {
+                    let path = path_of(&stack);
+                    // A file's lines go with it (read through the root,
+                    // as any file: never through a link).
+                    let diff = (kind == Kind::File).then(|| {
+                        let old = self.old_contents(&location(anchor, &stack));
+                        self.diff(&path, &path, Some(old), None)
+                    });
+                    out.push(Change::Removed { path, kind, diff });
+                }
                 (None, _) => {}
             }
             if let Node::Dir { origin: None } = node
@@ -1917,22 +2064,88 @@ impl<'r> View<'r> {
                 && file.dirty
                 && let Some(data) = file.contents()
             {
-                // Against what is at this path on disk now.
-                let old = match above_removed {
-                    false if on_disk(&mut stack) == Some(Kind::File) => {
-                        self.root.read(&location(anchor, &stack)).ok()
-                    }
-                    _ => None,
+                let path = path_of(&stack);
+                // Against what is at this path on disk now, else (a file
+                // moved here) what it was where it came from.
+                let (old, from) = match above_removed {
+                    false if on_disk(&mut stack) == Some(Kind::File) => (
+                        Some(self.old_contents(&location(anchor, &stack))),
+                        path.clone(),
+                    ),
+                    _ => match moved {
+                        Some(o) => (Some(self.old_contents(o)), o.display()),
+                        None => (None, path.clone()),
+                    },
                 };
+                // Written as it was: nothing changed.
+                if let Some(Old::Read(old)) = &old
+                    && old.as_slice() == data.as_bytes()
+                {
+                    return true;
+                }
+                let created = old.is_none();
+                // The new contents are the view's own, never read back.
+                let diff = self.diff(&from, &path, old, Some(data.as_bytes()));
                 out.push(Change::File {
-                    path: path_of(&stack),
-                    old,
+                    path,
+                    created,
+                    diff,
+                    #[cfg(test)]
                     new: data.as_bytes().to_vec(),
                 });
             }
             true
         });
         out
+    }
+}
+
+/// What a file held before the run changed it, for its diff.
+enum Old {
+    Read(Vec<u8>),
+    /// Larger than [`OLD_READ`]: only its lines, counted as it was read.
+    Large {
+        lines: usize,
+    },
+}
+
+/// How much of a file's old contents is read for its diff: past this, its
+/// lines are counted (memory stays flat) and its diff is left out.
+const OLD_READ: usize = 16 << 20;
+
+impl View<'_> {
+    /// The contents of the file at `at` on disk, read through the root as
+    /// every read is (never through a link); nothing when it cannot be read.
+    fn old_contents(&self, at: &Location) -> Old {
+        let Ok(mut file) = self.root.open(at) else {
+            return Old::Read(Vec::new());
+        };
+        let mut head = Vec::new();
+        let limit = u64::try_from(OLD_READ)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        if (&mut file).take(limit).read_to_end(&mut head).is_err() || head.len() <= OLD_READ {
+            return Old::Read(head);
+        }
+        let mut lines = head.iter().filter(|&&b| b == b'\n').count();
+        let mut last = head.last().copied();
+        let mut buf = vec![0; 1 << 16];
+        while let Ok(n @ 1..) = file.read(&mut buf) {
+            let chunk = buf.get(..n).unwrap_or_default();
+            lines += chunk.iter().filter(|&&b| b == b'\n').count();
+            last = chunk.last().copied().or(last);
+        }
+        lines += usize::from(last.is_some_and(|b| b != b'\n'));
+        Old::Large { lines }
+    }
+
+    /// The change from `old` at `from` to `new` at `to` (`None`: no file).
+    fn diff(&self, from: &str, to: &str, old: Option<Old>, new: Option<&[u8]>) -> Diff {
+        match old {
+            None => Diff::of(from, to, None, new, &self.diffs),
+            Some(Old::Read(old)) => Diff::of(from, to, Some(&old), new, &self.diffs),
+            Some(Old::Large { lines }) => Diff::unread(lines, new),
+        }
     }
 }
 
@@ -2319,6 +2532,47 @@ mod tests {
             BTreeMap::from([("a.txt".into(), "three\n".into())])
         );
         assert!(!view.pending());
+    }
+
+    #[test]
+    fn a_flush_records_what_it_wrote_and_a_large_file_is_counted_not_read_whole() {
+        let big = "x\n".repeat(OLD_READ / 2 + 1);
+        let dir = tree(&[("a.txt", "one\n"), ("big.txt", &big), ("keep.txt", "k\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1).recording(true);
+        view.write(&at("a.txt"), Content::text("two\n".into()), BY)
+            .unwrap();
+        view.remove(&at("big.txt"), BY).unwrap();
+        // Written as it was: no change.
+        view.write(&at("keep.txt"), Content::text("k\n".into()), BY)
+            .unwrap();
+        assert!(view.flush().is_empty());
+        let written = view.written();
+        let [
+            Change::File {
+                path: a,
+                created: false,
+                diff: d,
+                ..
+            },
+            Change::Removed {
+                path: b,
+                diff: Some(gone),
+                ..
+            },
+        ] = written.as_slice()
+        else {
+            panic!("{written:?}");
+        };
+        assert_eq!((a.as_str(), d.added, d.removed), ("a.txt", 1, 1));
+        assert_eq!(b, "big.txt");
+        assert_eq!(
+            (gone.removed, gone.added, gone.text.as_deref()),
+            (OLD_READ / 2 + 1, 0, None)
+        );
+        assert!(gone.omitted > 0);
+        // Taken once.
+        assert!(view.written().is_empty());
     }
 
     #[test]

@@ -73,7 +73,9 @@ pub struct ApplyReport {
     /// `--dry-run`: nothing was written, run or committed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
-    /// In a dry run: what the run would change, file by file.
+    /// What the run changed (in a dry run: would change), path by path:
+    /// what its tasks wrote, moved and removed, not what commands did.
+    /// Absent when not asked for (`clada apply` in text without `--diff`).
     // Absent when `None`, never `null`: the schema says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<FileChange>")]
@@ -259,7 +261,7 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// One path a dry run would change.
+/// One path a run changed, or a dry run would change (PROTOCOL §9.2).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct FileChange {
     pub path: String,
@@ -268,12 +270,27 @@ pub struct FileChange {
     /// Where a moved file or directory is now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
-    /// For a file written: a unified diff from what is on disk.
+    /// Lines added to the file (0 for what is not a file's contents).
+    pub added: usize,
+    /// Lines removed from the file (a removed file's lines).
+    pub removed: usize,
+    /// A unified diff of the file (`a/` and `b/` headers, 3 lines of
+    /// context), as much of it as fits the report: a file shows at most
+    /// 400 lines and 32 KiB of diff, a report 2000 lines and 128 KiB.
+    /// Absent for what is not a file's text (`binary`), and when nothing of
+    /// it fits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// Lines of the diff left out (it was cut, or the file held more than
+    /// 16 MiB: then its old lines all count as removed and its new ones as
+    /// added, and no diff is shown); absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: usize,
+    /// The contents are not UTF-8: counts (of lines split at line feeds)
+    /// without a diff.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
 }
-
-impl FileChange {}
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct BlockReport {

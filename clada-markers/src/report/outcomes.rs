@@ -1,9 +1,7 @@
 //! What the engine's outcomes become in a report: a failed task's
 //! [`ErrorReport`] with the hint that says what to send instead, and a
-//! change of the view as a [`FileChange`] with its unified diff. The only
+//! change of the tree as a [`FileChange`] with its counts and diff. The only
 //! part of this module's parent that needs the engine.
-
-use std::fmt::Write as _;
 
 use super::{ErrorReport, FileChange, IndentProblem, Indentation, Matched};
 use crate::engine::TaskError;
@@ -12,71 +10,51 @@ use crate::error_type::ErrorType;
 use crate::syntax::Count;
 
 impl FileChange {
-    /// The report of one change of the view.
+    /// The report of one change of the tree.
     pub(crate) fn of(change: crate::engine::view::Change) -> FileChange {
         use crate::engine::view::Change;
+        let plain = |path: String, change: &'static str| FileChange {
+            path,
+            change,
+            from: None,
+            added: 0,
+            removed: 0,
+            diff: None,
+            omitted: 0,
+            binary: false,
+        };
         match change {
-            Change::File { path, old, new } => {
-                let diff = unified_diff(&path, old.as_deref(), &new);
+            Change::File {
+                path,
+                created,
+                diff,
+                ..
+            } => FileChange {
+                added: diff.added,
+                removed: diff.removed,
+                diff: diff.text,
+                omitted: diff.omitted,
+                binary: diff.binary,
+                ..plain(path, if created { "created" } else { "modified" })
+            },
+            Change::Removed { path, diff, .. } => {
+                let diff = diff.unwrap_or_default();
                 FileChange {
-                    change: if old.is_some() { "modified" } else { "created" },
-                    path,
-                    from: None,
-                    diff: Some(diff),
+                    added: diff.added,
+                    removed: diff.removed,
+                    diff: diff.text,
+                    omitted: diff.omitted,
+                    binary: diff.binary,
+                    ..plain(path, "removed")
                 }
             }
-            Change::Removed { path, .. } => FileChange {
-                path,
-                change: "removed",
-                from: None,
-                diff: None,
-            },
-            Change::Dir { path } => FileChange {
-                path,
-                change: "created",
-                from: None,
-                diff: None,
-            },
+            Change::Dir { path } => plain(path, "created"),
             Change::Moved { from, to } => FileChange {
-                path: to,
-                change: "moved",
                 from: Some(from),
-                diff: None,
+                ..plain(to, "moved")
             },
         }
     }
-}
-
-/// A unified diff (3 lines of context) from `old` (`None`: no file) to
-/// `new`, with `a/` and `b/` headers as git writes them.
-fn unified_diff(path: &str, old: Option<&[u8]>, new: &[u8]) -> String {
-    // A header is one line: a name read from the disk (a file `cp -r`
-    // copied) may hold a line feed, shown escaped as git quotes it.
-    let path = crate::escape::escape_line(path);
-    let (Ok(before), Ok(after)) = (
-        std::str::from_utf8(old.unwrap_or_default()),
-        std::str::from_utf8(new),
-    ) else {
-        return format!("Binary files a/{path} and b/{path} differ\n");
-    };
-    let from = if old.is_some() {
-        format!("a/{path}")
-    } else {
-        "/dev/null".to_owned()
-    };
-    let diff = similar::TextDiff::configure()
-        .timeout(std::time::Duration::from_secs(1))
-        .diff_lines(before, after);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "{}",
-        diff.unified_diff()
-            .context_radius(3)
-            .missing_newline_hint(true)
-            .header(&from, &format!("b/{path}"))
-    );
-    out
 }
 
 impl ErrorReport {

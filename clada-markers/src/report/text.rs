@@ -91,6 +91,9 @@ pub struct TextPrinter<'d, W: Write> {
     document_at: Option<usize>,
     /// Whether the document is a unit of a stream ([`TextPrinter::numbered_from`]).
     stream: bool,
+    /// Whether what a real run changed is shown (`--diff`); what a dry run
+    /// would change always is.
+    diffs: bool,
 }
 
 /// Blocks, tasks and lines of a stream before the unit printed.
@@ -139,7 +142,15 @@ impl<'d, W: Write> TextPrinter<'d, W> {
             before: Before::default(),
             document_at: None,
             stream: false,
+            diffs: false,
         }
+    }
+
+    /// Shows what a real run changed, a line per path with its counts and
+    /// each file's diff (`--diff`), when its report has it.
+    pub fn diffs(mut self, on: bool) -> Self {
+        self.diffs = on;
+        self
     }
 
     /// Numbers the document's blocks and tasks after `blocks` blocks and
@@ -234,8 +245,10 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                 line_of(&e.message)
             );
         }
-        if let Some(changes) = &report.changes {
-            self.changes(changes);
+        if let Some(changes) = &report.changes
+            && (report.dry_run || self.diffs)
+        {
+            self.changes(changes, report.dry_run);
         }
         let repeated = self.repeats.summary();
         if !repeated.is_empty() {
@@ -396,23 +409,40 @@ impl<'d, W: Write> TextPrinter<'d, W> {
         }
     }
 
-    /// What a dry run would change: a line per path, a diff per file.
-    fn changes(&mut self, changes: &[FileChange]) {
-        let title = "=== Dry run: nothing was written, run or committed ===";
+    /// What the run changed, or a dry run would change: a line per path
+    /// with the lines added and removed, and a diff per file.
+    fn changes(&mut self, changes: &[FileChange], dry_run: bool) {
+        let title = if dry_run {
+            "=== Dry run: nothing was written, run or committed ==="
+        } else {
+            "=== Changed ==="
+        };
         let _ = writeln!(self.out, "\n{}", self.paint("1", title));
         if changes.is_empty() {
-            let _ = writeln!(self.out, "No file would change.");
+            let none = if dry_run {
+                "No file would change."
+            } else {
+                "No file changed."
+            };
+            let _ = writeln!(self.out, "{none}");
         }
         for c in changes {
+            let counts = if c.binary {
+                format!(" (+{} -{}, binary: no diff)", c.added, c.removed)
+            } else if c.added + c.removed > 0 {
+                format!(" (+{} -{})", c.added, c.removed)
+            } else {
+                String::new()
+            };
             let _ = match &c.from {
                 Some(from) => writeln!(
                     self.out,
-                    "{} {} -> {}",
+                    "{} {} -> {}{counts}",
                     c.change,
                     line_of(from),
                     line_of(&c.path)
                 ),
-                None => writeln!(self.out, "{} {}", c.change, line_of(&c.path)),
+                None => writeln!(self.out, "{} {}{counts}", c.change, line_of(&c.path)),
             };
             let diff = esc(c.diff.as_deref().unwrap_or_default());
             for line in diff.lines() {
@@ -428,6 +458,16 @@ impl<'d, W: Write> TextPrinter<'d, W> {
                     line.to_owned()
                 };
                 let _ = writeln!(self.out, "{painted}");
+            }
+            if c.omitted > 0 {
+                let s = if c.omitted == 1 { "" } else { "s" };
+                let _ = writeln!(
+                    self.out,
+                    "… {} more line{s} of diff left out (a report shows at most {} lines of diff a file, {} in all)",
+                    c.omitted,
+                    crate::engine::diff::FILE_LINES,
+                    crate::engine::diff::REPORT_LINES,
+                );
             }
         }
     }

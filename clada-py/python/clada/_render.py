@@ -19,8 +19,9 @@ class Report(dict[str, Any]):
 def render(report: ApplyReport | CheckReport) -> str:
     """The text report of `report`, a report `clada.apply` or `clada.check`
     returned: what `clada apply` and `clada check` print (no colour, command
-    output after each task, the document called `<document>`) and the MCP
-    server's `apply` and `check` tools return. When something failed, it
+    output after each task, the document called `<document>`; what the run
+    changed is in the report's `changes`) and the MCP server's `apply` and
+    `check` tools return. When something failed, it
     ends with what to send again (`Resend:`). It is the run's text: a
     report built again from JSON has none, and raises `TypeError`."""
     text = getattr(report, "_clada_text", None)

@@ -335,16 +335,31 @@ Dialect: TypeAlias = Literal["clada", "aider", "codex", "cml", "udiff", "cline"]
 FileChange = TypedDict(
     "FileChange",
     {
+        # Lines added to the file (0 for what is not a file's contents).
+        "added": int,
+        # The contents are not UTF-8: counts (of lines split at line feeds)
+        # without a diff.
+        "binary": NotRequired[bool],
         # `created`, `modified`, `removed` or `moved`.
         "change": str,
-        # For a file written: a unified diff from what is on disk.
+        # A unified diff of the file (`a/` and `b/` headers, 3 lines of
+        # context), as much of it as fits the report: a file shows at most
+        # 400 lines and 32 KiB of diff, a report 2000 lines and 128 KiB.
+        # Absent for what is not a file's text (`binary`), and when nothing of
+        # it fits.
         "diff": NotRequired[str | None],
         # Where a moved file or directory is now.
         "from": NotRequired[str | None],
+        # Lines of the diff left out (it was cut, or the file held more than
+        # 16 MiB: then its old lines all count as removed and its new ones as
+        # added, and no diff is shown); absent when 0.
+        "omitted": NotRequired[int],
         "path": str,
+        # Lines removed from the file (a removed file's lines).
+        "removed": int,
     },
 )
-"""One path a dry run would change."""
+"""One path a run changed, or a dry run would change (PROTOCOL §9.2)."""
 
 
 class GitReport(TypedDict):
@@ -404,7 +419,10 @@ class ApplyReport(TypedDict):
     """
     blocks: list[BlockReport]
     changes: NotRequired[list[FileChange]]
-    """In a dry run: what the run would change, file by file."""
+    """What the run changed (in a dry run: would change), path by path:
+    what its tasks wrote, moved and removed, not what commands did.
+    Absent when not asked for (`clada apply` in text without `--diff`).
+    """
     diagnostics: list[DiagnosticReport]
     dialect: Dialect
     """The edit format the document was read in (PROTOCOL §11)."""
