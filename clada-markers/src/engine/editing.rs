@@ -470,15 +470,18 @@ impl Editing {
         // What stands before each occurrence on its line, in one pass.
         let mut flags = Vec::with_capacity(found.len());
         let mut before = Before::LINE;
-        let mut pos = 0;
+        let mut start = 0;
         for &id in &self.order {
-            for &b in &self.chunks[id].bytes {
-                while found.get(flags.len()).is_some_and(|o| o.0 == pos) {
-                    flags.push(before.flags());
-                }
-                before.step(b);
-                pos += 1;
+            let bytes = &self.chunks[id].bytes;
+            let end = start + bytes.len();
+            let mut at = start;
+            while let Some(&(a, _)) = found.get(flags.len()).filter(|o| o.0 < end) {
+                before.skip(&bytes[at - start..a - start]);
+                at = a;
+                flags.push(before.flags());
             }
+            before.skip(&bytes[at - start..]);
+            start = end;
         }
         flags.resize(found.len(), before.flags());
         let mut chunks_of = vec![HashMap::new(); raw.len()];
@@ -875,9 +878,7 @@ impl Editing {
             found.sort_unstable();
             let mut pos = from;
             for o in &mut found {
-                for &b in &bytes[pos - from..o.0 - from] {
-                    before.step(b);
-                }
+                before.skip(&bytes[pos - from..o.0 - from]);
                 pos = o.0;
                 o.2 = before.flags();
             }
@@ -1392,6 +1393,23 @@ impl Before {
         } else {
             self.start = false;
             self.blank &= is_space(b);
+        }
+    }
+
+    /// What stands before the place after `bytes`, read from here: the
+    /// text after its last line feed is read only as far as its first
+    /// byte that is not white space.
+    fn skip(&mut self, bytes: &[u8]) {
+        let rest = match memchr::memrchr(b'\n', bytes) {
+            Some(i) => {
+                *self = Before::LINE;
+                &bytes[i + 1..]
+            }
+            None => bytes,
+        };
+        if !rest.is_empty() {
+            self.start = false;
+            self.blank = self.blank && rest.iter().all(|&b| is_space(b));
         }
     }
 
