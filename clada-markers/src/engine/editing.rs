@@ -9,7 +9,12 @@
 //! the file ([`Editing::index`]), and kept true under splices: a splice
 //! forgets the occurrences that touch what it replaced and searches again
 //! only around what it wrote. An edit then takes its occurrences from the
-//! index instead of searching the file.
+//! index instead of searching the file. With each occurrence the index
+//! notes what stands before it on its line (a line start, white space
+//! only), and counts each kind per key: an edit that takes a few of a
+//! text's many occurrences (a hunk's line hint among equal lines, a count
+//! that does not match) decides from the counts and reads only the
+//! occurrences it takes or shows ([`Hay::tally`]).
 //!
 //! Searching is [`super::seek`]'s, as on the whole text, and sequential in
 //! meaning: each edit sees the text the edits before it left. The index
