@@ -15,17 +15,31 @@
 //!    `rm` of all their files: what the command undid is matched with the
 //!    tasks before it in one pass (doubling: at most 2.2×).
 //!
+//! 6. In memory (`apply_files`), one file of n lines `x` (issue 29, item
+//!    9): a unified diff of n/2 hunks `@@ -i,1 +i,1 @@` `-x` `+y`; Roo
+//!    blocks with `:start_line:i` (`--dialect cline`) of the same shape;
+//!    n/2 clada SEARCHes of `x`, each found n times (count 1: each
+//!    fails, its report counting them). n = 4k to 32k: each doubling
+//!    should cost at most 2.3× the time.
+//! 7. In memory, 1,000 distinct SEARCH edits, each found once, of one
+//!    file of 20,000 lines (issue 32; Cline's `constructNewFileContent`
+//!    takes 7–12 ms for it): the time per document.
+//!
 //! ```sh
 //! cargo build --release -p clada-cli
 //! cargo bench -p clada-benches --bench hostile
+//! cargo bench -p clada-benches --bench hostile -- linear   # 6 and 7 only
+//! cargo bench -p clada-benches --bench hostile -- distinct # 7 only
 //! ```
 
 use std::fmt::Write as _;
 use std::time::Instant;
 
 use clada_benches::{big_file_fixture, clada_binary, median, run_measured};
-use clada_markers::Count;
+use std::collections::BTreeMap;
+
 use clada_markers::engine as matching;
+use clada_markers::{Count, Dialect, Settings, apply_files};
 
 const RUNS: usize = 3;
 const SIZES: [usize; 4] = [25_000, 50_000, 100_000, 200_000];
@@ -37,6 +51,16 @@ fn main() {
         return;
     }
     if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    if args.iter().any(|a| a == "linear") {
+        equal_lines();
+        println!();
+        distinct_edits();
+        return;
+    }
+    if args.iter().any(|a| a == "distinct") {
+        distinct_edits();
         return;
     }
     let dir = std::env::temp_dir().join(format!("clada-bench-hostile-{}", std::process::id()));
@@ -136,7 +160,122 @@ fn main() {
     failing_edits(&clada, &dir);
     println!();
     command_after_writes(&clada, &dir);
+    println!();
+    equal_lines();
+    println!();
+    distinct_edits();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The documents of section 6 for a file of `n` lines `x`.
+fn equal_lines_documents(n: usize) -> [(&'static str, Dialect, String); 3] {
+    let mut udiff = String::from("--- a/f.txt\n+++ b/f.txt\n");
+    let mut roo = String::from("<apply_diff>\n<path>f.txt</path>\n<diff>\n");
+    let mut clada = String::new();
+    for k in 0..n / 2 {
+        let i = 2 * k + 1;
+        let _ = write!(udiff, "@@ -{i},1 +{i},1 @@\n-x\n+y\n");
+        let _ = write!(
+            roo,
+            "<<<<<<< SEARCH\n:start_line:{i}\n-------\nx\n=======\ny\n>>>>>>> REPLACE\n"
+        );
+        clada.push_str("<<<<<<< SEARCH path=\"f.txt\"\nx\n=======\ny\n>>>>>>> REPLACE\n");
+    }
+    roo.push_str("</diff>\n</apply_diff>\n");
+    [
+        ("udiff, numbered hunks", Dialect::Udiff, udiff),
+        ("Roo, :start_line:", Dialect::Cline, roo),
+        ("clada, each found n times", Dialect::Clada, clada),
+    ]
+}
+
+/// Section 6: edits of a file of equal lines, in memory.
+fn equal_lines() {
+    let sizes = [4_000, 8_000, 16_000, 32_000];
+    println!("6. in memory, a file of n lines `x`, n/2 edits, median of {RUNS} (ms)");
+    println!(
+        "{:<28} {:>10} {:>10} {:>10} {:>10}   doubling ratios",
+        "family", "4k", "8k", "16k", "32k"
+    );
+    for family in 0..3 {
+        let mut times = Vec::new();
+        let mut name = "";
+        for n in sizes {
+            let (label, dialect, doc) = equal_lines_documents(n)[family].clone();
+            name = label;
+            let files = BTreeMap::from([("f.txt".to_owned(), "x\n".repeat(n).into_bytes())]);
+            let settings = Settings {
+                dialect,
+                ..Settings::default()
+            };
+            let runs: Vec<f64> = (0..RUNS)
+                .map(|_| {
+                    let files = files.clone();
+                    let start = Instant::now();
+                    let (after, report) = apply_files(&doc, files, &settings).expect("apply_files");
+                    let ms = start.elapsed().as_secs_f64() * 1000.0;
+                    let text = String::from_utf8_lossy(&after["f.txt"]).into_owned();
+                    if family == 2 {
+                        assert!(
+                            !report.ok && text == "x\n".repeat(n),
+                            "{name}: nothing changes"
+                        );
+                    } else {
+                        assert!(report.ok, "{name}: every edit applies");
+                        assert_eq!(text, "y\nx\n".repeat(n / 2), "{name}");
+                    }
+                    std::hint::black_box(report);
+                    ms
+                })
+                .collect();
+            times.push(median(runs));
+        }
+        println!(
+            "{name:<28} {:>10.1} {:>10.1} {:>10.1} {:>10.1}   {}",
+            times[0],
+            times[1],
+            times[2],
+            times[3],
+            doubling(&times)
+        );
+    }
+}
+
+/// Section 7: 1,000 distinct SEARCH edits of one 20,000-line file, in
+/// memory: the time per document.
+fn distinct_edits() {
+    let mut file = String::new();
+    for i in 0..20_000 {
+        let _ = writeln!(
+            file,
+            "    let value_{i} = compute(input_{i}, {i}) + offset;"
+        );
+    }
+    let mut doc = String::new();
+    for e in 0..1_000 {
+        let i = e * 20 + 7;
+        let _ = write!(
+            doc,
+            "<<<<<<< SEARCH path=\"src/big.rs\"\n    let value_{i} = compute(input_{i}, {i}) + offset;\n=======\n    let value_{i} = compute(input_{i}, {i}) - offset;\n>>>>>>> REPLACE\n"
+        );
+    }
+    let files = BTreeMap::from([("src/big.rs".to_owned(), file.into_bytes())]);
+    let settings = Settings::default();
+    let runs: Vec<f64> = (0..15)
+        .map(|_| {
+            let files = files.clone();
+            let start = Instant::now();
+            let (_, report) = apply_files(&doc, files, &settings).expect("apply_files");
+            let ms = start.elapsed().as_secs_f64() * 1000.0;
+            assert!(report.ok, "every edit applies");
+            std::hint::black_box(report);
+            ms
+        })
+        .collect();
+    println!(
+        "7. in memory, 1,000 distinct SEARCH edits of a 20,000-line file: median of 15 {:.2} ms per document (Cline: 7-12 ms)",
+        median(runs)
+    );
 }
 
 /// A dry run of n WRITEs, then one built-in `rm` naming each file.

@@ -9,7 +9,12 @@
 //! the file ([`Editing::index`]), and kept true under splices: a splice
 //! forgets the occurrences that touch what it replaced and searches again
 //! only around what it wrote. An edit then takes its occurrences from the
-//! index instead of searching the file.
+//! index instead of searching the file. With each occurrence the index
+//! notes what stands before it on its line (a line start, white space
+//! only), and counts each kind per key: an edit that takes a few of a
+//! text's many occurrences (a hunk's line hint among equal lines, a count
+//! that does not match) decides from the counts and reads only the
+//! occurrences it takes or shows ([`Hay::tally`]).
 //!
 //! Searching is [`super::seek`]'s, as on the whole text, and sequential in
 //! meaning: each edit sees the text the edits before it left. The index
@@ -32,7 +37,9 @@ use std::collections::HashMap;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use crate::engine::matching::Found;
-use crate::engine::seek::{self, Hay, How, MIN_PIVOT, Mismatch, Miss, Plan, Search};
+use crate::engine::seek::{self, Hay, How, Kind, LINE_START, MIN_PIVOT, Mismatch, Miss, Plan};
+use crate::engine::seek::{SHIFTED, Search, Tally};
+use crate::engine::tier::is_space;
 use crate::syntax::BOM;
 
 /// A chunk is cut to about this many bytes, and cut again once edits have
@@ -54,6 +61,11 @@ const MAX_OCC: usize = 1024;
 /// occurrences: keys that occur nearly everywhere are not worth keeping,
 /// and the plain search serves them.
 const SPARE_OCCURRENCES: usize = 1 << 16;
+
+/// A text found more often than this is counted, not listed, by an edit
+/// that takes a few of its occurrences ([`Hay::tally`]): fewer cost less
+/// listed.
+const COUNT_FROM: usize = 64;
 
 /// A file is edited in chunks with an index when at least this many of
 /// the edits to come change it: fewer cost less searched one by one
@@ -137,9 +149,10 @@ struct Chunk {
     bytes: Vec<u8>,
     /// How many line feeds `bytes` holds.
     lines: usize,
-    /// Occurrences of index keys that start in this chunk: offset and key,
-    /// sorted.
-    occ: Vec<(usize, u32)>,
+    /// Occurrences of index keys that start in this chunk: offset, key,
+    /// and what stands before it on its line ([`LINE_START`],
+    /// [`SHIFTED`]), sorted.
+    occ: Vec<(usize, u32, u8)>,
 }
 
 /// The sums of the chunks' bytes and line feeds by rank, as a Fenwick
@@ -184,6 +197,25 @@ impl Sums {
         s
     }
 
+    /// The rank of the chunk holding line feed number `feeds` (1-based)
+    /// and how many line feeds the chunks before it hold; past the last
+    /// line feed, the number of chunks.
+    fn seek_lines(&self, feeds: usize) -> (usize, usize) {
+        let n = self.0.len();
+        let mut idx = 0;
+        let mut seen = 0;
+        let mut step = n.next_power_of_two();
+        while step > 0 {
+            let next = idx + step;
+            if next <= n && seen + self.0[next - 1][1] < feeds {
+                idx = next;
+                seen += self.0[next - 1][1];
+            }
+            step >>= 1;
+        }
+        (idx, seen)
+    }
+
     /// How many leading ranks hold at most `pos` bytes together, and how
     /// many bytes that is: for `pos` inside the text, the rank of the
     /// chunk holding byte `pos` and where that chunk starts.
@@ -212,8 +244,10 @@ struct Index {
     searcher: AhoCorasick,
     longest: usize,
     /// For each key, the chunks (by id) holding occurrences of it, and
-    /// how many.
-    chunks_of: Vec<HashMap<usize, u32>>,
+    /// how many of each kind.
+    chunks_of: Vec<HashMap<usize, Tally>>,
+    /// For each key, how many occurrences of each kind.
+    totals: Vec<Tally>,
     held: usize,
     budget: usize,
 }
@@ -249,6 +283,9 @@ pub(crate) struct Editing {
     /// The shortest line the passes look for in the index
     /// ([`MIN_PIVOT`]; tests look for any).
     min_pivot: usize,
+    /// A key found more often than this is counted by the edits that
+    /// take a few ([`COUNT_FROM`]; tests count any).
+    count_from: usize,
 }
 
 impl Editing {
@@ -313,6 +350,7 @@ impl Editing {
             chunk,
             key_max,
             min_pivot: MIN_PIVOT,
+            count_from: COUNT_FROM,
         };
         editing.reorder();
         Some(editing)
@@ -434,17 +472,36 @@ impl Editing {
             at += bytes.len();
         }
         found.sort_unstable();
+        // What stands before each occurrence on its line, in one pass.
+        let mut flags = Vec::with_capacity(found.len());
+        let mut before = Before::LINE;
+        let mut start = 0;
+        for &id in &self.order {
+            let bytes = &self.chunks[id].bytes;
+            let end = start + bytes.len();
+            let mut at = start;
+            while let Some(&(a, _)) = found.get(flags.len()).filter(|o| o.0 < end) {
+                before.skip(&bytes[at - start..a - start]);
+                at = a;
+                flags.push(before.flags());
+            }
+            before.skip(&bytes[at - start..]);
+            start = end;
+        }
+        flags.resize(found.len(), before.flags());
         let mut chunks_of = vec![HashMap::new(); raw.len()];
+        let mut totals = vec![Tally::default(); raw.len()];
         let mut r = 0;
         let mut start = 0;
-        for &(a, k) in &found {
+        for (&(a, k), &f) in found.iter().zip(&flags) {
             while r + 1 < self.order.len() && a >= start + self.chunks[self.order[r]].bytes.len() {
                 start += self.chunks[self.order[r]].bytes.len();
                 r += 1;
             }
             let id = self.order[r];
-            self.chunks[id].occ.push((a - start, k));
-            *chunks_of[k as usize].entry(id).or_insert(0) += 1;
+            self.chunks[id].occ.push((a - start, k, f));
+            add(chunks_of[k as usize].entry(id).or_default(), f);
+            add(&mut totals[k as usize], f);
         }
         let ids = raw
             .iter()
@@ -457,6 +514,7 @@ impl Editing {
             searcher,
             longest,
             chunks_of,
+            totals,
             held: found.len(),
             budget,
         });
@@ -761,6 +819,9 @@ impl Editing {
                 })
                 .collect();
             self.find_touching(&new, longest);
+            for &(_, end) in &new {
+                self.refresh_from(end);
+            }
         }
         self.rebalance(&touched);
     }
@@ -785,11 +846,11 @@ impl Editing {
             let id = self.order[r];
             let start = self.sums.before(r)[0];
             let chunk = &mut self.chunks[id];
-            chunk.occ.retain(|&(off, k)| {
+            chunk.occ.retain(|&(off, k, f)| {
                 let a = start + off;
                 let touches = touches(ranges, a, index.keys[k as usize].len());
                 if touches {
-                    forget(index, k, id);
+                    forget(index, k, id, f);
                 }
                 !touches
             });
@@ -811,14 +872,21 @@ impl Editing {
             }
             let group = &ranges[i..j];
             let bytes = self.bytes_in(from, to);
+            let mut before = self.before_at(from);
             let Some(index) = &self.index else { return };
-            let mut found: Vec<(usize, u32)> = index
+            let mut found: Vec<(usize, u32, u8)> = index
                 .searcher
                 .find_overlapping_iter(&bytes)
-                .map(|m| (from + m.start(), m.pattern().as_u32()))
-                .filter(|&(a, k)| touches(group, a, index.keys[k as usize].len()))
+                .map(|m| (from + m.start(), m.pattern().as_u32(), 0))
+                .filter(|&(a, k, _)| touches(group, a, index.keys[k as usize].len()))
                 .collect();
             found.sort_unstable();
+            let mut pos = from;
+            for o in &mut found {
+                before.skip(&bytes[pos - from..o.0 - from]);
+                pos = o.0;
+                o.2 = before.flags();
+            }
             if !self.remember(&found) {
                 return;
             }
@@ -829,7 +897,7 @@ impl Editing {
     /// Notes occurrences (sorted by position), merging each chunk's new
     /// ones into its list at once. Past the index's budget the index is
     /// dropped (`false`): the plain search serves from then on.
-    fn remember(&mut self, found: &[(usize, u32)]) -> bool {
+    fn remember(&mut self, found: &[(usize, u32, u8)]) -> bool {
         let Some(index) = &mut self.index else {
             return false;
         };
@@ -843,20 +911,114 @@ impl Editing {
             let (r, start) = self.locate(found[i].0);
             let id = self.order[r];
             let end = start + self.chunks[id].bytes.len();
-            let mut here: Vec<(usize, u32)> = Vec::new();
-            while let Some(&(a, k)) = found.get(i).filter(|o| o.0 < end || here.is_empty()) {
-                here.push((a - start, k));
+            let mut here: Vec<(usize, u32, u8)> = Vec::new();
+            while let Some(&(a, k, f)) = found.get(i).filter(|o| o.0 < end || here.is_empty()) {
+                here.push((a - start, k, f));
                 i += 1;
             }
             if let Some(index) = &mut self.index {
-                for &(_, k) in &here {
-                    *index.chunks_of[k as usize].entry(id).or_insert(0) += 1;
+                for &(_, k, f) in &here {
+                    add(index.chunks_of[k as usize].entry(id).or_default(), f);
+                    add(&mut index.totals[k as usize], f);
                 }
             }
             let occ = &mut self.chunks[id].occ;
             *occ = merged(std::mem::take(occ), here);
         }
         true
+    }
+
+    /// What stands before `pos` on its line.
+    fn before_at(&self, pos: usize) -> Before {
+        let mut at = pos.min(self.len);
+        let mut start = true;
+        while at > 0 {
+            let (r, chunk_start) = self.locate(at - 1);
+            let b = &self.chunks[self.order[r]].bytes;
+            for &c in b[..(at - chunk_start).min(b.len())].iter().rev() {
+                if c == b'\n' {
+                    return Before { start, blank: true };
+                }
+                if !is_space(c) {
+                    return Before {
+                        start: false,
+                        blank: false,
+                    };
+                }
+                start = false;
+            }
+            if chunk_start >= at {
+                break;
+            }
+            at = chunk_start;
+        }
+        Before { start, blank: true }
+    }
+
+    /// Notes anew what stands before the occurrences after `from` on its
+    /// line (a splice ended there): those up to the first byte that is
+    /// not white space, past which nothing changed.
+    fn refresh_from(&mut self, from: usize) {
+        let mut before = self.before_at(from);
+        let mut at = from;
+        while at < self.len {
+            let (r, chunk_start) = self.locate(at);
+            let id = self.order[r];
+            let Some(index) = &mut self.index else { return };
+            let chunk = &mut self.chunks[id];
+            let mut i = chunk.occ.partition_point(|o| chunk_start + o.0 < at);
+            let end = chunk_start + chunk.bytes.len();
+            while at < end {
+                while let Some(o) = chunk.occ.get_mut(i).filter(|o| chunk_start + o.0 == at) {
+                    let f = before.flags();
+                    if o.2 != f {
+                        let k = o.1 as usize;
+                        for t in [
+                            index.chunks_of[k].entry(id).or_default(),
+                            &mut index.totals[k],
+                        ] {
+                            take(t, o.2);
+                            add(t, f);
+                        }
+                        o.2 = f;
+                    }
+                    i += 1;
+                }
+                let b = chunk.bytes[at - chunk_start];
+                if !is_space(b) {
+                    return;
+                }
+                before.step(b);
+                at += 1;
+            }
+            if end <= chunk_start {
+                return;
+            }
+        }
+    }
+
+    /// The ranks of the chunks holding occurrences of key `k` of `kind`,
+    /// in text order.
+    fn ranks_holding(&self, k: u32, kind: Kind) -> Vec<usize> {
+        let Some(index) = &self.index else {
+            return Vec::new();
+        };
+        let mut ranks: Vec<usize> = index.chunks_of[k as usize]
+            .iter()
+            .filter(|(_, t)| t.of(kind) > 0)
+            .map(|(&id, _)| self.rank[id])
+            .collect();
+        ranks.sort_unstable();
+        ranks
+    }
+
+    /// The id of the key `needle` is, if the index holds it whole.
+    fn counted_key(&self, needle: &[u8]) -> Option<u32> {
+        let index = self.index.as_ref()?;
+        if needle.len() > self.key_max {
+            return None;
+        }
+        index.ids.get(needle).copied()
     }
 
     fn drop_index(&mut self) {
@@ -998,13 +1160,13 @@ impl Editing {
                 first = false;
                 let mut piece_occ = Vec::new();
                 while o < occ.len() && occ[o].0 < end {
-                    let (off, k) = occ[o];
-                    piece_occ.push((off - at, k));
+                    let (off, k, f) = occ[o];
+                    piece_occ.push((off - at, k, f));
                     if new_id != id
                         && let Some(index) = &mut self.index
                     {
-                        uncount(index, k, id);
-                        *index.chunks_of[k as usize].entry(new_id).or_insert(0) += 1;
+                        uncount(index, k, id, f);
+                        add(index.chunks_of[k as usize].entry(new_id).or_default(), f);
                     }
                     o += 1;
                 }
@@ -1145,10 +1307,147 @@ impl Hay for Editing {
     fn whole(&self) -> bool {
         false
     }
+
+    fn tally(&self, needle: &[u8]) -> Option<Tally> {
+        let k = self.counted_key(needle)?;
+        let t = self.index.as_ref()?.totals.get(k as usize).copied()?;
+        (t.all > self.count_from && !seek::overlaps_itself(needle)).then_some(t)
+    }
+
+    fn first_of(&self, needle: &[u8], kind: Kind, from: usize, n: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let Some(k) = self.counted_key(needle) else {
+            return out;
+        };
+        for r in self.ranks_holding(k, kind) {
+            let start = self.sums.before(r)[0];
+            let chunk = &self.chunks[self.order[r]];
+            if start + chunk.bytes.len() <= from {
+                continue;
+            }
+            for o in &chunk.occ {
+                if out.len() >= n {
+                    return out;
+                }
+                if o.1 == k && kind.holds(o.2) && start + o.0 >= from {
+                    out.push(start + o.0);
+                }
+            }
+            if out.len() >= n {
+                break;
+            }
+        }
+        out
+    }
+
+    fn last_before(&self, needle: &[u8], kind: Kind, pos: usize) -> Option<usize> {
+        let k = self.counted_key(needle)?;
+        for r in self.ranks_holding(k, kind).into_iter().rev() {
+            let start = self.sums.before(r)[0];
+            if start >= pos {
+                continue;
+            }
+            let chunk = &self.chunks[self.order[r]];
+            let last = chunk
+                .occ
+                .iter()
+                .rev()
+                .find(|o| o.1 == k && kind.holds(o.2) && start + o.0 < pos);
+            if let Some(o) = last {
+                return Some(start + o.0);
+            }
+        }
+        None
+    }
+
+    fn line_pos(&self, line: usize) -> usize {
+        // After the line feed that ends line `line - 1`.
+        let Some(feeds) = line.checked_sub(1).filter(|&f| f > 0) else {
+            return 0;
+        };
+        let (r, before) = self.sums.seek_lines(feeds);
+        let Some(&id) = self.order.get(r) else {
+            return self.len;
+        };
+        let start = self.sums.before(r)[0];
+        memchr::memchr_iter(b'\n', &self.chunks[id].bytes)
+            .nth(feeds - before - 1)
+            .map_or(self.len, |i| start + i + 1)
+    }
+}
+
+/// What stands before a place on its line.
+#[derive(Clone, Copy, Debug)]
+struct Before {
+    /// The line starts there.
+    start: bool,
+    /// Only white space stands before it on its line.
+    blank: bool,
+}
+
+impl Before {
+    const LINE: Before = Before {
+        start: true,
+        blank: true,
+    };
+
+    /// What stands before the next place, after byte `b`.
+    fn step(&mut self, b: u8) {
+        if b == b'\n' {
+            *self = Before::LINE;
+        } else {
+            self.start = false;
+            self.blank &= is_space(b);
+        }
+    }
+
+    /// What stands before the place after `bytes`, read from here: the
+    /// text after its last line feed is read only as far as its first
+    /// byte that is not white space.
+    fn skip(&mut self, bytes: &[u8]) {
+        let rest = match memchr::memrchr(b'\n', bytes) {
+            Some(i) => {
+                *self = Before::LINE;
+                &bytes[i + 1..]
+            }
+            None => bytes,
+        };
+        if !rest.is_empty() {
+            self.start = false;
+            self.blank = self.blank && rest.iter().all(|&b| is_space(b));
+        }
+    }
+
+    /// The flags of an occurrence here.
+    fn flags(self) -> u8 {
+        let mut f = 0;
+        if self.start {
+            f |= LINE_START;
+        } else if self.blank {
+            f |= SHIFTED;
+        }
+        f
+    }
+}
+
+/// Counts one occurrence with `flags` more in `t`.
+fn add(t: &mut Tally, flags: u8) {
+    t.all += 1;
+    t.line_start += usize::from(flags & LINE_START != 0);
+    t.shifted += usize::from(flags & SHIFTED != 0);
+}
+
+/// Counts one occurrence with `flags` fewer in `t`.
+fn take(t: &mut Tally, flags: u8) {
+    t.all = t.all.saturating_sub(1);
+    t.line_start = t
+        .line_start
+        .saturating_sub(usize::from(flags & LINE_START != 0));
+    t.shifted = t.shifted.saturating_sub(usize::from(flags & SHIFTED != 0));
 }
 
 /// Two sorted lists as one.
-fn merged(a: Vec<(usize, u32)>, b: Vec<(usize, u32)>) -> Vec<(usize, u32)> {
+fn merged(a: Vec<(usize, u32, u8)>, b: Vec<(usize, u32, u8)>) -> Vec<(usize, u32, u8)> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
     loop {
@@ -1163,18 +1462,22 @@ fn merged(a: Vec<(usize, u32)>, b: Vec<(usize, u32)>) -> Vec<(usize, u32)> {
     out
 }
 
-/// Forgets one occurrence of key `k` in chunk `id`.
-fn forget(index: &mut Index, k: u32, id: usize) {
+/// Forgets one occurrence of key `k` with `flags` in chunk `id`.
+fn forget(index: &mut Index, k: u32, id: usize, flags: u8) {
     index.held = index.held.saturating_sub(1);
-    uncount(index, k, id);
+    uncount(index, k, id, flags);
+    if let Some(t) = index.totals.get_mut(k as usize) {
+        take(t, flags);
+    }
 }
 
-/// Counts one occurrence of key `k` fewer in chunk `id`.
-fn uncount(index: &mut Index, k: u32, id: usize) {
+/// Counts one occurrence of key `k` with `flags` fewer in chunk `id` (it
+/// is forgotten, or moves to another chunk).
+fn uncount(index: &mut Index, k: u32, id: usize, flags: u8) {
     let map = &mut index.chunks_of[k as usize];
-    if let Some(n) = map.get_mut(&id) {
-        *n -= 1;
-        if *n == 0 {
+    if let Some(t) = map.get_mut(&id) {
+        take(t, flags);
+        if t.all == 0 {
             map.remove(&id);
         }
     }
@@ -1238,6 +1541,8 @@ mod tests {
         /// A line-based dialect's edit: whole lines.
         Lines(String, String, Count, &'static [Pass]),
         Range(String, String, String, Count, &'static [Pass]),
+        /// An edit with a line hint (a dialect's), whole lines or not.
+        Hinted(String, String, Count, NonZeroUsize, bool),
     }
 
     impl Edit {
@@ -1250,6 +1555,11 @@ mod tests {
                 Edit::Lines(search, replace, count, passes) => Search {
                     passes,
                     whole_lines: true,
+                    ..Search::text(search, replace, *count)
+                },
+                Edit::Hinted(search, replace, count, line, whole) => Search {
+                    line: Some(*line),
+                    whole_lines: *whole,
                     ..Search::text(search, replace, *count)
                 },
                 Edit::Range(start, end, replace, count, passes) => Search {
@@ -1305,20 +1615,36 @@ mod tests {
         Ok((found.replacements, found.lines))
     }
 
-    /// Every occurrence the index holds, by position and key.
-    fn held(e: &Editing) -> Vec<(usize, Vec<u8>)> {
+    /// Every occurrence the index holds, by position and key, with what
+    /// stands before it on its line.
+    fn held(e: &Editing) -> Vec<(usize, Vec<u8>, u8)> {
         let Some(index) = &e.index else {
             return Vec::new();
         };
         let mut out = Vec::new();
         for (r, &id) in e.order.iter().enumerate() {
             let start = e.sums.before(r)[0];
-            for &(off, k) in &e.chunks[id].occ {
-                out.push((start + off, index.keys[k as usize].clone()));
+            for &(off, k, f) in &e.chunks[id].occ {
+                out.push((start + off, index.keys[k as usize].clone(), f));
             }
         }
         out.sort();
         out
+    }
+
+    /// What stands before `a` on its line, read the plain way.
+    fn flags_at(raw: &[u8], a: usize) -> u8 {
+        let line = raw[..a]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        if line == a {
+            LINE_START
+        } else if raw[line..a].iter().all(|&b| is_space(b)) {
+            SHIFTED
+        } else {
+            0
+        }
     }
 
     /// The structure is what it says: sums, ranks, counts of the index,
@@ -1337,23 +1663,26 @@ mod tests {
         assert_eq!(start, e.len);
         let Some(index) = &e.index else { return };
         for (k, map) in index.chunks_of.iter().enumerate() {
+            let mut total = Tally::default();
             for (&id, &count) in map {
-                let here = e.chunks[id]
-                    .occ
-                    .iter()
-                    .filter(|o| o.1 as usize == k)
-                    .count();
-                assert_eq!(here, count as usize, "count of key {k} in chunk {id}");
+                let mut here = Tally::default();
+                for o in e.chunks[id].occ.iter().filter(|o| o.1 as usize == k) {
+                    add(&mut here, o.2);
+                    add(&mut total, o.2);
+                }
+                assert_eq!(here, count, "count of key {k} in chunk {id}");
+                assert!(count.all > 0, "an empty count is kept");
             }
+            assert_eq!(index.totals[k], total, "the totals of key {k}");
         }
         // Every occurrence of every key, overlapping ones included, found
-        // by looking at every position.
+        // by looking at every position, and what stands before it.
         let raw = e.bytes_in(0, e.len);
-        let mut every: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut every: Vec<(usize, Vec<u8>, u8)> = Vec::new();
         for k in &index.keys {
             for a in 0..raw.len() {
                 if raw[a..].starts_with(k) {
-                    every.push((a, k.clone()));
+                    every.push((a, k.clone(), flags_at(&raw, a)));
                 }
             }
         }
@@ -1405,7 +1734,23 @@ mod tests {
                 .prop_map(|(s, r, c, p)| Edit::Text(s, r, c, p)),
             1 => (some_text(3), some_text(3), text_of(4), count(), passes())
                 .prop_map(|(s, e, r, c, p)| Edit::Range(s, e, r, c, p)),
+            2 => hinted(),
         ]
+    }
+
+    /// An edit with a line hint, of short texts that occur often.
+    fn hinted() -> impl Strategy<Value = Edit> {
+        (
+            some_text(3),
+            text_of(3),
+            prop_oneof![3 => Just(n(1)), 1 => count()],
+            1usize..30,
+            any::<bool>(),
+        )
+            .prop_map(|(s, r, c, line, whole)| {
+                let line = NonZeroUsize::new(line).unwrap_or(NonZeroUsize::MIN);
+                Edit::Hinted(s, r, c, line, whole)
+            })
     }
 
     /// The keys of `edits`, as the view is told them (LF line breaks):
@@ -1467,10 +1812,12 @@ mod tests {
             edits in prop::collection::vec(line_edit(), 1..8),
             chunk in 1usize..24,
             key_max in 1usize..12,
+            count_from in 0usize..3,
         ) {
             let mut text = if crlf { body.replace('\n', "\r\n") } else { body };
             let mut e = Editing::with_sizes(&text, chunk, key_max).unwrap();
             e.min_pivot = 1;
+            e.count_from = count_from;
             let keys = keys_of(&edits);
             e.index(keys.iter().map(|k| &k[..]), 1);
             check(&e, &keys);
@@ -1495,12 +1842,15 @@ mod tests {
             chunk in 1usize..12,
             key_max in 1usize..8,
             unindexed in prop::collection::vec(any::<bool>(), 10),
+            count_from in 0usize..3,
         ) {
             let body = if crlf { body.replace('\n', "\r\n") } else { body };
             let mut text = if bom { format!("{BOM}{body}") } else { body };
             let mut e = Editing::with_sizes(&text, chunk, key_max).unwrap();
-            // Lines of any length are looked for in the index.
+            // Lines of any length are looked for in the index, and keys
+            // found more than `count_from` times are counted.
             e.min_pivot = 1;
+            e.count_from = count_from;
             // Some edits' texts are not in the index: they are searched
             // plainly, and the index is kept true all the same.
             let known: Vec<Edit> = edits
@@ -1683,6 +2033,42 @@ mod tests {
         for edit in &edits {
             assert_eq!(step(&mut e, edit), plain(&mut text, edit));
             assert_eq!(e.text(), text);
+            check(&e, &keys);
+        }
+    }
+
+    /// A text found on every line, edited hunk after hunk near a line
+    /// hint, or refused for its count: the counts answer as the listing
+    /// does, with the same choice, candidates and error.
+    #[test]
+    fn a_text_on_every_line_is_counted_not_listed() {
+        for (whole, body) in [
+            (true, "x\n"),
+            (false, "x\n"),
+            (false, "  x\n"),
+            (false, "x\n  x\n"),
+        ] {
+            let mut text = body.repeat(300);
+            let mut e = Editing::with_sizes(&text, 256, KEY_MAX).unwrap();
+            let edits: Vec<Edit> = (1..40)
+                .map(|i| {
+                    let line = NonZeroUsize::new(i * 7).unwrap_or(NonZeroUsize::MIN);
+                    if i % 5 == 0 {
+                        Edit::Text("x\n".into(), "y\n".into(), n(1), &[])
+                    } else {
+                        Edit::Hinted("x\n".into(), "y\n".into(), n(1), line, whole)
+                    }
+                })
+                .collect();
+            let keys = keys_of(&edits);
+            e.index(keys.iter().map(|k| &k[..]), 1);
+            assert!(e.tally(b"x\n").is_some(), "the text is counted");
+            for edit in &edits {
+                let want = plain(&mut text, edit);
+                let got = step(&mut e, edit);
+                assert_eq!(got, want, "{edit:?}");
+                assert_eq!(e.text(), text);
+            }
             check(&e, &keys);
         }
     }

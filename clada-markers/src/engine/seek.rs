@@ -253,6 +253,29 @@ pub(crate) trait Hay {
     /// index answers only what it holds.
     fn whole(&self) -> bool;
 
+    /// How many occurrences of `needle` there are, of each kind, when the
+    /// hay can count them without listing them: only for a needle whose
+    /// occurrences never overlap (no proper prefix of it is also its
+    /// suffix), so that every occurrence counts without overlap.
+    fn tally(&self, _needle: &[u8]) -> Option<Tally> {
+        None
+    }
+    /// The first `n` occurrences of `needle` of `kind` that start at or
+    /// after `from`, in order (where [`Hay::tally`] answers).
+    fn first_of(&self, _needle: &[u8], _kind: Kind, _from: usize, _n: usize) -> Vec<usize> {
+        Vec::new()
+    }
+    /// The last occurrence of `needle` of `kind` that starts before
+    /// `pos` (where [`Hay::tally`] answers).
+    fn last_before(&self, _needle: &[u8], _kind: Kind, _pos: usize) -> Option<usize> {
+        None
+    }
+    /// Where the 1-based line `line` starts (the end of the text past the
+    /// last line).
+    fn line_pos(&self, _line: usize) -> usize {
+        self.len()
+    }
+
     /// The white space between the start of `pos`'s line and `pos`, when
     /// there is nothing else (empty at a line start).
     fn indent_before(&self, pos: usize) -> Option<Vec<u8>> {
@@ -265,6 +288,94 @@ pub(crate) trait Hay {
             }
         }
         Some(self.bytes(at, pos).into_owned())
+    }
+}
+
+/// Occurrences of a text, counted by what stands before them on their
+/// line: what a search needs to decide without listing them
+/// ([`Hay::tally`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    /// Every occurrence.
+    pub(crate) all: usize,
+    /// Those that start a line.
+    pub(crate) line_start: usize,
+    /// Those after nothing but (some) white space on their line: shifted.
+    pub(crate) shifted: usize,
+}
+
+impl Tally {
+    /// How many are of `kind`.
+    pub(crate) fn of(&self, kind: Kind) -> usize {
+        match kind {
+            Kind::All => self.all,
+            Kind::LineStart => self.line_start,
+            Kind::Plain => self.all.saturating_sub(self.shifted),
+        }
+    }
+}
+
+/// Which occurrences of a text a counted search takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    All,
+    /// Those that start a line (a whole-line edit's).
+    LineStart,
+    /// Those not shifted: at a line start, or after something else than
+    /// white space.
+    Plain,
+}
+
+/// An occurrence that starts a line.
+pub(crate) const LINE_START: u8 = 1;
+/// An occurrence after nothing but (some) white space on its line.
+pub(crate) const SHIFTED: u8 = 2;
+
+impl Kind {
+    /// Whether an occurrence with `flags` ([`LINE_START`], [`SHIFTED`]) is
+    /// of this kind.
+    pub(crate) fn holds(self, flags: u8) -> bool {
+        match self {
+            Kind::All => true,
+            Kind::LineStart => flags & LINE_START != 0,
+            Kind::Plain => flags & SHIFTED == 0,
+        }
+    }
+}
+
+/// Whether two occurrences of `needle` may overlap: some proper prefix of
+/// it is also its suffix.
+pub(crate) fn overlaps_itself(needle: &[u8]) -> bool {
+    // The border of each prefix (Knuth-Morris-Pratt): the whole needle's
+    // is what tells.
+    let mut border = vec![0usize; needle.len()];
+    let mut k = 0;
+    for i in 1..needle.len() {
+        while k > 0 && needle[i] != needle[k] {
+            k = border[k - 1];
+        }
+        if needle[i] == needle[k] {
+            k += 1;
+        }
+        border[i] = k;
+    }
+    border.last().is_some_and(|&b| b > 0)
+}
+
+/// The occurrences an error shows (the first [`MAX_REPORTED_LINES`]) and
+/// how many were found.
+#[derive(Clone, Debug)]
+pub(crate) struct Shown {
+    pub(crate) first: Vec<(usize, usize)>,
+    pub(crate) found: usize,
+}
+
+impl Shown {
+    pub(crate) fn of(ranges: &[(usize, usize)]) -> Shown {
+        Shown {
+            first: ranges[..ranges.len().min(MAX_REPORTED_LINES)].to_vec(),
+            found: ranges.len(),
+        }
     }
 }
 
@@ -385,7 +496,14 @@ impl Mismatch {
     /// The mismatch of an edit that found `ranges` (sorted, disjoint) in
     /// `hay`: nothing said yet about a closest region or the replacement.
     pub(crate) fn of(hay: &dyn Hay, ranges: &[(usize, usize)], count: Count) -> Mismatch {
-        let shown = &ranges[..ranges.len().min(MAX_REPORTED_LINES)];
+        Mismatch::shown(hay, &Shown::of(ranges), count)
+    }
+
+    /// The mismatch of an edit that found `shown.found` occurrences, the
+    /// first of them `shown.first`.
+    pub(crate) fn shown(hay: &dyn Hay, shown: &Shown, count: Count) -> Mismatch {
+        let found = shown.found;
+        let shown = &shown.first[..];
         let lines = hay.lines_of(&mut shown.iter().map(|r| r.0));
         // Starts and last bytes alternate in increasing order: one pass.
         let bounds = hay.lines_of(
@@ -395,7 +513,7 @@ impl Mismatch {
         );
         Mismatch {
             expected: count,
-            found: ranges.len(),
+            found,
             lines,
             ranges: bounds.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
             closest: None,
@@ -408,7 +526,7 @@ impl Mismatch {
             matched: None,
             indentation: None,
             applied_lines: Vec::new(),
-            excerpts: excerpts(hay, ranges),
+            excerpts: excerpts(hay, shown),
             passes_stopped: false,
             inside_lines: Vec::new(),
             not_at_end: Vec::new(),
@@ -582,40 +700,17 @@ fn end_occurrence(hay: &dyn Hay, needle: &[u8], whole: bool) -> Option<(usize, u
 
 fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>, work: &Work) -> Result<Plan, Miss> {
     let needle = hay.raw(text);
+    if let Some(answer) = counted(hay, text, search, &needle) {
+        return answer;
+    }
     let apart = occurrences(hay, search, &needle)?;
     if !apart.is_empty() {
         let first = text.split('\n').next().unwrap_or_default();
-        let lines = text.split_inclusive('\n');
-        let one_line = lines
-            .skip(1)
-            .all(|l| tier::is_blank(l.trim_end_matches('\n').as_bytes()));
         let occurrences = apart
             .into_iter()
-            .map(|range| {
-                // A whole-line occurrence starts at a line start: nothing
-                // stands before it (and no line of the file is read).
-                let before = if search.whole_lines || tier::is_blank(first.as_bytes()) {
-                    None
-                } else {
-                    hay.indent_before(range.0).filter(|i| !i.is_empty())
-                };
-                let shift = before.map(|add| {
-                    if one_line {
-                        Shifted::InPlace(Delta::Deeper(add))
-                    } else {
-                        // Its other lines are as written: not one shift.
-                        let search_indent = tier::indent(first.as_bytes());
-                        let mut file = add.clone();
-                        file.extend_from_slice(search_indent);
-                        Shifted::Not(NotDetermined {
-                            problem: IndentProblem::Uneven,
-                            line: 0,
-                            file,
-                            search: search_indent.to_vec(),
-                        })
-                    }
-                });
-                Occurrence { range, shift }
+            .map(|range| Occurrence {
+                range,
+                shift: shift_of(hay, text, search, range.0),
             })
             .collect();
         let first_indent = tier::indent(first.as_bytes());
@@ -642,6 +737,148 @@ fn seek_text(hay: &dyn Hay, text: &str, search: &Search<'_>, work: &Work) -> Res
         );
     }
     Err(nothing_found(hay, search, work)?.into())
+}
+
+/// How an occurrence of `text` as written at `at` is shifted: `None` when
+/// nothing but white space stands before it on its line, or it is a
+/// whole-line occurrence (which starts at a line start: no line of the
+/// file is read).
+fn shift_of(hay: &dyn Hay, text: &str, search: &Search<'_>, at: usize) -> Option<Shifted> {
+    let first = text.split('\n').next().unwrap_or_default();
+    if search.whole_lines || tier::is_blank(first.as_bytes()) {
+        return None;
+    }
+    let add = hay.indent_before(at).filter(|i| !i.is_empty())?;
+    let one_line = text
+        .split_inclusive('\n')
+        .skip(1)
+        .all(|l| tier::is_blank(l.trim_end_matches('\n').as_bytes()));
+    Some(if one_line {
+        Shifted::InPlace(Delta::Deeper(add))
+    } else {
+        // Its other lines are as written: not one shift.
+        let search_indent = tier::indent(first.as_bytes());
+        let mut file = add;
+        file.extend_from_slice(search_indent);
+        Shifted::Not(NotDetermined {
+            problem: IndentProblem::Uneven,
+            line: 0,
+            file,
+            search: search_indent.to_vec(),
+        })
+    })
+}
+
+/// The search of `text` as written, decided from the hay's counts of its
+/// occurrences ([`Hay::tally`]) where it keeps them: what [`decide`]
+/// decides on the listed occurrences, reading only those it takes and
+/// those an error shows. A text found as many times as the edit replaces
+/// is listed as before (each occurrence is replaced); so is one the hay
+/// does not count (`None`).
+fn counted(
+    hay: &dyn Hay,
+    text: &str,
+    search: &Search<'_>,
+    needle: &[u8],
+) -> Option<Result<Plan, Miss>> {
+    if search.at_end || needle.is_empty() || (search.whole_lines && !needle.ends_with(b"\n")) {
+        return None;
+    }
+    let tally = hay.tally(needle)?;
+    let first = text.split('\n').next().unwrap_or_default();
+    let kind = if search.whole_lines {
+        Kind::LineStart
+    } else {
+        Kind::All
+    };
+    let found = tally.of(kind);
+    // Occurrences that are not shifted: all of them, where none can be.
+    let unshifted = search.whole_lines || tier::is_blank(first.as_bytes());
+    let plain_kind = if unshifted { kind } else { Kind::Plain };
+    let plain = tally.of(plain_kind);
+    let Count::Exactly(n) = search.count else {
+        return None;
+    };
+    if found == 0 || found == n.get() {
+        return None;
+    }
+    let len = needle.len();
+    let occurrence = |at: usize, plain: bool| Occurrence {
+        range: (at, at + len),
+        shift: if plain {
+            None
+        } else {
+            shift_of(hay, text, search, at)
+        },
+    };
+    let shown = || Shown {
+        first: hay
+            .first_of(needle, kind, 0, MAX_REPORTED_LINES)
+            .into_iter()
+            .map(|a| (a, a + len))
+            .collect(),
+        found,
+    };
+    let mut chosen_of = None;
+    let chosen: Option<Vec<Occurrence>> = if plain == n.get() {
+        let at = hay.first_of(needle, plain_kind, 0, n.get());
+        Some(at.into_iter().map(|a| occurrence(a, true)).collect())
+    } else if let Some(hint) = search.line
+        && n.get() == 1
+        && found > 1
+    {
+        // The nearest to the line the edit was written for, among the
+        // exact ones if any.
+        let (pool, candidates) = if plain > 0 {
+            (plain_kind, plain)
+        } else {
+            (kind, found)
+        };
+        chosen_of = Some(Chosen {
+            candidates,
+            by: ChosenBy::Line,
+            hint: Some(hint.get()),
+        });
+        nearest_counted(hay, needle, pool, hint.get()).map(|a| vec![occurrence(a, plain > 0)])
+    } else {
+        None
+    };
+    let first_indent = tier::indent(first.as_bytes());
+    Some(match chosen {
+        Some(picked) => finish(
+            hay,
+            search,
+            &shown(),
+            picked,
+            chosen_of,
+            Matched::Exact,
+            first_indent,
+            true,
+        ),
+        None => Err(Box::new(Mismatch::shown(hay, &shown(), search.count)).into()),
+    })
+}
+
+/// Of the occurrences of `needle` of `kind`, the first on the line
+/// nearest to `hint` (ties: the earlier line), as [`nearest`] finds it
+/// among listed ones.
+fn nearest_counted(hay: &dyn Hay, needle: &[u8], kind: Kind, hint: usize) -> Option<usize> {
+    let at = hay.line_pos(hint);
+    let line = |p: usize| hay.lines_of(&mut std::iter::once(p)).first().copied();
+    let before = hay.last_before(needle, kind, at);
+    let after = hay.first_of(needle, kind, at, 1).first().copied();
+    let (lb, la) = (before.and_then(line), after.and_then(line));
+    let best = [lb, la]
+        .into_iter()
+        .flatten()
+        .min_by_key(|l| l.abs_diff(hint))?;
+    if lb == Some(best) {
+        hay.first_of(needle, kind, hay.line_pos(best), 1)
+            .first()
+            .copied()
+    } else {
+        after
+    }
 }
 
 /// The occurrences of `lines` under `pass`, counted without overlap,
@@ -885,17 +1122,45 @@ fn decide(
         None
     };
     let ranges: Vec<(usize, usize)> = found.iter().map(|o| o.range).collect();
+    let shown = Shown::of(&ranges);
     let Some(chosen) = chosen else {
-        let mut m = Mismatch::of(hay, &ranges, count);
+        let mut m = Mismatch::shown(hay, &shown, count);
         if !exact {
             m.matched = Some(matched);
         }
         return Err(Box::new(m).into());
     };
+    let picked: Vec<Occurrence> = chosen.iter().map(|&i| found[i].clone()).collect();
+    finish(
+        hay,
+        search,
+        &shown,
+        picked,
+        chosen_of,
+        matched,
+        search_indent,
+        exact,
+    )
+}
+
+/// The plan of replacing `chosen` (of the occurrences `shown` tells of),
+/// or why it cannot be made: re-indenting that is not determined, or a
+/// replacement already standing there.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    hay: &dyn Hay,
+    search: &Search<'_>,
+    shown: &Shown,
+    chosen: Vec<Occurrence>,
+    chosen_of: Option<Chosen>,
+    matched: Matched,
+    search_indent: &[u8],
+    exact: bool,
+) -> Result<Plan, Miss> {
+    let count = search.count;
     // The text written at each occurrence, and the shift it took.
     let mut written: Option<(String, Option<Shift>)> = None;
-    for &i in &chosen {
-        let o = &found[i];
+    for o in &chosen {
         let w = match &o.shift {
             None => Ok((search.replace.to_owned(), None)),
             Some(Shifted::InPlace(d)) => {
@@ -911,7 +1176,7 @@ fn decide(
         let w = match w {
             Ok(w) => w,
             Err(n) => {
-                let m = indentation_mismatch(hay, &ranges, count, o.range.0, &n, search.replace);
+                let m = indentation_mismatch(hay, shown, count, o.range.0, &n, search.replace);
                 return Err(m.into());
             }
         };
@@ -925,7 +1190,7 @@ fn decide(
                     file: line_indent(hay, o.range.0),
                     search: search_indent.to_vec(),
                 };
-                let m = indentation_mismatch(hay, &ranges, count, o.range.0, &n, search.replace);
+                let m = indentation_mismatch(hay, shown, count, o.range.0, &n, search.replace);
                 return Err(m.into());
             }
         }
@@ -934,7 +1199,7 @@ fn decide(
     // What replaces a range that is written as it stands changes nothing
     // the report must name.
     let shift = shift.filter(|_| written != search.replace);
-    let picked: Vec<(usize, usize)> = chosen.iter().map(|&i| found[i].range).collect();
+    let picked: Vec<(usize, usize)> = chosen.iter().map(|o| o.range).collect();
     let written = match (search.kept, exact, picked.as_slice()) {
         (Some(kept), false, [range]) => keep_file_lines(hay, *range, &written, kept),
         _ => written,
@@ -948,7 +1213,7 @@ fn decide(
         standing(hay, &picked, &hay.raw(&written), search.whole_lines)
     };
     if !standing.is_empty() {
-        let mut m = Mismatch::of(hay, &ranges, count);
+        let mut m = Mismatch::shown(hay, shown, count);
         let at: Vec<usize> = standing.iter().map(|&i| picked[i].0).collect();
         m.applied_lines = hay.lines_of(&mut at.iter().copied().take(MAX_REPORTED_LINES));
         m.replacement_present = Some(true);
@@ -1025,13 +1290,13 @@ fn not_determined(problem: IndentProblem, delta: &Delta, search_indent: &[u8]) -
 /// The error of a shifted match that cannot be applied.
 fn indentation_mismatch(
     hay: &dyn Hay,
-    ranges: &[(usize, usize)],
+    shown: &Shown,
     count: Count,
     at: usize,
     n: &NotDetermined,
     replace: &str,
 ) -> Box<Mismatch> {
-    let mut m = Mismatch::of(hay, ranges, count);
+    let mut m = Mismatch::shown(hay, shown, count);
     let first = hay
         .lines_of(&mut std::iter::once(at))
         .first()
