@@ -70,6 +70,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=None, help="most tasks applying at once (default: every CPU)")
     parser.add_argument("--batch-size", type=int, default=256, help="records per call of the apply (default 256)")
     parser.add_argument("--blocks", type=int, default=None, help="blocks the input is read into (default: Ray's choice)")
+    parser.add_argument("--stats", action="store_true", help="print Ray Data's statistics of the run to stderr")
     args = parser.parse_args()
 
     import ray
@@ -98,6 +99,8 @@ def main() -> int:
                 count += 1
     took = time.perf_counter() - start
     print(f"{count} records in {took:.2f} s: {count / took:.0f} records/s", file=sys.stderr)
+    if args.stats:
+        print(ds.stats(), file=sys.stderr)
     return 0
 
 
