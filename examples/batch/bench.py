@@ -55,7 +55,8 @@ def main() -> None:
             # The apply's own CPU time in the workers (Ray Data's statistics
             # of the map_batches operator): the records a core applies in a
             # second once Ray's start-up and scheduling are left out.
-            apply_stats = run.stderr[run.stderr.find("MapBatches(apply_batch)") :]
+            stage = re.search(r"Operator \d+ MapBatches\(apply_batch\)", run.stderr)
+            apply_stats = run.stderr[stage.start() :] if stage else ""
             cpu = re.search(r"Remote cpu time:.*?([\d.]+)(us|ms|s) total", apply_stats)
             seconds = float(cpu.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0}[cpu.group(2)] if cpu else 0.0
             per_cpu = f"{len(lines) / seconds:8.0f}" if seconds else "       ?"
