@@ -34,6 +34,7 @@ HOSTILE = [
     json.dumps(["a list"]),
     json.dumps({"files": {}, "reply": 7}),
     json.dumps({"files": {"a.txt": 1}, "reply": ""}),
+    json.dumps({"files": ["a.txt"], "reply": ""}),
     json.dumps({"files": {}, "reply": "", "dialect": "gnu"}),
     json.dumps({"files": {"../outside.txt": "x\n"}, "reply": ""}),
     json.dumps({"files": {"/etc/passwd": "x\n"}, "reply": ""}),
@@ -58,6 +59,7 @@ def expected(line: str) -> dict[str, Any]:
     if (
         not isinstance(record, dict)
         or not isinstance(record.get("reply"), str)
+        or not isinstance(record.get("files", {}), dict)
         or not all(isinstance(c, str) for c in record.get("files", {}).values())
         or record.get("dialect", "auto") not in ("auto", "clada", "aider", "codex", "cml", "udiff", "cline")
     ):
