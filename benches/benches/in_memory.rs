@@ -16,66 +16,16 @@
 //! cargo bench -p clada-benches --bench in_memory
 //! ```
 
-use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use clada_benches::{clada_binary, median};
-use clada_markers::dialect::{Dialect, parse_dialect};
-use clada_markers::{Op, ParseOptions, Settings, apply_files};
+use clada_benches::{aider_replies, clada_binary, median};
+use clada_markers::dialect::Dialect;
+use clada_markers::{Settings, apply_files};
 
 const ROUNDS: usize = 7;
 /// In-memory passes over all replies per round (one is too short to time).
 const PASSES: usize = 20;
-
-/// The replies of a chat history as aider's test splits it: at each
-/// `####` followed by white space.
-fn replies(history: &str) -> Vec<&str> {
-    let b = history.as_bytes();
-    let mut cuts: Vec<usize> = (0..b.len().saturating_sub(4))
-        .filter(|&i| &b[i..i + 4] == b"####" && b[i + 4].is_ascii_whitespace())
-        .collect();
-    cuts.insert(0, 0);
-    cuts.push(history.len());
-    cuts.windows(2).map(|w| &history[w[0]..w[1]]).collect()
-}
-
-/// A reply's files: each path it edits, holding its SEARCH texts.
-fn files_of(reply: &str) -> Option<BTreeMap<String, Vec<u8>>> {
-    let doc = parse_dialect(reply, Dialect::Aider, ParseOptions::default());
-    if doc.has_errors() {
-        return None;
-    }
-    let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for t in doc.tasks() {
-        if let Some(Op::Edit { path, search, .. }) = &t.op {
-            let texts = files.entry(path.to_string()).or_default();
-            if !search.is_empty() && !texts.iter().any(|s| s == search.as_ref()) {
-                texts.push(search.to_string());
-            }
-        }
-    }
-    if files.is_empty() {
-        return None;
-    }
-    Some(
-        files
-            .into_iter()
-            .map(|(p, texts)| {
-                let mut body = String::from("# filler\n");
-                for s in texts {
-                    body.push_str(&s);
-                    if !s.ends_with('\n') {
-                        body.push('\n');
-                    }
-                    body.push_str("# filler\n");
-                }
-                (p, body.into_bytes())
-            })
-            .collect(),
-    )
-}
 
 fn statuses(report: &serde_json::Value) -> Vec<String> {
     report["blocks"]
@@ -91,15 +41,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/aider-history");
-    let history = std::fs::read_to_string(corpus.join("chat-history.md")).expect("corpus");
-    let cases: Vec<(&str, BTreeMap<String, Vec<u8>>)> = replies(&history)
-        .into_iter()
-        .filter_map(|r| files_of(r).map(|f| (r, f)))
-        // A reply that names a file with a `\` (Windows paths) names no
-        // key a map may hold: left out.
-        .filter(|(_, f)| apply_files("", f.clone(), &Settings::default()).is_ok())
-        .collect();
+    let cases = aider_replies::corpus_cases().expect("corpus/aider-history");
     let settings = Settings {
         dialect: Dialect::Aider,
         ..Settings::default()

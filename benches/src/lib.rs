@@ -1,6 +1,7 @@
 //! Inputs for clada's benchmarks: generated documents of a given size, and
 //! the baseline they are measured against.
 
+pub mod aider_replies;
 pub mod replay;
 
 use std::fmt::Write as _;

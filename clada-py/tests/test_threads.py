@@ -65,3 +65,13 @@ def test_another_thread_runs_while_a_large_document_is_converted() -> None:
     assert end - start >= 0.3, "too quick to tell"
     inside = [t for t in noted if start + 0.05 < t < end - 0.05]
     assert len(inside) >= 5, f"{len(inside)} notes in the middle of a {end - start:.2f} s call"
+
+
+def test_another_thread_runs_while_files_in_memory_are_applied() -> None:
+    # The same 30,000 WRITEs applied to files in memory: the files and the
+    # report are made into Python objects after the apply, under the lock;
+    # only the first third of the call counts.
+    start, end, noted = progress_during(lambda: clada.apply_files(LARGE, {}))
+    assert end - start >= 0.3, "too quick to tell"
+    inside = [t for t in noted if start + 0.05 < t < start + (end - start) / 3]
+    assert len(inside) >= 5, f"{len(inside)} notes in the first third of a {end - start:.2f} s call"

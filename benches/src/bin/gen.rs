@@ -33,7 +33,10 @@ usage: gen SUBCOMMAND ARGS…
   count-all MATCHES DIR     DIR/tree/ticks.txt of MATCHES lines `tick` and DIR/count-all.md,
                             one SEARCH with count=\"all\" making each `tock` (memory: 2000000)
   dialects MIB DIR          one change in every dialect: DIR/clada.md, DIR/aider.md,
-                            DIR/codex.patch, DIR/cml.xml, MIB MiB of clada (dialects: 4)";
+                            DIR/codex.patch, DIR/cml.xml, MIB MiB of clada (dialects: 4)
+  aider-replies COPIES FILE the real aider replies of corpus/aider-history/ with the files
+                            they edit, as JSON Lines {files, reply, dialect}, COPIES times
+                            (examples/batch/apply.py, benches/peers/aider_bench.py: 1)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -84,6 +87,14 @@ fn main() {
                 .and_then(|()| std::fs::write(dir.join("aider.md"), aider))
                 .and_then(|()| std::fs::write(dir.join("codex.patch"), codex))
                 .and_then(|()| std::fs::write(dir.join("cml.xml"), cml))
+        }
+        ["aider-replies", copies, file] => {
+            clada_benches::aider_replies::corpus_cases().and_then(|cases| {
+                write(
+                    file,
+                    &clada_benches::aider_replies::jsonl(&cases).repeat(number(copies)),
+                )
+            })
         }
         _ => {
             eprintln!("{USAGE}");
