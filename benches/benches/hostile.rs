@@ -23,7 +23,11 @@
 //!    should cost at most 2.3× the time.
 //! 7. In memory, 1,000 distinct SEARCH edits, each found once, of one
 //!    file of 20,000 lines (issue 32; Cline's `constructNewFileContent`
-//!    takes 7–12 ms for it): the time per document.
+//!    takes 7–12 ms for it): the time per document (without the
+//!    report's `changes`, as Cline writes none).
+//! 8. In memory, n WRITEs of n files, n = 10k to 80k: each doubling
+//!    should cost at most 2.3× the time (the commit message's list of
+//!    what the tasks did was looked through for each task).
 //!
 //! ```sh
 //! cargo build --release -p clada-cli
@@ -57,6 +61,7 @@ fn main() {
         equal_lines();
         println!();
         distinct_edits();
+        many_writes();
         return;
     }
     if args.iter().any(|a| a == "distinct") {
@@ -164,6 +169,7 @@ fn main() {
     equal_lines();
     println!();
     distinct_edits();
+    many_writes();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -260,7 +266,10 @@ fn distinct_edits() {
         );
     }
     let files = BTreeMap::from([("src/big.rs".to_owned(), file.into_bytes())]);
-    let settings = Settings::default();
+    let settings = Settings {
+        changes: false,
+        ..Settings::default()
+    };
     let runs: Vec<f64> = (0..15)
         .map(|_| {
             let files = files.clone();
@@ -275,6 +284,39 @@ fn distinct_edits() {
     println!(
         "7. in memory, 1,000 distinct SEARCH edits of a 20,000-line file: median of 15 {:.2} ms per document (Cline: 7-12 ms)",
         median(runs)
+    );
+}
+
+/// Section 8: n WRITEs of n files, in memory.
+fn many_writes() {
+    let sizes = [10_000, 20_000, 40_000, 80_000];
+    let times: Vec<f64> = sizes
+        .iter()
+        .map(|&n| {
+            let mut doc = String::new();
+            for i in 0..n {
+                let _ = write!(doc, "<<<<<<< WRITE path=\"d/f{i}.txt\"\nx\n>>>>>>> END\n");
+            }
+            let runs: Vec<f64> = (0..RUNS)
+                .map(|_| {
+                    let start = Instant::now();
+                    let (files, report) = apply_files(&doc, BTreeMap::new(), &Settings::default())
+                        .expect("apply_files");
+                    let ms = start.elapsed().as_secs_f64() * 1000.0;
+                    assert!(report.ok && files.len() == n, "every file written");
+                    ms
+                })
+                .collect();
+            median(runs)
+        })
+        .collect();
+    println!(
+        "8. in memory, 10k/20k/40k/80k WRITEs: {:.0} / {:.0} / {:.0} / {:.0} ms (doubling: {})",
+        times[0],
+        times[1],
+        times[2],
+        times[3],
+        doubling(&times)
     );
 }
 

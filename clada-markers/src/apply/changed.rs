@@ -73,6 +73,8 @@ pub(crate) fn touched_by(effect: &Effect) -> Option<Touch> {
 pub(crate) struct Summary {
     /// What the tasks did, each said once, in the order they did it.
     said: Vec<String>,
+    /// The same, to say each once without a look through them all.
+    seen: std::collections::HashSet<String>,
     applied: usize,
     tasks: usize,
 }
@@ -100,7 +102,7 @@ impl Summary {
                 format!("run `{short}{}`", if cut { "…" } else { "" })
             }
         };
-        if !self.said.contains(&words) {
+        if self.seen.insert(words.clone()) {
             self.said.push(words);
         }
     }
