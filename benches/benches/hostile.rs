@@ -28,6 +28,10 @@
 //! 8. In memory, n WRITEs of n files, n = 10k to 80k: each doubling
 //!    should cost at most 2.3× the time (the commit message's list of
 //!    what the tasks did was looked through for each task).
+//! 9. In memory, the Node bench's second synthetic set in Rust
+//!    (benches/peers/cline): 200 files of 500 lines, 5 Cline edits each,
+//!    a call per file: the time per call, with and without the report's
+//!    `changes` (what the engine costs, apart from the binding).
 //!
 //! ```sh
 //! cargo build --release -p clada-cli
@@ -62,6 +66,7 @@ fn main() {
         println!();
         distinct_edits();
         many_writes();
+        small_calls();
         return;
     }
     if args.iter().any(|a| a == "distinct") {
@@ -170,6 +175,7 @@ fn main() {
     println!();
     distinct_edits();
     many_writes();
+    small_calls();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -318,6 +324,63 @@ fn many_writes() {
         times[3],
         doubling(&times)
     );
+}
+
+/// Section 9: 200 calls of 5 Cline edits, each of its own 500-line file.
+fn small_calls() {
+    let line = |p: usize, i: usize| {
+        format!(
+            "    let value_{i} = compute({i}, \"src/m{p}.rs\") + {}; // line {i}\n",
+            i * 7
+        )
+    };
+    let calls: Vec<(String, BTreeMap<String, Vec<u8>>)> = (0..200)
+        .map(|p| {
+            let original: String = (0..500).map(|i| line(p, i)).collect();
+            let mut diff = String::new();
+            for k in 0..5 {
+                let i = k * 100 + 1;
+                let _ = write!(
+                    diff,
+                    "------- SEARCH\n{}{}{}=======\n{}{}{}+++++++ REPLACE\n",
+                    line(p, i - 1),
+                    line(p, i),
+                    line(p, i + 1),
+                    line(p, i - 1),
+                    line(p, i).replace("compute", "recompute"),
+                    line(p, i + 1)
+                );
+            }
+            let path = format!("src/m{p}.rs");
+            let doc = format!(
+                "<replace_in_file>\n<path>{path}</path>\n<diff>\n{diff}</diff>\n</replace_in_file>\n"
+            );
+            (doc, BTreeMap::from([(path, original.into_bytes())]))
+        })
+        .collect();
+    for changes in [false, true] {
+        let settings = Settings {
+            dialect: Dialect::Cline,
+            changes,
+            ..Settings::default()
+        };
+        let runs: Vec<f64> = (0..7)
+            .map(|_| {
+                let start = Instant::now();
+                for (doc, files) in &calls {
+                    let (_, report) =
+                        apply_files(doc, files.clone(), &settings).expect("apply_files");
+                    assert!(report.ok, "every call applies");
+                }
+                start.elapsed().as_secs_f64() * 1e6 / calls.len() as f64
+            })
+            .collect();
+        println!(
+            "9. in memory, 200 calls of 5 Cline edits of a 500-line file ({} changes): median {:.1} µs per call",
+            if changes { "with" } else { "without" },
+            median(runs)
+        );
+    }
 }
 
 /// A dry run of n WRITEs, then one built-in `rm` naming each file.
