@@ -64,8 +64,16 @@ impl StreamReport {
     /// for each diagnostic, then a `task` event for each task, with the
     /// stream's block and task numbers and positions.
     pub fn add(&mut self, report: &ApplyReport, at: Origin) -> Vec<Value> {
-        let (blocks, tasks) = (self.summary.blocks, self.summary.tasks);
         let mut events = Vec::new();
+        self.each(report, at, |e| events.push(e));
+        events
+    }
+
+    /// [`StreamReport::add`], each event handed to `emit` as it is made:
+    /// a unit with many diagnostics or tasks never holds all its events
+    /// at once (a JSON value is many times the text it says).
+    pub fn each(&mut self, report: &ApplyReport, at: Origin, mut emit: impl FnMut(Value)) {
+        let (blocks, tasks) = (self.summary.blocks, self.summary.tasks);
         for d in &report.diagnostics {
             let mut d = d.clone();
             d.start = at.place(d.start);
@@ -80,7 +88,7 @@ impl StreamReport {
                 f.start = at.place(f.start);
                 f.end = at.place(f.end);
             }
-            events.push(event("diagnostic", &d));
+            emit(event("diagnostic", &d));
         }
         for b in &report.blocks {
             for t in &b.tasks {
@@ -90,7 +98,7 @@ impl StreamReport {
                 t.end = t.end.map(|p| at.place(p));
                 let mut v = event("task", &t);
                 v["block"] = json!(b.number + blocks);
-                events.push(v);
+                emit(v);
             }
         }
         if let Some(r) = &report.resend {
@@ -104,7 +112,6 @@ impl StreamReport {
             .filter(|d| d.severity == Severity::Error)
             .count();
         self.ok &= report.ok;
-        events
     }
 
     /// The last event: the totals.

@@ -64,15 +64,26 @@ impl<'a> Document<'a> {
 
     /// The document as [`crate::syntax::units`] hands it out: each unit with
     /// the diagnostics filed under it, then those filed under none.
-    pub fn into_parsed(self) -> impl Iterator<Item = Parsed<'a>> {
-        let mut by_unit: Vec<Vec<Diagnostic>> = vec![Vec::new(); self.units.len()];
-        let mut rest = Vec::new();
-        for d in self.diagnostics {
-            match d.block.and_then(|b| by_unit.get_mut(b.wrapping_sub(1))) {
-                Some(list) => list.push(d),
-                None => rest.push(d),
+    pub fn into_parsed(mut self) -> impl Iterator<Item = Parsed<'a>> {
+        // Each unit's list is sized once; those filed under no unit stay
+        // where they are, so that a document of many malformed lines never
+        // holds its diagnostics twice.
+        let units = self.units.len();
+        let unit_of = |d: &Diagnostic| d.block.filter(|b| (1..=units).contains(b));
+        let mut counts = vec![0usize; units];
+        for b in self.diagnostics.iter().filter_map(unit_of) {
+            if let Some(c) = counts.get_mut(b - 1) {
+                *c += 1;
             }
         }
+        let mut by_unit: Vec<Vec<Diagnostic>> =
+            counts.into_iter().map(Vec::with_capacity).collect();
+        for d in self.diagnostics.extract_if(.., |d| unit_of(d).is_some()) {
+            if let Some(list) = unit_of(&d).and_then(|b| by_unit.get_mut(b - 1)) {
+                list.push(d);
+            }
+        }
+        let rest = self.diagnostics;
         let units = self
             .units
             .into_iter()
