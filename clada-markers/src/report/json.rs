@@ -219,3 +219,61 @@ impl<W: Write> Write for Rest<'_, W> {
         self.out.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Report {
+        version: u32,
+        dialect: &'static str,
+        blocks: Vec<Vec<&'static str>>,
+        ok: bool,
+    }
+
+    fn report(blocks: Vec<Vec<&'static str>>) -> Report {
+        Report {
+            version: 1,
+            dialect: "clada",
+            blocks,
+            ok: true,
+        }
+    }
+
+    /// Blocks written one by one, straight to the output, and the rest
+    /// after them, give the bytes of the whole report.
+    #[test]
+    fn blocks_written_as_they_come_make_the_whole_report() {
+        let blocks = vec![vec!["a", "b\nc"], vec![], vec!["d"]];
+        let mut json = JsonReport::new(Vec::new(), &report(Vec::new()));
+        for b in &blocks {
+            json.write_block(b);
+        }
+        let written = json.finish(&report(Vec::new())).expect("written");
+        let whole = serde_json::to_string_pretty(&report(blocks)).expect("serialised") + "\n";
+        assert_eq!(String::from_utf8(written).expect("UTF-8"), whole);
+        // No block: the report as it is.
+        let json = JsonReport::new(Vec::new(), &report(Vec::new()));
+        let written = json.finish(&report(vec![vec!["x"]])).expect("written");
+        let whole = serde_json::to_string_pretty(&report(vec![vec!["x"]])).expect("serialised");
+        assert_eq!(String::from_utf8(written).expect("UTF-8"), whole + "\n");
+    }
+
+    /// A report that does not begin as its blocks were written, or has
+    /// blocks of its own, is refused, and nothing of it is written.
+    #[test]
+    fn refuses_a_report_that_does_not_begin_as_written() {
+        for rest in [
+            report(vec![vec!["own"]]),
+            Report {
+                version: 2,
+                ..report(Vec::new())
+            },
+        ] {
+            let mut json = JsonReport::new(Vec::new(), &report(Vec::new()));
+            json.write_block(&vec!["a"]);
+            assert!(json.finish(&rest).is_err());
+        }
+    }
+}

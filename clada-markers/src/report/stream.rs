@@ -226,6 +226,23 @@ mod tests {
         assert_eq!(summary["resend"]["failed"], json!([2, 3]));
     }
 
+    /// Events handed out one at a time are those `add` gives, and the
+    /// totals move alike.
+    #[test]
+    fn each_event_is_handed_out_as_add_gives_it() {
+        let report =
+            run("<<<<<<< WRITE path=\"c.txt\"\nc\n<<<<<<< WRITE path=\"d.txt\"\nd\n>>>>>>> END\n");
+        let at = Origin { offset: 7, line: 3 };
+        let mut one = StreamReport::new();
+        let mut other = one.clone();
+        let events = one.add(&report, at);
+        let mut handed = Vec::new();
+        other.each(&report, at, |e| handed.push(e));
+        assert!(events.len() >= 2, "{events:?}");
+        assert_eq!(handed, events);
+        assert_eq!(one, other);
+    }
+
     #[test]
     fn summaries_add_up() {
         let mut total = ApplySummary::default();

@@ -622,3 +622,53 @@ impl OpName {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::syntax::DiagnosticKind;
+
+    /// Each unit gets the diagnostics filed under it, in order, and those
+    /// filed under none (or under a unit the document has not) come last,
+    /// in order: none is lost or copied twice.
+    #[test]
+    fn into_parsed_files_every_diagnostic_once() {
+        let text =
+            "<<<<<<< WRITE path=\"a\"\nx\n>>>>>>> END\n<<<<<<< WRITE path=\"b\"\ny\n>>>>>>> END\n";
+        let mut doc = crate::parse(text);
+        assert_eq!(doc.units.len(), 2);
+        let d = |block: Option<usize>, at: usize| {
+            let mut d = crate::Diagnostic::new(
+                DiagnosticKind::StrayMarker,
+                crate::Span::empty(at),
+                format!("{block:?} at {at}"),
+            );
+            d.block = block;
+            d
+        };
+        doc.diagnostics = vec![
+            d(None, 0),
+            d(Some(1), 1),
+            d(Some(2), 2),
+            d(None, 3),
+            d(Some(1), 4),
+            d(Some(9), 5),
+            d(Some(0), 6),
+        ];
+        let parsed: Vec<_> = doc.into_parsed().collect();
+        let messages = |i: usize| -> Vec<String> {
+            parsed[i]
+                .diagnostics
+                .iter()
+                .map(|d| d.message.to_string())
+                .collect()
+        };
+        assert_eq!(parsed.len(), 3);
+        assert_eq!(messages(0), ["Some(1) at 1", "Some(1) at 4"]);
+        assert_eq!(messages(1), ["Some(2) at 2"]);
+        assert!(parsed[2].unit.is_none());
+        assert_eq!(
+            messages(2),
+            ["None at 0", "None at 3", "Some(9) at 5", "Some(0) at 6"]
+        );
+    }
+}
