@@ -33,7 +33,10 @@ usage: gen SUBCOMMAND ARGS…
   count-all MATCHES DIR     DIR/tree/ticks.txt of MATCHES lines `tick` and DIR/count-all.md,
                             one SEARCH with count=\"all\" making each `tock` (memory: 2000000)
   dialects MIB DIR          one change in every dialect: DIR/clada.md, DIR/aider.md,
-                            DIR/codex.patch, DIR/cml.xml, MIB MiB of clada (dialects: 4)";
+                            DIR/codex.patch, DIR/cml.xml, MIB MiB of clada (dialects: 4)
+  family NAME MIB DIR       a memory family (clada-hunks, udiff-unnumbered, cline-unclosed, …:
+                            MEMORY_FAMILIES) of MIB MiB: DIR/doc and DIR/tree/f.txt, the file
+                            it edits (memory -- dialects: 1, 2, 4)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -84,6 +87,16 @@ fn main() {
                 .and_then(|()| std::fs::write(dir.join("aider.md"), aider))
                 .and_then(|()| std::fs::write(dir.join("codex.patch"), codex))
                 .and_then(|()| std::fs::write(dir.join("cml.xml"), cml))
+        }
+        ["family", name, mib, dir] => {
+            let Some((_, doc, file)) = clada_benches::memory_family(name, mib_of(mib)) else {
+                eprintln!("gen: no family {name}\n{USAGE}");
+                exit(2);
+            };
+            let dir = Path::new(dir);
+            std::fs::create_dir_all(dir.join("tree"))
+                .and_then(|()| std::fs::write(dir.join("doc"), doc))
+                .and_then(|()| std::fs::write(dir.join("tree/f.txt"), file))
         }
         _ => {
             eprintln!("{USAGE}");
