@@ -10,11 +10,20 @@
 //!   `--format json`: peak RSS against the edited file, and the report's
 //!   size;
 //! - `clada check` of 100,000 units each with one error
-//!   (`every_unit_an_error`), text and JSON.
+//!   (`every_unit_an_error`), text and JSON;
+//! - every dialect (`dialects`, issue 29 item 9): each family of
+//!   `MEMORY_FAMILIES` at 1, 2, 4 and 8 MiB (`MEMORY_SIZES=1,2` for
+//!   others), `clada check`, `clada apply --dry-run --format json` and
+//!   `clada apply --stream --format jsonl` (`MEMORY_COMMANDS=check,dry-run`
+//!   for some): peak RSS above the binary's
+//!   own (`clada check` of an empty file) against the document, and how it
+//!   grows with each doubling (target: at most 4x the document). With
+//!   `CLADA_BEFORE=OLD`, the binary OLD is measured beside it, case by case.
 //!
 //! ```sh
 //! cargo build --release -p clada-cli
 //! cargo bench -p clada-benches --bench memory
+//! cargo bench -p clada-benches --bench memory -- dialects   # the dialects only
 //! ```
 //!
 //! Every input can be written with `gen` (see `src/bin/gen.rs`). Each run
@@ -27,8 +36,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use clada_benches::{
-    MIB, clada_binary, content_heavy, count_all_fixture, every_unit_an_error, median, small_tasks,
-    task_heavy, write_small_tree,
+    MEMORY_FAMILIES, MIB, clada_binary, content_heavy, count_all_fixture, every_unit_an_error,
+    median, memory_family, small_tasks, task_heavy, write_small_tree,
 };
 
 /// What a run needs in its root and what it must leave there.
@@ -69,6 +78,10 @@ struct Run {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    if args.iter().any(|a| a == "dialects") {
+        dialects();
         return;
     }
     let clada = clada_binary();
@@ -253,4 +266,118 @@ fn check_tree(tree: &Tree, root: &Path, name: &str) {
             assert_eq!(text, "tock\n".repeat(*n), "{name}: ticks.txt");
         }
     }
+}
+
+/// The dialects' families (`MEMORY_FAMILIES`) at doubling sizes, each
+/// run once per binary (the RSS of one run moves by well under 1%).
+fn dialects() {
+    let mut binaries = vec![("clada", clada_binary())];
+    if let Some(old) = std::env::var_os("CLADA_BEFORE") {
+        binaries.insert(0, ("before", PathBuf::from(old)));
+    }
+    let sizes: Vec<usize> = std::env::var("MEMORY_SIZES")
+        .unwrap_or_else(|_| "1,2,4,8".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let families: Vec<String> = match std::env::var("MEMORY_FAMILIES") {
+        Ok(list) => list.split(',').map(str::to_owned).collect(),
+        Err(_) => MEMORY_FAMILIES.iter().map(|s| (*s).to_owned()).collect(),
+    };
+    // A stream runs each unit on its own (a lock and a journal each):
+    // slow for the families of many small units.
+    let commands: Vec<String> = std::env::var("MEMORY_COMMANDS")
+        .unwrap_or_else(|_| "check,dry-run,stream".into())
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    let dir = std::env::temp_dir().join(format!("clada-bench-dialects-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    let (doc, root, out, time) = (
+        dir.join("doc"),
+        dir.join("root"),
+        dir.join("out"),
+        dir.join("time"),
+    );
+    std::fs::write(&doc, "").expect("document");
+    let base: Vec<u64> = binaries
+        .iter()
+        .map(|(_, bin)| run(bin, &["check".into()], None, &doc, &out, &time).0.kib)
+        .collect();
+    for ((name, bin), kib) in binaries.iter().zip(&base) {
+        println!(
+            "baseline of {name} ({}): {:.1} MiB (clada check of an empty file)",
+            bin.display(),
+            *kib as f64 / 1024.0
+        );
+    }
+    println!(
+        "peak RSS above the baseline / the document's size, at each size; then the doubling ratios of that RSS"
+    );
+    let header: Vec<String> = sizes.iter().map(|s| format!("{s} MiB")).collect();
+    println!(
+        "{:<18} {:<7} {:<7} {:>9} {}",
+        "family",
+        "command",
+        "binary",
+        "",
+        header.join(" ")
+    );
+    for family in &families {
+        let mut made = Vec::new();
+        for &mib in &sizes {
+            let Some((dialect, text, file)) = memory_family(family, mib * MIB) else {
+                eprintln!("no family {family}");
+                return;
+            };
+            made.push((dialect, text, file));
+        }
+        for (command, flags) in [
+            ("check", &["check"][..]),
+            (
+                "dry-run",
+                &["apply", "--no-git", "--dry-run", "--format", "json"][..],
+            ),
+            (
+                "stream",
+                &["apply", "--no-git", "--stream", "--format", "jsonl"][..],
+            ),
+        ] {
+            if !commands.iter().any(|c| c == command) {
+                continue;
+            }
+            for ((name, bin), base) in binaries.iter().zip(&base) {
+                let mut above = Vec::new();
+                let mut cells = Vec::new();
+                for (dialect, text, file) in &made {
+                    std::fs::write(&doc, text).expect("document");
+                    let _ = std::fs::remove_dir_all(&root);
+                    std::fs::create_dir_all(&root).expect("root");
+                    std::fs::write(root.join("f.txt"), file).expect("tree");
+                    let mut args: Vec<String> = flags.iter().map(|s| (*s).to_owned()).collect();
+                    args.extend(["--dialect".to_owned(), (*dialect).to_owned()]);
+                    let at = (command != "check").then_some(root.as_path());
+                    let (r, _) = run(bin, &args, at, &doc, &out, &time);
+                    let rss = r.kib.saturating_sub(*base) as f64 * 1024.0;
+                    above.push(rss);
+                    cells.push(format!("{:>6.1}x", rss / text.len() as f64));
+                }
+                let doubling: Vec<String> = above
+                    .windows(2)
+                    .map(|w| format!("{:.2}x", w[1] / w[0].max(1.0)))
+                    .collect();
+                println!(
+                    "{family:<18} {command:<7} {name:<7} {:>9} {}   doubling {}",
+                    format!(
+                        "{:.1} MiB",
+                        above.last().copied().unwrap_or(0.0) / MIB as f64
+                    ),
+                    cells.join(" "),
+                    doubling.join(" ")
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -330,6 +330,207 @@ pub fn count_all_fixture(matches: usize) -> (String, String) {
     (file, doc)
 }
 
+/// The shapes of document `--bench memory` measures in every dialect
+/// (issue 29, item 9): each name is `DIALECT-SHAPE`, its dialect the
+/// `--dialect` to read it in.
+pub const MEMORY_FAMILIES: [&str; 16] = [
+    "clada-hunks",
+    "aider-hunks",
+    "codex-hunks",
+    "udiff-numbered",
+    "udiff-unnumbered",
+    "cline-hunks",
+    "cline-roo",
+    "cml-hunks",
+    "udiff-big",
+    "cline-big",
+    "cline-unclosed",
+    "udiff-empty",
+    "codex-headers",
+    "cline-nosep",
+    "clada-nopath",
+    "aider-unclosed",
+];
+
+/// Line `i` of [`memory_family`]'s file `f.txt`.
+fn family_line(i: usize) -> String {
+    format!("line {i:08} of the file\n")
+}
+
+/// A document of family `name` (see [`MEMORY_FAMILIES`]) of about `size`
+/// bytes and the file `f.txt` it edits: (the `--dialect` to read it in,
+/// document, file). `*-hunks`: one-line edits of successive lines of one
+/// file; `*-big`: one edit of every line; `cline-unclosed`: `------- SEARCH`
+/// lines and nothing else; `udiff-empty`: `@@ @@` lines under one header;
+/// `codex-headers`: `*** Update File:` lines with no hunk; `cline-nosep`:
+/// blocks without `=======` in one call; `clada-nopath`: SEARCH units
+/// naming no file; `aider-unclosed`: `<<<<<<< SEARCH` lines after a file
+/// name. `None` for an unknown name.
+pub fn memory_family(name: &str, size: usize) -> Option<(&'static str, String, String)> {
+    let dialect = match name.split('-').next()? {
+        "clada" => "clada",
+        "aider" => "aider",
+        "codex" => "codex",
+        "udiff" => "udiff",
+        "cline" => "cline",
+        "cml" => "cml",
+        _ => return None,
+    };
+    let mut doc = String::with_capacity(size + 4096);
+    let mut n = 0;
+    let mut repeat = |doc: &mut String, head: &str, each: &dyn Fn(usize) -> String, tail: &str| {
+        doc.push_str(head);
+        while doc.len() < size {
+            doc.push_str(&each(n));
+            n += 1;
+        }
+        doc.push_str(tail);
+    };
+    let l = family_line;
+    match name {
+        "clada-hunks" => repeat(
+            &mut doc,
+            "",
+            &|i| {
+                format!(
+                    "<<<<<<< SEARCH path=\"f.txt\"\n{}=======\nLINE {i}\n>>>>>>> REPLACE\n",
+                    l(i)
+                )
+            },
+            "",
+        ),
+        "aider-hunks" => repeat(
+            &mut doc,
+            "",
+            &|i| {
+                format!(
+                    "f.txt\n```\n<<<<<<< SEARCH\n{}=======\nLINE {i}\n>>>>>>> REPLACE\n```\n",
+                    l(i)
+                )
+            },
+            "",
+        ),
+        "codex-hunks" => repeat(
+            &mut doc,
+            "*** Begin Patch\n*** Update File: f.txt\n",
+            &|i| format!("@@\n-{}+LINE {i}\n", l(i)),
+            "*** End Patch\n",
+        ),
+        "udiff-numbered" => repeat(
+            &mut doc,
+            "--- a/f.txt\n+++ b/f.txt\n",
+            &|i| format!("@@ -{0},1 +{0},1 @@\n-{1}+LINE {i}\n", i + 1, l(i)),
+            "",
+        ),
+        "udiff-unnumbered" => repeat(
+            &mut doc,
+            "--- a/f.txt\n+++ b/f.txt\n",
+            &|i| format!("@@ @@\n-{}+LINE {i}\n", l(i)),
+            "",
+        ),
+        "cline-hunks" => repeat(
+            &mut doc,
+            "<replace_in_file>\n<path>f.txt</path>\n<diff>\n",
+            &|i| {
+                format!(
+                    "------- SEARCH\n{}=======\nLINE {i}\n+++++++ REPLACE\n",
+                    l(i)
+                )
+            },
+            "</diff>\n</replace_in_file>\n",
+        ),
+        "cline-roo" => repeat(
+            &mut doc,
+            "<apply_diff>\n<path>f.txt</path>\n<diff>\n",
+            &|i| {
+                format!(
+                    "<<<<<<< SEARCH\n:start_line:{}\n-------\n{}=======\nLINE {i}\n>>>>>>> REPLACE\n\n",
+                    i + 1,
+                    l(i)
+                )
+            },
+            "</diff>\n</apply_diff>\n",
+        ),
+        "cml-hunks" => repeat(
+            &mut doc,
+            "<tasks>\n",
+            &|i| {
+                format!(
+                    "<edit path=\"f.txt\"><search>{}</search><replace>LINE {i}\n</replace></edit>\n",
+                    l(i)
+                )
+            },
+            "</tasks>\n",
+        ),
+        "udiff-big" | "cline-big" => {
+            let lines = size / 2 / family_line(0).len();
+            n = lines;
+            let (head, mid, tail) = if name == "udiff-big" {
+                (
+                    format!("--- a/f.txt\n+++ b/f.txt\n@@ -1,{lines} +1,{lines} @@\n"),
+                    "",
+                    "",
+                )
+            } else {
+                (
+                    "<replace_in_file>\n<path>f.txt</path>\n<diff>\n------- SEARCH\n".to_owned(),
+                    "=======\n",
+                    "+++++++ REPLACE\n</diff>\n</replace_in_file>\n",
+                )
+            };
+            let (old, new) = if name == "udiff-big" {
+                ("-", "+")
+            } else {
+                ("", "")
+            };
+            doc.push_str(&head);
+            for i in 0..lines {
+                doc.push_str(old);
+                doc.push_str(&l(i));
+            }
+            doc.push_str(mid);
+            for i in 0..lines {
+                let _ = writeln!(doc, "{new}LINE {i}");
+            }
+            doc.push_str(tail);
+        }
+        "cline-unclosed" => repeat(&mut doc, "", &|_| "------- SEARCH\n".to_owned(), ""),
+        "udiff-empty" => repeat(
+            &mut doc,
+            "--- a/f.txt\n+++ b/f.txt\n",
+            &|_| "@@ @@\n".to_owned(),
+            "",
+        ),
+        "codex-headers" => repeat(
+            &mut doc,
+            "*** Begin Patch\n",
+            &|_| "*** Update File: f.txt\n".to_owned(),
+            "",
+        ),
+        "cline-nosep" => repeat(
+            &mut doc,
+            "<replace_in_file>\n<path>f.txt</path>\n<diff>\n",
+            &|i| format!("------- SEARCH\n{}+++++++ REPLACE\n", l(i)),
+            "</diff>\n</replace_in_file>\n",
+        ),
+        "clada-nopath" => repeat(
+            &mut doc,
+            "",
+            &|i| {
+                format!(
+                    "<<<<<<< SEARCH\n{}=======\nLINE {i}\n>>>>>>> REPLACE\n",
+                    l(i)
+                )
+            },
+            "",
+        ),
+        "aider-unclosed" => repeat(&mut doc, "f.txt\n", &|_| "<<<<<<< SEARCH\n".to_owned(), ""),
+        _ => return None,
+    }
+    let file: String = (0..n.max(1)).map(family_line).collect();
+    Some((dialect, doc, file))
+}
+
 /// Runs `cmd` under a measuring process (the calling bench binary, started
 /// again with `--measure`); returns its wall time in ms and peak RSS in KiB.
 pub fn run_measured(cmd: &[String]) -> (f64, u64) {
@@ -562,6 +763,42 @@ mod tests {
             .collect();
         assert_eq!(ops(&aider, Dialect::Aider), edits);
         assert_eq!(ops(&udiff_document(&clada), Dialect::Udiff), all);
+    }
+
+    /// Each memory family reads as meant in its dialect: the edits of
+    /// `*-hunks` and `*-big` with no error, each applying to `f.txt`; the
+    /// hostile shapes with errors.
+    #[test]
+    fn memory_families_read_as_meant() {
+        use clada_markers::ParseOptions;
+        use clada_markers::dialect::{Dialect, parse_dialect};
+        for name in MEMORY_FAMILIES {
+            let (dialect, doc, file) = memory_family(name, 16 * 1024).expect("a family");
+            let dialect = match dialect {
+                "clada" => Dialect::Clada,
+                "aider" => Dialect::Aider,
+                "codex" => Dialect::Codex,
+                "udiff" => Dialect::Udiff,
+                "cline" => Dialect::Cline,
+                _ => Dialect::Cml,
+            };
+            assert!(doc.len() >= 8 * 1024, "{name}");
+            let parsed = parse_dialect(&doc, dialect, ParseOptions::default());
+            let clean = name.ends_with("-hunks")
+                || name.ends_with("-big")
+                || name.starts_with("udiff-") && name.ends_with("numbered")
+                || name == "cline-roo";
+            assert_eq!(
+                !parsed.has_errors(),
+                clean,
+                "{name}: {:?}",
+                parsed.diagnostics.first()
+            );
+            if clean {
+                assert!(parsed.tasks().count() > 0, "{name}");
+                assert!(file.lines().count() >= parsed.tasks().count(), "{name}");
+            }
+        }
     }
 
     #[test]

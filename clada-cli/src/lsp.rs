@@ -638,7 +638,7 @@ fn diagnostics(uri: &str, text: &str, kind: Kind) -> Vec<Value> {
         .map(|d| {
             let message = match &d.help {
                 Some(h) => format!("{}\nhelp: {h}", d.message),
-                None => d.message.clone(),
+                None => d.message.to_string(),
             };
             let related: Vec<Value> = d
                 .labels

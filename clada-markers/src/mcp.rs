@@ -107,7 +107,7 @@ pub fn call<'a>(
         .get("document")
         .and_then(Value::as_str)
         .ok_or_else(|| bad(format!("`{name}` needs `document`, a string")))?;
-    let document = crate::input::text(document).map_err(|d| bad(d.message))?;
+    let document = crate::input::text(document).map_err(|d| bad(d.message.into_owned()))?;
     let mut switches = server;
     if tool == Tool::Apply {
         match arguments.get("dry_run") {

@@ -119,7 +119,7 @@ fn fixes_work_in_one_round(src: &str, doc: &clada_markers::Document<'_>, options
         .diagnostics
         .iter()
         .filter(|d| d.is_error())
-        .filter_map(|d| d.fix.as_ref())
+        .filter_map(|d| d.fix.as_deref())
         .collect();
     fixes.sort_by_key(|f| (f.span.start, f.span.end));
     let mut fixed = String::new();

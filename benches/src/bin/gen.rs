@@ -36,7 +36,10 @@ usage: gen SUBCOMMAND ARGS…
                             DIR/codex.patch, DIR/cml.xml, MIB MiB of clada (dialects: 4)
   aider-replies COPIES FILE the real aider replies of corpus/aider-history/ with the files
                             they edit, as JSON Lines {files, reply, dialect}, COPIES times
-                            (examples/batch/apply.py, benches/peers/aider_bench.py: 1)";
+                            (examples/batch/apply.py, benches/peers/aider_bench.py: 1)
+  family NAME MIB DIR       a memory family (clada-hunks, udiff-unnumbered, cline-unclosed, …:
+                            MEMORY_FAMILIES) of MIB MiB: DIR/doc and DIR/tree/f.txt, the file
+                            it edits (memory -- dialects: 1, 2, 4)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -95,6 +98,16 @@ fn main() {
                     &clada_benches::aider_replies::jsonl(&cases).repeat(number(copies)),
                 )
             })
+        }
+        ["family", name, mib, dir] => {
+            let Some((_, doc, file)) = clada_benches::memory_family(name, mib_of(mib)) else {
+                eprintln!("gen: no family {name}\n{USAGE}");
+                exit(2);
+            };
+            let dir = Path::new(dir);
+            std::fs::create_dir_all(dir.join("tree"))
+                .and_then(|()| std::fs::write(dir.join("doc"), doc))
+                .and_then(|()| std::fs::write(dir.join("tree/f.txt"), file))
         }
         _ => {
             eprintln!("{USAGE}");

@@ -114,14 +114,13 @@ pub(crate) fn unit(
         offset: chunk.offset,
         line: chunk.line,
     };
-    let events = totals.add(&report, at);
     match args.format {
-        Format::Jsonl => {
-            for event in events {
-                output::print(&format!("{event}\n"));
-            }
+        // Each event printed as it is made, never all of a unit's at once.
+        Format::Jsonl => totals.each(&report, at, |event| output::print(&format!("{event}\n"))),
+        _ => {
+            totals.each(&report, at, drop);
+            printer.finish(&report);
         }
-        _ => printer.finish(&report),
     }
     // Whether the unit took effect: a task applied, or a command run.
     report

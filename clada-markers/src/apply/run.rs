@@ -444,11 +444,11 @@ fn took_effect(
 /// refuse one, unless the run allows it (`--allow-empty`).
 fn refuse_empty(d: &mut Diagnostic) {
     d.severity = Severity::Error;
-    d.message = format!("{}: there is nothing to apply", d.message);
+    d.message = format!("{}: there is nothing to apply", d.message).into();
     let allow = "a pipeline that passes every reply accepts one without edits with --allow-empty (Python, MCP: allow_empty)";
     d.help = Some(match d.help.take() {
-        Some(h) => format!("{h}; {allow}"),
-        None => allow.to_owned(),
+        Some(h) => format!("{h}; {allow}").into(),
+        None => allow.into(),
     });
 }
 

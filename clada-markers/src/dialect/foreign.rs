@@ -112,7 +112,7 @@ pub(crate) fn renumber(diagnostics: &mut [Diagnostic], source: &str, lines: usiz
         };
         let index = index.get_or_insert_with(|| crate::syntax::LineIndex::new(source));
         let line = index.position(d.span.start).line + lines;
-        d.message = format!("line {line} starts {rest}");
+        d.message = format!("line {line} starts {rest}").into();
     }
 }
 
@@ -490,7 +490,7 @@ mod tests {
     fn kinds(text: &str, dialect: Dialect) -> Vec<(K, String)> {
         foreign(text, dialect)
             .into_iter()
-            .map(|d| (d.kind, d.message))
+            .map(|d| (d.kind, d.message.into_owned()))
             .collect()
     }
 

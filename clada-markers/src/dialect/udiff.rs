@@ -906,11 +906,8 @@ fn section<'a>(
             },
     );
     let header_span = Span::new(first.start, lines[header_end.max(i + 1) - 1].span().end);
-    let bad_hunk = |h: &Hunk, why: &str, help: &str, out: &mut Vec<Diagnostic>| {
-        out.push(
-            Diagnostic::new(K::MalformedMarker, h.header, why.to_owned())
-                .with_help(help.to_owned()),
-        );
+    let bad_hunk = |h: &Hunk, why: &'static str, help: &'static str, out: &mut Vec<Diagnostic>| {
+        out.push(Diagnostic::new(K::MalformedMarker, h.header, why).with_help(help));
     };
     if let Some(from) = &renamed_from {
         let (from_attr, from_ok, from_path) = attr("from", from, out);

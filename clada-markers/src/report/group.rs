@@ -2,6 +2,7 @@
 //! hundreds of units is shown once in full, then counted with its first
 //! places; runs of numbers are joined. JSON lists everything.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -11,18 +12,21 @@ use crate::syntax::{Diagnostic, DiagnosticKind};
 /// How many places of a repeated problem are named.
 const PLACES_SHOWN: usize = 5;
 
+/// A distinct problem: its kind, message and help.
+type Problem = (DiagnosticKind, Cow<'static, str>, Option<Cow<'static, str>>);
+
 /// The diagnostics seen so far, by distinct problem: the same kind, message
 /// and help.
 #[derive(Debug, Default)]
 pub(crate) struct Repeats {
-    seen: HashMap<(DiagnosticKind, String, Option<String>), usize>,
+    seen: HashMap<Problem, usize>,
     groups: Vec<Group>,
 }
 
 #[derive(Debug)]
 struct Group {
     kind: DiagnosticKind,
-    message: String,
+    message: Cow<'static, str>,
     /// Lines of the repeats (not of the first, shown in full), the first
     /// few only.
     lines: Vec<usize>,
@@ -118,7 +122,7 @@ mod tests {
     #[test]
     fn a_problem_is_shown_once_and_counted_after() {
         let src = "a\nb\nc\nd\ne\nf\ng\nh\n";
-        let d = |line: usize, msg: &str| {
+        let d = |line: usize, msg: &'static str| {
             Diagnostic::new(
                 DiagnosticKind::MissingAttribute,
                 Span::empty(2 * (line - 1)),

@@ -66,17 +66,12 @@ impl<W: Write> JsonReport<W> {
         }
     }
 
-    /// Writes the next block.
+    /// Writes the next block, straight to the output: a block of many
+    /// tasks is never held as text as well.
     pub fn write_block(&mut self, block: &impl Serialize) {
-        // A JSON string holds no raw newline: each one is a line break of
-        // the pretty printer, indented two levels further here.
-        let text = match serde_json::to_string_pretty(block) {
-            Ok(text) => text,
-            Err(e) => {
-                self.error.get_or_insert(e.into());
-                return;
-            }
-        };
+        if self.error.is_some() {
+            return;
+        }
         if self.blocks == 0 {
             let head = std::mem::take(&mut self.head);
             self.write(head.as_bytes());
@@ -86,11 +81,13 @@ impl<W: Write> JsonReport<W> {
         }
         self.blocks += 1;
         self.write(b"\n    ");
-        for (i, line) in text.split('\n').enumerate() {
-            if i > 0 {
-                self.write(b"\n    ");
-            }
-            self.write(line.as_bytes());
+        let mut out = Indented {
+            out: &mut self.out,
+            error: None,
+        };
+        if let Err(e) = serde_json::to_writer_pretty(&mut out, block) {
+            self.error
+                .get_or_insert(out.error.unwrap_or_else(|| e.into()));
         }
     }
 
@@ -98,21 +95,29 @@ impl<W: Write> JsonReport<W> {
     /// has none of its own) or are its own (none were written), and a
     /// newline; the first error met on the way, if any.
     pub fn finish(mut self, report: &impl Serialize) -> io::Result<W> {
-        let whole = serde_json::to_string_pretty(report).map_err(io::Error::from)?;
-        if self.blocks > 0 {
-            // What was written before the blocks must be what the report
-            // says, its version and dialect; and its own list is empty.
-            let empty = format!("{}]", self.head);
-            if !whole.starts_with(&empty) {
-                return Err(io::Error::other(
-                    "the report does not begin as its blocks were written, or has blocks of its own",
-                ));
+        if self.error.is_none() {
+            // Written as it is serialised: a report of many diagnostics is
+            // never held as text.
+            let head = std::mem::take(&mut self.head);
+            let mut out = Rest {
+                out: &mut self.out,
+                // What was written before the blocks must be what the
+                // report says, its version and dialect; and its own list
+                // is empty.
+                expected: if self.blocks > 0 {
+                    format!("{head}]").into_bytes()
+                } else {
+                    Vec::new()
+                },
+                skip: if self.blocks > 0 { head.len() } else { 0 },
+                seen: 0,
+                error: None,
+            };
+            if let Err(e) = serde_json::to_writer_pretty(&mut out, report) {
+                self.error = Some(out.error.unwrap_or_else(|| e.into()));
+            } else if out.seen < out.expected.len() {
+                self.error = Some(io::Error::other("the report ends before its blocks"));
             }
-            let rest = &whole[self.head.len()..];
-            self.write(b"\n  ");
-            self.write(rest.as_bytes());
-        } else {
-            self.write(whole.as_bytes());
         }
         self.write(b"\n");
         if self.error.is_none()
@@ -123,6 +128,152 @@ impl<W: Write> JsonReport<W> {
         match self.error.take() {
             Some(e) => Err(e),
             None => Ok(self.out),
+        }
+    }
+}
+
+/// Writes what it is given to `out` with each line after the first
+/// indented two levels further: a JSON string holds no raw newline, so
+/// each one is a line break of the pretty printer.
+struct Indented<'w, W: Write> {
+    out: &'w mut W,
+    /// The output's own error, kept whole (serde_json wraps it).
+    error: Option<io::Error>,
+}
+
+impl<W: Write> Write for Indented<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut lines = buf.split(|&b| b == b'\n');
+        let result = (|| -> io::Result<()> {
+            if let Some(first) = lines.next() {
+                self.out.write_all(first)?;
+            }
+            for line in lines {
+                self.out.write_all(b"\n    ")?;
+                self.out.write_all(line)?;
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                let kind = e.kind();
+                self.error.get_or_insert(e);
+                Err(kind.into())
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Writes a whole report after its blocks: checks that it begins with
+/// `expected`, leaves out its first `skip` bytes (what was written before
+/// the blocks) and puts the list's end on a line of its own.
+struct Rest<'w, W: Write> {
+    out: &'w mut W,
+    expected: Vec<u8>,
+    skip: usize,
+    /// Bytes of the report seen so far.
+    seen: usize,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> Rest<'_, W> {
+    fn put(&mut self, buf: &[u8]) -> io::Result<()> {
+        let at = self.seen;
+        self.seen += buf.len();
+        let checked = self.expected.len().saturating_sub(at).min(buf.len());
+        if self
+            .expected
+            .get(at..at + checked)
+            .is_some_and(|e| e != &buf[..checked])
+        {
+            return Err(io::Error::other(
+                "the report does not begin as its blocks were written, or has blocks of its own",
+            ));
+        }
+        let from = self.skip.saturating_sub(at).min(buf.len());
+        if self.skip > 0 && at <= self.skip && from < buf.len() {
+            self.out.write_all(b"\n  ")?;
+        }
+        self.out.write_all(&buf[from..])
+    }
+}
+
+impl<W: Write> Write for Rest<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.put(buf) {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                let kind = e.kind();
+                self.error.get_or_insert(e);
+                Err(kind.into())
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Report {
+        version: u32,
+        dialect: &'static str,
+        blocks: Vec<Vec<&'static str>>,
+        ok: bool,
+    }
+
+    fn report(blocks: Vec<Vec<&'static str>>) -> Report {
+        Report {
+            version: 1,
+            dialect: "clada",
+            blocks,
+            ok: true,
+        }
+    }
+
+    /// Blocks written one by one, straight to the output, and the rest
+    /// after them, give the bytes of the whole report.
+    #[test]
+    fn blocks_written_as_they_come_make_the_whole_report() {
+        let blocks = vec![vec!["a", "b\nc"], vec![], vec!["d"]];
+        let mut json = JsonReport::new(Vec::new(), &report(Vec::new()));
+        for b in &blocks {
+            json.write_block(b);
+        }
+        let written = json.finish(&report(Vec::new())).expect("written");
+        let whole = serde_json::to_string_pretty(&report(blocks)).expect("serialised") + "\n";
+        assert_eq!(String::from_utf8(written).expect("UTF-8"), whole);
+        // No block: the report as it is.
+        let json = JsonReport::new(Vec::new(), &report(Vec::new()));
+        let written = json.finish(&report(vec![vec!["x"]])).expect("written");
+        let whole = serde_json::to_string_pretty(&report(vec![vec!["x"]])).expect("serialised");
+        assert_eq!(String::from_utf8(written).expect("UTF-8"), whole + "\n");
+    }
+
+    /// A report that does not begin as its blocks were written, or has
+    /// blocks of its own, is refused, and nothing of it is written.
+    #[test]
+    fn refuses_a_report_that_does_not_begin_as_written() {
+        for rest in [
+            report(vec![vec!["own"]]),
+            Report {
+                version: 2,
+                ..report(Vec::new())
+            },
+        ] {
+            let mut json = JsonReport::new(Vec::new(), &report(Vec::new()));
+            json.write_block(&vec!["a"]);
+            assert!(json.finish(&rest).is_err());
         }
     }
 }

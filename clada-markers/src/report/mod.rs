@@ -38,6 +38,8 @@ pub(crate) use listener::Listener;
 #[cfg(feature = "engine")]
 pub(crate) use words::shift_stopped_at;
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -521,8 +523,10 @@ pub struct DiagnosticReport {
     pub code: ErrorType,
     /// The stable name of the problem.
     pub kind: &'static str,
-    pub message: String,
-    pub help: Option<String>,
+    // Borrowed, as the diagnostic's, when it quotes nothing of the
+    // document.
+    pub message: Cow<'static, str>,
+    pub help: Option<Cow<'static, str>>,
     pub block: Option<usize>,
     pub task: Option<usize>,
     pub start: Position,
@@ -555,7 +559,7 @@ pub struct FixedLines {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct LabelReport {
-    pub message: String,
+    pub message: Cow<'static, str>,
     pub start: Position,
     pub end: Position,
 }

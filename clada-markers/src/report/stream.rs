@@ -64,8 +64,16 @@ impl StreamReport {
     /// for each diagnostic, then a `task` event for each task, with the
     /// stream's block and task numbers and positions.
     pub fn add(&mut self, report: &ApplyReport, at: Origin) -> Vec<Value> {
-        let (blocks, tasks) = (self.summary.blocks, self.summary.tasks);
         let mut events = Vec::new();
+        self.each(report, at, |e| events.push(e));
+        events
+    }
+
+    /// [`StreamReport::add`], each event handed to `emit` as it is made:
+    /// a unit with many diagnostics or tasks never holds all its events
+    /// at once (a JSON value is many times the text it says).
+    pub fn each(&mut self, report: &ApplyReport, at: Origin, mut emit: impl FnMut(Value)) {
+        let (blocks, tasks) = (self.summary.blocks, self.summary.tasks);
         for d in &report.diagnostics {
             let mut d = d.clone();
             d.start = at.place(d.start);
@@ -82,7 +90,7 @@ impl StreamReport {
                 f.lines.start_line += at.line - 1;
                 f.lines.end_line += at.line - 1;
             }
-            events.push(event("diagnostic", &d));
+            emit(event("diagnostic", &d));
         }
         for b in &report.blocks {
             for t in &b.tasks {
@@ -96,7 +104,7 @@ impl StreamReport {
                 t.end = t.end.map(|p| at.place(p));
                 let mut v = event("task", &t);
                 v["block"] = json!(b.number + blocks);
-                events.push(v);
+                emit(v);
             }
         }
         if let Some(r) = &report.resend {
@@ -110,7 +118,6 @@ impl StreamReport {
             .filter(|d| d.severity == Severity::Error)
             .count();
         self.ok &= report.ok;
-        events
     }
 
     /// The last event: the totals.
@@ -223,6 +230,23 @@ mod tests {
         // What to send again, in the stream's numbers.
         assert_eq!(summary["resend"]["applied"], json!([1]));
         assert_eq!(summary["resend"]["failed"], json!([2, 3]));
+    }
+
+    /// Events handed out one at a time are those `add` gives, and the
+    /// totals move alike.
+    #[test]
+    fn each_event_is_handed_out_as_add_gives_it() {
+        let report =
+            run("<<<<<<< WRITE path=\"c.txt\"\nc\n<<<<<<< WRITE path=\"d.txt\"\nd\n>>>>>>> END\n");
+        let at = Origin { offset: 7, line: 3 };
+        let mut one = StreamReport::new();
+        let mut other = one.clone();
+        let events = one.add(&report, at);
+        let mut handed = Vec::new();
+        other.each(&report, at, |e| handed.push(e));
+        assert!(events.len() >= 2, "{events:?}");
+        assert_eq!(handed, events);
+        assert_eq!(one, other);
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl Chunk {
             // Only its size is said: the opener alone is no unclosed unit.
             doc.diagnostics.clear();
             let help = d.help.as_deref().unwrap_or_default();
-            return self.refuse(doc, 0, d.kind, d.message.clone(), help);
+            return self.refuse(doc, 0, d.kind, d.message.to_string(), help);
         }
         let mut doc = crate::dialect::parse_dialect(&self.text, self.dialect, options);
         if self.line > 1 {
@@ -120,8 +120,8 @@ impl Chunk {
             .chars()
             .next()
             .map_or(offset, |c| offset + c.len_utf8());
-        let mut d =
-            crate::Diagnostic::new(kind, crate::Span::new(offset, end), message).with_help(help);
+        let mut d = crate::Diagnostic::new(kind, crate::Span::new(offset, end), message)
+            .with_help(help.to_owned());
         d.block = block;
         doc.diagnostics.push(d);
         crate::syntax::sort_in_document_order(&mut doc.diagnostics);

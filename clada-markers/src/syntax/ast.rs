@@ -64,15 +64,26 @@ impl<'a> Document<'a> {
 
     /// The document as [`crate::syntax::units`] hands it out: each unit with
     /// the diagnostics filed under it, then those filed under none.
-    pub fn into_parsed(self) -> impl Iterator<Item = Parsed<'a>> {
-        let mut by_unit: Vec<Vec<Diagnostic>> = vec![Vec::new(); self.units.len()];
-        let mut rest = Vec::new();
-        for d in self.diagnostics {
-            match d.block.and_then(|b| by_unit.get_mut(b.wrapping_sub(1))) {
-                Some(list) => list.push(d),
-                None => rest.push(d),
+    pub fn into_parsed(mut self) -> impl Iterator<Item = Parsed<'a>> {
+        // Each unit's list is sized once; those filed under no unit stay
+        // where they are, so that a document of many malformed lines never
+        // holds its diagnostics twice.
+        let units = self.units.len();
+        let unit_of = |d: &Diagnostic| d.block.filter(|b| (1..=units).contains(b));
+        let mut counts = vec![0usize; units];
+        for b in self.diagnostics.iter().filter_map(unit_of) {
+            if let Some(c) = counts.get_mut(b - 1) {
+                *c += 1;
             }
         }
+        let mut by_unit: Vec<Vec<Diagnostic>> =
+            counts.into_iter().map(Vec::with_capacity).collect();
+        for d in self.diagnostics.extract_if(.., |d| unit_of(d).is_some()) {
+            if let Some(list) = unit_of(&d).and_then(|b| by_unit.get_mut(b - 1)) {
+                list.push(d);
+            }
+        }
+        let rest = self.diagnostics;
         let units = self
             .units
             .into_iter()
@@ -609,5 +620,55 @@ impl OpName {
             TaskKind::Move => OpName::Move,
             TaskKind::Remove => OpName::Remove,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::syntax::DiagnosticKind;
+
+    /// Each unit gets the diagnostics filed under it, in order, and those
+    /// filed under none (or under a unit the document has not) come last,
+    /// in order: none is lost or copied twice.
+    #[test]
+    fn into_parsed_files_every_diagnostic_once() {
+        let text =
+            "<<<<<<< WRITE path=\"a\"\nx\n>>>>>>> END\n<<<<<<< WRITE path=\"b\"\ny\n>>>>>>> END\n";
+        let mut doc = crate::parse(text);
+        assert_eq!(doc.units.len(), 2);
+        let d = |block: Option<usize>, at: usize| {
+            let mut d = crate::Diagnostic::new(
+                DiagnosticKind::StrayMarker,
+                crate::Span::empty(at),
+                format!("{block:?} at {at}"),
+            );
+            d.block = block;
+            d
+        };
+        doc.diagnostics = vec![
+            d(None, 0),
+            d(Some(1), 1),
+            d(Some(2), 2),
+            d(None, 3),
+            d(Some(1), 4),
+            d(Some(9), 5),
+            d(Some(0), 6),
+        ];
+        let parsed: Vec<_> = doc.into_parsed().collect();
+        let messages = |i: usize| -> Vec<String> {
+            parsed[i]
+                .diagnostics
+                .iter()
+                .map(|d| d.message.to_string())
+                .collect()
+        };
+        assert_eq!(parsed.len(), 3);
+        assert_eq!(messages(0), ["Some(1) at 1", "Some(1) at 4"]);
+        assert_eq!(messages(1), ["Some(2) at 2"]);
+        assert!(parsed[2].unit.is_none());
+        assert_eq!(
+            messages(2),
+            ["None at 0", "None at 3", "Some(9) at 5", "Some(0) at 6"]
+        );
     }
 }

@@ -150,7 +150,7 @@ impl std::fmt::Display for DiagnosticKind {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Label {
     pub span: Span,
-    pub message: String,
+    pub message: Cow<'static, str>,
 }
 
 /// A repair: replace the text of `span` with `replacement`.
@@ -254,13 +254,16 @@ pub struct Diagnostic {
     pub severity: Severity,
     /// The offending text: an attribute, a marker line, a body.
     pub span: Span,
-    /// What is wrong, and what would be right.
-    pub message: String,
+    /// What is wrong, and what would be right. A message that quotes
+    /// nothing of the document is borrowed, never copied: a document of
+    /// many malformed lines holds one diagnostic for each.
+    pub message: Cow<'static, str>,
     /// Other places worth showing: an opener, a probable closer.
     pub labels: Vec<Label>,
-    pub help: Option<String>,
-    /// A replacement that repairs the document, for editors to offer.
-    pub fix: Option<Fix>,
+    pub help: Option<Cow<'static, str>>,
+    /// A replacement that repairs the document, for editors to offer
+    /// (boxed: few diagnostics have one).
+    pub fix: Option<Box<Fix>>,
     /// The unit (block or standalone task) it belongs to, if any.
     pub block: Option<usize>,
     /// The task it belongs to, if any.
@@ -274,7 +277,7 @@ pub(crate) fn sort_in_document_order(diagnostics: &mut [Diagnostic]) {
 }
 
 impl Diagnostic {
-    pub fn new(kind: DiagnosticKind, span: Span, message: impl Into<String>) -> Self {
+    pub fn new(kind: DiagnosticKind, span: Span, message: impl Into<Cow<'static, str>>) -> Self {
         Diagnostic {
             kind,
             severity: kind.severity(),
@@ -288,7 +291,9 @@ impl Diagnostic {
         }
     }
 
-    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Self {
+    pub fn with_label(mut self, span: Span, message: impl Into<Cow<'static, str>>) -> Self {
+        // Most diagnostics have one label or none: no room for more.
+        self.labels.reserve_exact(1);
         self.labels.push(Label {
             span,
             message: message.into(),
@@ -296,18 +301,18 @@ impl Diagnostic {
         self
     }
 
-    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+    pub fn with_help(mut self, help: impl Into<Cow<'static, str>>) -> Self {
         self.help = Some(help.into());
         self
     }
 
     /// Offers `replacement` for the text of `span`.
     pub fn with_fix(mut self, span: Span, replacement: impl Into<String>) -> Self {
-        self.fix = Some(Fix {
+        self.fix = Some(Box::new(Fix {
             span,
             replacement: replacement.into(),
             placeholder: false,
-        });
+        }));
         self
     }
 

@@ -168,7 +168,13 @@ pub fn each_unit<'a>(
         if let Some(u) = &p.unit {
             unit(u, &p.diagnostics);
         }
-        all.extend(p.diagnostics);
+        if all.is_empty() {
+            // Moved, not copied: a document's diagnostics filed under no
+            // unit come as one list.
+            all = p.diagnostics;
+        } else {
+            all.extend(p.diagnostics);
+        }
     }
     crate::syntax::diagnostics::sort_in_document_order(&mut all);
     all
@@ -341,7 +347,7 @@ impl<'a> Items<'a> {
                 .filter(|d| parsed.is_none() || !is_alternative(d))
                 .map(|mut d| {
                     if is_alternative(&d) {
-                        d.message = "clada could not parse this line; please report it".to_owned();
+                        d.message = "clada could not parse this line; please report it".into();
                     }
                     d
                 })
