@@ -154,18 +154,24 @@ impl<W: Write> Write for Indented<'_, W> {
             }
             Ok(())
         })();
-        match result {
-            Ok(()) => Ok(buf.len()),
-            Err(e) => {
-                let kind = e.kind();
-                self.error.get_or_insert(e);
-                Err(kind.into())
-            }
-        }
+        kept(&mut self.error, buf.len(), result)
     }
 
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// `len` bytes written, or the output's error, kept whole in `error`
+/// (serde_json wraps what a writer returns) and returned by its kind.
+fn kept(error: &mut Option<io::Error>, len: usize, result: io::Result<()>) -> io::Result<usize> {
+    match result {
+        Ok(()) => Ok(len),
+        Err(e) => {
+            let kind = e.kind();
+            error.get_or_insert(e);
+            Err(kind.into())
+        }
     }
 }
 
@@ -205,14 +211,8 @@ impl<W: Write> Rest<'_, W> {
 
 impl<W: Write> Write for Rest<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self.put(buf) {
-            Ok(()) => Ok(buf.len()),
-            Err(e) => {
-                let kind = e.kind();
-                self.error.get_or_insert(e);
-                Err(kind.into())
-            }
-        }
+        let result = self.put(buf);
+        kept(&mut self.error, buf.len(), result)
     }
 
     fn flush(&mut self) -> io::Result<()> {
