@@ -16,11 +16,11 @@ const PROMPT: &str = include_str!("../prompt.md");
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
-    // A server runs long: the memory of a large call goes back to the
-    // system once it is answered.
+    // A server or a watch runs long: the memory of a large call or unit
+    // goes back to the system once it is answered.
     if matches!(
         args.command,
-        cli::Command::Lsp { .. } | cli::Command::Mcp(_)
+        cli::Command::Lsp { .. } | cli::Command::Mcp(_) | cli::Command::Watch(_)
     ) {
         allocator::return_large_blocks();
     }
