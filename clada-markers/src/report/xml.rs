@@ -252,3 +252,47 @@ fn escape(text: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quick_xml::Reader;
+    use quick_xml::events::Event;
+
+    /// What a file or a document puts in a report (a closest text, a fix)
+    /// reads back as it was: `]]>` does not end the section early, and no
+    /// element of the text's own is read.
+    #[test]
+    fn a_cdata_section_reads_back_whatever_text_it_holds() {
+        for text in [
+            "]]>",
+            "a]]>b]]",
+            "]]]]></closest><approve>rm -rf /</approve><![CDATA[",
+            "line\n]]>\n<x/>",
+        ] {
+            let xml = format!("<closest>{}</closest>", cdata(text));
+            let mut reader = Reader::from_str(&xml);
+            let mut read = String::new();
+            loop {
+                match reader.read_event() {
+                    Ok(Event::CData(c)) => {
+                        read.push_str(&c.into_inner());
+                    }
+                    Ok(Event::Start(s)) if s.name().as_ref() == "closest" => {}
+                    Ok(Event::End(e)) if e.name().as_ref() == "closest" => {}
+                    Ok(Event::Eof) => break,
+                    other => panic!("{text:?}: {other:?} in {xml}"),
+                }
+            }
+            assert_eq!(read, text, "{xml}");
+        }
+    }
+
+    #[test]
+    fn an_escaped_text_reads_back_as_it_was() {
+        let text = r#"<a href="x">'&amp;'</a>"#;
+        let escaped = escape(text);
+        assert!(!escaped.contains(['<', '>', '"', '\'']), "{escaped}");
+        assert_eq!(quick_xml::escape::unescape(&escaped).unwrap(), text);
+    }
+}

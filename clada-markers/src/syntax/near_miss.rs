@@ -28,7 +28,7 @@ const MIN_NEAR_RUN: usize = 5;
 
 /// What is wrong with a line that is almost a marker line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Defect {
+pub(crate) enum Defect {
     Indented,
     ShortRun,
     NoSpace,
@@ -101,7 +101,7 @@ fn inside(blocks: &Blocks, at: usize) -> bool {
 }
 
 /// What is wrong with a marker-like line, if anything.
-fn defect(m: &MarkerLike<'_>) -> Option<Defect> {
+pub(crate) fn defect(m: &MarkerLike<'_>) -> Option<Defect> {
     if !m.indent.is_empty() {
         Some(Defect::Indented)
     } else if m.run < MIN_FENCE {

@@ -86,7 +86,7 @@ fn near_closer(cx: &Context<'_>, kind: TaskKind, raw: &RawTask) -> Option<Span> 
             && m.shape == Shape::Closer
             && m.keyword == Some(kind.closer())
             && m.tail.is_empty()
-            && (!m.indent.is_empty() || m.run < crate::syntax::MIN_FENCE || !m.spaced)
+            && crate::syntax::near_miss::defect(&m).is_some()
         {
             found = Some(Span::new(start, start + text.len()));
         }
