@@ -190,7 +190,7 @@ function applySync(document, root, opts) {
 }
 
 // applyFiles, in memory (PROTOCOL §7.6).
-const FILES_KEYS = ["dialect", "dryRun", "atomic", "match", "allowEmpty"];
+const FILES_KEYS = ["dialect", "dryRun", "atomic", "match", "allowEmpty", "changes"];
 
 function applyFiles(document, files, opts) {
   if (typeof native.applyFilesJson !== "function") {
@@ -200,7 +200,14 @@ function applyFiles(document, files, opts) {
   const o = options(opts, "options");
   knownKeys(o, FILES_KEYS, "applyFiles");
   const { paths, contents } = fileMap(files);
-  const answer = native.applyFilesJson(bytes, paths, contents, applyOptions(o));
+  // `changes` is applyFiles' own (apply always reports them).
+  const { changes, ...rest } = o;
+  if (changes !== undefined && typeof changes !== "boolean") {
+    throw invalid(`changes must be a boolean, not ${describe(changes)}`);
+  }
+  const settings = applyOptions(rest);
+  settings.changes = changes ?? false;
+  const answer = native.applyFilesJson(bytes, paths, contents, settings);
   const report = settle(answer.json);
   // The files by path, in an object without a prototype: a file named
   // `__proto__` or `constructor` is a key like any other.
