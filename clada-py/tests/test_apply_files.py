@@ -193,3 +193,19 @@ def test_threads_apply_at_once_and_each_gets_its_own_answer() -> None:
     for i in range(8):
         assert f"LINE {i}\n".encode() in results[i]
         assert results[i].count(b"LINE") == 1
+
+
+def test_any_mapping_is_read_through_its_items() -> None:
+    # A plain dict is read directly; a subclass or another mapping through
+    # its own `items`, as it says its files are.
+    class Renamed(dict[str, bytes]):
+        def items(self) -> list[tuple[str, bytes]]:  # type: ignore[override]
+            return [("src/a.txt", b"one\ntwo\n")]
+
+    after, report = clada.apply_files(EDIT, Renamed({"elsewhere.txt": b"x"}))
+    assert report["ok"], report
+    assert after == {"src/a.txt": b"one\n2\n"}
+    from types import MappingProxyType
+
+    after, report = clada.apply_files(EDIT, MappingProxyType({"src/a.txt": b"one\ntwo\n"}))
+    assert report["ok"] and after == {"src/a.txt": b"one\n2\n"}
