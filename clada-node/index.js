@@ -84,7 +84,9 @@ function describe(value) {
  * call can widen what it allows.
  */
 function options(value, name) {
-  if (value === undefined || value === null) return {};
+  // None given: an object without a prototype too, so that nothing is
+  // read through Object.prototype either.
+  if (value === undefined || value === null) return Object.create(null);
   if (typeof value !== "object" || Array.isArray(value)) {
     throw invalid(`${name} must be an object of options, not ${describe(value)}`);
   }

@@ -70,4 +70,11 @@ test("applyFiles gives the report's changes only when asked", TODO, () => {
   // A dry run always says what it would change.
   assert.equal(clada.applyFiles(document, input, { dryRun: true }).report.changes.length, 1);
   assert.throws(() => clada.applyFiles(document, input, { changes: "yes" }), /changes must be a boolean/);
+  // Only the options' own `changes` counts, never one planted on a prototype.
+  Object.prototype.changes = true;
+  try {
+    assert.equal(Object.hasOwn(clada.applyFiles(document, input).report, "changes"), false);
+  } finally {
+    delete Object.prototype.changes;
+  }
 });
