@@ -81,6 +81,12 @@ export interface ApplyFilesOptions {
   match?: "whitespace" | "exact";
   /** A document without any task is not an error (`no_tasks`). */
   allowEmpty?: boolean;
+  /**
+   * The report has `changes` (what the run changed, path by path, with a
+   * unified diff per file) only when true, or in a dry run; default false:
+   * the files after are the answer, and the diffs cost most of a small call.
+   */
+  changes?: boolean;
 }
 
 /** What {@link applyFiles} gives: the files after the run, and its report. */

@@ -84,7 +84,9 @@ function describe(value) {
  * call can widen what it allows.
  */
 function options(value, name) {
-  if (value === undefined || value === null) return {};
+  // None given: an object without a prototype too, so that nothing is
+  // read through Object.prototype either.
+  if (value === undefined || value === null) return Object.create(null);
   if (typeof value !== "object" || Array.isArray(value)) {
     throw invalid(`${name} must be an object of options, not ${describe(value)}`);
   }
@@ -190,7 +192,7 @@ function applySync(document, root, opts) {
 }
 
 // applyFiles, in memory (PROTOCOL §7.6).
-const FILES_KEYS = ["dialect", "dryRun", "atomic", "match", "allowEmpty"];
+const FILES_KEYS = ["dialect", "dryRun", "atomic", "match", "allowEmpty", "changes"];
 
 function applyFiles(document, files, opts) {
   if (typeof native.applyFilesJson !== "function") {
@@ -200,7 +202,14 @@ function applyFiles(document, files, opts) {
   const o = options(opts, "options");
   knownKeys(o, FILES_KEYS, "applyFiles");
   const { paths, contents } = fileMap(files);
-  const answer = native.applyFilesJson(bytes, paths, contents, applyOptions(o));
+  // `changes` is applyFiles' own (apply always reports them).
+  const { changes, ...rest } = o;
+  if (changes !== undefined && typeof changes !== "boolean") {
+    throw invalid(`changes must be a boolean, not ${describe(changes)}`);
+  }
+  const settings = applyOptions(rest);
+  settings.changes = changes ?? false;
+  const answer = native.applyFilesJson(bytes, paths, contents, settings);
   const report = settle(answer.json);
   // The files by path, in an object without a prototype: a file named
   // `__proto__` or `constructor` is a key like any other.

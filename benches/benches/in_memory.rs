@@ -15,6 +15,11 @@
 //! cargo build --release -p clada-cli
 //! cargo bench -p clada-benches --bench in_memory
 //! ```
+//!
+//! `-- loop N`: only the in-memory apply, N passes over the replies, for
+//! `perf record` (`target/release/deps/in_memory-* loop 2000` after
+//! `cargo bench --no-run`); prints the time per reply. `changes`: the
+//! reports with their `changes` (off by default in memory).
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -37,15 +42,46 @@ fn statuses(report: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The CPU time of this process so far, user and system, in ms.
+fn cpu_ms() -> f64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_SELF).map_or(f64::NAN, |u| {
+        let ms = |t: nix::sys::time::TimeVal| {
+            t.tv_sec() as f64 * 1000.0 + f64::from(t.tv_usec() as i32) / 1000.0
+        };
+        ms(u.user_time()) + ms(u.system_time())
+    })
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
     let cases = aider_replies::corpus_cases().expect("corpus/aider-history");
+    let args: Vec<String> = std::env::args().collect();
     let settings = Settings {
         dialect: Dialect::Aider,
-        ..Settings::default()
+        changes: args.iter().any(|a| a == "changes"),
+        ..Settings::in_memory()
     };
+    if let Some(at) = args.iter().position(|a| a == "loop") {
+        let passes: usize = args
+            .get(at + 1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1000);
+        let (start, cpu) = (Instant::now(), cpu_ms());
+        for _ in 0..passes {
+            for (reply, files) in &cases {
+                let out = apply_files(reply, files.clone(), &settings).expect("apply_files");
+                std::hint::black_box(out);
+            }
+        }
+        let calls = (passes * cases.len()) as f64;
+        let wall = start.elapsed().as_secs_f64() * 1000.0 / calls;
+        let cpu = (cpu_ms() - cpu) / calls;
+        println!("in memory (apply_files): {wall:8.4} ms per reply, {cpu:8.4} ms CPU");
+        return;
+    }
     let clada = clada_binary();
     let scratch = tempfile::tempdir().expect("scratch");
 

@@ -50,6 +50,7 @@ pub fn apply_files_json(
     contents: Vec<Buffer>,
     options: ApplyOptions,
 ) -> FilesAnswer {
+    let changes = options.changes.unwrap_or(false);
     let settings = match options.settings() {
         Ok(settings) => settings,
         Err(e) => return FilesAnswer::failed(bad_argument(e)),
@@ -71,7 +72,7 @@ pub fn apply_files_json(
             "files gives a path twice: each file once".to_owned(),
         )));
     }
-    match calls::apply_files(&document, files, &settings) {
+    match calls::apply_files(&document, files, &settings, changes) {
         Ok((after, report)) => {
             let (paths, contents) = after.into_iter().map(|(p, c)| (p, c.into())).unzip();
             FilesAnswer {

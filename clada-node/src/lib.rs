@@ -122,6 +122,8 @@ pub struct ApplyOptions {
     pub timeout_text: Option<String>,
     /// A document without any task is not an error (`no_tasks`).
     pub allow_empty: bool,
+    /// `applyFiles` only: the report has its `changes` (a diff per file).
+    pub changes: Option<bool>,
 }
 
 impl ApplyOptions {
@@ -281,6 +283,7 @@ mod tests {
             timeout: None,
             timeout_text: None,
             allow_empty: false,
+            changes: None,
         }
     }
 

@@ -65,8 +65,8 @@ test("a real run's report says what it changed, with counts and a diff", async (
   );
   assert.equal(report.changes?.[0].diff, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\n");
   assert.equal(report.changes?.[0].omitted, undefined);
-  // In memory, the same.
-  const { report: inMemory } = clada.applyFiles(EDIT, { "a.txt": "one\n" });
+  // In memory, the same, when asked.
+  const { report: inMemory } = clada.applyFiles(EDIT, { "a.txt": "one\n" }, { changes: true });
   assert.deepEqual(inMemory.changes, [report.changes?.[0]]);
 });
 

@@ -51,3 +51,30 @@ test("applyFiles checks its arguments", TODO, () => {
   assert.throws(() => clada.applyFiles("", {}, { git: true }), /unknown option "git"/);
 });
 
+
+test("applyFiles gives the report's changes only when asked", TODO, () => {
+  const document = '<<<<<<< SEARCH path="a.txt"\none\n=======\ntwo\n>>>>>>> REPLACE\n';
+  const input = { "a.txt": "zero\none\n" };
+  const plain = clada.applyFiles(document, input);
+  assert.equal(plain.report.ok, true);
+  assert.equal("changes" in plain.report, false);
+  const asked = clada.applyFiles(document, input, { changes: true });
+  assert.deepEqual(asked.report.changes, [
+    { path: "a.txt", change: "modified", added: 1, removed: 1, diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n zero\n-one\n+two\n" },
+  ]);
+  // The rest of the report, and the files, are the same either way.
+  const { changes, duration_ms: _a, ...rest } = asked.report;
+  const { duration_ms: _b, ...plainRest } = plain.report;
+  assert.deepEqual(rest, plainRest);
+  assert.deepEqual(asked.files, plain.files);
+  // A dry run always says what it would change.
+  assert.equal(clada.applyFiles(document, input, { dryRun: true }).report.changes.length, 1);
+  assert.throws(() => clada.applyFiles(document, input, { changes: "yes" }), /changes must be a boolean/);
+  // Only the options' own `changes` counts, never one planted on a prototype.
+  Object.prototype.changes = true;
+  try {
+    assert.equal(Object.hasOwn(clada.applyFiles(document, input).report, "changes"), false);
+  } finally {
+    delete Object.prototype.changes;
+  }
+});

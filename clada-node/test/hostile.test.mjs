@@ -101,6 +101,24 @@ test("options inherited from a polluted prototype are never read", async () => {
   }
 });
 
+test("options inherited from a polluted prototype are never read, options given or not", () => {
+  const { root } = hostileRoot();
+  const command = "echo pwned > pwned";
+  const planted = { allow: [command], dryRun: true, changes: true };
+  Object.assign(Object.prototype, planted);
+  try {
+    const report = clada.applySync(`<<<<<<< RUN\n${command}\n>>>>>>> END\n<<<<<<< WRITE path="a"\na\n>>>>>>> END\n`, root);
+    assert.deepEqual(report.resend.needs_approval, [1]);
+    assert.equal(existsSync(join(root, "pwned")), false);
+    assert.equal(existsSync(join(root, "a")), true, "a planted dryRun was read");
+    const { report: inMemory } = clada.applyFiles('<<<<<<< WRITE path="a"\na\n>>>>>>> END\n', {});
+    assert.equal(Object.hasOwn(inMemory, "changes"), false);
+    assert.equal(Object.hasOwn(inMemory, "dry_run"), false);
+  } finally {
+    for (const key of Object.keys(planted)) delete Object.prototype[key];
+  }
+});
+
 test("an approval is the exact command line: a document cannot stretch it", async () => {
   const { root } = hostileRoot();
   const report = await clada.apply("<<<<<<< RUN\ntrue; touch pwned\n>>>>>>> END\n", root, { allow: ["true"] });

@@ -279,12 +279,13 @@ fn names_a_file<'t>(text: &'t str, root: &Path) -> Option<&'t str> {
 
 /// `clada_markers::apply_files` with `settings` (their dialect,
 /// matching and `atomic`; no git, no lock, no commands): the files after
-/// the document, and its report. A document not UTF-8 is a report, the
-/// files unchanged.
+/// the document, and its report, with its `changes` when `changes` (or a
+/// dry run) asks. A document not UTF-8 is a report, the files unchanged.
 pub(crate) fn apply_files(
     document: &[u8],
     files: BTreeMap<String, Vec<u8>>,
     settings: &ApplySettings,
+    changes: bool,
 ) -> Result<(BTreeMap<String, Vec<u8>>, ApplyReport), Failure> {
     let started = Instant::now();
     let text = match text(document)? {
@@ -300,7 +301,9 @@ pub(crate) fn apply_files(
         atomic: settings.atomic,
         matching: settings.matching.into(),
         dry_run: settings.dry_run,
-        ..Settings::default()
+        allow_empty: settings.allow_empty,
+        changes,
+        ..Settings::in_memory()
     };
     let (after, mut report) = clada_markers::apply_files(text, files, &settings)
         .map_err(|e| Failure::clada(e.error_type(), e.to_string()))?;

@@ -30,23 +30,18 @@ use settings::{ApplySettings, BadArgument, DialectChoice, Matching, Timeout};
 /// The system prompt of `clada prompt`, kept beside the command line.
 const PROMPT: &str = include_str!("../../clada-cli/prompt.md");
 
-/// Python's `json.loads`, `clada.CladaError` and `clada.ConvertError`,
-/// found once.
-static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `clada.CladaError` and `clada.ConvertError`, found once.
 static CLADA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CONVERT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 /// `clada._render.Report`: the dict `check` and `apply` return.
 static REPORT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// A report as Python data, from its JSON (made off the interpreter's
-/// lock): `json.loads` gives dicts, lists, strings, numbers, booleans and
-/// `None`, the keys in the report's order.
-fn data<'py>(py: Python<'py>, json: Result<String, String>) -> PyResult<Bound<'py, PyAny>> {
-    let json = json.map_err(PyRuntimeError::new_err)?;
-    let loads = LOADS.get_or_try_init(py, || -> PyResult<_> {
-        Ok(py.import("json")?.getattr("loads")?.unbind())
-    })?;
-    loads.bind(py).call1((json,))
+/// A report as Python data: what `json.loads` makes of its JSON (dicts,
+/// lists, strings, numbers, booleans and `None`, the keys in the report's
+/// order), built directly, without the JSON text.
+fn data<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, value)
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot hand over the report: {e}")))
 }
 
 /// A report as `check` and `apply` return it: the dict of its JSON, with
@@ -54,18 +49,14 @@ fn data<'py>(py: Python<'py>, json: Result<String, String>) -> PyResult<Bound<'p
 /// key), for `clada.render`.
 fn report_with_text<'py>(
     py: Python<'py>,
-    json: Result<String, String>,
+    report: &impl serde::Serialize,
     text: String,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let dict = data(py, json)?;
+    let dict = data(py, report)?;
     let class = REPORT.import(py, "clada._render", "Report")?;
     let report = class.call1((dict,))?;
     report.setattr("_clada_text", text)?;
     Ok(report)
-}
-
-fn json_of(value: &impl serde::Serialize) -> Result<String, String> {
-    serde_json::to_string(value).map_err(|e| format!("cannot serialise the report: {e}"))
 }
 
 impl From<BadArgument> for PyErr {
@@ -88,8 +79,8 @@ fn exception(py: Python<'_>, failure: Failure) -> PyResult<PyErr> {
         } => {
             let report = match report {
                 None => py.None().into_bound(py),
-                Some(Report::Apply(r)) => data(py, json_of(&r))?,
-                Some(Report::Check(r)) => data(py, json_of(&r))?,
+                Some(Report::Apply(r)) => data(py, &r)?,
+                Some(Report::Check(r)) => data(py, &r)?,
             };
             // Its name in reports: `validation`, `runtime`, `system`.
             let category = serde_json::to_value(kind.category())
@@ -138,10 +129,10 @@ fn check<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let bytes = document_bytes(document)?;
     let dialect = DialectChoice::parse(dialect, "dialect")?;
-    let (json, text) = py
-        .detach(|| calls::check(bytes, dialect).map(|(report, text)| (json_of(&report), text)))
+    let (report, text) = py
+        .detach(|| calls::check(bytes, dialect))
         .map_err(|f| raise(py, f))?;
-    report_with_text(py, json, text)
+    report_with_text(py, &report, text)
 }
 
 /// Applies a document to the directory `root`, as `clada apply --no-prompt
@@ -223,16 +214,13 @@ fn apply<'py>(
     // other Python thread changes it meanwhile.
     let dirs = clada_markers::engine::Dirs::from_env();
     let mut warnings = Vec::new();
-    let result = py.detach(|| {
-        calls::apply(bytes, &root, &settings, dirs, &mut warnings)
-            .map(|(report, text)| (json_of(&report), text))
-    });
+    let result = py.detach(|| calls::apply(bytes, &root, &settings, dirs, &mut warnings));
     for warning in warnings {
         let message = std::ffi::CString::new(warning.replace('\0', " ")).unwrap_or_default();
         PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
     }
-    let (json, text) = result.map_err(|f| raise(py, f))?;
-    report_with_text(py, json, text)
+    let (report, text) = result.map_err(|f| raise(py, f))?;
+    report_with_text(py, &report, text)
 }
 
 /// Applies a document to files held in memory, as `apply` would to a
@@ -249,9 +237,13 @@ fn apply<'py>(
 /// 50 MiB or files over 400 MiB together (`input_too_large`).
 ///
 /// - `dialect`, `match`, `atomic`, `dry_run`, `allow_empty`: as for `apply`.
+/// - `changes`: the report has `changes` (what the run changed, path by
+///   path, with a unified diff per file, as `apply` gives them) only when
+///   True, or in a dry run; the files after are the answer otherwise, and
+///   the diffs cost most of a small call.
 #[pyfunction]
-#[pyo3(signature = (document, files, *, dialect = "auto", r#match = "whitespace", atomic = None, dry_run = false, allow_empty = false),
-text_signature = "(document, files, *, dialect=\"auto\", match=\"whitespace\", atomic=None, dry_run=False, allow_empty=False)")]
+#[pyo3(signature = (document, files, *, dialect = "auto", r#match = "whitespace", atomic = None, dry_run = false, allow_empty = false, changes = false),
+text_signature = "(document, files, *, dialect=\"auto\", match=\"whitespace\", atomic=None, dry_run=False, allow_empty=False, changes=False)")]
 #[allow(clippy::too_many_arguments)]
 fn apply_files<'py>(
     py: Python<'py>,
@@ -262,6 +254,7 @@ fn apply_files<'py>(
     atomic: Option<&Bound<'py, PyAny>>,
     dry_run: bool,
     allow_empty: bool,
+    changes: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyAny>)> {
     let bytes = document_bytes(document)?;
     let settings = ApplySettings {
@@ -275,15 +268,13 @@ fn apply_files<'py>(
         allow_empty,
     };
     let files = file_map(files)?;
-    let result = py.detach(|| {
-        calls::apply_files(bytes, files, &settings).map(|(after, report)| (after, json_of(&report)))
-    });
-    let (after, json) = result.map_err(|f| raise(py, f))?;
+    let result = py.detach(|| calls::apply_files(bytes, files, &settings, changes));
+    let (after, report) = result.map_err(|f| raise(py, f))?;
     let out = PyDict::new(py);
     for (path, contents) in after {
         out.set_item(path, PyBytes::new(py, &contents))?;
     }
-    Ok((out, data(py, json)?))
+    Ok((out, data(py, &report)?))
 }
 
 /// `files=`: a mapping of str paths to `bytes` or `str` contents.
@@ -291,34 +282,52 @@ fn file_map(files: &Bound<'_, PyAny>) -> PyResult<std::collections::BTreeMap<Str
     let wrong = || {
         PyTypeError::new_err("files must be a mapping of paths (str) to contents (bytes or str)")
     };
-    let items = files.call_method0("items").map_err(|_| wrong())?;
     let mut out = std::collections::BTreeMap::new();
+    // A dict (not a subclass, whose `items` may say otherwise) is read
+    // without asking for its items.
+    if let Ok(dict) = files.cast_exact::<PyDict>() {
+        for (key, value) in dict.iter() {
+            one_file(&key, &value, &mut out)?;
+        }
+        return Ok(out);
+    }
+    let items = files.call_method0("items").map_err(|_| wrong())?;
     for item in items.try_iter().map_err(|_| wrong())? {
         let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
-        let path: String = key.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "files has the key {}: each path is a str",
-                key.repr().map(|r| r.to_string()).unwrap_or_default()
-            ))
-        })?;
-        let contents = if let Ok(text) = value.cast::<PyString>() {
-            text.to_str()?.as_bytes().to_vec()
-        } else if let Ok(bytes) = value.cast::<PyBytes>() {
-            bytes.as_bytes().to_vec()
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "files[{path:?}] is {}: contents are bytes or str",
-                value.get_type().name()?
-            )));
-        };
-        // A mapping has each key once; one that says otherwise is refused.
-        if out.insert(path.clone(), contents).is_some() {
-            return Err(PyValueError::new_err(format!(
-                "files gives {path:?} twice: each file once"
-            )));
-        }
+        one_file(&key, &value, &mut out)?;
     }
     Ok(out)
+}
+
+/// A file of `files=`, its path and contents, into `out`.
+fn one_file(
+    key: &Bound<'_, PyAny>,
+    value: &Bound<'_, PyAny>,
+    out: &mut std::collections::BTreeMap<String, Vec<u8>>,
+) -> PyResult<()> {
+    let path: String = key.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "files has the key {}: each path is a str",
+            key.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })?;
+    let contents = if let Ok(text) = value.cast::<PyString>() {
+        text.to_str()?.as_bytes().to_vec()
+    } else if let Ok(bytes) = value.cast::<PyBytes>() {
+        bytes.as_bytes().to_vec()
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "files[{path:?}] is {}: contents are bytes or str",
+            value.get_type().name()?
+        )));
+    };
+    // A mapping has each key once; one that says otherwise is refused.
+    if out.insert(path.clone(), contents).is_some() {
+        return Err(PyValueError::new_err(format!(
+            "files gives {path:?} twice: each file once"
+        )));
+    }
+    Ok(())
 }
 
 /// `atomic=`: None, a bool, or a name.
@@ -439,7 +448,7 @@ fn schema<'py>(py: Python<'py>, which: &str) -> PyResult<Bound<'py, PyAny>> {
             )));
         }
     };
-    data(py, json_of(&schema))
+    data(py, &schema)
 }
 
 /// The extension module; `clada/__init__.py` is its public face.

@@ -50,7 +50,7 @@ def test_the_report_is_the_report_of_apply_on_a_directory(root: Path) -> None:
     (root / "src").mkdir()
     (root / "src/a.txt").write_bytes(files["src/a.txt"])
     on_disk = clada.apply(doc, root)
-    after, in_memory = clada.apply_files(doc, files)
+    after, in_memory = clada.apply_files(doc, files, changes=True)
     # Only the undo record is the directory's own: nothing in memory keeps one.
     on_disk.pop("undo", None)
     assert untimed(in_memory) == untimed(on_disk)
@@ -65,6 +65,45 @@ def test_the_report_is_the_report_of_apply_on_a_directory(root: Path) -> None:
         "new/n.txt": b"hi\n",
         "moved/a.txt": (root / "moved/a.txt").read_bytes(),
     }
+
+
+def test_changes_are_in_the_report_only_when_asked() -> None:
+    doc = EDIT + '<<<<<<< WRITE path="new.txt"\nhi\n>>>>>>> END\n'
+    files = {"src/a.txt": b"one\ntwo\n"}
+    after, plain = clada.apply_files(doc, files)
+    assert plain["ok"]
+    assert "changes" not in plain
+    asked_after, asked = clada.apply_files(doc, files, changes=True)
+    assert asked["changes"] == [
+        {
+            "path": "new.txt",
+            "change": "created",
+            "added": 1,
+            "removed": 0,
+            "diff": "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hi\n",
+        },
+        {
+            "path": "src/a.txt",
+            "change": "modified",
+            "added": 1,
+            "removed": 1,
+            "diff": "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n",
+        },
+    ], asked["changes"]
+    # Asked or not, the rest of the report and the files are the same.
+    assert {k: v for k, v in untimed(asked).items() if k != "changes"} == untimed(plain)
+    assert asked_after == after
+    # A dry run always says what it would change.
+    _, dry = clada.apply_files(doc, files, dry_run=True)
+    assert [c["path"] for c in dry["changes"]] == ["new.txt", "src/a.txt"]
+
+
+def test_a_document_without_tasks_is_an_error_unless_allowed() -> None:
+    _, refused = clada.apply_files("Only prose.\n", {"a": b"a"})
+    assert not refused["ok"]
+    assert refused["diagnostics"][0]["kind"] == "no_tasks"
+    _, allowed = clada.apply_files("Only prose.\n", {"a": b"a"}, allow_empty=True)
+    assert allowed["ok"], allowed
 
 
 def test_a_command_is_skipped_not_run() -> None:
@@ -154,3 +193,19 @@ def test_threads_apply_at_once_and_each_gets_its_own_answer() -> None:
     for i in range(8):
         assert f"LINE {i}\n".encode() in results[i]
         assert results[i].count(b"LINE") == 1
+
+
+def test_any_mapping_is_read_through_its_items() -> None:
+    # A plain dict is read directly; a subclass or another mapping through
+    # its own `items`, as it says its files are.
+    class Renamed(dict[str, bytes]):
+        def items(self) -> list[tuple[str, bytes]]:  # type: ignore[override]
+            return [("src/a.txt", b"one\ntwo\n")]
+
+    after, report = clada.apply_files(EDIT, Renamed({"elsewhere.txt": b"x"}))
+    assert report["ok"], report
+    assert after == {"src/a.txt": b"one\n2\n"}
+    from types import MappingProxyType
+
+    after, report = clada.apply_files(EDIT, MappingProxyType({"src/a.txt": b"one\ntwo\n"}))
+    assert report["ok"] and after == {"src/a.txt": b"one\n2\n"}

@@ -68,8 +68,8 @@ def progress_during_long(call: object) -> tuple[float, float, list[float]]:
 
 def test_another_thread_runs_while_a_large_document_is_checked() -> None:
     # 30,000 tasks: long enough to see the other thread during the check.
-    # The report is read by json.loads after it, which lets other threads
-    # in too: only the first third of the call, the check itself, counts.
+    # The report is made into Python objects after it, holding the lock:
+    # only the first third of the call, the check itself, counts.
     start, end, noted = progress_during_long(clada.check)
     assert end - start >= 0.3, "too quick to tell"
     inside = [t for t in noted if start + 0.05 < t < start + (end - start) / 3]

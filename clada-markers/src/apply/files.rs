@@ -152,7 +152,10 @@ fn tree_of(files: BTreeMap<String, Vec<u8>>) -> Result<MemoryTree, FilesError> {
 /// disk: no lock, no git (`settings.git` and `settings.lock_file` are
 /// ignored), no undo record. RUN tasks do not run: each is `skipped`,
 /// with the reason `not run: commands do not run on files in memory`.
-/// `settings.dialect` reads the document.
+/// `settings.dialect` reads the document. The report has its `changes`
+/// (a diff per file) only when `settings.changes` asks, or in a dry run:
+/// [`Settings::in_memory`], the defaults here, leaves them out (the caller
+/// holds the files before and after).
 ///
 /// Errors, with nothing applied: a document over [`MAX_DOCUMENT_SIZE`],
 /// files over [`MAX_FILES_SIZE`] together, a key that is not a normal
@@ -165,9 +168,13 @@ fn tree_of(files: BTreeMap<String, Vec<u8>>) -> Result<MemoryTree, FilesError> {
 ///
 /// let files = BTreeMap::from([("src/a.txt".to_owned(), b"one\r\ntwo\r\n".to_vec())]);
 /// let doc = "<<<<<<< SEARCH path=\"src/a.txt\"\ntwo\n=======\n2\n>>>>>>> REPLACE\n";
-/// let (after, report) = apply_files(doc, files, &Settings::default())?;
-/// assert!(report.ok);
+/// let (after, report) = apply_files(doc, files.clone(), &Settings::in_memory())?;
+/// assert!(report.ok && report.changes.is_none());
 /// assert_eq!(after["src/a.txt"], b"one\r\n2\r\n");
+/// // The diffs, when asked.
+/// let settings = Settings { changes: true, ..Settings::in_memory() };
+/// let (_, report) = apply_files(doc, files, &settings)?;
+/// assert_eq!(report.changes.map(|c| c.len()), Some(1));
 /// # Ok::<(), clada_markers::FilesError>(())
 /// ```
 pub fn apply_files(

@@ -183,8 +183,11 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
         let (start, line) = lines[i];
         // A shell block, unless a SEARCH line follows within two lines:
         // its content is commands, not blocks (aider offers to run them).
-        let head_follows = (1..=2).any(|k| lines.get(i + k).is_some_and(|l| is_head(l.1)));
-        if SHELL_FENCES.iter().any(|f| line.trim().starts_with(f)) && !head_follows {
+        let trimmed = line.trim();
+        let shell =
+            trimmed.starts_with("```") && SHELL_FENCES.iter().any(|f| trimmed.starts_with(f));
+        let head_follows = || (1..=2).any(|k| lines.get(i + k).is_some_and(|l| is_head(l.1)));
+        if shell && !head_follows() {
             i += 1;
             while i < lines.len() && !lines[i].1.trim().starts_with("```") {
                 i += 1;

@@ -544,21 +544,27 @@ fn closest(text: &str, search: &str) -> Option<Closest> {
     // closest to either is compared with the search as written.
     let (core, stripped) = strip_copied(search);
     let mut best = closest_window(text, search);
+    // The likeness of the region to the search as written, when it was
+    // found by it (else measured below).
+    let mut ratio = best.as_ref().map(|w| w.ratio);
     if !stripped.is_empty() && !core.is_empty() {
         let other = closest_window(text, core);
         if other.as_ref().map(|c| c.rank) > best.as_ref().map(|c| c.rank) {
             best = other;
+            ratio = None;
         }
     }
     let best = best?;
     let region = &best.region;
-    let mut config = similar::TextDiff::configure();
-    config.deadline(Instant::now() + DIFF_TIME);
-    let similarity = if search.len() + region.len() <= CHAR_DIFF_LIMIT {
-        config.diff_chars(search, region.as_str()).ratio()
-    } else {
-        config.diff_lines(search, region.as_str()).ratio()
-    };
+    let similarity = ratio.unwrap_or_else(|| {
+        let mut config = similar::TextDiff::configure();
+        config.deadline(Instant::now() + DIFF_TIME);
+        if search.len() + region.len() <= CHAR_DIFF_LIMIT {
+            config.diff_chars(search, region.as_str()).ratio()
+        } else {
+            config.diff_lines(search, region.as_str()).ratio()
+        }
+    });
     let (start_line, end_line) = (best.start_line, best.end_line);
     let lines = if start_line == end_line {
         format!("line {start_line}")
@@ -607,6 +613,8 @@ struct Window {
     end_line: usize,
     region: String,
     rank: f64,
+    /// The diff's likeness of the region to the text looked for.
+    ratio: f32,
 }
 
 /// `search` without what a model copies around a search text, and what
@@ -749,31 +757,33 @@ fn closest_window(text: &str, search: &str) -> Option<Window> {
         .collect();
     // Best scores first, earlier windows first among equals.
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let best = ranked
-        .iter()
-        .take(CANDIDATES)
-        .map(|&(score, i)| {
-            let region: String = lines[i..i + n].concat();
-            let config = || {
-                let mut c = similar::TextDiff::configure();
-                c.deadline(Instant::now() + DIFF_TIME);
-                c
-            };
-            let ratio = if search.len() + region.len() <= CHAR_DIFF_LIMIT {
-                config().diff_chars(search, region.as_str()).ratio()
-            } else {
-                config().diff_lines(search, region.as_str()).ratio()
-            };
-            // Words in place and characters in common count alike.
-            (
-                (f64::from(ratio) + score) / 2.0,
-                f64::from(ratio),
-                i,
-                region,
-            )
-        })
-        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.2.cmp(&a.2)))?;
-    let (rank, _, i, region) = best;
+    // The highest rank, the earliest window among equals. The candidates
+    // come best score first, and a rank is at most (1 + score) / 2 (a
+    // likeness of 1): once that is below the best rank found, no
+    // candidate left can reach it, and none is diffed.
+    let mut best: Option<(f64, f32, usize, String)> = None;
+    for &(score, i) in ranked.iter().take(CANDIDATES) {
+        if best.as_ref().is_some_and(|b| (1.0 + score) / 2.0 < b.0) {
+            break;
+        }
+        let region: String = lines[i..i + n].concat();
+        let mut config = similar::TextDiff::configure();
+        config.deadline(Instant::now() + DIFF_TIME);
+        let ratio = if search.len() + region.len() <= CHAR_DIFF_LIMIT {
+            config.diff_chars(search, region.as_str()).ratio()
+        } else {
+            config.diff_lines(search, region.as_str()).ratio()
+        };
+        // Words in place and characters in common count alike.
+        let rank = (f64::from(ratio) + score) / 2.0;
+        let better = best
+            .as_ref()
+            .is_none_or(|b| rank.total_cmp(&b.0).then(b.2.cmp(&i)).is_gt());
+        if better {
+            best = Some((rank, ratio, i, region));
+        }
+    }
+    let (rank, ratio, i, region) = best?;
     if rank < MIN_SIMILARITY {
         return None;
     }
@@ -782,6 +792,7 @@ fn closest_window(text: &str, search: &str) -> Option<Window> {
         end_line: i + n,
         region,
         rank,
+        ratio,
     })
 }
 
@@ -1044,5 +1055,74 @@ mod tests {
             Some("only white space differs: spaces inside lines")
         );
         assert_eq!(d("a\n", "b\n"), None);
+    }
+}
+
+#[cfg(test)]
+mod closest_tests {
+    use super::*;
+
+    /// The closest window as found before candidates were cut short: each
+    /// of the eight best by score diffed, the highest rank kept (the
+    /// earliest among equals).
+    fn every_candidate(text: &str, search: &str) -> Option<(usize, f64)> {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let wanted: Vec<&str> = search.split_inclusive('\n').collect();
+        let n = wanted.len().min(lines.len());
+        let sample: Vec<usize> = (0..n.min(HINT_SAMPLE_LINES)).collect();
+        let want: Vec<Vec<&str>> = sample.iter().map(|&k| words(wanted[k])).collect();
+        let have: Vec<Vec<&str>> = lines.iter().map(|l| words(l)).collect();
+        let mut ranked: Vec<(f64, usize)> = (0..=lines.len() - n)
+            .map(|i| {
+                let score: f64 = sample
+                    .iter()
+                    .zip(&want)
+                    .map(|(&k, w)| line_likeness(w, &have[i + k], wanted[k], lines[i + k]))
+                    .sum();
+                (score / sample.len() as f64, i)
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked
+            .iter()
+            .take(8)
+            .map(|&(score, i)| {
+                let region: String = lines[i..i + n].concat();
+                let ratio = similar::TextDiff::configure()
+                    .diff_chars(search, region.as_str())
+                    .ratio();
+                ((f64::from(ratio) + score) / 2.0, i)
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+            .filter(|(rank, _)| *rank >= MIN_SIMILARITY)
+            .map(|(rank, i)| (i + 1, rank))
+    }
+
+    #[test]
+    fn candidates_cut_short_find_the_window_every_candidate_finds() {
+        let file: String = (0..60)
+            .map(|i| match i % 7 {
+                0 => format!("def f{i}(x):\n"),
+                1 => format!("    return x + {i}\n"),
+                2 => "\n".to_owned(),
+                3 => format!("    y = f{}(x) * 2\n", i / 2),
+                4 => "    # same comment\n".to_owned(),
+                5 => format!("class C{i}:\n"),
+                _ => "    pass\n".to_owned(),
+            })
+            .collect();
+        let searches = [
+            "def f7(x):\n    return x + 9\n",
+            "    # same comment\nclass C12:\n    pass\n",
+            "    pass\n\n",
+            "def f14(y):\n    return y + 15\n\n    z = f8(y) * 2\n",
+            "nothing like it at all\n",
+            "    # same comment\n",
+            "class C40:\n    pass\ndef f42(x):\n",
+        ];
+        for search in searches {
+            let cut = closest_window(&file, search).map(|w| (w.start_line, w.rank));
+            assert_eq!(cut, every_candidate(&file, search), "{search:?}");
+        }
     }
 }

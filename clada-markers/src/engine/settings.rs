@@ -52,7 +52,8 @@ pub struct Settings {
     pub dry_run: bool,
     /// What a real run changed goes in its report (`changes`: per path,
     /// lines added and removed and a diff cut to a budget, PROTOCOL §9.2);
-    /// on by default. A dry run always says what it would change.
+    /// on by default, off in [`Settings::in_memory`]. A dry run always
+    /// says what it would change.
     pub changes: bool,
     /// `--atomic[=unit|document]`: a unit (or the document) that fails
     /// leaves no trace.
@@ -153,6 +154,18 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The defaults of an apply to files in memory ([`crate::apply_files`],
+    /// PROTOCOL §7.6): [`Settings::default`] without git, and without
+    /// `changes` in the report (the caller has the files before and after;
+    /// set `changes` to have the diffs too).
+    pub fn in_memory() -> Self {
+        Settings {
+            changes: false,
+            git: None,
+            ..Settings::default()
+        }
+    }
+
     /// How documents for this run are parsed: with its `allow_escape`.
     pub fn parse_options(&self) -> ParseOptions {
         ParseOptions {

@@ -80,6 +80,7 @@ def apply_files(
     atomic: Literal["unit", "document"] | bool | None = None,
     dry_run: bool = False,
     allow_empty: bool = False,
+    changes: bool = False,
 ) -> tuple[dict[str, bytes], ApplyReport]:
     """Applies a document to files held in memory, as `apply` would to a
     directory holding them, touching no disk: no lock, no git, no undo
@@ -95,6 +96,10 @@ def apply_files(
     50 MiB or files over 400 MiB together (`input_too_large`).
 
     - `dialect`, `match`, `atomic`, `dry_run`, `allow_empty`: as for `apply`.
+    - `changes`: the report has `changes` (what the run changed, path by
+      path, with a unified diff per file, as `apply` gives them) only when
+      True, or in a dry run; the files after are the answer otherwise, and
+      the diffs cost most of a small call.
     """
 
 def convert(
