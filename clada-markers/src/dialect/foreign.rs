@@ -86,7 +86,12 @@ pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
 /// What [`check`] finds in the prose of `source` between `units` (their
 /// spans, in document order) read as `dialect`, `tasks` telling whether
 /// the document holds a task: near misses and other formats' edits.
-pub(crate) fn in_prose(source: &str, units: &[Span], tasks: bool, dialect: Dialect) -> Vec<Diagnostic> {
+pub(crate) fn in_prose(
+    source: &str,
+    units: &[Span],
+    tasks: bool,
+    dialect: Dialect,
+) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     if dialect == Dialect::Aider {
         aider_near_misses(source, units, &mut found);

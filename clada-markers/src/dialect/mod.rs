@@ -138,6 +138,16 @@ pub fn parse_units(
     }
 }
 
+/// Pushes `item` onto `list`, growing it by an eighth when full, not by
+/// doubling: a block of many small tasks (a file's hunks) is held whole,
+/// and a doubled list may stand half empty at its largest.
+pub(crate) fn push_tight<T>(list: &mut Vec<T>, item: T) {
+    if list.len() == list.capacity() {
+        list.reserve_exact((list.len() / 8).max(4));
+    }
+    list.push(item);
+}
+
 /// Parses `source` as `dialect` (after [`detect`] for `auto`). Whatever
 /// the dialect, an edit whose replacement is its search text is refused
 /// (PROTOCOL §3), and a document that holds no task but edits in another
