@@ -396,7 +396,8 @@ fn update<'a>(
         t.attributes.push(attr);
         tasks.push(t);
     } else if hunks == 0 {
-        out.push(
+        super::push_tight(
+            out,
             Diagnostic::new(
                 K::MissingSection,
                 header.span(),

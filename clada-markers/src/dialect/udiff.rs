@@ -895,7 +895,10 @@ fn section<'a>(
     let mut tasks = Vec::new();
     let header_span = Span::new(first.start, lines[header_end.max(i + 1) - 1].span().end);
     let bad_hunk = |h: &Hunk, why: &'static str, help: &'static str, out: &mut Vec<Diagnostic>| {
-        out.push(Diagnostic::new(K::MalformedMarker, h.header, why).with_help(help));
+        super::push_tight(
+            out,
+            Diagnostic::new(K::MalformedMarker, h.header, why).with_help(help),
+        );
     };
     if let Some(from) = &renamed_from {
         let (from_attr, from_ok, from_path) = attr("from", from, out);
