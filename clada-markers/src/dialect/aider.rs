@@ -532,12 +532,18 @@ impl<'a> Iterator for Units<'a> {
             rest.push(no_block());
         }
         let source = self.blocks.source;
-        rest.extend(super::foreign::in_prose(
+        let found = super::foreign::in_prose(
             source,
             &self.spans,
             !self.spans.is_empty(),
             super::Dialect::Aider,
-        ));
+        );
+        // Moved, not copied, when it is all there is.
+        if rest.is_empty() {
+            rest = found;
+        } else {
+            rest.extend(found);
+        }
         crate::syntax::sort_in_document_order(&mut rest);
         (!rest.is_empty()).then_some(Parsed {
             unit: None,
