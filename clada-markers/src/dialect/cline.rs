@@ -304,7 +304,7 @@ fn blocks(
             if let Some(at) = at {
                 d = d.with_label(at, "the block's next marker");
             }
-            super::push_tight(out, d);
+            out.push(d);
             i = j.max(i + 1);
             continue;
         }
@@ -347,7 +347,7 @@ fn blocks(
             if let Some(at) = at {
                 d = d.with_label(at, "the block's next marker");
             }
-            super::push_tight(out, d);
+            out.push(d);
             i = j.max(i + 1);
             continue;
         }
