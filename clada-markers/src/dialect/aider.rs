@@ -33,7 +33,7 @@ use crate::syntax::Attribute;
 use crate::syntax::Span;
 use crate::syntax::TaskKind;
 use crate::syntax::{Context, ParseOptions};
-use crate::syntax::{Count, Document, Matching, Op, Policy, Task, Unit};
+use crate::syntax::{Count, Document, Matching, Op, Parsed, Policy, Task, Unit};
 use crate::syntax::{Diagnostic, DiagnosticKind as K};
 
 /// A line's text without its line break.
@@ -166,154 +166,235 @@ fn strip_name(line: &str) -> Option<&str> {
     plausible.then_some(t)
 }
 
+/// The line of `source` that starts at `at`, with its line break; `None`
+/// at the end.
+fn line_at(source: &str, at: usize) -> Option<&str> {
+    let rest = source.get(at..).filter(|r| !r.is_empty())?;
+    Some(match memchr::memchr(b'\n', rest.as_bytes()) {
+        Some(i) => &rest[..=i],
+        None => rest,
+    })
+}
+
+/// The (up to three) lines before the one at `start`, in order, each with
+/// where it starts.
+fn lines_before(source: &str, start: usize) -> Vec<(usize, &str)> {
+    let mut found = Vec::with_capacity(3);
+    let mut end = start;
+    while found.len() < 3 && end > 0 {
+        let from = memchr::memrchr(b'\n', &source.as_bytes()[..end - 1]).map_or(0, |p| p + 1);
+        found.push((from, source.get(from..end).unwrap_or_default()));
+        end = from;
+    }
+    found.reverse();
+    found
+}
+
+/// aider's blocks, read one at a time: each block's task (not numbered
+/// yet) with the diagnostics its reading found, in the order found. A
+/// block cut short ends the reading, with its diagnostic and no task. No
+/// list of the document's lines is made: a line is found where it is
+/// needed, so that a reader that drops each block holds only the source.
+struct Blocks<'a> {
+    cx: Context<'a>,
+    source: &'a str,
+    /// Where the next line to read starts.
+    at: usize,
+    /// The file of the block before, for a block that names none.
+    carried: Option<(&'a str, Span)>,
+    ended: bool,
+}
+
+impl<'a> Blocks<'a> {
+    fn new(source: &'a str, options: ParseOptions) -> Self {
+        Blocks {
+            cx: Context::new(source, options),
+            source,
+            at: 0,
+            carried: None,
+            ended: false,
+        }
+    }
+}
+
+impl<'a> Iterator for Blocks<'a> {
+    type Item = (Option<Task<'a>>, Vec<Diagnostic>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let source = self.source;
+        let mut diagnostics = Vec::new();
+        while !self.ended {
+            let Some(line) = line_at(source, self.at) else {
+                self.ended = true;
+                break;
+            };
+            let start = self.at;
+            let after = start + line.len();
+            // A shell block, unless a SEARCH line follows within two lines:
+            // its content is commands, not blocks (aider offers to run them).
+            let trimmed = line.trim();
+            let shell =
+                trimmed.starts_with("```") && SHELL_FENCES.iter().any(|f| trimmed.starts_with(f));
+            let head_follows = || {
+                let next = line_at(source, after);
+                next.is_some_and(is_head)
+                    || next
+                        .and_then(|l| line_at(source, after + l.len()))
+                        .is_some_and(is_head)
+            };
+            if shell && !head_follows() {
+                self.at = after;
+                while let Some(l) = line_at(source, self.at) {
+                    self.at += l.len();
+                    if l.trim().starts_with("```") {
+                        break;
+                    }
+                }
+                continue;
+            }
+            if !is_head(line) {
+                self.at = after;
+                continue;
+            }
+            let opener = Span::new(start, start + text(line).len());
+            let before_lines = lines_before(source, start);
+            let before: Vec<&str> = before_lines.iter().map(|l| l.1).collect();
+            // The name's line starts the unit, so that what is said about the
+            // name belongs to it.
+            let mut unit_start = start;
+            let named = file_name_at(&before).map(|(at, name)| {
+                let (s, l) = before_lines[at];
+                unit_start = s;
+                let offset = s + l.find(name).unwrap_or(0);
+                (name, Span::new(offset, offset + name.len()))
+            });
+            // A name carried over from the previous block is shown on this
+            // block's SEARCH line.
+            let name = named.or_else(|| self.carried.map(|(n, _)| (n, opener)));
+            // The SEARCH section, up to a divider.
+            let search_start = after;
+            let mut j = after;
+            let divider = loop {
+                match line_at(source, j) {
+                    Some(l) if is_divider(l) => break Some(l),
+                    Some(l) => j += l.len(),
+                    None => break None,
+                }
+            };
+            let Some(divider) = divider else {
+                diagnostics.push(
+                    Diagnostic::new(K::UnclosedOpener, opener, "this SEARCH block has no `=======` line")
+                        .with_help("an aider block is `<<<<<<< SEARCH`, the text to find, `=======`, the replacement, `>>>>>>> REPLACE`"),
+                );
+                self.ended = true;
+                break;
+            };
+            let search = Span::new(search_start, j);
+            let replace_start = j + divider.len();
+            let mut k = replace_start;
+            let closing = loop {
+                match line_at(source, k) {
+                    Some(l) if is_updated(l) || is_divider(l) => break Some(l),
+                    Some(l) => k += l.len(),
+                    None => break None,
+                }
+            };
+            let Some(closing) = closing else {
+                diagnostics.push(
+                    Diagnostic::new(
+                        K::UnclosedOpener,
+                        opener,
+                        "this SEARCH block has no `>>>>>>> REPLACE` line",
+                    )
+                    .with_label(
+                        Span::new(j, j + text(divider).len()),
+                        "its replacement starts after this line",
+                    )
+                    .with_help("end the replacement with `>>>>>>> REPLACE`"),
+                );
+                self.ended = true;
+                break;
+            };
+            let replace = Span::new(replace_start, k);
+            let closer = Span::new(k, k + text(closing).len());
+            let end = k + closing.len();
+            self.at = end;
+            let mut task = Task {
+                number: 0,
+                block: 0,
+                kind: TaskKind::Search,
+                fence: text(line).trim().chars().take_while(|&c| c == '<').count(),
+                span: Span::new(unit_start, end),
+                opener,
+                attributes: Vec::new(),
+                sections: vec![search, replace],
+                closer: Some(closer),
+                op: None,
+            };
+            let mut place = None;
+            match name {
+                Some((name, at)) => {
+                    // The name is a slice of the document: borrowed, never
+                    // copied.
+                    let attr = Attribute::implied("path", Cow::Borrowed(name), at);
+                    place = crate::syntax::check_path_attribute(&self.cx, &attr, &mut diagnostics);
+                    task.attributes.push(attr);
+                    self.carried = Some((name, at));
+                }
+                None => diagnostics.push(
+                    Diagnostic::new(
+                        K::MissingAttribute,
+                        opener,
+                        "this SEARCH block names no file",
+                    )
+                    .with_help(
+                        "put the file's path on its own line just before the block (or its fence)",
+                    ),
+                ),
+            }
+            let body = |s: Span| -> Cow<'a, str> {
+                let t = source.get(s.range()).unwrap_or_default();
+                if t.contains("\r\n") {
+                    Cow::Owned(t.replace("\r\n", "\n"))
+                } else {
+                    Cow::Borrowed(t)
+                }
+            };
+            if diagnostics.iter().all(|d| !d.is_error())
+                && let Some((name, _)) = name
+            {
+                let path = crate::syntax::TaskPath::resolved(Cow::Borrowed(name), place);
+                task.op = Some(if search.is_empty() {
+                    task.kind = TaskKind::Write;
+                    Op::Write {
+                        path,
+                        append: true,
+                        content: body(replace),
+                    }
+                } else {
+                    Op::Edit {
+                        path,
+                        count: Count::default(),
+                        // aider's matcher compares whole lines.
+                        matching: Matching::lines(Policy::Clada, None),
+                        search: body(search),
+                        replace: body(replace),
+                    }
+                });
+            }
+            return Some((Some(task), diagnostics));
+        }
+        (!diagnostics.is_empty()).then_some((None, diagnostics))
+    }
+}
+
 /// Reads `source` as aider blocks.
 pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
-    let cx = Context::new(source, options);
-    let mut lines: Vec<(usize, &str)> = Vec::new();
-    let mut at = 0;
-    for line in source.split_inclusive('\n') {
-        lines.push((at, line));
-        at += line.len();
-    }
     let mut units = Vec::new();
     let mut diagnostics = Vec::new();
-    let mut carried: Option<(String, Span)> = None;
-    let mut i = 0;
-    while i < lines.len() {
-        let (start, line) = lines[i];
-        // A shell block, unless a SEARCH line follows within two lines:
-        // its content is commands, not blocks (aider offers to run them).
-        let trimmed = line.trim();
-        let shell =
-            trimmed.starts_with("```") && SHELL_FENCES.iter().any(|f| trimmed.starts_with(f));
-        let head_follows = || (1..=2).any(|k| lines.get(i + k).is_some_and(|l| is_head(l.1)));
-        if shell && !head_follows() {
-            i += 1;
-            while i < lines.len() && !lines[i].1.trim().starts_with("```") {
-                i += 1;
-            }
-            i += 1;
-            continue;
-        }
-        if !is_head(line) {
-            i += 1;
-            continue;
-        }
-        let opener = Span::new(start, start + text(line).len());
-        let before: Vec<&str> = lines[i.saturating_sub(3)..i].iter().map(|l| l.1).collect();
-        // The name's line starts the unit, so that what is said about the
-        // name belongs to it.
-        let mut unit_start = start;
-        let named = file_name_at(&before).map(|(at, name)| {
-            let (s, l) = lines[i - before.len() + at];
-            unit_start = s;
-            let offset = s + l.find(name).unwrap_or(0);
-            (name.to_owned(), Span::new(offset, offset + name.len()))
-        });
-        // A name carried over from the previous block is shown on this
-        // block's SEARCH line.
-        let name = named.or_else(|| carried.clone().map(|(n, _)| (n, opener)));
-        // The SEARCH section, up to a divider.
-        let search_start = start + line.len();
-        let mut j = i + 1;
-        while j < lines.len() && !is_divider(lines[j].1) {
-            j += 1;
-        }
-        if j >= lines.len() {
-            diagnostics.push(
-                Diagnostic::new(K::UnclosedOpener, opener, "this SEARCH block has no `=======` line")
-                    .with_help("an aider block is `<<<<<<< SEARCH`, the text to find, `=======`, the replacement, `>>>>>>> REPLACE`"),
-            );
-            break;
-        }
-        let search = Span::new(search_start, lines[j].0);
-        let replace_start = lines[j].0 + lines[j].1.len();
-        let mut k = j + 1;
-        while k < lines.len() && !(is_updated(lines[k].1) || is_divider(lines[k].1)) {
-            k += 1;
-        }
-        if k >= lines.len() {
-            diagnostics.push(
-                Diagnostic::new(
-                    K::UnclosedOpener,
-                    opener,
-                    "this SEARCH block has no `>>>>>>> REPLACE` line",
-                )
-                .with_label(
-                    Span::new(lines[j].0, lines[j].0 + text(lines[j].1).len()),
-                    "its replacement starts after this line",
-                )
-                .with_help("end the replacement with `>>>>>>> REPLACE`"),
-            );
-            break;
-        }
-        let replace = Span::new(replace_start, lines[k].0);
-        let closer = Span::new(lines[k].0, lines[k].0 + text(lines[k].1).len());
-        let end = lines[k].0 + lines[k].1.len();
-        let mut task = Task {
-            number: 0,
-            block: 0,
-            kind: TaskKind::Search,
-            fence: text(line).trim().chars().take_while(|&c| c == '<').count(),
-            span: Span::new(unit_start, end),
-            opener,
-            attributes: Vec::new(),
-            sections: vec![search, replace],
-            closer: Some(closer),
-            op: None,
-        };
-        let errors_before = diagnostics.len();
-        let mut place = None;
-        match &name {
-            Some((name, at)) => {
-                let attr = Attribute::implied("path", Cow::Owned(name.clone()), *at);
-                place = crate::syntax::check_path_attribute(&cx, &attr, &mut diagnostics);
-                task.attributes.push(attr);
-                carried = Some((name.clone(), *at));
-            }
-            None => diagnostics.push(
-                Diagnostic::new(
-                    K::MissingAttribute,
-                    opener,
-                    "this SEARCH block names no file",
-                )
-                .with_help(
-                    "put the file's path on its own line just before the block (or its fence)",
-                ),
-            ),
-        }
-        let body = |s: Span| -> Cow<'_, str> {
-            let t = &source[s.range()];
-            if t.contains("\r\n") {
-                Cow::Owned(t.replace("\r\n", "\n"))
-            } else {
-                Cow::Borrowed(t)
-            }
-        };
-        if diagnostics[errors_before..].iter().all(|d| !d.is_error())
-            && let Some((name, _)) = &name
-        {
-            let path = crate::syntax::TaskPath::resolved(Cow::Owned(name.clone()), place);
-            task.op = Some(if search.is_empty() {
-                task.kind = TaskKind::Write;
-                Op::Write {
-                    path,
-                    append: true,
-                    content: body(replace),
-                }
-            } else {
-                Op::Edit {
-                    path,
-                    count: Count::default(),
-                    // aider's matcher compares whole lines.
-                    matching: Matching::lines(Policy::Clada, None),
-                    search: body(search),
-                    replace: body(replace),
-                }
-            });
-        }
-        units.push(Unit::Task(task));
-        i = k + 1;
+    for (task, found) in Blocks::new(source, options) {
+        units.extend(task.map(Unit::Task));
+        diagnostics.extend(found);
     }
     // Number units and tasks, and file each diagnostic under its unit.
     for (n, unit) in units.iter_mut().enumerate() {
@@ -332,10 +413,7 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
         }
     }
     if units.is_empty() && diagnostics.is_empty() {
-        diagnostics.push(
-            Diagnostic::new(K::NoTasks, Span::empty(0), "the document has no aider block")
-                .with_help("an aider block is a file name line, then `<<<<<<< SEARCH`, the text to find, `=======`, the replacement, `>>>>>>> REPLACE`"),
-        );
+        diagnostics.push(no_block());
     }
     crate::syntax::sort_in_document_order(&mut diagnostics);
     Document {
@@ -345,9 +423,196 @@ pub(crate) fn parse(source: &str, options: ParseOptions) -> Document<'_> {
     }
 }
 
+/// [`parse`] as [`Document::into_parsed`] hands it out, with what
+/// [`super::parse_dialect`] adds (`unchanged_edit`, other formats' edits
+/// and near misses in the prose), a block at a time: each block is its own
+/// unit, so that a caller that drops each unit once used holds the source,
+/// the units' spans and the diagnostics filed under no unit, never the
+/// tasks. The same units and diagnostics, in the same order.
+pub(crate) struct Units<'a> {
+    blocks: Blocks<'a>,
+    /// The unit read last, not yet handed out: a block's name may sit on
+    /// the line that closed the block before (`=======`), so what the next
+    /// block's reading finds may belong to it.
+    held: Option<Parsed<'a>>,
+    /// Where the units are: the prose between them is looked at last.
+    spans: Vec<Span>,
+    /// The diagnostics filed under no unit, handed out last.
+    rest: Vec<Diagnostic>,
+    /// Whether the reading found any diagnostic (a document with neither a
+    /// block nor one has no aider block).
+    any_diagnostic: bool,
+    read: bool,
+    done: bool,
+}
+
+pub(crate) fn units(source: &str, options: ParseOptions) -> Units<'_> {
+    Units {
+        blocks: Blocks::new(source, options),
+        held: None,
+        spans: Vec::new(),
+        rest: Vec::new(),
+        any_diagnostic: false,
+        read: false,
+        done: false,
+    }
+}
+
+impl<'a> Units<'a> {
+    /// Files `d` under the held unit or `next`, whichever holds where it
+    /// starts (the first, as [`parse`] files it), else under none.
+    fn file(&mut self, mut d: Diagnostic, next: &mut Option<Parsed<'a>>) {
+        let holds = |p: &Option<Parsed<'a>>| {
+            p.as_ref().and_then(|p| p.unit.as_ref()).is_some_and(|u| {
+                let s = u.span();
+                s.start <= d.span.start && d.span.start < s.end.max(s.start + 1)
+            })
+        };
+        let unit = if holds(&self.held) {
+            &mut self.held
+        } else if holds(next) {
+            next
+        } else {
+            self.rest.push(d);
+            return;
+        };
+        if let Some(p) = unit {
+            let n = p.unit.as_ref().map(Unit::number);
+            d.block = n;
+            d.task = n;
+            p.diagnostics.push(d);
+        }
+    }
+}
+
+/// A unit as handed out: its `unchanged_edit` warning added, its
+/// diagnostics in document order.
+fn finish(mut p: Parsed<'_>) -> Parsed<'_> {
+    if let Some(Unit::Task(t)) = &p.unit
+        && let Some(d) = super::unchanged(t, t.block)
+    {
+        p.diagnostics.push(d);
+    }
+    crate::syntax::sort_in_document_order(&mut p.diagnostics);
+    p
+}
+
+impl<'a> Iterator for Units<'a> {
+    type Item = Parsed<'a>;
+
+    fn next(&mut self) -> Option<Parsed<'a>> {
+        while !self.read {
+            let Some((task, found)) = self.blocks.next() else {
+                self.read = true;
+                break;
+            };
+            self.any_diagnostic |= !found.is_empty();
+            let mut next = task.map(|mut t| {
+                let n = self.spans.len() + 1;
+                t.number = n;
+                t.block = n;
+                self.spans.push(t.span);
+                Parsed {
+                    unit: Some(Unit::Task(t)),
+                    diagnostics: Vec::new(),
+                }
+            });
+            for d in found {
+                self.file(d, &mut next);
+            }
+            if next.is_some()
+                && let Some(done) = std::mem::replace(&mut self.held, next)
+            {
+                return Some(finish(done));
+            }
+        }
+        if let Some(last) = self.held.take() {
+            return Some(finish(last));
+        }
+        if std::mem::replace(&mut self.done, true) {
+            return None;
+        }
+        let mut rest = std::mem::take(&mut self.rest);
+        if self.spans.is_empty() && !self.any_diagnostic {
+            rest.push(no_block());
+        }
+        let source = self.blocks.source;
+        let found = super::foreign::in_prose(
+            source,
+            &self.spans,
+            !self.spans.is_empty(),
+            super::Dialect::Aider,
+        );
+        // Moved, not copied, when it is all there is.
+        if rest.is_empty() {
+            rest = found;
+        } else {
+            rest.extend(found);
+        }
+        crate::syntax::sort_in_document_order(&mut rest);
+        (!rest.is_empty()).then_some(Parsed {
+            unit: None,
+            diagnostics: rest,
+        })
+    }
+}
+
+/// A document with no aider block and nothing almost one.
+fn no_block() -> Diagnostic {
+    Diagnostic::new(K::NoTasks, Span::empty(0), "the document has no aider block")
+        .with_help("an aider block is a file name line, then `<<<<<<< SEARCH`, the text to find, `=======`, the replacement, `>>>>>>> REPLACE`")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The units handed out a block at a time are those of the whole
+    /// document read at once, with the same diagnostics in the same order:
+    /// aider's real replies, and the shapes where a block's reading finds
+    /// what belongs to the block before, to none, or to no block at all.
+    #[test]
+    fn units_one_at_a_time_are_the_whole_documents() {
+        let history = include_str!("../../../corpus/aider-history/chat-history.md");
+        let block = "a.py\n```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n";
+        let mut cases: Vec<String> = history
+            .split("\n#### ")
+            .map(str::to_owned)
+            .chain([history.to_owned()])
+            .collect();
+        cases.extend(
+            [
+                "",
+                "prose only\n",
+                block,
+                "a.py\n<<<<<<< SEARCH\nx\n=======\nx\n>>>>>>> REPLACE\n",
+                // A name on the line that closed the block before.
+                "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n=======\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n",
+                "../up.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nq\n=======\nr\n>>>>>>> REPLACE\n",
+                "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n",
+                "a.py\n<<<<<<< SEARCH\nx\n",
+                "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n",
+                "a.py\r\n<<<<<<< SEARCH\r\nx\r\n=======\r\ny\r\n>>>>>>> REPLACE\r\n",
+                "```bash\nls\n```\na.py\n<<<<<<< SEARCH\n\n=======\nnew\n>>>>>>> REPLACE\n",
+                "a.py\n<<<<<< SEARCH\nx\n=======\ny\n>>>>>> REPLACE\n<<<<<<<SEARCH\n",
+                "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n--- a/b\n+++ b/b\n@@ @@\n-a\n+b\n",
+                "--- a/b\n+++ b/b\n@@ @@\n-a\n+b\n",
+            ]
+            .map(str::to_owned),
+        );
+        cases.push(block.repeat(50));
+        for case in &cases {
+            let whole: Vec<_> = super::super::parse_dialect(
+                case,
+                super::super::Dialect::Aider,
+                ParseOptions::default(),
+            )
+            .into_parsed()
+            .collect();
+            let streamed: Vec<_> = units(case, ParseOptions::default()).collect();
+            assert_eq!(format!("{streamed:?}"), format!("{whole:?}"), "{case}");
+        }
+    }
 
     #[test]
     fn markers_of_five_to_nine_characters() {

@@ -784,7 +784,7 @@ fn call<'a>(cx: &Context<'a>, c: &Call, units: &mut Vec<Unit<'a>>, out: &mut Vec
             }
             for (_, b) in read {
                 let named = attr.as_ref().map(|(a, place)| (a, place.as_ref()));
-                tasks.push(task(b, named, c.mode == Mode::Cline, out));
+                super::push_tight(&mut tasks, task(b, named, c.mode == Mode::Cline, out));
             }
         }
     }
@@ -808,6 +808,8 @@ fn call<'a>(cx: &Context<'a>, c: &Call, units: &mut Vec<Unit<'a>>, out: &mut Vec
             ..BlockRules::default()
         }
     };
+    // What the list did not fill is given back.
+    tasks.shrink_to_fit();
     units.push(Unit::Block(Block {
         number: 0,
         span,

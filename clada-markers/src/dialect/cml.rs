@@ -357,7 +357,7 @@ fn block<'a>(cx: &Context<'a>, el: Element<'a>, out: &mut Vec<Diagnostic>) -> Un
     let mut tasks = Vec::new();
     for child in el.children {
         if UNITS[1..].contains(&child.name) {
-            tasks.push(task(cx, child, Some(versioned), out));
+            super::push_tight(&mut tasks, task(cx, child, Some(versioned), out));
         } else if versioned {
             out.push(Diagnostic::new(
                 K::SkippedUnknownKeyword,
@@ -390,6 +390,8 @@ fn block<'a>(cx: &Context<'a>, el: Element<'a>, out: &mut Vec<Diagnostic>) -> Un
             .with_help("put text inside a `<write>`, `<edit>` or `<run>`"),
         );
     }
+    // What the list did not fill is given back.
+    tasks.shrink_to_fit();
     Unit::Block(Block {
         number: 0,
         span: el.span,

@@ -199,6 +199,8 @@ fn patch<'a>(
         },
         |c| c.end,
     );
+    // What the list did not fill is given back.
+    tasks.shrink_to_fit();
     let block = Block {
         number: 0,
         span: Span::new(opener.start, end),
@@ -239,6 +241,9 @@ fn update<'a>(
         i += 1;
     }
     let mut hunks = 0;
+    // The file's path is checked once, for its first hunk; the others share
+    // its place (and are told what it was told).
+    let mut checked = None;
     while let Some(first) = lines.get(i) {
         let t = first.text.trim_start();
         if t.starts_with("***") && t.trim() != END_OF_FILE {
@@ -368,7 +373,10 @@ fn update<'a>(
                 },
             ),
         };
-        tasks.push(task(cx, kind, span, header, path, op, out));
+        super::push_tight(
+            tasks,
+            task_of(cx, kind, span, header, path, op, out, &mut checked),
+        );
     }
     if let Some((to, line)) = to {
         let op = Op::Move {
@@ -388,7 +396,8 @@ fn update<'a>(
         t.attributes.push(attr);
         tasks.push(t);
     } else if hunks == 0 {
-        out.push(
+        super::push_tight(
+            out,
             Diagnostic::new(
                 K::MissingSection,
                 header.span(),
@@ -413,6 +422,25 @@ fn task<'a>(
     op: Op<'a>,
     out: &mut Vec<Diagnostic>,
 ) -> Task<'a> {
+    task_of(cx, kind, span, header, path, op, out, &mut None)
+}
+
+/// What checking a path found: its place, and the diagnostics said of it.
+type Checked = (Option<crate::syntax::Location>, Vec<Diagnostic>);
+
+/// [`task`], with the check of the path made once for the tasks of one
+/// header (`checked`: what the first found, given again to the others).
+#[allow(clippy::too_many_arguments)]
+fn task_of<'a>(
+    cx: &Context<'a>,
+    kind: TaskKind,
+    span: Span,
+    header: Line<'_>,
+    path: &'a str,
+    op: Op<'a>,
+    out: &mut Vec<Diagnostic>,
+    checked: &mut Option<Checked>,
+) -> Task<'a> {
     let at = place(header, path);
     let name = if kind == TaskKind::Move {
         "from"
@@ -421,17 +449,24 @@ fn task<'a>(
     };
     let attr = Attribute::implied(name, Cow::Borrowed(path), Span::new(at, at + path.len()));
     let before = out.len();
-    let path_place = crate::syntax::check_path_attribute(cx, &attr, out);
-    if path.is_empty() {
-        out.push(
-            Diagnostic::new(
-                K::MissingAttribute,
-                header.span(),
-                "this section names no file",
-            )
-            .with_help("write the file's path after the colon"),
-        );
-    }
+    let path_place = if let Some((place, said)) = checked {
+        out.extend(said.iter().cloned());
+        place.clone()
+    } else {
+        let place = crate::syntax::check_path_attribute(cx, &attr, out);
+        if path.is_empty() {
+            out.push(
+                Diagnostic::new(
+                    K::MissingAttribute,
+                    header.span(),
+                    "this section names no file",
+                )
+                .with_help("write the file's path after the colon"),
+            );
+        }
+        *checked = Some((place.clone(), out[before..].to_vec()));
+        place
+    };
     let refused = out[before..].iter().any(Diagnostic::is_error);
     let mut op = op;
     if let Some(p) = op.first_path_mut() {

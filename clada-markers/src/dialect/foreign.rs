@@ -74,24 +74,37 @@ pub(crate) const FORMATS: &[(Format, &str, Option<Dialect>)] = &[
 /// edits of the other are said, the units read still run).
 pub(crate) fn check(doc: &mut Document<'_>, dialect: Dialect) {
     let source = doc.source;
-    let mut found = Vec::new();
     let spans: Vec<Span> = doc.units.iter().map(|u| u.span()).collect();
-    if dialect == Dialect::Aider {
-        aider_near_misses(source, &spans, &mut found);
-    }
-    if dialect == Dialect::Codex {
-        codex_strays(source, &spans, &mut found);
-    }
-    if doc.tasks().next().is_none() {
-        found.extend(foreign(source, dialect));
-    } else {
-        found.extend(between(source, &spans, dialect));
-    }
+    let found = in_prose(source, &spans, doc.tasks().next().is_some(), dialect);
     if found.is_empty() {
         return;
     }
     doc.diagnostics.extend(found);
     crate::syntax::sort_in_document_order(&mut doc.diagnostics);
+}
+
+/// What [`check`] finds in the prose of `source` between `units` (their
+/// spans, in document order) read as `dialect`, `tasks` telling whether
+/// the document holds a task: near misses and other formats' edits.
+pub(crate) fn in_prose(
+    source: &str,
+    units: &[Span],
+    tasks: bool,
+    dialect: Dialect,
+) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    if dialect == Dialect::Aider {
+        aider_near_misses(source, units, &mut found);
+    }
+    if dialect == Dialect::Codex {
+        codex_strays(source, units, &mut found);
+    }
+    if tasks {
+        found.extend(between(source, units, dialect));
+    } else {
+        found.extend(foreign(source, dialect));
+    }
+    found
 }
 
 /// The errors of this module in `diagnostics` of `source`, a part of a

@@ -95,8 +95,9 @@ pub fn read(source: &str, options: ParseOptions) -> (Dialect, Document<'_>) {
 
 /// The units of `source` read as `dialect`, each with its diagnostics:
 /// a clada document a window at a time ([`crate::syntax::units`]), so that
-/// a caller that drops each unit once used never holds the tree; the other
-/// dialects are lowered whole first (PROTOCOL §11).
+/// a caller that drops each unit once used never holds the tree; aider's a
+/// block at a time, each its own unit; the other dialects, whose units
+/// hold a file's hunks, are lowered whole first (PROTOCOL §11).
 pub fn parse_units(
     source: &str,
     dialect: Dialect,
@@ -131,8 +132,20 @@ pub fn parse_units(
                 })
             }))
         }
+        // Each aider block is its own unit, read when asked for.
+        Dialect::Aider => Box::new(aider::units(source, options)),
         _ => Box::new(parse_dialect(source, dialect, options).into_parsed()),
     }
+}
+
+/// Pushes `item` onto `list`, growing it by an eighth when full, not by
+/// doubling: a block of many small tasks (a file's hunks) is held whole,
+/// and a doubled list may stand half empty at its largest.
+pub(crate) fn push_tight<T>(list: &mut Vec<T>, item: T) {
+    if list.len() == list.capacity() {
+        list.reserve_exact((list.len() / 8).max(4));
+    }
+    list.push(item);
 }
 
 /// Parses `source` as `dialect` (after [`detect`] for `auto`). Whatever
@@ -167,24 +180,30 @@ fn warn_unchanged(doc: &mut Document<'_>) {
             crate::syntax::Unit::Block(b) => &mut b.tasks[..],
             crate::syntax::Unit::Task(t) => std::slice::from_mut(t),
         };
-        for t in tasks {
-            if let Some(crate::syntax::Op::Edit {
-                search, replace, ..
-            }) = &t.op
-                && search == replace
-            {
-                let at = |i: usize| t.sections.get(i).copied().unwrap_or(t.opener);
-                let mut d = crate::syntax::unchanged_edit(at(0), at(1));
-                d.block = Some(number);
-                d.task = Some(t.number);
-                found.push(d);
-            }
-        }
+        found.extend(tasks.iter().filter_map(|t| unchanged(t, number)));
     }
     if !found.is_empty() {
         doc.diagnostics.extend(found);
         crate::syntax::sort_in_document_order(&mut doc.diagnostics);
     }
+}
+
+/// The `unchanged_edit` warning of task `t` of unit `block`, when its
+/// replacement is its search text.
+fn unchanged(t: &crate::syntax::Task<'_>, block: usize) -> Option<crate::syntax::Diagnostic> {
+    let Some(crate::syntax::Op::Edit {
+        search, replace, ..
+    }) = &t.op
+    else {
+        return None;
+    };
+    (search == replace).then(|| {
+        let at = |i: usize| t.sections.get(i).copied().unwrap_or(t.opener);
+        let mut d = crate::syntax::unchanged_edit(at(0), at(1));
+        d.block = Some(block);
+        d.task = Some(t.number);
+        d
+    })
 }
 
 #[cfg(test)]

@@ -784,14 +784,9 @@ fn section<'a>(
         j += 2;
     }
     let header_end = j;
-    let mut hunks = Vec::new();
-    while body_at(lines, j, indent).is_some_and(|b| b.starts_with(HUNK)) {
-        let (h, next) = hunk(lines, j, indent, out);
-        hunks.push(h);
-        j = next;
-    }
-    let end = lines[j.max(i + 1) - 1].span().end;
-    let span = Span::new(first.start, end);
+    // The hunks are read where they are lowered, one at a time: a file's
+    // hunks are never all held beside its tasks.
+    let hunks_from = j;
     let opener = first.span();
     let change = if heads.new_file.is_some() || heads.dev_null_old {
         Change::Create
@@ -877,9 +872,10 @@ fn section<'a>(
             Diagnostic::new(K::MissingAttribute, opener, "this diff names no file")
                 .with_help("start a file's diff with `--- a/PATH` and `+++ b/PATH`"),
         );
-        let block = block(span, opener, Vec::new());
+        let j = read_hunks(lines, hunks_from, indent, out, |_, _| {});
+        let span = Span::new(first.start, lines[j.max(i + 1) - 1].span().end);
         return Section {
-            unit: block,
+            unit: block(span, opener, Vec::new()),
             carry: None,
             next: j.max(i + 1),
         };
@@ -896,18 +892,13 @@ fn section<'a>(
         )
     };
     let (path, path_ok, target_path) = attr("path", &target, out);
-    // Sized once: a block's tasks are few and large.
-    let mut tasks = Vec::with_capacity(
-        usize::from(renamed_from.is_some())
-            + match change {
-                Change::Create => 1,
-                Change::Modify => hunks.len(),
-                Change::Delete => hunks.len() + 1,
-            },
-    );
+    let mut tasks = Vec::new();
     let header_span = Span::new(first.start, lines[header_end.max(i + 1) - 1].span().end);
     let bad_hunk = |h: &Hunk, why: &'static str, help: &'static str, out: &mut Vec<Diagnostic>| {
-        out.push(Diagnostic::new(K::MalformedMarker, h.header, why).with_help(help));
+        super::push_tight(
+            out,
+            Diagnostic::new(K::MalformedMarker, h.header, why).with_help(help),
+        );
     };
     if let Some(from) = &renamed_from {
         let (from_attr, from_ok, from_path) = attr("from", from, out);
@@ -927,18 +918,20 @@ fn section<'a>(
     }
     match change {
         Change::Create => {
-            let mut content = String::with_capacity(hunks.iter().map(|h| h.new.len()).sum());
-            for h in &hunks {
+            let mut content = String::new();
+            j = read_hunks(lines, hunks_from, indent, out, |h, out| {
                 if !h.old.is_empty() {
                     bad_hunk(
-                        h,
+                        &h,
                         "a new file's hunk has context or removed lines",
                         "a new file's lines all start with `+`",
                         out,
                     );
                 }
                 content.push_str(&h.new);
-            }
+            });
+            content.shrink_to_fit();
+            let span = Span::new(first.start, lines[j.max(i + 1) - 1].span().end);
             let op = Op::Write {
                 path: target_path.clone(),
                 append: false,
@@ -953,7 +946,10 @@ fn section<'a>(
             ));
         }
         Change::Modify | Change::Delete => {
-            for h in &mut hunks {
+            let mut hunks = 0;
+            j = read_hunks(lines, hunks_from, indent, out, |mut h, out| {
+                hunks += 1;
+                let h = &mut h;
                 if change == Change::Delete && !h.new.is_empty() {
                     bad_hunk(
                         h,
@@ -999,8 +995,8 @@ fn section<'a>(
                 let op = op.map(|(_, o)| o).filter(|_| path_ok);
                 let mut t = task(kind, h.span, h.header, vec![path.clone()], op);
                 t.sections = vec![h.lines];
-                tasks.push(t);
-            }
+                super::push_tight(&mut tasks, t);
+            });
             if change == Change::Delete {
                 let op = Op::Remove {
                     path: target_path.clone(),
@@ -1012,7 +1008,7 @@ fn section<'a>(
                     vec![path.clone()],
                     path_ok.then_some(op),
                 ));
-            } else if hunks.is_empty()
+            } else if hunks == 0
                 && renamed_from.is_none()
                 && heads.modes.is_empty()
                 && heads.unsupported.is_empty()
@@ -1024,12 +1020,31 @@ fn section<'a>(
             }
         }
     }
+    tasks.shrink_to_fit();
+    let span = Span::new(first.start, lines[j.max(i + 1) - 1].span().end);
     let carry = (change == Change::Modify && path_ok).then(|| path.clone());
     Section {
         unit: block(span, opener, tasks),
         carry,
         next: j.max(i + 1),
     }
+}
+
+/// Reads the hunks from line `j` on, handing each to `each` as it is read:
+/// the line after the last.
+fn read_hunks(
+    lines: &[Line<'_>],
+    mut j: usize,
+    indent: usize,
+    out: &mut Vec<Diagnostic>,
+    mut each: impl FnMut(Hunk, &mut Vec<Diagnostic>),
+) -> usize {
+    while body_at(lines, j, indent).is_some_and(|b| b.starts_with(HUNK)) {
+        let (h, next) = hunk(lines, j, indent, out);
+        each(h, out);
+        j = next;
+    }
+    j
 }
 
 /// The SEARCH a hunk lowers to: its old text, found once, replaced by its

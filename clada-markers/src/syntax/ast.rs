@@ -64,39 +64,51 @@ impl<'a> Document<'a> {
 
     /// The document as [`crate::syntax::units`] hands it out: each unit with
     /// the diagnostics filed under it, then those filed under none.
-    pub fn into_parsed(mut self) -> impl Iterator<Item = Parsed<'a>> {
-        // Each unit's list is sized once; those filed under no unit stay
-        // where they are, so that a document of many malformed lines never
-        // holds its diagnostics twice.
-        let units = self.units.len();
-        let unit_of = |d: &Diagnostic| d.block.filter(|b| (1..=units).contains(b));
-        let mut counts = vec![0usize; units];
+    pub fn into_parsed(self) -> impl Iterator<Item = Parsed<'a>> {
+        // The diagnostics are laid out in place, those filed under no unit
+        // first, then the last unit's, …, the first unit's last: each unit
+        // takes its own off the end as it is handed out (the whole list when
+        // they are all its own), so that a document of many malformed lines
+        // never holds its diagnostics twice.
+        let count = self.units.len();
+        let unit_of = |d: &Diagnostic| d.block.filter(|b| (1..=count).contains(b));
+        let mut counts = vec![0usize; count];
         for b in self.diagnostics.iter().filter_map(unit_of) {
             if let Some(c) = counts.get_mut(b - 1) {
                 *c += 1;
             }
         }
-        let mut by_unit: Vec<Vec<Diagnostic>> =
-            counts.into_iter().map(Vec::with_capacity).collect();
-        for d in self.diagnostics.extract_if(.., |d| unit_of(d).is_some()) {
-            if let Some(list) = unit_of(&d).and_then(|b| by_unit.get_mut(b - 1)) {
-                list.push(d);
-            }
-        }
-        let rest = self.diagnostics;
-        let units = self
-            .units
-            .into_iter()
-            .zip(by_unit)
-            .map(|(u, diagnostics)| Parsed {
-                unit: Some(u),
-                diagnostics,
+        let mut diagnostics = self.diagnostics;
+        if counts.iter().any(|&c| c > 0) {
+            crate::syntax::diagnostics::arrange(&mut diagnostics, |d| {
+                unit_of(d).map_or(0, |b| count + 1 - b)
             });
-        let rest = (!rest.is_empty()).then_some(Parsed {
-            unit: None,
-            diagnostics: rest,
-        });
-        units.chain(rest)
+        }
+        let mut units = self.units.into_iter().zip(counts);
+        let mut rest = Some(());
+        std::iter::from_fn(move || {
+            let mut take = |n: usize| {
+                if n >= diagnostics.len() {
+                    std::mem::take(&mut diagnostics)
+                } else {
+                    diagnostics.split_off(diagnostics.len() - n)
+                }
+            };
+            match units.next() {
+                Some((unit, n)) => Some(Parsed {
+                    unit: Some(unit),
+                    diagnostics: take(n),
+                }),
+                None => {
+                    rest.take()?;
+                    let rest = take(usize::MAX);
+                    (!rest.is_empty()).then_some(Parsed {
+                        unit: None,
+                        diagnostics: rest,
+                    })
+                }
+            }
+        })
     }
 
     /// Whether the unit numbered `block` may run: it has no error.

@@ -272,8 +272,39 @@ pub struct Diagnostic {
 
 /// Puts diagnostics in document order, by where they start and then end:
 /// the order of every list of them clada gives out.
+///
+/// A stable sort of the diagnostics themselves would take room for half of
+/// them (a diagnostic is over a hundred bytes, and a hostile document has
+/// one for every few bytes): a list already in order is left as it is, and
+/// another is put in order by sorting their indices (ties kept in the order
+/// found, as a stable sort keeps them) and moving each diagnostic once.
 pub(crate) fn sort_in_document_order(diagnostics: &mut [Diagnostic]) {
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    let key = |d: &Diagnostic| (d.span.start, d.span.end);
+    if !diagnostics.is_sorted_by_key(key) {
+        arrange(diagnostics, key);
+    }
+}
+
+/// Puts `diagnostics` in the order of `key`, ties in the order found (as
+/// a stable sort would), by sorting their indices and moving each
+/// diagnostic once: room for an index each, not for half of them.
+pub(crate) fn arrange<K: Ord>(diagnostics: &mut [Diagnostic], key: impl Fn(&Diagnostic) -> K) {
+    let mut order: Vec<usize> = (0..diagnostics.len()).collect();
+    order.sort_unstable_by_key(|&i| (diagnostics.get(i).map(&key), i));
+    // Diagnostic `order[j]` goes to `j`: each cycle of the permutation is
+    // followed once, each place marked done as it is filled.
+    const DONE: usize = usize::MAX;
+    for i in 0..order.len() {
+        let mut j = i;
+        while order[j] != DONE {
+            let k = std::mem::replace(&mut order[j], DONE);
+            if k == i {
+                break;
+            }
+            diagnostics.swap(j, k);
+            j = k;
+        }
+    }
 }
 
 impl Diagnostic {
@@ -454,6 +485,35 @@ impl<'s> Renderer<'s> {
 mod tests {
     use super::*;
     use strum::IntoEnumIterator;
+
+    /// Sorting by moving each diagnostic once gives the order a stable
+    /// sort gives: by start, then end, ties in the order found.
+    #[test]
+    fn document_order_is_a_stable_sort() {
+        // A pseudo-random list with many ties, in every length to 300.
+        let mut seed = 7u64;
+        for n in 0..300 {
+            let list: Vec<Diagnostic> = (0..n)
+                .map(|i| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let start = ((seed >> 33) % 13) as usize;
+                    let end = start + ((seed >> 40) % 3) as usize;
+                    Diagnostic::new(
+                        DiagnosticKind::StrayMarker,
+                        Span::new(start, end),
+                        format!("{i}"),
+                    )
+                })
+                .collect();
+            let mut want = list.clone();
+            want.sort_by_key(|d| (d.span.start, d.span.end));
+            let mut got = list;
+            sort_in_document_order(&mut got);
+            assert_eq!(got, want, "{n}");
+        }
+    }
 
     /// Each excerpt's header (`╭─[ name:line:col ]`, `├─[ … ]`) names a
     /// line the excerpt under it shows: labels above the diagnostic's line
