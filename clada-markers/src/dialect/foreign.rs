@@ -8,7 +8,7 @@
 //! The formats and their readers are one table, [`FORMATS`]: a new front
 //! end is one line there.
 
-use super::lines::{Line, lines, lines_in, push_lines};
+use super::lines::{Line, lines, lines_in};
 use crate::syntax::Document;
 use crate::syntax::Span;
 use crate::syntax::{Diagnostic, DiagnosticKind as K};
@@ -411,9 +411,11 @@ fn codex_near_miss(text: &str) -> Option<&'static str> {
 /// The lines of `source` that start outside `units` (their spans, in
 /// document order), found in the runs between them: a document of many
 /// units costs no list of all its lines.
-fn prose_lines<'a>(source: &'a str, units: &[Span]) -> Vec<Line<'a>> {
-    let mut out = Vec::new();
-    for (from, to) in gaps(source.len(), units) {
+fn prose_lines<'a, 'u>(
+    source: &'a str,
+    units: &'u [Span],
+) -> impl Iterator<Item = Line<'a>> + use<'a, 'u> {
+    gaps(source.len(), units).flat_map(move |(from, to)| {
         // A run that starts inside a line (after a unit that ends there)
         // starts at the next line.
         let bytes = source.as_bytes();
@@ -422,9 +424,8 @@ fn prose_lines<'a>(source: &'a str, units: &[Span]) -> Vec<Line<'a>> {
         } else {
             from
         };
-        push_lines(source, at, to, &mut out);
-    }
-    out
+        super::lines::lines_between(source, at, to)
+    })
 }
 
 /// A codex file operation outside any patch (after its `*** End Patch`,

@@ -36,22 +36,33 @@ pub(crate) fn lines_in(source: &str, from: usize, to: usize) -> Vec<Line<'_>> {
 
 /// [`lines_in`], added to `out`.
 pub(crate) fn push_lines<'a>(source: &'a str, from: usize, to: usize, out: &mut Vec<Line<'a>>) {
-    let Some(region) = source.get(from..to) else {
-        return;
-    };
+    out.extend(lines_between(source, from, to));
+}
+
+/// [`lines_in`], one at a time: no list of them.
+pub(crate) fn lines_between(
+    source: &str,
+    from: usize,
+    to: usize,
+) -> impl Iterator<Item = Line<'_>> {
+    let region = source.get(from..to).unwrap_or_default();
     let bytes = region.as_bytes();
     let mut at = 0;
-    while at < region.len() {
+    std::iter::from_fn(move || {
+        if at >= region.len() {
+            return None;
+        }
         let end = memchr::memchr(b'\n', &bytes[at..]).map_or(region.len(), |i| at + i);
         // `at` and `end` sit beside ASCII bytes (or at the ends): boundaries.
         let text = region.get(at..end).unwrap_or_default();
         let text = text.strip_suffix('\r').unwrap_or(text);
-        out.push(Line {
+        let line = Line {
             start: from + at,
             text,
-        });
+        };
         at = end + 1;
-    }
+        Some(line)
+    })
 }
 
 #[cfg(test)]

@@ -383,12 +383,29 @@ pub struct Renderer<'s> {
     source: &'s str,
     name: String,
     color: bool,
-    /// The source as shown (control characters escaped, PROTOCOL §9.1),
-    /// and where the escapes moved its offsets.
-    cache: std::cell::OnceCell<std::cell::RefCell<(String, Source<Cow<'s, str>>)>>,
-    shifts: std::cell::OnceCell<Vec<(usize, usize)>>,
+    /// The source as shown, as far as the excerpts so far reached.
+    shown: std::cell::RefCell<Option<Shown<'s>>>,
+    /// Index the whole source at once (what the excerpts are compared
+    /// with in tests).
+    whole: bool,
     /// The lines of the source, for the fixes shown: built at the first.
     lines: std::cell::OnceCell<LineIndex<'s>>,
+}
+
+/// What [`Renderer`] shows of its source: the text up to `end` (a line's
+/// end), control characters escaped (PROTOCOL §9.1), indexed by line, and
+/// where the escapes moved its offsets.
+struct Shown<'s> {
+    cache: (String, Source<Cow<'s, str>>),
+    shifts: Vec<(usize, usize)>,
+    end: usize,
+}
+
+/// Where the line holding byte `at` of `source` ends, after its line
+/// break (the source's end at most).
+fn line_end(source: &str, at: usize) -> usize {
+    let at = at.min(source.len());
+    memchr::memchr(b'\n', &source.as_bytes()[at..]).map_or(source.len(), |i| at + i + 1)
 }
 
 impl std::fmt::Debug for Renderer<'_> {
@@ -405,8 +422,8 @@ impl<'s> Renderer<'s> {
             source,
             name: name.to_owned(),
             color,
-            cache: std::cell::OnceCell::new(),
-            shifts: std::cell::OnceCell::new(),
+            shown: std::cell::RefCell::new(None),
+            whole: false,
             lines: std::cell::OnceCell::new(),
         }
     }
@@ -417,13 +434,37 @@ impl<'s> Renderer<'s> {
             return String::new();
         }
         let (source, name) = (self.source, &self.name);
-        let cache = self.cache.get_or_init(|| {
-            let (shown, shifts) = escape_mapped(source);
-            let _ = self.shifts.set(shifts);
-            std::cell::RefCell::new((name.clone(), Source::from(shown)))
-        });
-        let shifts = self.shifts.get().map(Vec::as_slice).unwrap_or_default();
-        let mut cache = cache.borrow_mut();
+        // The excerpts show the lines their labels are on: the source is
+        // indexed up to the line after the last of them, and again, twice
+        // as far at least, when a later diagnostic reaches past it. An
+        // error near the start of a large document does not index all its
+        // lines, and rendering unit after unit stays linear.
+        let reach = diagnostics
+            .iter()
+            .flat_map(|d| std::iter::once(d.span).chain(d.labels.iter().map(|l| l.span)))
+            .map(|s| s.end.max(s.start))
+            .max()
+            .unwrap_or(0);
+        let needed = if self.whole {
+            source.len()
+        } else {
+            line_end(source, line_end(source, reach))
+        };
+        let mut slot = self.shown.borrow_mut();
+        if slot.as_ref().is_none_or(|s| s.end < needed) {
+            let covered = slot.as_ref().map_or(0, |s| s.end);
+            let end = needed.max(line_end(source, covered * 2));
+            let (text, shifts) = escape_mapped(&source[..end]);
+            *slot = Some(Shown {
+                cache: (name.clone(), Source::from(text)),
+                shifts,
+                end,
+            });
+        }
+        let Some(shown) = slot.as_mut() else {
+            return String::new();
+        };
+        let (cache, shifts) = (&mut shown.cache, &shown.shifts[..]);
         let mut out = Vec::new();
         let config = Config::default()
             .with_index_type(IndexType::Byte)
@@ -485,6 +526,69 @@ impl<'s> Renderer<'s> {
 mod tests {
     use super::*;
     use strum::IntoEnumIterator;
+
+    /// Excerpts shown from the part of the source indexed so far are the
+    /// excerpts of the whole source: whatever the lines (line breaks
+    /// `\r\n` and `\r`, control characters, several bytes a character),
+    /// wherever the labels start and end (a line's start or end, the
+    /// document's end, past it), and in whatever order the diagnostics
+    /// come, each call reaching further or not.
+    #[test]
+    fn excerpts_of_the_part_indexed_are_the_whole_sources() {
+        let pieces = [
+            "abc",
+            "\n",
+            "\r\n",
+            "\r",
+            "\u{1b}[0m",
+            "é",
+            "\t",
+            "",
+            "x y",
+            "\n\n",
+        ];
+        let mut seed = 11u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % n.max(1)
+        };
+        for round in 0..200 {
+            let source: String = (0..next(60)).map(|_| pieces[next(pieces.len())]).collect();
+            let at = |n: usize| if n == 0 { 0 } else { n - 1 };
+            let mut calls: Vec<Vec<Diagnostic>> = Vec::new();
+            for _ in 0..1 + next(5) {
+                let list = (0..1 + next(3))
+                    .map(|_| {
+                        let start = at(next(source.len() + 3));
+                        let end = start + next(12);
+                        let mut d = Diagnostic::new(
+                            DiagnosticKind::StrayMarker,
+                            Span::new(start, end),
+                            "m",
+                        );
+                        if next(2) == 0 {
+                            let s = at(next(source.len() + 2));
+                            d = d.with_label(Span::new(s, s + next(8)), "l");
+                        }
+                        d
+                    })
+                    .collect();
+                calls.push(list);
+            }
+            let part = Renderer::new(&source, "d", false);
+            let mut whole = Renderer::new(&source, "d", false);
+            whole.whole = true;
+            for list in &calls {
+                assert_eq!(
+                    part.render(list),
+                    whole.render(list),
+                    "round {round}: {source:?} {list:?}"
+                );
+            }
+        }
+    }
 
     /// Sorting by moving each diagnostic once gives the order a stable
     /// sort gives: by start, then end, ties in the order found.
