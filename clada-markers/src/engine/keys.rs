@@ -58,6 +58,9 @@ pub(crate) struct Keys {
     by_first_line: HashMap<u64, Vec<u32>, BuildHasherDefault<Mixed>>,
     /// Whether some key's first line is `n + 1` bytes long, for each `n`.
     lengths: Vec<bool>,
+    /// A bit for each first line's hash (its top bits): most lines of a
+    /// text are no key's first line, and a bit says so before the map.
+    seen: Vec<u64>,
     /// The keys without a line feed, and the id of each.
     loose: Option<(AhoCorasick, Vec<u32>)>,
 }
@@ -69,6 +72,7 @@ impl Keys {
         let mut by_first_line: HashMap<u64, Vec<u32>, BuildHasherDefault<Mixed>> =
             HashMap::default();
         let mut lengths = Vec::new();
+        let mut seen = vec![0u64; (1 << SEEN_BITS) / 64];
         let mut loose = Vec::new();
         let mut loose_ids = Vec::new();
         for (id, key) in keys.iter().enumerate() {
@@ -79,7 +83,9 @@ impl Keys {
                 continue;
             };
             let hash = key[..=lf].iter().rev().fold(0, |h, &b| step(h, b));
-            by_first_line.entry(mixed(hash, lf)).or_default().push(id);
+            let hash = mixed(hash, lf);
+            by_first_line.entry(hash).or_default().push(id);
+            seen[bit(hash) / 64] |= 1 << (bit(hash) % 64);
             if lengths.len() <= lf {
                 lengths.resize(lf + 1, false);
             }
@@ -101,6 +107,7 @@ impl Keys {
             keys: keys.to_vec(),
             by_first_line,
             lengths,
+            seen,
             loose,
         })
     }
@@ -132,7 +139,11 @@ impl Keys {
                 if !self.lengths[n] {
                     continue;
                 }
-                let Some(ids) = self.by_first_line.get(&mixed(hash, n)) else {
+                let hash = mixed(hash, n);
+                if self.seen[bit(hash) / 64] & (1 << (bit(hash) % 64)) == 0 {
+                    continue;
+                }
+                let Some(ids) = self.by_first_line.get(&hash) else {
                     continue;
                 };
                 let start = lf - n;
@@ -147,6 +158,14 @@ impl Keys {
             line_start = lf + 1;
         }
     }
+}
+
+/// How many bits of a hash choose its bit in [`Keys::seen`].
+const SEEN_BITS: u32 = 16;
+
+/// The bit of [`Keys::seen`] that stands for `hash`.
+fn bit(hash: u64) -> usize {
+    (hash >> (64 - SEEN_BITS)) as usize
 }
 
 /// The hash of a first line with its length mixed in.
