@@ -73,24 +73,41 @@ impl Keys {
             HashMap::default();
         let mut lengths = Vec::new();
         let mut seen = vec![0u64; (1 << SEEN_BITS) / 64];
-        let mut loose = Vec::new();
         let mut loose_ids = Vec::new();
         for (id, key) in keys.iter().enumerate() {
             let id = u32::try_from(id).ok()?;
             let Some(lf) = memchr::memchr(b'\n', key) else {
-                loose.push(key.as_slice());
                 loose_ids.push(id);
                 continue;
             };
             let hash = key[..=lf].iter().rev().fold(0, |h, &b| step(h, b));
-            let hash = mixed(hash, lf);
-            by_first_line.entry(hash).or_default().push(id);
-            seen[bit(hash) / 64] |= 1 << (bit(hash) % 64);
-            if lengths.len() <= lf {
-                lengths.resize(lf + 1, false);
-            }
-            lengths[lf] = true;
+            by_first_line.entry(mixed(hash, lf)).or_default().push(id);
         }
+        // Keys sharing their first line with many others go to the
+        // automaton: each line of the text that is that first line would
+        // compare them all.
+        by_first_line.retain(|_, ids| {
+            let shared = ids.len() > MAX_SHARED;
+            if shared {
+                loose_ids.append(ids);
+            }
+            !shared
+        });
+        for (&hash, ids) in &by_first_line {
+            seen[bit(hash) / 64] |= 1 << (bit(hash) % 64);
+            for &id in ids {
+                let lf = memchr::memchr(b'\n', &keys[id as usize]).unwrap_or(0);
+                if lengths.len() <= lf {
+                    lengths.resize(lf + 1, false);
+                }
+                lengths[lf] = true;
+            }
+        }
+        loose_ids.sort_unstable();
+        let loose: Vec<&[u8]> = loose_ids
+            .iter()
+            .map(|&id| keys[id as usize].as_slice())
+            .collect();
         let loose = if loose.is_empty() {
             None
         } else {
@@ -160,6 +177,10 @@ impl Keys {
     }
 }
 
+/// At most this many keys are found by one first line; those of a first
+/// line more keys share are searched by the automaton.
+const MAX_SHARED: usize = 8;
+
 /// How many bits of a hash choose its bit in [`Keys::seen`].
 const SEEN_BITS: u32 = 16;
 
@@ -210,6 +231,11 @@ mod tests {
         assert_eq!(found(&keys, hay, 0), plain(&keys, hay, 0));
         assert!(found(&keys, hay, 0).contains(&(2, 0)));
         assert_eq!(found(&keys, hay, 6), plain(&keys, hay, 6));
+        // Keys sharing a first line with many others: by the automaton.
+        let shared: Vec<Vec<u8>> = (0..20).map(|i| format!("a\n{i}\n").into_bytes()).collect();
+        let hay = b"a\n3\na\n17\na\n";
+        assert_eq!(found(&shared, hay, 0), vec![(0, 3), (4, 17)]);
+        assert!(Keys::new(&shared).unwrap().by_first_line.is_empty());
     }
 
     proptest! {
