@@ -5,8 +5,8 @@
 //! The text is kept in chunks of about 16 KiB, so a splice moves the bytes
 //! of one chunk, never the whole file's, and where a chunk starts (in bytes
 //! and lines) is kept in a Fenwick tree. Where the search texts of the
-//! edits still to come occur is found once, by one Aho-Corasick pass over
-//! the file ([`Editing::index`]), and kept true under splices: a splice
+//! edits still to come occur is found once, by one pass over the file
+//! ([`Editing::index`], [`super::keys`]), and kept true under splices: a splice
 //! forgets the occurrences that touch what it replaced and searches again
 //! only around what it wrote. An edit then takes its occurrences from the
 //! index instead of searching the file. With each occurrence the index
@@ -20,7 +20,9 @@
 //! meaning: each edit sees the text the edits before it left. The index
 //! also holds each search text's first non-blank line (and the
 //! replacement's), so that the white-space tier finds its candidates
-//! there too (the tests hold the two against each other). Whatever the
+//! there too (the tests hold the two against each other), and, once an
+//! edit of the batch misses, the replacements, so that an edit applied
+//! before is told from the index too. Whatever the
 //! index cannot answer (a text it does not hold, a range for the tier,
 //! codex's Unicode pass, an error that needs the closest region) is
 //! answered by [`super::matching`] on the whole text.
@@ -34,8 +36,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-
+use crate::engine::keys::Keys;
 use crate::engine::matching::Found;
 use crate::engine::seek::{self, Hay, How, Kind, LINE_START, MIN_PIVOT, Mismatch, Miss, Plan};
 use crate::engine::seek::{SHIFTED, Search, Tally};
@@ -47,8 +48,8 @@ use crate::syntax::BOM;
 const CHUNK: usize = 16 * 1024;
 /// An index key is the first (at most) this many bytes of a search text;
 /// a longer text is checked in full where its key occurs. So a splice
-/// searches again at most this far on either side of what it wrote. The
-/// automaton's build grows with the keys' bytes: for the 187 hunks of one
+/// searches again at most this far on either side of what it wrote. An
+/// automaton's build (the keys without a line feed have one) grows with the keys' bytes: for the 187 hunks of one
 /// real diff (context lines and all, 74 KB), 128 bytes build it in a fifth
 /// of 1,024's time, and its keys still occur where their texts do (189
 /// occurrences for 187 texts; 64 bytes: 618).
@@ -241,7 +242,7 @@ impl Sums {
 struct Index {
     keys: Vec<Vec<u8>>,
     ids: HashMap<Vec<u8>, u32>,
-    searcher: AhoCorasick,
+    finder: Keys,
     longest: usize,
     /// For each key, the chunks (by id) holding occurrences of it, and
     /// how many of each kind.
@@ -276,6 +277,10 @@ pub(crate) struct Editing {
     /// The batch whose first lines (for the white-space tier) the index
     /// was built with, if any: they are indexed once per batch, at most.
     pivots_for: Option<u64>,
+    /// The batch whose replacements (to tell an edit applied before) the
+    /// index was built with, if any: they are indexed once per batch, at
+    /// most, when an edit first misses.
+    replacements_for: Option<u64>,
     /// The size chunks are cut to ([`CHUNK`]; tests cut smaller ones).
     chunk: usize,
     /// The longest key ([`KEY_MAX`]; tests use shorter ones).
@@ -347,6 +352,7 @@ impl Editing {
             index: None,
             generation: None,
             pivots_for: None,
+            replacements_for: None,
             chunk,
             key_max,
             min_pivot: MIN_PIVOT,
@@ -378,15 +384,20 @@ impl Editing {
         self.generation
     }
 
-    /// Builds the index anew for `keys` and the batch's first lines
-    /// `pivots` (see [`Editing::index`]); once a batch.
-    pub(crate) fn index_with_pivots<'k>(
+    /// Builds the index anew for `keys` (see [`Editing::index`]), saying
+    /// what they hold besides the batch's search texts: its first lines
+    /// (`pivots`) and its replacements (`replacements`), each indexed once
+    /// a batch at most, when an edit first needs them.
+    pub(crate) fn index_with<'k>(
         &mut self,
         keys: impl Iterator<Item = &'k [u8]>,
         generation: u64,
+        pivots: bool,
+        replacements: bool,
     ) {
         self.index(keys, generation);
-        self.pivots_for = Some(generation);
+        self.pivots_for = pivots.then_some(generation);
+        self.replacements_for = replacements.then_some(generation);
     }
 
     /// Whether the index was built with the first lines of batch
@@ -395,11 +406,18 @@ impl Editing {
         self.pivots_for == Some(generation)
     }
 
+    /// Whether the index was built with the replacements of batch
+    /// `generation`.
+    pub(crate) fn has_replacements_of(&self, generation: u64) -> bool {
+        self.replacements_for == Some(generation)
+    }
+
     /// Forgets which set of expected keys the index was built for (the
     /// file moved: the keys of its new path are others).
     pub(crate) fn forget_generation(&mut self) {
         self.generation = None;
         self.pivots_for = None;
+        self.replacements_for = None;
     }
 
     /// Whether the index holds the key of `search`.
@@ -437,13 +455,7 @@ impl Editing {
         if raw.is_empty() {
             return;
         }
-        // A contiguous NFA: built in a fraction of a DFA's time, and each
-        // search after a splice is of a few hundred bytes.
-        let Ok(searcher) = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .build(&raw)
-        else {
+        let Some(finder) = Keys::new(&raw) else {
             return;
         };
         let budget = self.len / 4 + SPARE_OCCURRENCES;
@@ -460,14 +472,13 @@ impl Editing {
             buf.drain(..buf.len() - keep);
             buf.extend_from_slice(bytes);
             let from = at - keep;
-            for m in searcher.find_overlapping_iter(&buf) {
-                if m.end() <= keep {
-                    continue;
-                }
-                if found.len() >= budget {
-                    return;
-                }
-                found.push((from + m.start(), m.pattern().as_u32()));
+            let was = found.len();
+            finder.find(&buf, keep, &mut found);
+            if found.len() > budget {
+                return;
+            }
+            for o in &mut found[was..] {
+                o.0 += from;
             }
             at += bytes.len();
         }
@@ -511,7 +522,7 @@ impl Editing {
         self.index = Some(Index {
             keys: raw,
             ids,
-            searcher,
+            finder,
             longest,
             chunks_of,
             totals,
@@ -635,6 +646,7 @@ impl Editing {
             self.drop_index();
             self.generation = None;
             self.pivots_for = None;
+            self.replacements_for = None;
             if self.virtual_final {
                 self.splice(&[(self.len - 2, self.len)], b"\n");
             }
@@ -874,10 +886,11 @@ impl Editing {
             let bytes = self.bytes_in(from, to);
             let mut before = self.before_at(from);
             let Some(index) = &self.index else { return };
-            let mut found: Vec<(usize, u32, u8)> = index
-                .searcher
-                .find_overlapping_iter(&bytes)
-                .map(|m| (from + m.start(), m.pattern().as_u32(), 0))
+            let mut near = Vec::new();
+            index.finder.find(&bytes, 0, &mut near);
+            let mut found: Vec<(usize, u32, u8)> = near
+                .into_iter()
+                .map(|(a, k)| (from + a, k, 0))
                 .filter(|&(a, k, _)| touches(group, a, index.keys[k as usize].len()))
                 .collect();
             found.sort_unstable();

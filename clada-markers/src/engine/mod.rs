@@ -49,6 +49,7 @@ pub(crate) mod fingerprint;
 pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod journal;
+mod keys;
 pub(crate) mod listing;
 pub(crate) mod lock;
 pub(crate) mod matching;

@@ -1347,7 +1347,17 @@ fn standing(hay: &dyn Hay, ranges: &[(usize, usize)], written: &[u8], whole: boo
         let offsets = match &same {
             Some((t, at)) if **t == *occ => at.clone(),
             _ => {
-                let at: Vec<usize> = memchr::memmem::find_iter(written, &occ).take(4).collect();
+                // Where the two are of about one length, comparing at each
+                // place costs less than making a searcher.
+                let places = written.len() - occ.len() + 1;
+                let at: Vec<usize> = if places <= 16 {
+                    (0..places)
+                        .filter(|&j| written[j..j + occ.len()] == *occ)
+                        .take(4)
+                        .collect()
+                } else {
+                    memchr::memmem::find_iter(written, &occ).take(4).collect()
+                };
                 same = Some((occ.to_vec(), at.clone()));
                 at
             }

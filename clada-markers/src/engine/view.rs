@@ -122,7 +122,13 @@ struct Expected {
 #[derive(Debug, Default)]
 struct Coming {
     edits: usize,
+    /// The search texts' keys.
     keys: HashSet<Box<[u8]>>,
+    /// The replacements' keys, to tell an edit whose search text is
+    /// missing whether it was applied before: indexed only once an edit
+    /// of the batch misses, so that edits that all apply pay nothing for
+    /// them.
+    replacements: HashSet<Box<[u8]>>,
     /// The first non-blank lines of the search texts and replacements,
     /// for the white-space tier: indexed only once an edit of the batch
     /// needs them (one that does not occur as written), so that edits
@@ -1043,8 +1049,14 @@ impl<'r> View<'r> {
         for (at, search) in edits {
             let coming = expected.by_file.entry(at).or_default();
             coming.edits += 1;
-            let texts = search.texts().chain([search.replace]);
-            coming.keys.extend(texts.map(|t| editing::key(t).into()));
+            coming
+                .keys
+                .extend(search.texts().map(|t| editing::key(t).into()));
+            if !search.replace.is_empty() {
+                coming
+                    .replacements
+                    .insert(editing::key(search.replace).into());
+            }
             // The white-space tier looks for the first non-blank lines.
             let pivots = search.pivots().filter(|p| p.len() >= MIN_PIVOT);
             coming
@@ -1107,20 +1119,38 @@ impl<'r> View<'r> {
             edits.index(coming.keys.iter().map(|k| &**k), expected.generation);
         }
         let mut answer = edits.find(search);
-        // The tier needs the first lines: the batch's are indexed with the
-        // rest, once, when an edit first needs them.
+        // The tier needs the first lines, and an edit that misses its
+        // replacement: the batch's are indexed with the rest, once each,
+        // when an edit first needs them.
+        let generation = expected.generation;
         if matches!(answer, Some(Answer::Unknown))
-            && edits.generation() == Some(expected.generation)
-            && !edits.has_pivots_of(expected.generation)
+            && edits.generation() == Some(generation)
             && let Some(coming) = expected.by_file.get(at)
-            && search.pivots().any(|p| {
-                let key = editing::key_of_bytes(p);
-                !edits.knows_bytes(key) && coming.pivots.contains(key)
-            })
         {
-            let keys = coming.keys.iter().chain(&coming.pivots);
-            edits.index_with_pivots(keys.map(|k| &**k), expected.generation);
-            answer = edits.find(search);
+            let pivots = edits.has_pivots_of(generation)
+                || search.pivots().any(|p| {
+                    let key = editing::key_of_bytes(p);
+                    !edits.knows_bytes(key) && coming.pivots.contains(key)
+                });
+            let replacements = edits.has_replacements_of(generation)
+                || (!edits.knows(search.replace)
+                    && coming.replacements.contains(editing::key(search.replace)));
+            if pivots != edits.has_pivots_of(generation)
+                || replacements != edits.has_replacements_of(generation)
+            {
+                let none = HashSet::new();
+                let keys = coming
+                    .keys
+                    .iter()
+                    .chain(if pivots { &coming.pivots } else { &none })
+                    .chain(if replacements {
+                        &coming.replacements
+                    } else {
+                        &none
+                    });
+                edits.index_with(keys.map(|k| &**k), generation, pivots, replacements);
+                answer = edits.find(search);
+            }
         }
         match answer {
             Some(Answer::Found(planned)) => Ok(Splice::Indexed(planned)),
@@ -2456,6 +2486,47 @@ mod tests {
             t.text,
             "class A:\n    def f(self):\n        return 4\n    def g(self):\n        return 3\n"
         );
+    }
+
+    #[test]
+    fn the_index_takes_the_replacements_in_when_an_edit_misses() {
+        let dir = tree(&[("a.txt", "one\ntwo\nthree\nfour\nfive\n")]);
+        let root = Root::open(dir.path()).unwrap();
+        let view = View::new(&root, 1);
+        let once = Count::Exactly(std::num::NonZeroUsize::MIN);
+        let first = Search::text("one\ntwo\n", "one\n2\n", once);
+        let again = Search::text("four\nfive\n", "four\n5\n", once);
+        view.expect(
+            [
+                (at("a.txt"), first),
+                (at("a.txt"), again),
+                (at("a.txt"), first),
+            ]
+            .into_iter(),
+        );
+        let by = By { unit: 1, task: 1 };
+        let with_replacements = |view: &View<'_>| {
+            let st = view.state.borrow();
+            let Some(Node::File(f)) = st.nodes.get(&at("a.txt")) else {
+                panic!("no file");
+            };
+            let edits = f.edits.as_ref().expect("indexed");
+            edits.has_replacements_of(view.expected.borrow().generation)
+        };
+        for search in [first, again] {
+            let s = view.find_edit(&at("a.txt"), search).unwrap();
+            assert!(matches!(s, Splice::Indexed(_)));
+            view.splice(&at("a.txt"), &s, by).unwrap();
+        }
+        // Edits that apply never need the replacements.
+        assert!(!with_replacements(&view));
+        // The first again: its search text is gone, its replacement there.
+        let TaskError::Mismatch { mismatch, .. } = view.find_edit(&at("a.txt"), first).unwrap_err()
+        else {
+            panic!("not a mismatch");
+        };
+        assert!(mismatch.already_applied);
+        assert!(with_replacements(&view));
     }
 
     #[test]
