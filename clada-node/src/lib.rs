@@ -98,7 +98,9 @@ pub fn check_json(document: Buffer, dialect: String) -> String {
         Ok(d) => d,
         Err(e) => return bad_argument(e),
     };
-    outcome(calls::check(&document, dialect).map(|(r, _)| text(&r)), &[])
+    // A copy: shared memory could change under the reading (applyFiles).
+    let copy = document.to_vec();
+    outcome(calls::check(&copy, dialect).map(|(r, _)| text(&r)), &[])
 }
 
 /// The options of `apply`, as `index.js` passes them on (checked there
@@ -237,7 +239,8 @@ pub fn convert_json(document: Buffer, to: String, from: String) -> String {
         Ok(from) => from,
         Err(e) => return bad_argument(e),
     };
-    outcome(calls::convert(&document, to, from).map(|c| text(&c)), &[])
+    let copy = document.to_vec();
+    outcome(calls::convert(&copy, to, from).map(|c| text(&c)), &[])
 }
 
 /// The system prompt of `clada prompt`: how to write edits clada applies.
