@@ -726,6 +726,31 @@ fn white_space_difference(search: &str, region: &str) -> Option<String> {
     })
 }
 
+/// Each window of `n` of `lines` scored by the likeness of its `sample`
+/// lines to those of `wanted`, as (score, first line), best scores first
+/// and earlier windows first among equals.
+fn scored_windows(
+    lines: &[&str],
+    wanted: &[&str],
+    n: usize,
+    sample: &[usize],
+) -> Vec<(f64, usize)> {
+    let want: Vec<Vec<&str>> = sample.iter().map(|&k| words(wanted[k])).collect();
+    let have: Vec<Vec<&str>> = lines.iter().map(|l| words(l)).collect();
+    let mut ranked: Vec<(f64, usize)> = (0..=lines.len() - n)
+        .map(|i| {
+            let score: f64 = sample
+                .iter()
+                .zip(&want)
+                .map(|(&k, w)| line_likeness(w, &have[i + k], wanted[k], lines[i + k]))
+                .sum();
+            (score / sample.len() as f64, i)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranked
+}
+
 /// The window of `text` with as many lines as `search` most like it, if
 /// any ranks at least [`MIN_SIMILARITY`].
 fn closest_window(text: &str, search: &str) -> Option<Window> {
@@ -743,20 +768,7 @@ fn closest_window(text: &str, search: &str) -> Option<Window> {
             .map(|s| s * (n - 1) / (HINT_SAMPLE_LINES - 1))
             .collect()
     };
-    let want: Vec<Vec<&str>> = sample.iter().map(|&k| words(wanted[k])).collect();
-    let have: Vec<Vec<&str>> = lines.iter().map(|l| words(l)).collect();
-    let mut ranked: Vec<(f64, usize)> = (0..=lines.len() - n)
-        .map(|i| {
-            let score: f64 = sample
-                .iter()
-                .zip(&want)
-                .map(|(&k, w)| line_likeness(w, &have[i + k], wanted[k], lines[i + k]))
-                .sum();
-            (score / sample.len() as f64, i)
-        })
-        .collect();
-    // Best scores first, earlier windows first among equals.
-    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let ranked = scored_windows(&lines, &wanted, n, &sample);
     // The highest rank, the earliest window among equals. The candidates
     // come best score first, and a rank is at most (1 + score) / 2 (a
     // likeness of 1): once that is below the best rank found, no
@@ -1070,20 +1082,7 @@ mod closest_tests {
         let wanted: Vec<&str> = search.split_inclusive('\n').collect();
         let n = wanted.len().min(lines.len());
         let sample: Vec<usize> = (0..n.min(HINT_SAMPLE_LINES)).collect();
-        let want: Vec<Vec<&str>> = sample.iter().map(|&k| words(wanted[k])).collect();
-        let have: Vec<Vec<&str>> = lines.iter().map(|l| words(l)).collect();
-        let mut ranked: Vec<(f64, usize)> = (0..=lines.len() - n)
-            .map(|i| {
-                let score: f64 = sample
-                    .iter()
-                    .zip(&want)
-                    .map(|(&k, w)| line_likeness(w, &have[i + k], wanted[k], lines[i + k]))
-                    .sum();
-                (score / sample.len() as f64, i)
-            })
-            .collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        ranked
+        scored_windows(&lines, &wanted, n, &sample)
             .iter()
             .take(8)
             .map(|&(score, i)| {
