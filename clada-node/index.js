@@ -195,9 +195,6 @@ function applySync(document, root, opts) {
 const FILES_KEYS = ["dialect", "dryRun", "atomic", "match", "allowEmpty", "changes"];
 
 function applyFiles(document, files, opts) {
-  if (typeof native.applyFilesJson !== "function") {
-    throw new Error("clada.applyFiles is not available in this build yet: apply a directory with apply()");
-  }
   const bytes = documentBytes(document);
   const o = options(opts, "options");
   knownKeys(o, FILES_KEYS, "applyFiles");

@@ -1,10 +1,6 @@
-//! `applyFiles`, the in-memory apply (issue 32, item 1): clada-py's
+//! `applyFiles`, the in-memory apply (PROTOCOL §7.6): clada-py's
 //! `calls::apply_files` (over `clada_markers::apply_files`) on files given
-//! as paths and contents. In the module tree once the library has
-//! `apply_files`: `pub mod files;` in lib.rs, where the comment says, and
-//! `WIRED = true` in test/apply-files.test.mjs. Checked against that
-//! library (issue 32's in-memory branch merged): it builds, clippy is
-//! clean, and the tests pass.
+//! as paths and contents.
 
 use napi::Env;
 use napi::bindgen_prelude::{BufferSlice, Object};
@@ -22,7 +18,7 @@ use super::{ApplyOptions, BadArgument, bad_argument, calls, outcome, text};
 fn answer<'env>(
     env: &'env Env,
     json: String,
-    after: Vec<(String, Vec<u8>)>,
+    after: impl ExactSizeIterator<Item = (String, Vec<u8>)>,
 ) -> napi::Result<Object<'env>> {
     let mut object = Object::new(env)?;
     object.set("json", json)?;
@@ -55,7 +51,7 @@ pub fn apply_files_json<'env>(
     let changes = options.changes.unwrap_or(false);
     let settings = match options.settings() {
         Ok(settings) => settings,
-        Err(e) => return answer(env, bad_argument(e), Vec::new()),
+        Err(e) => return answer(env, bad_argument(e), std::iter::empty()),
     };
     let given = paths.len();
     if given != contents.len() {
@@ -63,7 +59,7 @@ pub fn apply_files_json<'env>(
             "{given} paths and {} contents: give each file's path and contents",
             contents.len()
         );
-        return answer(env, bad_argument(BadArgument(message)), Vec::new());
+        return answer(env, bad_argument(BadArgument(message)), std::iter::empty());
     }
     let files: std::collections::BTreeMap<String, Vec<u8>> = paths
         .into_iter()
@@ -72,14 +68,10 @@ pub fn apply_files_json<'env>(
     // A map has each key once; a path given twice is refused, never merged.
     if files.len() != given {
         let message = "files gives a path twice: each file once".to_owned();
-        return answer(env, bad_argument(BadArgument(message)), Vec::new());
+        return answer(env, bad_argument(BadArgument(message)), std::iter::empty());
     }
     match calls::apply_files(&document, files, &settings, changes) {
-        Ok((after, report)) => answer(
-            env,
-            outcome(Ok(text(&report)), &[]),
-            after.into_iter().collect(),
-        ),
-        Err(failure) => answer(env, outcome(Err(failure), &[]), Vec::new()),
+        Ok((after, report)) => answer(env, outcome(Ok(text(&report)), &[]), after.into_iter()),
+        Err(failure) => answer(env, outcome(Err(failure), &[]), std::iter::empty()),
     }
 }

@@ -30,13 +30,8 @@ pub(crate) fn lines_in(source: &str, from: usize, to: usize) -> Vec<Line<'_>> {
         .get(from..to)
         .map_or(0, |r| memchr::memchr_iter(b'\n', r.as_bytes()).count() + 1);
     let mut out = Vec::with_capacity(count);
-    push_lines(source, from, to, &mut out);
-    out
-}
-
-/// [`lines_in`], added to `out`.
-pub(crate) fn push_lines<'a>(source: &'a str, from: usize, to: usize, out: &mut Vec<Line<'a>>) {
     out.extend(lines_between(source, from, to));
+    out
 }
 
 /// [`lines_in`], one at a time: no list of them.

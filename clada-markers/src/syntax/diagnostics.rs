@@ -385,9 +385,6 @@ pub struct Renderer<'s> {
     color: bool,
     /// The source as shown, as far as the excerpts so far reached.
     shown: std::cell::RefCell<Option<Shown<'s>>>,
-    /// Index the whole source at once (what the excerpts are compared
-    /// with in tests).
-    whole: bool,
     /// The lines of the source, for the fixes shown: built at the first.
     lines: std::cell::OnceCell<LineIndex<'s>>,
 }
@@ -423,7 +420,6 @@ impl<'s> Renderer<'s> {
             name: name.to_owned(),
             color,
             shown: std::cell::RefCell::new(None),
-            whole: false,
             lines: std::cell::OnceCell::new(),
         }
     }
@@ -445,11 +441,7 @@ impl<'s> Renderer<'s> {
             .map(|s| s.end.max(s.start))
             .max()
             .unwrap_or(0);
-        let needed = if self.whole {
-            source.len()
-        } else {
-            line_end(source, line_end(source, reach))
-        };
+        let needed = line_end(source, line_end(source, reach));
         let mut slot = self.shown.borrow_mut();
         if slot.as_ref().is_none_or(|s| s.end < needed) {
             let covered = slot.as_ref().map_or(0, |s| s.end);
@@ -578,8 +570,10 @@ mod tests {
                 calls.push(list);
             }
             let part = Renderer::new(&source, "d", false);
-            let mut whole = Renderer::new(&source, "d", false);
-            whole.whole = true;
+            // A diagnostic at the end first: the whole source indexed.
+            let whole = Renderer::new(&source, "d", false);
+            let end = Span::new(source.len(), source.len());
+            whole.render(&[Diagnostic::new(DiagnosticKind::StrayMarker, end, "end")]);
             for list in &calls {
                 assert_eq!(
                     part.render(list),
